@@ -1,0 +1,59 @@
+"""Reference implementation of Flink's serializer, snapshot and schema-migration semantics.
+
+Importing ``reference`` imports neither pytest, hypothesis nor pyspark.
+"""
+
+from ._classes import lookup_type, register_type
+from ._compat import OuterSchemaCompatibility, SchemaCompatibility
+from ._errors import (
+    EndOfDataError,
+    RecordNotFoundError,
+    SerializationError,
+    SnapshotFormatError,
+    StateError,
+    StateMigrationError,
+    UnknownSnapshotClassError,
+)
+from ._io import DataInputView, DataOutputView
+from ._serializer import TypeSerializer
+from ._snapshot import (
+    CompositeTypeSerializerSnapshot,
+    PickledSerializerSnapshot,
+    SimpleTypeSerializerSnapshot,
+    TypeSerializerSnapshot,
+    read_serializer_snapshot,
+    read_versioned_snapshot,
+    resolve_compatibility,
+    snapshot_from_bytes,
+    snapshot_to_bytes,
+    write_serializer_snapshot,
+    write_versioned_snapshot,
+)
+
+__all__ = [
+    "CompositeTypeSerializerSnapshot",
+    "DataInputView",
+    "DataOutputView",
+    "EndOfDataError",
+    "OuterSchemaCompatibility",
+    "PickledSerializerSnapshot",
+    "RecordNotFoundError",
+    "SchemaCompatibility",
+    "SerializationError",
+    "SimpleTypeSerializerSnapshot",
+    "SnapshotFormatError",
+    "StateError",
+    "StateMigrationError",
+    "TypeSerializer",
+    "TypeSerializerSnapshot",
+    "UnknownSnapshotClassError",
+    "lookup_type",
+    "read_serializer_snapshot",
+    "read_versioned_snapshot",
+    "register_type",
+    "resolve_compatibility",
+    "snapshot_from_bytes",
+    "snapshot_to_bytes",
+    "write_serializer_snapshot",
+    "write_versioned_snapshot",
+]

@@ -1,0 +1,142 @@
+"""Schema compatibility results and Flink's rule for combining nested results."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from ._serializer import TypeSerializer
+
+T = TypeVar("T")
+
+__all__ = ["SchemaCompatibility", "OuterSchemaCompatibility", "combine_nested"]
+
+AS_IS = "compatible_as_is"
+AFTER_MIGRATION = "compatible_after_migration"
+RECONFIGURED = "compatible_with_reconfigured_serializer"
+INCOMPATIBLE = "incompatible"
+KINDS = (AS_IS, AFTER_MIGRATION, RECONFIGURED, INCOMPATIBLE)
+
+
+class SchemaCompatibility(Generic[T]):
+    """The verdict of a new serializer's snapshot on an old one (Flink's
+    ``TypeSerializerSchemaCompatibility``).
+
+    ``row_paths`` lists the FLIP-527 row fields whose evolution makes this result need
+    migration; backends use it to apply the ``state.schema-evolution.enable`` policy and list
+    snapshots use it to refuse row evolution inside lists.
+    """
+
+    __slots__ = ("kind", "reason", "_serializer", "row_paths")
+
+    def __init__(
+        self,
+        kind: str,
+        reason: str | None = None,
+        serializer: TypeSerializer[T] | None = None,
+        row_paths: Sequence[str] = (),
+    ) -> None:
+        if kind not in KINDS:
+            raise ValueError(f"unknown compatibility kind {kind!r}; use one of {KINDS}")
+        self.kind = kind
+        self.reason = reason
+        self._serializer = serializer
+        self.row_paths = tuple(row_paths)
+
+    @classmethod
+    def compatible_as_is(cls) -> SchemaCompatibility[Any]:
+        return cls(AS_IS)
+
+    @classmethod
+    def compatible_after_migration(cls, row_paths: Sequence[str] = ()) -> SchemaCompatibility[Any]:
+        return cls(AFTER_MIGRATION, row_paths=row_paths)
+
+    @classmethod
+    def compatible_with_reconfigured_serializer(
+        cls, serializer: TypeSerializer[Any]
+    ) -> SchemaCompatibility[Any]:
+        if serializer is None:
+            raise ValueError("a reconfigured result needs the reconfigured serializer")
+        return cls(RECONFIGURED, serializer=serializer)
+
+    @classmethod
+    def incompatible(cls, reason: str = "incompatible") -> SchemaCompatibility[Any]:
+        return cls(INCOMPATIBLE, reason=reason)
+
+    def is_compatible_as_is(self) -> bool:
+        return self.kind == AS_IS
+
+    def is_compatible_after_migration(self) -> bool:
+        return self.kind == AFTER_MIGRATION
+
+    def is_compatible_with_reconfigured_serializer(self) -> bool:
+        return self.kind == RECONFIGURED
+
+    def is_incompatible(self) -> bool:
+        return self.kind == INCOMPATIBLE
+
+    def get_reconfigured_serializer(self) -> TypeSerializer[T]:
+        if self._serializer is None:
+            raise ValueError(f"a {self.kind} result carries no reconfigured serializer")
+        return self._serializer
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, SchemaCompatibility)
+            and self.kind == other.kind
+            and self._serializer == other._serializer
+        )
+
+    def __hash__(self) -> int:
+        return hash(self.kind)
+
+    def __repr__(self) -> str:
+        extra = ""
+        if self.reason:
+            extra = f": {self.reason}"
+        elif self._serializer is not None:
+            extra = f": {self._serializer!r}"
+        return f"<{self.kind}{extra}>"
+
+
+class OuterSchemaCompatibility(enum.Enum):
+    """Verdict on a composite's own (outer) configuration."""
+
+    COMPATIBLE_AS_IS = AS_IS
+    COMPATIBLE_AFTER_MIGRATION = AFTER_MIGRATION
+    INCOMPATIBLE = INCOMPATIBLE
+
+
+def combine_nested(
+    outer: OuterSchemaCompatibility,
+    nested: Sequence[SchemaCompatibility[Any]],
+    new_nested_serializers: Sequence[TypeSerializer[Any]],
+    rebuild: Callable[[list[TypeSerializer[Any]]], TypeSerializer[Any]],
+    labels: Sequence[str] | None = None,
+) -> SchemaCompatibility[Any]:
+    """Flink's ``constructFinalSchemaCompatibilityResult``.
+
+    Precedence INCOMPATIBLE > AFTER_MIGRATION > RECONFIGURED > AS_IS over the outer result and
+    every nested one; a nested reconfiguration rebuilds the outer serializer around the
+    reconfigured nested serializers (the others stay the new ones).
+    """
+    names = list(labels) if labels is not None else [f"nested serializer {i}" for i in range(len(nested))]
+    if outer is OuterSchemaCompatibility.INCOMPATIBLE:
+        return SchemaCompatibility.incompatible("the outer configuration is incompatible")
+    broken = [f"{names[i]}: {r.reason}" for i, r in enumerate(nested) if r.is_incompatible()]
+    if broken:
+        return SchemaCompatibility.incompatible("; ".join(broken))
+    if outer is OuterSchemaCompatibility.COMPATIBLE_AFTER_MIGRATION or any(
+        r.is_compatible_after_migration() for r in nested
+    ):
+        paths = [p for r in nested for p in r.row_paths]
+        return SchemaCompatibility.compatible_after_migration(row_paths=paths)
+    if any(r.is_compatible_with_reconfigured_serializer() for r in nested):
+        serializers = [
+            r.get_reconfigured_serializer() if r.is_compatible_with_reconfigured_serializer() else s
+            for r, s in zip(nested, new_nested_serializers)
+        ]
+        return SchemaCompatibility.compatible_with_reconfigured_serializer(rebuild(serializers))
+    return SchemaCompatibility.compatible_as_is()

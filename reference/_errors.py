@@ -1,0 +1,41 @@
+"""The one error hierarchy of the project: everything raised on purpose is a ``StateError``."""
+
+from __future__ import annotations
+
+__all__ = [
+    "StateError",
+    "SerializationError",
+    "EndOfDataError",
+    "SnapshotFormatError",
+    "UnknownSnapshotClassError",
+    "StateMigrationError",
+    "RecordNotFoundError",
+]
+
+
+class StateError(Exception):
+    """Root of every error this project raises deliberately."""
+
+
+class SerializationError(StateError):
+    """Bytes could not be written or read as the serializer's format says."""
+
+
+class EndOfDataError(SerializationError, EOFError):
+    """A read needed more bytes than the input holds (truncated data or a wrong length)."""
+
+
+class SnapshotFormatError(StateError):
+    """Serializer-snapshot bytes are corrupt, truncated, or of an unsupported version."""
+
+
+class UnknownSnapshotClassError(SnapshotFormatError):
+    """A snapshot names a class that is not in the snapshot registry; nothing was imported."""
+
+
+class StateMigrationError(StateError):
+    """A state cannot be brought to the new serializer (an incompatible change)."""
+
+
+class RecordNotFoundError(StateError):
+    """An update addressed a record that does not exist in the table."""

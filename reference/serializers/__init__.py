@@ -1,0 +1,58 @@
+"""Built-in serializers in Flink 2.x byte formats, each with its own snapshot class."""
+
+from ._avro import AvroSerializer, AvroSerializerSnapshot
+from ._composites import (
+    ListSerializer,
+    ListSerializerSnapshot,
+    MapSerializer,
+    MapSerializerSnapshot,
+    NullableSerializer,
+    NullableSerializerSnapshot,
+    TupleSerializer,
+    TupleSerializerSnapshot,
+)
+from ._enum import EnumSerializer, EnumSerializerSnapshot
+from ._pickle import PickleSerializer, PickleSerializerSnapshot
+from ._pojo import PojoSerializer, PojoSerializerSnapshot
+from ._primitives import (
+    BooleanSerializer,
+    BooleanSerializerSnapshot,
+    BytesSerializer,
+    BytesSerializerSnapshot,
+    ByteSerializer,
+    ByteSerializerSnapshot,
+    DoubleSerializer,
+    DoubleSerializerSnapshot,
+    FloatSerializer,
+    FloatSerializerSnapshot,
+    IntSerializer,
+    IntSerializerSnapshot,
+    LongSerializer,
+    LongSerializerSnapshot,
+    ShortSerializer,
+    ShortSerializerSnapshot,
+    StringSerializer,
+    StringSerializerSnapshot,
+)
+from ._row import Row, RowKind, RowSerializer, RowSerializerSnapshot
+
+__all__ = [
+    "AvroSerializer", "AvroSerializerSnapshot",
+    "BooleanSerializer", "BooleanSerializerSnapshot",
+    "ByteSerializer", "ByteSerializerSnapshot",
+    "BytesSerializer", "BytesSerializerSnapshot",
+    "DoubleSerializer", "DoubleSerializerSnapshot",
+    "EnumSerializer", "EnumSerializerSnapshot",
+    "FloatSerializer", "FloatSerializerSnapshot",
+    "IntSerializer", "IntSerializerSnapshot",
+    "ListSerializer", "ListSerializerSnapshot",
+    "LongSerializer", "LongSerializerSnapshot",
+    "MapSerializer", "MapSerializerSnapshot",
+    "NullableSerializer", "NullableSerializerSnapshot",
+    "PickleSerializer", "PickleSerializerSnapshot",
+    "PojoSerializer", "PojoSerializerSnapshot",
+    "Row", "RowKind", "RowSerializer", "RowSerializerSnapshot",
+    "ShortSerializer", "ShortSerializerSnapshot",
+    "StringSerializer", "StringSerializerSnapshot",
+    "TupleSerializer", "TupleSerializerSnapshot",
+]

@@ -1,0 +1,389 @@
+"""Composite serializers: Nullable, List, Map and Tuple, with composite snapshots."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .._compat import OuterSchemaCompatibility, SchemaCompatibility
+from .._errors import SerializationError, SnapshotFormatError
+from .._io import DataInputView, DataOutputView
+from .._serializer import TypeSerializer
+from .._snapshot import CompositeTypeSerializerSnapshot, TypeSerializerSnapshot
+
+__all__ = [
+    "NullableSerializer", "ListSerializer", "MapSerializer", "TupleSerializer",
+    "NullableSerializerSnapshot", "ListSerializerSnapshot", "MapSerializerSnapshot",
+    "TupleSerializerSnapshot",
+]
+
+
+def _check_serializer(what: str, serializer: object) -> None:
+    if not isinstance(serializer, TypeSerializer):
+        raise TypeError(f"{what} must be a TypeSerializer, got {type(serializer).__name__}")
+
+
+def _migrate_nested(
+    snapshot: TypeSerializerSnapshot[Any], prior: TypeSerializer[Any], new: TypeSerializer[Any], value: Any
+) -> Any:
+    return snapshot.migrate_element(prior, new, value)
+
+
+class NullableSerializer(TypeSerializer[Any]):
+    """Adds a null flag to any serializer (Flink's ``NullableSerializer``).
+
+    With ``padded=True`` and an inner serializer of fixed length, a null is followed by that
+    many zero bytes so that the record keeps a fixed length.
+    """
+
+    def __init__(self, inner: TypeSerializer[Any], padded: bool = False) -> None:
+        _check_serializer("NullableSerializer's inner serializer", inner)
+        self.inner = inner
+        self.padded = bool(padded)
+        self.padding_length = inner.length if padded and inner.length > 0 else 0
+
+    @classmethod
+    def _with_padding_length(cls, inner: TypeSerializer[Any], padding_length: int) -> NullableSerializer:
+        serializer = cls(inner, padded=padding_length > 0)
+        serializer.padding_length = padding_length
+        return serializer
+
+    def serialize(self, value: Any, target: DataOutputView) -> None:
+        if value is None:
+            target.write_boolean(True)
+            if self.padding_length:
+                target.write(bytes(self.padding_length))
+        else:
+            target.write_boolean(False)
+            self.inner.serialize(value, target)
+
+    def deserialize(self, source: DataInputView) -> Any:
+        if source.read_boolean():
+            if self.padding_length:
+                source.skip_bytes(self.padding_length)
+            return None
+        return self.inner.deserialize(source)
+
+    def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
+        is_null = source.read_boolean()
+        target.write_boolean(is_null)
+        if is_null:
+            if self.padding_length:
+                target.write(source.read_fully(self.padding_length))
+        else:
+            self.inner.copy_serialized(source, target)
+
+    def copy(self, value: Any) -> Any:
+        return None if value is None else self.inner.copy(value)
+
+    def duplicate(self) -> NullableSerializer:
+        inner = self.inner.duplicate()
+        return self if inner is self.inner else self._with_padding_length(inner, self.padding_length)
+
+    def create_instance(self) -> Any:
+        return self.inner.create_instance()
+
+    @property
+    def is_immutable_type(self) -> bool:
+        return self.inner.is_immutable_type
+
+    @property
+    def length(self) -> int:
+        return self.padding_length + 1 if self.padding_length else -1
+
+    def snapshot_configuration(self) -> NullableSerializerSnapshot:
+        return NullableSerializerSnapshot(self)
+
+
+class NullableSerializerSnapshot(CompositeTypeSerializerSnapshot[Any]):
+    """Outer snapshot (version 2): the null padding length; a change is incompatible."""
+
+    def __init__(self, serializer: NullableSerializer | None = None) -> None:
+        super().__init__(serializer)
+        self.padding_length = serializer.padding_length if serializer is not None else 0
+
+    def get_current_outer_snapshot_version(self) -> int:
+        return 2
+
+    def get_nested_serializers(self, outer_serializer: Any) -> Sequence[TypeSerializer[Any]]:
+        return [outer_serializer.inner]
+
+    def create_outer_serializer_with_nested_serializers(self, nested: Sequence[TypeSerializer[Any]]) -> NullableSerializer:
+        return NullableSerializer._with_padding_length(nested[0], self.padding_length)
+
+    def write_outer_snapshot(self, target: DataOutputView) -> None:
+        target.write_int(self.padding_length)
+
+    def read_outer_snapshot(self, read_outer_version: int, source: DataInputView) -> None:
+        if read_outer_version != 2:
+            raise SnapshotFormatError(f"NullableSerializerSnapshot: unknown outer version {read_outer_version}")
+        self.padding_length = source.read_int()
+        if self.padding_length < 0:
+            raise SnapshotFormatError(f"NullableSerializerSnapshot: negative padding {self.padding_length}")
+
+    def resolve_outer_schema_compatibility(self, old_snapshot: Any) -> OuterSchemaCompatibility:
+        if old_snapshot.padding_length != self.padding_length:
+            return OuterSchemaCompatibility.INCOMPATIBLE
+        return OuterSchemaCompatibility.COMPATIBLE_AS_IS
+
+    def outer_incompatibility_reason(self, old_snapshot: Any) -> str:
+        return (
+            f"null padding changed from {old_snapshot.padding_length} to {self.padding_length} "
+            "bytes (padded=True/False or the inner fixed length changed)"
+        )
+
+    def nested_labels(self) -> list[str]:
+        return ["nullable value"]
+
+    def migrate_element(self, prior: Any, new: Any, element: Any, target: DataOutputView | None = None) -> Any:
+        migrated = None if element is None else _migrate_nested(self.nested_snapshots[0], prior.inner, new.inner, element)
+        if target is not None:
+            new.serialize(migrated, target)
+        return migrated
+
+
+class ListSerializer(TypeSerializer[list[Any]]):
+    """``java.util.List``: int size, then the elements back to back (no null flags)."""
+
+    def __init__(self, element: TypeSerializer[Any]) -> None:
+        _check_serializer("ListSerializer's element serializer", element)
+        self.element = element
+
+    def serialize(self, value: list[Any], target: DataOutputView) -> None:
+        if type(value) is not list:
+            raise SerializationError(f"ListSerializer got {type(value).__name__}; it writes lists")
+        target.write_int(len(value))
+        write = self.element.serialize
+        for item in value:
+            write(item, target)
+
+    def deserialize(self, source: DataInputView) -> list[Any]:
+        size = source.read_int()
+        if size < 0 or size > source.available():
+            # Every element takes at least one byte, except zero-length ones we do not have.
+            raise SerializationError(
+                f"ListSerializer: list size {size} with {source.available()} bytes left; "
+                "the data is corrupt or truncated"
+            )
+        read = self.element.deserialize
+        return [read(source) for _ in range(size)]
+
+    def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
+        size = source.read_int()
+        if size < 0 or size > source.available():
+            raise SerializationError(f"ListSerializer: corrupt list size {size}")
+        target.write_int(size)
+        for _ in range(size):
+            self.element.copy_serialized(source, target)
+
+    def copy(self, value: list[Any]) -> list[Any]:
+        copy = self.element.copy
+        return [copy(item) for item in value]
+
+    def duplicate(self) -> ListSerializer:
+        element = self.element.duplicate()
+        return self if element is self.element else ListSerializer(element)
+
+    def create_instance(self) -> list[Any]:
+        return []
+
+    def snapshot_configuration(self) -> ListSerializerSnapshot:
+        return ListSerializerSnapshot(self)
+
+
+class ListSerializerSnapshot(CompositeTypeSerializerSnapshot[list[Any]]):
+    """FLIP-527 limit: a row inside a list may not evolve (the whole list is incompatible)."""
+
+    def get_current_outer_snapshot_version(self) -> int:
+        return 1
+
+    def get_nested_serializers(self, outer_serializer: Any) -> Sequence[TypeSerializer[Any]]:
+        return [outer_serializer.element]
+
+    def create_outer_serializer_with_nested_serializers(self, nested: Sequence[TypeSerializer[Any]]) -> ListSerializer:
+        return ListSerializer(nested[0])
+
+    def nested_labels(self) -> list[str]:
+        return ["list element"]
+
+    def resolve_schema_compatibility(self, old_snapshot: TypeSerializerSnapshot[Any]) -> SchemaCompatibility[Any]:
+        result = super().resolve_schema_compatibility(old_snapshot)
+        if result.is_compatible_after_migration() and result.row_paths:
+            return SchemaCompatibility.incompatible(
+                "list element: row evolution inside a list is not supported (FLIP-527); "
+                f"evolved row fields: {', '.join(result.row_paths)}"
+            )
+        return result
+
+    def migrate_element(self, prior: Any, new: Any, element: Any, target: DataOutputView | None = None) -> Any:
+        nested = self.nested_snapshots[0]
+        migrated = [_migrate_nested(nested, prior.element, new.element, item) for item in element]
+        if target is not None:
+            new.serialize(migrated, target)
+        return migrated
+
+
+class MapSerializer(TypeSerializer[dict[Any, Any]]):
+    """``java.util.Map``: int size, then per entry key, bool value-is-null, [value]."""
+
+    def __init__(self, key: TypeSerializer[Any], value: TypeSerializer[Any]) -> None:
+        _check_serializer("MapSerializer's key serializer", key)
+        _check_serializer("MapSerializer's value serializer", value)
+        self.key = key
+        self.value = value
+
+    def serialize(self, value: dict[Any, Any], target: DataOutputView) -> None:
+        if type(value) is not dict:
+            raise SerializationError(f"MapSerializer got {type(value).__name__}; it writes dicts")
+        target.write_int(len(value))
+        write_key, write_value = self.key.serialize, self.value.serialize
+        for k, v in value.items():
+            if k is None:
+                raise SerializationError("MapSerializer: map keys may not be None")
+            write_key(k, target)
+            if v is None:
+                target.write_boolean(True)
+            else:
+                target.write_boolean(False)
+                write_value(v, target)
+
+    def deserialize(self, source: DataInputView) -> dict[Any, Any]:
+        size = source.read_int()
+        if size < 0 or size * 2 > source.available():
+            raise SerializationError(
+                f"MapSerializer: map size {size} with {source.available()} bytes left; "
+                "the data is corrupt or truncated"
+            )
+        read_key, read_value = self.key.deserialize, self.value.deserialize
+        result: dict[Any, Any] = {}
+        for _ in range(size):
+            k = read_key(source)
+            result[k] = None if source.read_boolean() else read_value(source)
+        return result
+
+    def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
+        size = source.read_int()
+        if size < 0 or size * 2 > source.available():
+            raise SerializationError(f"MapSerializer: corrupt map size {size}")
+        target.write_int(size)
+        for _ in range(size):
+            self.key.copy_serialized(source, target)
+            is_null = source.read_boolean()
+            target.write_boolean(is_null)
+            if not is_null:
+                self.value.copy_serialized(source, target)
+
+    def copy(self, value: dict[Any, Any]) -> dict[Any, Any]:
+        ck, cv = self.key.copy, self.value.copy
+        return {ck(k): (None if v is None else cv(v)) for k, v in value.items()}
+
+    def duplicate(self) -> MapSerializer:
+        key, value = self.key.duplicate(), self.value.duplicate()
+        return self if key is self.key and value is self.value else MapSerializer(key, value)
+
+    def create_instance(self) -> dict[Any, Any]:
+        return {}
+
+    def snapshot_configuration(self) -> MapSerializerSnapshot:
+        return MapSerializerSnapshot(self)
+
+
+class MapSerializerSnapshot(CompositeTypeSerializerSnapshot[dict[Any, Any]]):
+    def get_current_outer_snapshot_version(self) -> int:
+        return 1
+
+    def get_nested_serializers(self, outer_serializer: Any) -> Sequence[TypeSerializer[Any]]:
+        return [outer_serializer.key, outer_serializer.value]
+
+    def create_outer_serializer_with_nested_serializers(self, nested: Sequence[TypeSerializer[Any]]) -> MapSerializer:
+        return MapSerializer(nested[0], nested[1])
+
+    def nested_labels(self) -> list[str]:
+        return ["map key", "map value"]
+
+    def migrate_element(self, prior: Any, new: Any, element: Any, target: DataOutputView | None = None) -> Any:
+        key_snap, value_snap = self.nested_snapshots
+        migrated = {
+            _migrate_nested(key_snap, prior.key, new.key, k): (
+                None if v is None else _migrate_nested(value_snap, prior.value, new.value, v)
+            )
+            for k, v in element.items()
+        }
+        if target is not None:
+            new.serialize(migrated, target)
+        return migrated
+
+
+class TupleSerializer(TypeSerializer[tuple[Any, ...]]):
+    """Flink's ``TupleSerializer``: the fields back to back, no null mask (None is an error)."""
+
+    def __init__(self, *fields: TypeSerializer[Any]) -> None:
+        for i, field in enumerate(fields):
+            _check_serializer(f"TupleSerializer field {i}", field)
+        self.fields = tuple(fields)
+
+    def serialize(self, value: tuple[Any, ...], target: DataOutputView) -> None:
+        if type(value) is not tuple or len(value) != len(self.fields):
+            raise SerializationError(
+                f"TupleSerializer of arity {len(self.fields)} got {type(value).__name__} "
+                f"{value!r}; it writes tuples of exactly that arity"
+            )
+        for i, (field, item) in enumerate(zip(self.fields, value)):
+            if item is None:
+                raise SerializationError(
+                    f"TupleSerializer: field {i} is None; tuple fields may not be null "
+                    "(wrap the field serializer in NullableSerializer)"
+                )
+            field.serialize(item, target)
+
+    def deserialize(self, source: DataInputView) -> tuple[Any, ...]:
+        return tuple([field.deserialize(source) for field in self.fields])
+
+    def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
+        for field in self.fields:
+            field.copy_serialized(source, target)
+
+    def copy(self, value: tuple[Any, ...]) -> tuple[Any, ...]:
+        return tuple([f.copy(v) for f, v in zip(self.fields, value)])
+
+    def duplicate(self) -> TupleSerializer:
+        fields = [f.duplicate() for f in self.fields]
+        return self if all(a is b for a, b in zip(fields, self.fields)) else TupleSerializer(*fields)
+
+    def create_instance(self) -> tuple[Any, ...]:
+        return tuple(f.create_instance() for f in self.fields)
+
+    @property
+    def is_immutable_type(self) -> bool:
+        return all(f.is_immutable_type for f in self.fields)
+
+    @property
+    def length(self) -> int:
+        lengths = [f.length for f in self.fields]
+        return -1 if any(n < 0 for n in lengths) else sum(lengths)
+
+    def snapshot_configuration(self) -> TupleSerializerSnapshot:
+        return TupleSerializerSnapshot(self)
+
+
+class TupleSerializerSnapshot(CompositeTypeSerializerSnapshot[tuple[Any, ...]]):
+    def get_current_outer_snapshot_version(self) -> int:
+        return 1
+
+    def get_nested_serializers(self, outer_serializer: Any) -> Sequence[TypeSerializer[Any]]:
+        return list(outer_serializer.fields)
+
+    def create_outer_serializer_with_nested_serializers(self, nested: Sequence[TypeSerializer[Any]]) -> TupleSerializer:
+        return TupleSerializer(*nested)
+
+    def nested_labels(self) -> list[str]:
+        return [f"tuple field {i}" for i in range(len(self.nested_snapshots))]
+
+    def migrate_element(self, prior: Any, new: Any, element: Any, target: DataOutputView | None = None) -> Any:
+        migrated = tuple(
+            _migrate_nested(snap, p, n, v)
+            for snap, p, n, v in zip(self.nested_snapshots, prior.fields, new.fields, element)
+        )
+        if target is not None:
+            new.serialize(migrated, target)
+        return migrated

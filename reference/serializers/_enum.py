@@ -1,0 +1,22 @@
+"""Placeholder: being written (see the open issues)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._serializer import TypeSerializer
+from .._snapshot import SimpleTypeSerializerSnapshot
+
+
+class EnumSerializer(TypeSerializer[Any]):  # pragma: no cover - placeholder
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise NotImplementedError("EnumSerializer is not written yet")
+
+    def serialize(self, value: Any, target: Any) -> None: ...
+    def deserialize(self, source: Any) -> Any: ...
+    def snapshot_configuration(self) -> Any: ...
+
+
+class EnumSerializerSnapshot(SimpleTypeSerializerSnapshot[Any]):  # pragma: no cover - placeholder
+    def __init__(self) -> None:
+        super().__init__(EnumSerializer)

@@ -1,0 +1,324 @@
+"""Fixed-width primitives, String (Flink's StringValue varint format) and byte arrays."""
+
+from __future__ import annotations
+
+import struct
+import sys
+from array import array
+from typing import Any, ClassVar
+
+from .._errors import SerializationError
+from .._io import DataInputView, DataOutputView
+from .._serializer import TypeSerializer
+from .._snapshot import SimpleTypeSerializerSnapshot
+
+__all__ = [
+    "BooleanSerializer", "ByteSerializer", "ShortSerializer", "IntSerializer", "LongSerializer",
+    "FloatSerializer", "DoubleSerializer", "StringSerializer", "BytesSerializer",
+    "BooleanSerializerSnapshot", "ByteSerializerSnapshot", "ShortSerializerSnapshot",
+    "IntSerializerSnapshot", "LongSerializerSnapshot", "FloatSerializerSnapshot",
+    "DoubleSerializerSnapshot", "StringSerializerSnapshot", "BytesSerializerSnapshot",
+]
+
+
+class _Stateless(TypeSerializer[Any]):
+    """Base of configuration-free serializers: one shared instance is as good as any."""
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return hash(type(self).__qualname__)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class _FixedWidth(_Stateless):
+    """A number of one fixed width, written with one ``struct`` format."""
+
+    _struct: ClassVar[struct.Struct]
+    _python_type: ClassVar[type] = int
+    _zero: ClassVar[Any] = 0
+
+    def serialize(self, value: Any, target: DataOutputView) -> None:
+        if type(value) is not self._python_type:
+            raise SerializationError(
+                f"{type(self).__name__} got {type(value).__name__} {value!r}; it writes "
+                f"{self._python_type.__name__} values only"
+            )
+        try:
+            target.write(self._struct.pack(value))
+        except (struct.error, OverflowError):
+            raise SerializationError(
+                f"{type(self).__name__}: {value!r} does not fit {self._struct.size} bytes"
+            ) from None
+
+    def deserialize(self, source: DataInputView) -> Any:
+        return self._struct.unpack(source.read_fully(self._struct.size))[0]
+
+    def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
+        target.write(source.read_fully(self._struct.size))
+
+    def copy(self, value: Any) -> Any:
+        return value
+
+    def create_instance(self) -> Any:
+        return self._zero
+
+    @property
+    def is_immutable_type(self) -> bool:
+        return True
+
+    @property
+    def length(self) -> int:
+        return self._struct.size
+
+
+class BooleanSerializer(_FixedWidth):
+    """1 byte: 01 true, 00 false; any non-zero byte reads as true (as Flink)."""
+
+    _struct = struct.Struct(">?")
+    _python_type = bool
+    _zero = False
+
+    def serialize(self, value: Any, target: DataOutputView) -> None:
+        if type(value) is not bool:
+            raise SerializationError(f"BooleanSerializer got {type(value).__name__} {value!r}")
+        target.write_boolean(value)
+
+    def deserialize(self, source: DataInputView) -> Any:
+        return source.read_boolean()
+
+    def snapshot_configuration(self) -> BooleanSerializerSnapshot:
+        return BooleanSerializerSnapshot()
+
+
+class ByteSerializer(_FixedWidth):
+    _struct = struct.Struct(">b")
+
+    def snapshot_configuration(self) -> ByteSerializerSnapshot:
+        return ByteSerializerSnapshot()
+
+
+class ShortSerializer(_FixedWidth):
+    _struct = struct.Struct(">h")
+
+    def snapshot_configuration(self) -> ShortSerializerSnapshot:
+        return ShortSerializerSnapshot()
+
+
+class IntSerializer(_FixedWidth):
+    _struct = struct.Struct(">i")
+
+    def snapshot_configuration(self) -> IntSerializerSnapshot:
+        return IntSerializerSnapshot()
+
+
+class LongSerializer(_FixedWidth):
+    _struct = struct.Struct(">q")
+
+    def snapshot_configuration(self) -> LongSerializerSnapshot:
+        return LongSerializerSnapshot()
+
+
+class FloatSerializer(_FixedWidth):
+    """IEEE 754 binary32. Values are Python floats; a value that is not exactly a binary32 is
+    rounded on write (as Java's ``(float)`` cast would). NaN payloads that a Python float can
+    carry survive (binary32 signalling NaNs cannot be held by a Python float at all)."""
+
+    _struct = struct.Struct(">f")
+    _python_type = float
+    _zero = 0.0
+
+    def snapshot_configuration(self) -> FloatSerializerSnapshot:
+        return FloatSerializerSnapshot()
+
+
+class DoubleSerializer(_FixedWidth):
+    """IEEE 754 binary64 with raw bits: every NaN payload and -0.0 survive."""
+
+    _struct = struct.Struct(">d")
+    _python_type = float
+    _zero = 0.0
+
+    def snapshot_configuration(self) -> DoubleSerializerSnapshot:
+        return DoubleSerializerSnapshot()
+
+
+_LITTLE = sys.byteorder == "little"
+_NATIVE_UTF16 = "utf-16-le" if _LITTLE else "utf-16-be"
+
+
+# -- String ---------------------------------------------------------------------------------------
+def _write_varint(out: bytearray, value: int) -> None:
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+
+
+def _read_varint(source: DataInputView, what: str) -> int:
+    value = source.read_unsigned_byte()
+    if value < 0x80:
+        return value
+    value &= 0x7F
+    shift = 7
+    while True:
+        byte = source.read_unsigned_byte()
+        if shift > 28:
+            raise SerializationError(f"{what}: varint longer than 5 bytes; the data is corrupt")
+        if byte < 0x80:
+            return value | (byte << shift)
+        value |= (byte & 0x7F) << shift
+        shift += 7
+
+
+class StringSerializer(_Stateless):
+    """Flink's ``StringValue.writeString``: varint (UTF-16 length + 1, 0 = None), then each
+    UTF-16 code unit as a varint. ``None`` is a valid value."""
+
+    def serialize(self, value: str | None, target: DataOutputView) -> None:
+        out = bytearray()
+        if value is None:
+            target.write(b"\x00")
+            return
+        if type(value) is not str:
+            raise SerializationError(f"StringSerializer got {type(value).__name__} {value!r}")
+        if value.isascii():
+            _write_varint(out, len(value) + 1)
+            out += value.encode("ascii")
+        else:
+            units = array("H", value.encode(_NATIVE_UTF16, "surrogatepass"))
+            _write_varint(out, len(units) + 1)
+            for unit in units:
+                if unit < 0x80:
+                    out.append(unit)
+                else:
+                    _write_varint(out, unit)
+        target.write(out)
+
+    def deserialize(self, source: DataInputView) -> str | None:
+        length = _read_varint(source, "StringSerializer length")
+        if length == 0:
+            return None
+        length -= 1
+        if length > source.available():
+            raise SerializationError(
+                f"StringSerializer: string of {length} characters but only "
+                f"{source.available()} bytes remain; the data is truncated or corrupt"
+            )
+        head = source.peek(length)
+        if head.isascii():
+            source.skip_bytes(length)
+            return head.decode("ascii")
+        units = array("H")
+        for _ in range(length):
+            unit = source.read_unsigned_byte()
+            if unit >= 0x80:
+                source.unread(1)
+                unit = _read_varint(source, "StringSerializer character")
+                if unit > 0xFFFF:
+                    raise SerializationError(
+                        f"StringSerializer: character code {unit:#x} exceeds 0xFFFF; "
+                        "the data is corrupt"
+                    )
+            units.append(unit)
+        return units.tobytes().decode(_NATIVE_UTF16, "surrogatepass")
+
+    def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
+        start = source.position
+        self.deserialize(source)
+        target.write(source.slice_from(start))
+
+    def copy(self, value: str | None) -> str | None:
+        return value
+
+    def create_instance(self) -> str:
+        return ""
+
+    @property
+    def is_immutable_type(self) -> bool:
+        return True
+
+    def snapshot_configuration(self) -> StringSerializerSnapshot:
+        return StringSerializerSnapshot()
+
+
+class BytesSerializer(_Stateless):
+    """``byte[]``: int length, then the bytes. ``None`` is refused, as in Flink."""
+
+    def serialize(self, value: bytes, target: DataOutputView) -> None:
+        if type(value) is not bytes:
+            raise SerializationError(
+                f"BytesSerializer got {type(value).__name__}; it writes bytes (None is not allowed)"
+            )
+        target.write_int(len(value))
+        target.write(value)
+
+    def deserialize(self, source: DataInputView) -> bytes:
+        return source.read_fully(source.read_int())
+
+    def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
+        size = source.read_int()
+        target.write_int(size)
+        target.write(source.read_fully(size))
+
+    def copy(self, value: bytes) -> bytes:
+        return value
+
+    def create_instance(self) -> bytes:
+        return b""
+
+    @property
+    def is_immutable_type(self) -> bool:
+        return True
+
+    def snapshot_configuration(self) -> BytesSerializerSnapshot:
+        return BytesSerializerSnapshot()
+
+
+# -- snapshots: one top-level class each, as Flink has ----------------------------------------------
+class BooleanSerializerSnapshot(SimpleTypeSerializerSnapshot[bool]):
+    def __init__(self) -> None:
+        super().__init__(BooleanSerializer)
+
+
+class ByteSerializerSnapshot(SimpleTypeSerializerSnapshot[int]):
+    def __init__(self) -> None:
+        super().__init__(ByteSerializer)
+
+
+class ShortSerializerSnapshot(SimpleTypeSerializerSnapshot[int]):
+    def __init__(self) -> None:
+        super().__init__(ShortSerializer)
+
+
+class IntSerializerSnapshot(SimpleTypeSerializerSnapshot[int]):
+    def __init__(self) -> None:
+        super().__init__(IntSerializer)
+
+
+class LongSerializerSnapshot(SimpleTypeSerializerSnapshot[int]):
+    def __init__(self) -> None:
+        super().__init__(LongSerializer)
+
+
+class FloatSerializerSnapshot(SimpleTypeSerializerSnapshot[float]):
+    def __init__(self) -> None:
+        super().__init__(FloatSerializer)
+
+
+class DoubleSerializerSnapshot(SimpleTypeSerializerSnapshot[float]):
+    def __init__(self) -> None:
+        super().__init__(DoubleSerializer)
+
+
+class StringSerializerSnapshot(SimpleTypeSerializerSnapshot["str | None"]):
+    def __init__(self) -> None:
+        super().__init__(StringSerializer)
+
+
+class BytesSerializerSnapshot(SimpleTypeSerializerSnapshot[bytes]):
+    def __init__(self) -> None:
+        super().__init__(BytesSerializer)
