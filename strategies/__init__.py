@@ -1,0 +1,1 @@
+"""Hypothesis strategies for schemas, values and evolutions (being written)."""
