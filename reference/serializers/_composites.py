@@ -36,6 +36,9 @@ class NullableSerializer(TypeSerializer[Any]):
     many zero bytes so that the record keeps a fixed length.
     """
 
+    __module__ = "reference.serializers"  # stable identity in savepoints
+
+
     def __init__(self, inner: TypeSerializer[Any], padded: bool = False) -> None:
         _check_serializer("NullableSerializer's inner serializer", inner)
         self.inner = inner
@@ -98,6 +101,9 @@ class NullableSerializer(TypeSerializer[Any]):
 class NullableSerializerSnapshot(CompositeTypeSerializerSnapshot[Any]):
     """Outer snapshot (version 2): the null padding length; a change is incompatible."""
 
+    __module__ = "reference.serializers"  # stable identity in savepoints
+
+
     def __init__(self, serializer: NullableSerializer | None = None) -> None:
         super().__init__(serializer)
         self.padding_length = serializer.padding_length if serializer is not None else 0
@@ -144,6 +150,9 @@ class NullableSerializerSnapshot(CompositeTypeSerializerSnapshot[Any]):
 
 class ListSerializer(TypeSerializer[list[Any]]):
     """``java.util.List``: int size, then the elements back to back (no null flags)."""
+
+    __module__ = "reference.serializers"  # stable identity in savepoints
+
 
     def __init__(self, element: TypeSerializer[Any]) -> None:
         _check_serializer("ListSerializer's element serializer", element)
@@ -194,6 +203,9 @@ class ListSerializer(TypeSerializer[list[Any]]):
 class ListSerializerSnapshot(CompositeTypeSerializerSnapshot[list[Any]]):
     """FLIP-527 limit: a row inside a list may not evolve (the whole list is incompatible)."""
 
+    __module__ = "reference.serializers"  # stable identity in savepoints
+
+
     def get_current_outer_snapshot_version(self) -> int:
         return 1
 
@@ -225,6 +237,9 @@ class ListSerializerSnapshot(CompositeTypeSerializerSnapshot[list[Any]]):
 
 class MapSerializer(TypeSerializer[dict[Any, Any]]):
     """``java.util.Map``: int size, then per entry key, bool value-is-null, [value]."""
+
+    __module__ = "reference.serializers"  # stable identity in savepoints
+
 
     def __init__(self, key: TypeSerializer[Any], value: TypeSerializer[Any]) -> None:
         _check_serializer("MapSerializer's key serializer", key)
@@ -289,6 +304,8 @@ class MapSerializer(TypeSerializer[dict[Any, Any]]):
 
 
 class MapSerializerSnapshot(CompositeTypeSerializerSnapshot[dict[Any, Any]]):
+    __module__ = "reference.serializers"  # stable identity in savepoints
+
     def get_current_outer_snapshot_version(self) -> int:
         return 1
 
@@ -316,6 +333,9 @@ class MapSerializerSnapshot(CompositeTypeSerializerSnapshot[dict[Any, Any]]):
 
 class TupleSerializer(TypeSerializer[tuple[Any, ...]]):
     """Flink's ``TupleSerializer``: the fields back to back, no null mask (None is an error)."""
+
+    __module__ = "reference.serializers"  # stable identity in savepoints
+
 
     def __init__(self, *fields: TypeSerializer[Any]) -> None:
         for i, field in enumerate(fields):
@@ -367,6 +387,8 @@ class TupleSerializer(TypeSerializer[tuple[Any, ...]]):
 
 
 class TupleSerializerSnapshot(CompositeTypeSerializerSnapshot[tuple[Any, ...]]):
+    __module__ = "reference.serializers"  # stable identity in savepoints
+
     def get_current_outer_snapshot_version(self) -> int:
         return 1
 

@@ -78,6 +78,9 @@ class _FixedWidth(_Stateless):
 class BooleanSerializer(_FixedWidth):
     """1 byte: 01 true, 00 false; any non-zero byte reads as true (as Flink)."""
 
+    __module__ = "reference.serializers"  # stable identity in savepoints
+
+
     _struct = struct.Struct(">?")
     _python_type = bool
     _zero = False
@@ -95,6 +98,8 @@ class BooleanSerializer(_FixedWidth):
 
 
 class ByteSerializer(_FixedWidth):
+    __module__ = "reference.serializers"  # stable identity in savepoints
+
     _struct = struct.Struct(">b")
 
     def snapshot_configuration(self) -> ByteSerializerSnapshot:
@@ -102,6 +107,8 @@ class ByteSerializer(_FixedWidth):
 
 
 class ShortSerializer(_FixedWidth):
+    __module__ = "reference.serializers"  # stable identity in savepoints
+
     _struct = struct.Struct(">h")
 
     def snapshot_configuration(self) -> ShortSerializerSnapshot:
@@ -109,6 +116,8 @@ class ShortSerializer(_FixedWidth):
 
 
 class IntSerializer(_FixedWidth):
+    __module__ = "reference.serializers"  # stable identity in savepoints
+
     _struct = struct.Struct(">i")
 
     def snapshot_configuration(self) -> IntSerializerSnapshot:
@@ -116,6 +125,8 @@ class IntSerializer(_FixedWidth):
 
 
 class LongSerializer(_FixedWidth):
+    __module__ = "reference.serializers"  # stable identity in savepoints
+
     _struct = struct.Struct(">q")
 
     def snapshot_configuration(self) -> LongSerializerSnapshot:
@@ -127,6 +138,9 @@ class FloatSerializer(_FixedWidth):
     rounded on write (as Java's ``(float)`` cast would). NaN payloads that a Python float can
     carry survive (binary32 signalling NaNs cannot be held by a Python float at all)."""
 
+    __module__ = "reference.serializers"  # stable identity in savepoints
+
+
     _struct = struct.Struct(">f")
     _python_type = float
     _zero = 0.0
@@ -137,6 +151,9 @@ class FloatSerializer(_FixedWidth):
 
 class DoubleSerializer(_FixedWidth):
     """IEEE 754 binary64 with raw bits: every NaN payload and -0.0 survive."""
+
+    __module__ = "reference.serializers"  # stable identity in savepoints
+
 
     _struct = struct.Struct(">d")
     _python_type = float
@@ -177,6 +194,9 @@ def _read_varint(source: DataInputView, what: str) -> int:
 class StringSerializer(_Stateless):
     """Flink's ``StringValue.writeString``: varint (UTF-16 length + 1, 0 = None), then each
     UTF-16 code unit as a varint. ``None`` is a valid value."""
+
+    __module__ = "reference.serializers"  # stable identity in savepoints
+
 
     def serialize(self, value: str | None, target: DataOutputView) -> None:
         out = bytearray()
@@ -248,6 +268,9 @@ class StringSerializer(_Stateless):
 class BytesSerializer(_Stateless):
     """``byte[]``: int length, then the bytes. ``None`` is refused, as in Flink."""
 
+    __module__ = "reference.serializers"  # stable identity in savepoints
+
+
     def serialize(self, value: bytes, target: DataOutputView) -> None:
         if type(value) is not bytes:
             raise SerializationError(
@@ -280,45 +303,63 @@ class BytesSerializer(_Stateless):
 
 # -- snapshots: one top-level class each, as Flink has ----------------------------------------------
 class BooleanSerializerSnapshot(SimpleTypeSerializerSnapshot[bool]):
+    __module__ = "reference.serializers"  # stable identity in savepoints
+
     def __init__(self) -> None:
         super().__init__(BooleanSerializer)
 
 
 class ByteSerializerSnapshot(SimpleTypeSerializerSnapshot[int]):
+    __module__ = "reference.serializers"  # stable identity in savepoints
+
     def __init__(self) -> None:
         super().__init__(ByteSerializer)
 
 
 class ShortSerializerSnapshot(SimpleTypeSerializerSnapshot[int]):
+    __module__ = "reference.serializers"  # stable identity in savepoints
+
     def __init__(self) -> None:
         super().__init__(ShortSerializer)
 
 
 class IntSerializerSnapshot(SimpleTypeSerializerSnapshot[int]):
+    __module__ = "reference.serializers"  # stable identity in savepoints
+
     def __init__(self) -> None:
         super().__init__(IntSerializer)
 
 
 class LongSerializerSnapshot(SimpleTypeSerializerSnapshot[int]):
+    __module__ = "reference.serializers"  # stable identity in savepoints
+
     def __init__(self) -> None:
         super().__init__(LongSerializer)
 
 
 class FloatSerializerSnapshot(SimpleTypeSerializerSnapshot[float]):
+    __module__ = "reference.serializers"  # stable identity in savepoints
+
     def __init__(self) -> None:
         super().__init__(FloatSerializer)
 
 
 class DoubleSerializerSnapshot(SimpleTypeSerializerSnapshot[float]):
+    __module__ = "reference.serializers"  # stable identity in savepoints
+
     def __init__(self) -> None:
         super().__init__(DoubleSerializer)
 
 
 class StringSerializerSnapshot(SimpleTypeSerializerSnapshot["str | None"]):
+    __module__ = "reference.serializers"  # stable identity in savepoints
+
     def __init__(self) -> None:
         super().__init__(StringSerializer)
 
 
 class BytesSerializerSnapshot(SimpleTypeSerializerSnapshot[bytes]):
+    __module__ = "reference.serializers"  # stable identity in savepoints
+
     def __init__(self) -> None:
         super().__init__(BytesSerializer)
