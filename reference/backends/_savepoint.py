@@ -1,0 +1,442 @@
+"""The savepoint layout, shared by the heap and bytes backends and by the Spark pipeline.
+
+A savepoint is a directory::
+
+    <savepoint>/
+      _metadata.json            format version, max parallelism, key serializer snapshot,
+                                per state: name, kind, data directory, serializer snapshots
+      state-0000/part-00000.parquet   rows of the first state (more part files are allowed)
+      state-0001/part-00000.parquet   ...
+
+Every data file has the columns of ``SAVEPOINT_COLUMNS`` (see ``savepoint_arrow_schema``):
+``key_group`` int32, ``key`` binary, ``namespace`` binary (empty for the default namespace),
+``user_key`` binary (null for value and list state), ``value`` binary (null only for a null map
+value). Writers sort the rows by (key_group, key, namespace, user_key). The full description,
+with the list-value encoding and the key-group hash, is docs/savepoint-format.md.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._errors import SerializationError, StateError
+from .._io import DataInputView, DataOutputView
+from .._serializer import TypeSerializer
+from ._murmur import murmur3_32
+
+__all__ = [
+    "SAVEPOINT_FORMAT_VERSION",
+    "SAVEPOINT_FORMAT_NAME",
+    "METADATA_FILE",
+    "SAVEPOINT_COLUMNS",
+    "STATE_KINDS",
+    "LIST_DELIMITER",
+    "SavepointFormatError",
+    "SavepointMetadata",
+    "StateMetadata",
+    "key_group_for",
+    "savepoint_arrow_schema",
+    "state_data_dir",
+    "data_file_name",
+    "state_data_files",
+    "read_savepoint_metadata",
+    "write_savepoint_metadata",
+    "encode_list_value",
+    "decode_list_value",
+    "atomic_directory",
+    "write_state_rows",
+    "read_state_rows",
+]
+
+#: Version of this layout (the metadata file and the data columns).
+SAVEPOINT_FORMAT_VERSION = 1
+SAVEPOINT_FORMAT_NAME = "state-conformance-savepoint"
+#: Name of the metadata file inside a savepoint directory; it is written last.
+METADATA_FILE = "_metadata.json"
+#: Data columns, in this order.
+SAVEPOINT_COLUMNS = ("key_group", "key", "namespace", "user_key", "value")
+STATE_KINDS = ("value", "list", "map")
+#: Flink's RocksDB list state puts one 0x2C byte (',') between serialized elements.
+LIST_DELIMITER = 0x2C
+#: Rows per Parquet row group written by ``write_state_rows``.
+ROW_GROUP_SIZE = 64 * 1024
+
+
+class SavepointFormatError(StateError):
+    """A savepoint directory is missing, incomplete, corrupt or of an unknown format version."""
+
+
+def key_group_for(key_bytes: bytes, max_parallelism: int) -> int:
+    """The key group of a serialized key: unsigned MurmurHash3_x86_32 (seed 0) of the key
+    bytes, modulo ``max_parallelism``."""
+    if not 1 <= max_parallelism <= 32768:
+        raise ValueError(f"max_parallelism must be in [1, 32768], got {max_parallelism}")
+    return murmur3_32(key_bytes) % max_parallelism
+
+
+@dataclass(frozen=True)
+class StateMetadata:
+    """One state in a savepoint.
+
+    Snapshot fields hold ``reference.snapshot_to_bytes`` output (proxy version 2 framing).
+    ``value_serializer_snapshot`` is the value serializer (value state), the ELEMENT serializer
+    (list state) or the map-value serializer (map state); ``user_key_serializer_snapshot`` is
+    the map-key serializer (map state only); ``namespace_serializer_snapshot`` is None for the
+    default (empty) namespace.
+    """
+
+    name: str
+    kind: str
+    value_serializer_snapshot: bytes
+    namespace_serializer_snapshot: bytes | None = None
+    user_key_serializer_snapshot: bytes | None = None
+    data: str = ""
+    rows: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind not in STATE_KINDS:
+            raise SavepointFormatError(
+                f"state {self.name!r}: unknown kind {self.kind!r}; use one of {STATE_KINDS}"
+            )
+        if (self.kind == "map") != (self.user_key_serializer_snapshot is not None):
+            raise SavepointFormatError(
+                f"state {self.name!r}: a user-key serializer snapshot belongs to map state "
+                f"only (kind {self.kind!r})"
+            )
+
+
+@dataclass(frozen=True)
+class SavepointMetadata:
+    """The content of ``_metadata.json``."""
+
+    max_parallelism: int
+    key_serializer_snapshot: bytes
+    states: tuple[StateMetadata, ...] = field(default_factory=tuple)
+    format_version: int = SAVEPOINT_FORMAT_VERSION
+
+    def state(self, name: str) -> StateMetadata:
+        for state in self.states:
+            if state.name == name:
+                return state
+        raise KeyError(name)
+
+    def to_json(self) -> str:
+        def b64(data: bytes | None) -> str | None:
+            return None if data is None else base64.b64encode(data).decode("ascii")
+
+        doc = {
+            "format": SAVEPOINT_FORMAT_NAME,
+            "format_version": self.format_version,
+            "max_parallelism": self.max_parallelism,
+            "key_serializer_snapshot": b64(self.key_serializer_snapshot),
+            "states": [
+                {
+                    "name": s.name,
+                    "kind": s.kind,
+                    "data": s.data,
+                    "rows": s.rows,
+                    "namespace_serializer_snapshot": b64(s.namespace_serializer_snapshot),
+                    "user_key_serializer_snapshot": b64(s.user_key_serializer_snapshot),
+                    "value_serializer_snapshot": b64(s.value_serializer_snapshot),
+                }
+                for s in self.states
+            ],
+        }
+        return json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=True) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str, where: str = "_metadata.json") -> SavepointMetadata:
+        try:
+            doc = json.loads(text)
+        except ValueError as exc:
+            raise SavepointFormatError(f"{where} is not valid JSON ({exc}); the savepoint is corrupt") from None
+        if not isinstance(doc, dict) or doc.get("format") != SAVEPOINT_FORMAT_NAME:
+            raise SavepointFormatError(
+                f"{where} is not a {SAVEPOINT_FORMAT_NAME} metadata file (no matching 'format' entry)"
+            )
+        version = doc.get("format_version")
+        if version != SAVEPOINT_FORMAT_VERSION:
+            raise SavepointFormatError(
+                f"{where}: savepoint format version {version!r} is not supported (this reader "
+                f"knows {SAVEPOINT_FORMAT_VERSION}); use the release that wrote it"
+            )
+
+        def get(obj: Any, key: str, kind: type | tuple[type, ...], what: str) -> Any:
+            if not isinstance(obj, dict) or key not in obj or not isinstance(obj[key], kind) or (
+                kind is int and isinstance(obj[key], bool)
+            ):
+                raise SavepointFormatError(f"{where}: {what} '{key}' is missing or has the wrong type")
+            return obj[key]
+
+        def unb64(text: str | None, what: str) -> bytes | None:
+            if text is None:
+                return None
+            try:
+                return base64.b64decode(text.encode("ascii"), validate=True)
+            except (ValueError, UnicodeError):
+                raise SavepointFormatError(f"{where}: {what} is not valid base64") from None
+
+        max_parallelism = get(doc, "max_parallelism", int, "entry")
+        if not 1 <= max_parallelism <= 32768:
+            raise SavepointFormatError(f"{where}: max_parallelism {max_parallelism} outside [1, 32768]")
+        key_snapshot = unb64(get(doc, "key_serializer_snapshot", str, "entry"), "key_serializer_snapshot")
+        states = []
+        names = set()
+        for i, s in enumerate(get(doc, "states", list, "entry")):
+            what = f"state #{i}"
+            name = get(s, "name", str, what)
+            if name in names:
+                raise SavepointFormatError(f"{where}: state {name!r} appears twice")
+            names.add(name)
+            data = get(s, "data", str, what)
+            if not data or "/" in data or "\\" in data or data.startswith("."):
+                raise SavepointFormatError(f"{where}: state {name!r} has an invalid data directory {data!r}")
+            states.append(
+                StateMetadata(
+                    name=name,
+                    kind=get(s, "kind", str, what),
+                    data=data,
+                    rows=get(s, "rows", int, what),
+                    value_serializer_snapshot=unb64(
+                        get(s, "value_serializer_snapshot", str, what), f"{name!r} value snapshot"
+                    ),  # type: ignore[arg-type]
+                    namespace_serializer_snapshot=unb64(
+                        get(s, "namespace_serializer_snapshot", (str, type(None)), what),
+                        f"{name!r} namespace snapshot",
+                    ),
+                    user_key_serializer_snapshot=unb64(
+                        get(s, "user_key_serializer_snapshot", (str, type(None)), what),
+                        f"{name!r} user-key snapshot",
+                    ),
+                )
+            )
+        return cls(
+            max_parallelism=max_parallelism,
+            key_serializer_snapshot=key_snapshot,  # type: ignore[arg-type]
+            states=tuple(states),
+            format_version=version,
+        )
+
+
+def state_data_dir(index: int) -> str:
+    """Name of the data directory of the ``index``-th state (never derived from the state
+    name, which may hold any character)."""
+    return f"state-{index:04d}"
+
+
+def data_file_name(part: int) -> str:
+    """Name of the ``part``-th Parquet file of a state's data directory."""
+    return f"part-{part:05d}.parquet"
+
+
+def state_data_files(savepoint: str | os.PathLike[str], state: StateMetadata) -> list[str]:
+    """The state's Parquet files in name order (readers must read every ``*.parquet`` file)."""
+    directory = os.path.join(os.fspath(savepoint), state.data)
+    if not os.path.isdir(directory):
+        raise SavepointFormatError(
+            f"savepoint {os.fspath(savepoint)!r}: data directory {state.data!r} of state "
+            f"{state.name!r} is missing; the savepoint is incomplete"
+        )
+    return [
+        os.path.join(directory, name)
+        for name in sorted(os.listdir(directory))
+        if name.endswith(".parquet") and not name.startswith((".", "_"))
+    ]
+
+
+def read_savepoint_metadata(path: str | os.PathLike[str]) -> SavepointMetadata:
+    """Read and validate ``<path>/_metadata.json``."""
+    file = os.path.join(os.fspath(path), METADATA_FILE)
+    try:
+        with open(file, encoding="utf-8") as handle:
+            text = handle.read()
+    except FileNotFoundError:
+        raise SavepointFormatError(
+            f"{os.fspath(path)!r} is not a savepoint: it has no {METADATA_FILE} (a savepoint is "
+            "complete only once its directory holds the metadata file)"
+        ) from None
+    except (OSError, UnicodeError) as exc:
+        raise SavepointFormatError(f"cannot read {file!r}: {exc}") from None
+    return SavepointMetadata.from_json(text, where=file)
+
+
+def write_savepoint_metadata(directory: str | os.PathLike[str], metadata: SavepointMetadata) -> str:
+    """Write ``<directory>/_metadata.json`` and flush it to disk; returns the file path."""
+    file = os.path.join(os.fspath(directory), METADATA_FILE)
+    with open(file, "w", encoding="utf-8") as handle:
+        handle.write(metadata.to_json())
+        handle.flush()
+        os.fsync(handle.fileno())
+    return file
+
+
+# -- list values ------------------------------------------------------------------------------
+def encode_list_value(elements: Iterable[bytes]) -> bytes:
+    """Flink's RocksDB list layout: serialized elements joined by one 0x2C byte."""
+    return b",".join(elements)
+
+
+def decode_list_value(data: bytes, element_serializer: TypeSerializer[Any]) -> list[bytes]:
+    """Split a delimited list value into its elements' bytes.
+
+    The layout carries no lengths, so the element serializer finds each element's end (by
+    ``copy_serialized``); a missing or wrong delimiter is a ``SerializationError``.
+    """
+    source = DataInputView(data)
+    elements: list[bytes] = []
+    scratch = DataOutputView()
+    total = len(data)
+    while True:
+        start = source.position
+        scratch.clear()
+        try:
+            element_serializer.copy_serialized(source, scratch)
+        except SerializationError as exc:
+            raise SerializationError(
+                f"list value element {len(elements)} at byte {start} could not be read with "
+                f"{element_serializer!r}: {exc}"
+            ) from None
+        elements.append(source.slice_from(start))
+        if not source.available():
+            return elements
+        delimiter = source.read_unsigned_byte()
+        if delimiter != LIST_DELIMITER:
+            raise SerializationError(
+                f"list value: byte {source.position - 1} of {total} is 0x{delimiter:02x} where "
+                f"the 0x2C delimiter after element {len(elements) - 1} should be; the value was "
+                f"not written with {element_serializer!r} or is corrupt"
+            )
+        if not source.available():
+            raise SerializationError(
+                "list value ends with a delimiter; an element is missing (corrupt value)"
+            )
+
+
+# -- atomic directory commit ------------------------------------------------------------------
+def _fsync_tree(root: str) -> None:
+    for dirpath, _dirnames, filenames in os.walk(root, topdown=False):
+        for name in filenames:
+            fd = os.open(os.path.join(dirpath, name), os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        _fsync_dir(dirpath)
+
+
+def _fsync_dir(path: str) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms without directory handles
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def atomic_directory(final_path: str | os.PathLike[str]) -> Iterator[str]:
+    """Yield a temporary sibling directory of ``final_path``; on success flush everything in
+    it and rename it to ``final_path`` (the last step). On an exception the temporary
+    directory is removed; a crash leaves only a ``.<name>.tmp-*`` sibling, never a partial
+    ``final_path``. An existing ``final_path`` is never touched: it is an error up front."""
+    final = os.path.abspath(os.fspath(final_path))
+    parent, name = os.path.split(final)
+    if not name:
+        raise ValueError(f"invalid savepoint path {os.fspath(final_path)!r}")
+    if os.path.lexists(final):
+        raise SavepointFormatError(
+            f"{final!r} already exists; a savepoint never overwrites anything, choose a new path"
+        )
+    os.makedirs(parent, exist_ok=True)
+    temp = os.path.join(parent, f".{name}.tmp-{uuid.uuid4().hex}")
+    os.mkdir(temp)
+    try:
+        yield temp
+        _fsync_tree(temp)
+        if os.path.lexists(final):
+            raise SavepointFormatError(
+                f"{final!r} appeared while the savepoint was written; it was left untouched"
+            )
+        os.rename(temp, final)
+        _fsync_dir(parent)
+    except BaseException:
+        shutil.rmtree(temp, ignore_errors=True)
+        raise
+
+
+# -- data files -------------------------------------------------------------------------------
+def savepoint_arrow_schema() -> Any:
+    """The pyarrow schema of every data file (pyarrow is imported on first use)."""
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            pa.field("key_group", pa.int32(), nullable=False),
+            pa.field("key", pa.binary(), nullable=False),
+            pa.field("namespace", pa.binary(), nullable=False),
+            pa.field("user_key", pa.binary(), nullable=True),
+            pa.field("value", pa.binary(), nullable=True),
+        ]
+    )
+
+
+def write_state_rows(
+    directory: str | os.PathLike[str],
+    rows: Sequence[tuple[int, bytes, bytes, bytes | None, bytes | None]],
+    part: int = 0,
+) -> str:
+    """Write rows (already sorted) as one Parquet file ``directory/part-NNNNN.parquet``.
+
+    Writing is deterministic: the same rows give the same file bytes."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    os.makedirs(os.fspath(directory), exist_ok=True)
+    columns = list(zip(*rows)) if rows else [(), (), (), (), ()]
+    table = pa.Table.from_arrays(
+        [pa.array(list(col), type=f.type) for col, f in zip(columns, savepoint_arrow_schema())],
+        schema=savepoint_arrow_schema(),
+    )
+    file = os.path.join(os.fspath(directory), data_file_name(part))
+    pq.write_table(table, file, row_group_size=ROW_GROUP_SIZE, compression="zstd", write_statistics=True)
+    return file
+
+
+def read_state_rows(
+    savepoint: str | os.PathLike[str], state: StateMetadata
+) -> Iterator[tuple[int, bytes, bytes, bytes | None, bytes | None]]:
+    """Every row of a state, file by file, batch by batch."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    expected = savepoint_arrow_schema()
+    for file in state_data_files(savepoint, state):
+        try:
+            parquet = pq.ParquetFile(file)
+        except (OSError, pa.ArrowException) as exc:
+            raise SavepointFormatError(f"data file {file!r} of state {state.name!r} is unreadable: {exc}") from None
+        found = [(f.name, f.type) for f in parquet.schema_arrow]
+        should = [(f.name, f.type) for f in expected]
+        if found != should:
+            raise SavepointFormatError(
+                f"data file {file!r} of state {state.name!r} has columns {found}, should be "
+                f"{should}"
+            )
+        try:
+            for batch in parquet.iter_batches(batch_size=ROW_GROUP_SIZE):
+                cols = [batch.column(i).to_pylist() for i in range(5)]
+                yield from zip(*cols)
+        except (OSError, pa.ArrowException) as exc:
+            raise SavepointFormatError(f"data file {file!r} of state {state.name!r} is corrupt: {exc}") from None

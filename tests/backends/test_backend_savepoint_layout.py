@@ -1,0 +1,152 @@
+"""The public savepoint layout: hash, list encoding, metadata, data files, atomic commit."""
+
+import os
+
+import pytest
+
+from reference import SerializationError, snapshot_to_bytes
+from reference.backends import (
+    METADATA_FILE,
+    SavepointFormatError,
+    SavepointMetadata,
+    StateMetadata,
+    atomic_directory,
+    decode_list_value,
+    encode_list_value,
+    key_group_for,
+    read_savepoint_metadata,
+    read_state_rows,
+    state_data_dir,
+    write_savepoint_metadata,
+    write_state_rows,
+)
+from reference.backends._murmur import murmur3_32
+from reference.serializers import IntSerializer, LongSerializer, MapSerializer, StringSerializer
+
+
+@pytest.mark.parametrize(
+    "data, seed, expected",
+    [
+        (b"", 0, 0),
+        (b"", 1, 0x514E28B7),
+        (b"", 0xFFFFFFFF, 0x81F16F39),
+        (b"\x00\x00\x00\x00", 0, 0x2362F9DE),
+        (b"hello", 0, 0x248BFA47),
+        (b"The quick brown fox jumps over the lazy dog", 0, 0x2E4FF723),
+        (b"abc", 0, 0xB3DD93FA),
+    ],
+)
+def test_murmur3_matches_published_vectors(data, seed, expected):
+    got = murmur3_32(data, seed)
+    assert got == expected, f"got 0x{got:08x}, should be 0x{expected:08x} for {data!r} seed {seed}"
+
+
+def test_key_group_is_hash_mod_max_parallelism():
+    for key in (b"", b"hello", b"user-1"):
+        for mp in (1, 7, 128, 32768):
+            got = key_group_for(key, mp)
+            assert got == murmur3_32(key) % mp, f"got {got}, should be murmur3 % {mp} for {key!r}"
+    with pytest.raises(ValueError):
+        key_group_for(b"x", 0)
+
+
+def test_list_value_is_flink_delimited_layout():
+    ints = IntSerializer()
+    # 44 is 0x2C: an element may contain the delimiter byte, the serializer finds the boundary.
+    elements = [ints.to_bytes(44), ints.to_bytes(-1), ints.to_bytes(0x2C2C2C2C)]
+    value = encode_list_value(elements)
+    should = elements[0] + b"," + elements[1] + b"," + elements[2]
+    assert value == should, f"got {value.hex()}, should be {should.hex()}"
+    got = decode_list_value(value, ints)
+    assert got == elements, f"got {got}, should be {elements}"
+    one = decode_list_value(ints.to_bytes(7), ints)
+    assert one == [ints.to_bytes(7)], f"got {one}, should be a single element"
+
+
+@pytest.mark.parametrize(
+    "data, why",
+    [
+        (b"\x00\x00\x00\x01;\x00\x00\x00\x02", "wrong delimiter"),
+        (b"\x00\x00\x00\x01,", "trailing delimiter"),
+        (b"\x00\x00\x00\x01,\x00\x00", "truncated element"),
+        (b"", "empty value"),
+    ],
+)
+def test_corrupt_list_value_is_a_serialization_error(data, why):
+    with pytest.raises(SerializationError):
+        decode_list_value(data, IntSerializer())
+
+
+def _metadata():
+    snap = lambda s: snapshot_to_bytes(s.snapshot_configuration())  # noqa: E731
+    return SavepointMetadata(
+        max_parallelism=64,
+        key_serializer_snapshot=snap(StringSerializer()),
+        states=(
+            StateMetadata("count", "value", snap(LongSerializer()), data=state_data_dir(0), rows=2),
+            StateMetadata(
+                "m", "map", snap(LongSerializer()), namespace_serializer_snapshot=snap(IntSerializer()),
+                user_key_serializer_snapshot=snap(StringSerializer()), data=state_data_dir(1), rows=0,
+            ),
+        ),
+    )
+
+
+def test_metadata_round_trips(tmp_path):
+    md = _metadata()
+    write_savepoint_metadata(tmp_path, md)
+    got = read_savepoint_metadata(tmp_path)
+    assert got == md, f"got {got}, should be {md}"
+    assert got.state("m").kind == "map", f"got {got.state('m').kind}, should be map"
+
+
+@pytest.mark.parametrize(
+    "mutate, fragment",
+    [
+        (lambda t: "{not json", "not valid JSON"),
+        (lambda t: t.replace('"format_version": 1', '"format_version": 99'), "format version 99"),
+        (lambda t: t.replace('"max_parallelism": 64', '"max_parallelism": "64"'), "max_parallelism"),
+        (lambda t: t.replace('"kind": "value"', '"kind": "set"'), "unknown kind"),
+        (lambda t: t.replace('"data": "state-0000"', '"data": "../x"'), "invalid data directory"),
+        (lambda t: t.replace('"state-conformance-savepoint"', '"other"'), "not a state-conformance"),
+    ],
+)
+def test_corrupt_metadata_is_a_clear_error(tmp_path, mutate, fragment):
+    write_savepoint_metadata(tmp_path, _metadata())
+    file = tmp_path / METADATA_FILE
+    file.write_text(mutate(file.read_text()))
+    with pytest.raises(SavepointFormatError) as info:
+        read_savepoint_metadata(tmp_path)
+    assert fragment in str(info.value), f"got {info.value}, should mention {fragment!r}"
+
+
+def test_missing_metadata_means_no_savepoint(tmp_path):
+    with pytest.raises(SavepointFormatError, match="not a savepoint"):
+        read_savepoint_metadata(tmp_path)
+
+
+def test_data_rows_round_trip_and_files_are_deterministic(tmp_path):
+    rows = [(3, b"k", b"", None, b"v"), (3, b"k", b"n", b"u", None), (9, b"\x00", b"", None, b"")]
+    a = write_state_rows(tmp_path / "a", rows)
+    b = write_state_rows(tmp_path / "b", rows)
+    assert open(a, "rb").read() == open(b, "rb").read(), "got different bytes, should be identical files"
+    state = StateMetadata("s", "value", b"x", data="a")
+    got = list(read_state_rows(tmp_path, state))
+    assert got == rows, f"got {got}, should be {rows}"
+
+
+def test_atomic_directory_renames_on_success_only(tmp_path):
+    final = tmp_path / "sp"
+    with atomic_directory(final) as temp:
+        assert not final.exists(), "got a final directory before the commit, should appear last"
+        (open(os.path.join(temp, "f"), "w")).write("x")
+    assert (final / "f").read_text() == "x", "got no committed file, should be renamed into place"
+    with pytest.raises(SavepointFormatError, match="already exists"):
+        with atomic_directory(final):
+            pass
+    assert (final / "f").read_text() == "x", "existing savepoint changed, should be untouched"
+    with pytest.raises(RuntimeError):
+        with atomic_directory(tmp_path / "other"):
+            raise RuntimeError("writer failed")
+    left = sorted(os.listdir(tmp_path))
+    assert left == ["sp"], f"got {left}, should be only the committed savepoint"
