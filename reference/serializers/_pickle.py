@@ -1,22 +1,94 @@
-"""Placeholder: being written (see the open issues)."""
+"""Pickle serializer: the Kryo analogue. Works for any picklable value, never evolves.
+
+This is the only place in ``reference`` that unpickles, and only state DATA that this
+serializer wrote; snapshots never hold pickle. Its snapshot is a simple one, so any change that
+turns it into another serializer (also inside a List, Map, Row...) is incompatible.
+"""
 
 from __future__ import annotations
 
+import pickle
 from typing import Any
 
+from .._errors import SerializationError
+from .._io import DataInputView, DataOutputView
 from .._serializer import TypeSerializer
 from .._snapshot import SimpleTypeSerializerSnapshot
 
+__all__ = ["PickleSerializer", "PickleSerializerSnapshot", "PICKLE_PROTOCOL"]
 
-class PickleSerializer(TypeSerializer[Any]):  # pragma: no cover - placeholder
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise NotImplementedError("PickleSerializer is not written yet")
-
-    def serialize(self, value: Any, target: Any) -> None: ...
-    def deserialize(self, source: Any) -> Any: ...
-    def snapshot_configuration(self) -> Any: ...
+#: Fixed so that equal values give equal bytes on every supported Python (3.8+ reads it).
+PICKLE_PROTOCOL = 5
 
 
-class PickleSerializerSnapshot(SimpleTypeSerializerSnapshot[Any]):  # pragma: no cover - placeholder
+class PickleSerializer(TypeSerializer[Any]):
+    """int length, then ``pickle.dumps(value, protocol=5)``. Unpickling runs code named by the
+    data: use it only for state you wrote yourself."""
+
+    __module__ = "reference.serializers"  # stable identity in savepoints
+
+    def serialize(self, value: Any, target: DataOutputView) -> None:
+        try:
+            payload = pickle.dumps(value, protocol=PICKLE_PROTOCOL)
+        except Exception as exc:
+            raise SerializationError(
+                f"PickleSerializer cannot pickle {type(value).__name__} {value!r:.80}: "
+                f"{type(exc).__name__}: {exc}; use a picklable value or a dedicated serializer"
+            ) from None
+        target.write_int(len(payload))
+        target.write(payload)
+
+    def _payload(self, source: DataInputView) -> bytes:
+        size = source.read_int()
+        if size < 0 or size > source.available():
+            raise SerializationError(
+                f"PickleSerializer: payload length {size} with {source.available()} bytes left; "
+                "the data is truncated or corrupt"
+            )
+        return source.read_fully(size)
+
+    def deserialize(self, source: DataInputView) -> Any:
+        payload = self._payload(source)
+        try:
+            return pickle.loads(payload)
+        except Exception as exc:
+            # A damaged pickle can fail in any way (unknown opcode, missing global, a bad
+            # constructor call...): all of them mean the same thing to the caller.
+            raise SerializationError(
+                f"PickleSerializer: cannot unpickle a {len(payload)}-byte payload "
+                f"({type(exc).__name__}: {exc}); the data is corrupt or needs a class that is "
+                "not importable here"
+            ) from None
+
+    def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
+        payload = self._payload(source)
+        target.write_int(len(payload))
+        target.write(payload)
+
+    def copy(self, value: Any) -> Any:
+        # Through pickle itself: deep, and right for exactly the values this serializer takes.
+        try:
+            return pickle.loads(pickle.dumps(value, protocol=PICKLE_PROTOCOL))
+        except Exception as exc:
+            raise SerializationError(
+                f"PickleSerializer cannot copy {type(value).__name__}: {exc}"
+            ) from None
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return hash(type(self).__qualname__)
+
+    def __repr__(self) -> str:
+        return "PickleSerializer()"
+
+    def snapshot_configuration(self) -> PickleSerializerSnapshot:
+        return PickleSerializerSnapshot()
+
+
+class PickleSerializerSnapshot(SimpleTypeSerializerSnapshot[Any]):
+    __module__ = "reference.serializers"  # stable identity in savepoints
+
     def __init__(self) -> None:
         super().__init__(PickleSerializer)
