@@ -1,22 +1,529 @@
-"""Placeholder: being written (see the open issues)."""
+"""Pojo: Python dataclasses in Flink's ``PojoSerializer`` format and with its evolution rules.
+
+Field serializers come, in order of precedence, from ``dataclasses.field(metadata={"serializer":
+<TypeSerializer>})``, then from the annotation (``bool`` → Boolean, ``int`` → Long, ``float`` →
+Double, ``str`` → String, ``bytes`` → Bytes, ``Optional[X]`` → Nullable(X), ``list[X]`` → List,
+``dict[K, V]`` → Map, ``tuple[X, Y]`` → Tuple, a dataclass → Pojo, an Enum → Enum, anything else
+→ Pickle). Annotations are resolved with ``typing.get_type_hints``, so ``from __future__ import
+annotations`` works for classes whose names are reachable from their module.
+
+Byte format: a flags byte (1 = null, 2 = exactly the serializer's class; subclasses are refused),
+then per field in name-sorted order a bool is-null and, if not null, the value.
+
+Evolution (the NEW snapshot judges the OLD one): a different qualified class name or a field
+whose type changed incompatibly → incompatible; fields added or removed → after migration (old
+records read through ``restore_serializer()`` become instances of the current class: added
+fields take the dataclass default or default_factory, else 0 / 0.0 / False for numeric and bool
+fields and None for every other type; removed fields are read and dropped).
+
+Pickling: a ``PojoSerializer`` pickles its class *by name* (``module:qualname``) plus its field
+serializers. Unpickling resolves the name with ``reference.lookup_type`` (the registry, then
+already-imported modules), and only if that fails imports the module and tries again (unpickling
+is trusted input, unlike a snapshot). A dataclass created at runtime survives the trip when the
+receiving process registers it under the same name (``reference.register_type``), e.g. because
+importing the module named in its ``__module__`` re-creates and registers it; otherwise
+unpickling raises a ``StateError`` naming the class.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import enum
+import importlib
+import threading
+import types
+import typing
+from collections.abc import Sequence
 from typing import Any
 
+from .._classes import lookup_type, qualified_name, register_type
+from .._compat import SchemaCompatibility
+from .._errors import SerializationError, SnapshotFormatError, StateError, StateMigrationError
+from .._io import DataInputView, DataOutputView
 from .._serializer import TypeSerializer
-from .._snapshot import SimpleTypeSerializerSnapshot
+from .._snapshot import (
+    CompositeTypeSerializerSnapshot,
+    TypeSerializerSnapshot,
+    resolve_compatibility,
+)
+
+__all__ = ["PojoSerializer", "PojoSerializerSnapshot", "field_serializer_for_annotation"]
+
+FLAG_NULL = 0x01
+FLAG_NO_SUBCLASS = 0x02
+FLAG_SUBCLASS = 0x04
+FLAG_TAGGED_SUBCLASS = 0x08
+
+_BUILDING = threading.local()
 
 
-class PojoSerializer(TypeSerializer[Any]):  # pragma: no cover - placeholder
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise NotImplementedError("PojoSerializer is not written yet")
+def field_serializer_for_annotation(annotation: Any, where: str = "annotation") -> TypeSerializer[Any]:
+    """The serializer the mapping in this module's docstring gives for a type annotation."""
+    from . import _composites as c
+    from . import _primitives as p
 
-    def serialize(self, value: Any, target: Any) -> None: ...
-    def deserialize(self, source: Any) -> Any: ...
-    def snapshot_configuration(self) -> Any: ...
+    if annotation is bool:
+        return p.BooleanSerializer()
+    if annotation is int:
+        return p.LongSerializer()
+    if annotation is float:
+        return p.DoubleSerializer()
+    if annotation is str:
+        return p.StringSerializer()
+    if annotation is bytes:
+        return p.BytesSerializer()
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is typing.Union or (hasattr(types, "UnionType") and origin is types.UnionType):
+        others = [a for a in args if a is not type(None)]
+        if len(others) == 1 and len(args) == 2:
+            return c.NullableSerializer(field_serializer_for_annotation(others[0], where))
+        return _pickle()
+    if origin is list and len(args) == 1:
+        return c.ListSerializer(field_serializer_for_annotation(args[0], where))
+    if origin is dict and len(args) == 2:
+        return c.MapSerializer(
+            field_serializer_for_annotation(args[0], where),
+            field_serializer_for_annotation(args[1], where),
+        )
+    if origin is tuple and args and Ellipsis not in args and args != ((),):
+        return c.TupleSerializer(*[field_serializer_for_annotation(a, where) for a in args])
+    if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
+        return PojoSerializer(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        from ._enum import EnumSerializer
+
+        return EnumSerializer(annotation)
+    return _pickle()
 
 
-class PojoSerializerSnapshot(SimpleTypeSerializerSnapshot[Any]):  # pragma: no cover - placeholder
-    def __init__(self) -> None:
-        super().__init__(PojoSerializer)
+def _pickle() -> TypeSerializer[Any]:
+    from ._pickle import PickleSerializer
+
+    return PickleSerializer()
+
+
+def _derive_fields(cls: type) -> list[tuple[str, TypeSerializer[Any]]]:
+    declared = dataclasses.fields(cls)
+    hints: dict[str, Any] | None = None
+    result: list[tuple[str, TypeSerializer[Any]]] = []
+    for f in declared:
+        explicit = f.metadata.get("serializer") if f.metadata else None
+        if explicit is not None:
+            if not isinstance(explicit, TypeSerializer):
+                raise TypeError(
+                    f"{qualified_name(cls)}.{f.name}: metadata 'serializer' is a "
+                    f"{type(explicit).__name__}, not a TypeSerializer"
+                )
+            result.append((f.name, explicit))
+            continue
+        if hints is None:
+            try:
+                hints = typing.get_type_hints(cls)
+            except Exception as exc:  # NameError for unresolvable string annotations, etc.
+                raise TypeError(
+                    f"cannot resolve the annotations of {qualified_name(cls)} ({type(exc).__name__}: "
+                    f"{exc}); define the names they use at module level or give each field "
+                    "dataclasses.field(metadata={'serializer': ...})"
+                ) from None
+        result.append((f.name, field_serializer_for_annotation(hints.get(f.name, Any), f.name)))
+    return sorted(result, key=lambda item: item[0])
+
+
+def _zero_for(serializer: TypeSerializer[Any]) -> Any:
+    """What a new field gets when the dataclass gives no default: numeric and bool fields
+    their zero (like Java primitives), every other field None (like Java references)."""
+    from . import _primitives as p
+
+    if isinstance(
+        serializer,
+        (p.BooleanSerializer, p.ByteSerializer, p.ShortSerializer, p.IntSerializer,
+         p.LongSerializer, p.FloatSerializer, p.DoubleSerializer),
+    ):
+        return serializer.create_instance()
+    return None
+
+
+class PojoSerializer(TypeSerializer[Any]):
+    """Instances of one dataclass (``PojoSerializer(MyDataclass)``); any field may be None.
+
+    Registers the dataclass with ``reference.register_type`` so that snapshots can resolve it.
+    Equality is by class and field serializers.
+    """
+
+    def __init__(self, dataclass_type: type) -> None:
+        if not isinstance(dataclass_type, type) or not dataclasses.is_dataclass(dataclass_type):
+            raise TypeError(
+                f"PojoSerializer needs a dataclass type, got {dataclass_type!r}; decorate the "
+                "class with @dataclasses.dataclass"
+            )
+        building: set[type] = getattr(_BUILDING, "classes", None) or set()
+        _BUILDING.classes = building
+        if dataclass_type in building:
+            raise TypeError(
+                f"{qualified_name(dataclass_type)} refers to itself through its field types; give "
+                "the recursive field an explicit serializer via "
+                "dataclasses.field(metadata={'serializer': ...}) (e.g. PickleSerializer())"
+            )
+        building.add(dataclass_type)
+        try:
+            fields = _derive_fields(dataclass_type)
+        finally:
+            building.discard(dataclass_type)
+        register_type(dataclass_type)
+        self.dataclass_type = dataclass_type
+        self.fields: tuple[tuple[str, TypeSerializer[Any]], ...] = tuple(fields)
+        self._cache_prepare()
+
+    @classmethod
+    def _with_fields(
+        cls, dataclass_type: type, fields: Sequence[tuple[str, TypeSerializer[Any]]]
+    ) -> PojoSerializer:
+        """A serializer of ``dataclass_type`` that reads and writes exactly ``fields`` (sorted
+        by name): the restored form of an older snapshot, or a reconfigured one."""
+        self = cls.__new__(cls)
+        register_type(dataclass_type)
+        self.dataclass_type = dataclass_type
+        self.fields = tuple(sorted(fields, key=lambda item: item[0]))
+        self._cache_prepare()
+        return self
+
+    def _cache_prepare(self) -> None:
+        cls = self.dataclass_type
+        current = {f.name: f for f in dataclasses.fields(cls)}
+        names = {name for name, _ in self.fields}
+        self._cache_names = tuple(name for name, _ in self.fields)
+        self._cache_serializers = tuple(s for _, s in self.fields)
+        # Fields of the current class that this serializer does not read (added since the
+        # snapshot): they get the dataclass default, else the zero of their current type.
+        missing = [f for name, f in current.items() if name not in names]
+        self._cache_missing: tuple[dataclasses.Field[Any], ...] = tuple(missing)
+        self._cache_missing_zero: dict[str, Any] = {}
+        if missing:
+            derived = dict(_derive_fields(cls)) if any(
+                f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+                for f in missing
+            ) else {}
+            for f in missing:
+                if f.name in derived:
+                    self._cache_missing_zero[f.name] = _zero_for(derived[f.name])
+        # Fields read from the data that the current class no longer has are dropped.
+        self._cache_keep = tuple(name in current for name in self._cache_names)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"dataclass_type": self.dataclass_type, "fields": self.fields}
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_unpickle_pojo_serializer, (qualified_name(self.dataclass_type), self.fields))
+
+    # -- instances -------------------------------------------------------------------------
+    def _new_instance(self, values: dict[str, Any]) -> Any:
+        """An instance of the current class holding ``values`` exactly (``__init__`` and
+        ``__post_init__`` are not run: a restored record is the record that was stored)."""
+        cls = self.dataclass_type
+        obj = cls.__new__(cls)
+        setter = object.__setattr__
+        for f in self._cache_missing:
+            if f.default is not dataclasses.MISSING:
+                value = f.default
+            elif f.default_factory is not dataclasses.MISSING:
+                value = f.default_factory()
+            else:
+                value = self._cache_missing_zero.get(f.name)
+            setter(obj, f.name, value)
+        for name, value in values.items():
+            setter(obj, name, value)
+        return obj
+
+    # -- TypeSerializer ----------------------------------------------------------------------
+    def serialize(self, value: Any, target: DataOutputView) -> None:
+        if value is None:
+            target.write_byte(FLAG_NULL)
+            return
+        if type(value) is not self.dataclass_type:
+            if isinstance(value, self.dataclass_type):
+                raise SerializationError(
+                    f"PojoSerializer({qualified_name(self.dataclass_type)}) got an instance of the "
+                    f"subclass {qualified_name(type(value))}; subclasses are not supported: use a "
+                    "PojoSerializer of the subclass for that state"
+                )
+            raise SerializationError(
+                f"PojoSerializer({qualified_name(self.dataclass_type)}) got "
+                f"{type(value).__name__} {value!r}; it writes instances of that dataclass (or None)"
+            )
+        target.write_byte(FLAG_NO_SUBCLASS)
+        for name, serializer in self.fields:
+            item = getattr(value, name, None)
+            if item is None:
+                target.write_boolean(True)
+            else:
+                target.write_boolean(False)
+                try:
+                    serializer.serialize(item, target)
+                except SerializationError as exc:
+                    raise SerializationError(
+                        f"field {name!r} of {qualified_name(self.dataclass_type)}: {exc}"
+                    ) from None
+
+    def _read_flags(self, source: DataInputView) -> bool:
+        flags = source.read_unsigned_byte()
+        if flags == FLAG_NULL:
+            return True
+        if flags == FLAG_NO_SUBCLASS:
+            return False
+        if flags & (FLAG_SUBCLASS | FLAG_TAGGED_SUBCLASS) and not flags & ~0x0F:
+            raise SerializationError(
+                f"PojoSerializer({qualified_name(self.dataclass_type)}): the data holds a subclass "
+                f"instance (flags {flags:#04x}), which this serializer does not support"
+            )
+        raise SerializationError(
+            f"PojoSerializer({qualified_name(self.dataclass_type)}): invalid flags byte "
+            f"{flags:#04x} (1 = null, 2 = instance); the data is corrupt"
+        )
+
+    def deserialize(self, source: DataInputView) -> Any:
+        if self._read_flags(source):
+            return None
+        values: dict[str, Any] = {}
+        for name, serializer, keep in zip(self._cache_names, self._cache_serializers, self._cache_keep):
+            value = None if source.read_boolean() else serializer.deserialize(source)
+            if keep:
+                values[name] = value
+        return self._new_instance(values)
+
+    def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
+        if self._read_flags(source):
+            target.write_byte(FLAG_NULL)
+            return
+        target.write_byte(FLAG_NO_SUBCLASS)
+        for serializer in self._cache_serializers:
+            is_null = source.read_boolean()
+            target.write_boolean(is_null)
+            if not is_null:
+                serializer.copy_serialized(source, target)
+
+    def copy(self, value: Any) -> Any:
+        if value is None:
+            return None
+        values = {}
+        for name, serializer, keep in zip(self._cache_names, self._cache_serializers, self._cache_keep):
+            if keep:
+                item = getattr(value, name, None)
+                values[name] = None if item is None else serializer.copy(item)
+        return self._new_instance(values)
+
+    def duplicate(self) -> PojoSerializer:
+        duplicates = [s.duplicate() for s in self._cache_serializers]
+        if all(d is s for d, s in zip(duplicates, self._cache_serializers)):
+            return self
+        return PojoSerializer._with_fields(self.dataclass_type, list(zip(self._cache_names, duplicates)))
+
+    def create_instance(self) -> Any:
+        values = {}
+        for f in dataclasses.fields(self.dataclass_type):
+            if f.name in self._cache_names:
+                if f.default is not dataclasses.MISSING:
+                    values[f.name] = f.default
+                elif f.default_factory is not dataclasses.MISSING:
+                    values[f.name] = f.default_factory()
+                else:
+                    values[f.name] = _zero_for(dict(self.fields)[f.name])
+        return self._new_instance(values)
+
+    def snapshot_configuration(self) -> PojoSerializerSnapshot:
+        return PojoSerializerSnapshot(self)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (
+            type(other) is type(self)
+            and other.dataclass_type is self.dataclass_type  # type: ignore[attr-defined]
+            and other.fields == self.fields  # type: ignore[attr-defined]
+        )
+
+    def __hash__(self) -> int:
+        return hash((type(self).__qualname__, qualified_name(self.dataclass_type)))
+
+    def __repr__(self) -> str:
+        return f"PojoSerializer({qualified_name(self.dataclass_type)})"
+
+
+def _unpickle_pojo_serializer(
+    name: str, fields: Sequence[tuple[str, TypeSerializer[Any]]]
+) -> PojoSerializer:
+    cls = lookup_type(name)
+    if cls is None:
+        module = name.partition(":")[0]
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            pass
+        cls = lookup_type(name)
+    if cls is None or not dataclasses.is_dataclass(cls):
+        raise StateError(
+            f"cannot unpickle PojoSerializer: dataclass {name} is not known in this process; "
+            "import its module (or register a runtime-created class with "
+            "reference.register_type) before unpickling"
+        )
+    return PojoSerializer._with_fields(cls, fields)
+
+
+def _is_identity_migration(snapshot: TypeSerializerSnapshot[Any]) -> bool:
+    return type(snapshot).migrate_element is TypeSerializerSnapshot.migrate_element
+
+
+class PojoSerializerSnapshot(CompositeTypeSerializerSnapshot[Any]):
+    """Outer version 1: UTF class identity ``module:qualname``, int n, n × UTF field name
+    (sorted); nested snapshots are the field serializers' in the same order."""
+
+    OUTER_VERSION = 1
+
+    def __init__(self, serializer: PojoSerializer | None = None) -> None:
+        super().__init__(serializer)
+        if serializer is not None:
+            self.class_name = qualified_name(serializer.dataclass_type)
+            self.field_names = [name for name, _ in serializer.fields]
+        else:
+            self.class_name = ""
+            self.field_names: list[str] = []
+
+    def get_current_outer_snapshot_version(self) -> int:
+        return self.OUTER_VERSION
+
+    def get_nested_serializers(self, outer_serializer: Any) -> Sequence[TypeSerializer[Any]]:
+        return [s for _, s in outer_serializer.fields]
+
+    def _current_class(self) -> type:
+        if self._serializer is not None:
+            return self._serializer.dataclass_type  # type: ignore[attr-defined, no-any-return]
+        cls = lookup_type(self.class_name)
+        if cls is None or not dataclasses.is_dataclass(cls):
+            raise StateError(
+                f"the snapshot's dataclass {self.class_name} is not known in this process; "
+                "import its module before restoring (classes are never imported on a "
+                "snapshot's behalf)"
+            )
+        return cls
+
+    def create_outer_serializer_with_nested_serializers(
+        self, nested: Sequence[TypeSerializer[Any]]
+    ) -> PojoSerializer:
+        if len(nested) != len(self.field_names):
+            raise SnapshotFormatError(
+                f"PojoSerializerSnapshot of {self.class_name}: {len(nested)} field serializers "
+                f"for the fields {self.field_names}; the snapshot is corrupt"
+            )
+        return PojoSerializer._with_fields(self._current_class(), list(zip(self.field_names, nested)))
+
+    def write_outer_snapshot(self, target: DataOutputView) -> None:
+        target.write_utf(self.class_name)
+        target.write_int(len(self.field_names))
+        for name in self.field_names:
+            target.write_utf(name)
+
+    def read_outer_snapshot(self, read_outer_version: int, source: DataInputView) -> None:
+        if read_outer_version != self.OUTER_VERSION:
+            raise SnapshotFormatError(
+                f"PojoSerializerSnapshot: unsupported outer version {read_outer_version} (this "
+                f"reader knows {self.OUTER_VERSION})"
+            )
+        class_name = source.read_utf()
+        count = source.read_int()
+        if count < 0 or count * 2 > source.available():
+            raise SnapshotFormatError(
+                f"PojoSerializerSnapshot of {class_name}: field count {count} does not fit the "
+                f"{source.available()} remaining bytes; the snapshot is corrupt"
+            )
+        names = [source.read_utf() for _ in range(count)]
+        if names != sorted(set(names)) or ":" not in class_name:
+            raise SnapshotFormatError(
+                f"PojoSerializerSnapshot of {class_name!r}: field names {names} are not sorted and "
+                "unique, or the class identity is not module:qualname; the snapshot is corrupt"
+            )
+        self.class_name = class_name
+        self.field_names = names
+
+    def read_snapshot(self, read_version: int, source: DataInputView) -> None:
+        super().read_snapshot(read_version, source)
+        if len(self.nested_snapshots) != len(self.field_names):
+            raise SnapshotFormatError(
+                f"PojoSerializerSnapshot of {self.class_name}: {len(self.nested_snapshots)} nested "
+                f"snapshots for the fields {self.field_names}; the snapshot is corrupt"
+            )
+
+    def nested_labels(self) -> list[str]:
+        return [f"field {name!r}" for name in self.field_names]
+
+    def resolve_schema_compatibility(
+        self, old_snapshot: TypeSerializerSnapshot[Any]
+    ) -> SchemaCompatibility[Any]:
+        if not isinstance(old_snapshot, PojoSerializerSnapshot):
+            return SchemaCompatibility.incompatible(
+                f"a {type(old_snapshot).__name__} cannot become a dataclass of {self.class_name} "
+                "(PojoSerializerSnapshot); a state's type may not change"
+            )
+        if old_snapshot.class_name != self.class_name:
+            return SchemaCompatibility.incompatible(
+                f"the dataclass changed from {old_snapshot.class_name} to {self.class_name}; a "
+                "POJO state's class (module and qualified name) may not change"
+            )
+        old_nested = dict(zip(old_snapshot.field_names, old_snapshot.nested_snapshots))
+        nested: dict[str, SchemaCompatibility[Any]] = {}
+        problems = []
+        for name, snapshot in zip(self.field_names, self.nested_snapshots):
+            if name in old_nested:
+                result = resolve_compatibility(snapshot, old_nested[name])
+                if result.is_incompatible():
+                    problems.append(
+                        f"field {name!r} of {self.class_name} changed its type incompatibly: "
+                        f"{result.reason}"
+                    )
+                nested[name] = result
+        if problems:
+            return SchemaCompatibility.incompatible("; ".join(problems))
+        fields_changed = old_snapshot.field_names != self.field_names
+        if fields_changed or any(r.is_compatible_after_migration() for r in nested.values()):
+            paths = [f"{name}.{p}" for name, r in nested.items() for p in r.row_paths]
+            return SchemaCompatibility.compatible_after_migration(row_paths=paths)
+        if any(r.is_compatible_with_reconfigured_serializer() for r in nested.values()):
+            serializers = [
+                nested[name].get_reconfigured_serializer()
+                if nested[name].is_compatible_with_reconfigured_serializer()
+                else current
+                for name, current in zip(self.field_names, self._new_nested_serializers())
+            ]
+            return SchemaCompatibility.compatible_with_reconfigured_serializer(
+                self.create_outer_serializer_with_nested_serializers(serializers)
+            )
+        return SchemaCompatibility.compatible_as_is()
+
+    def migrate_element(
+        self, prior: Any, new: Any, element: Any, target: DataOutputView | None = None
+    ) -> Any:
+        """The restored serializer already reads instances of the current class; only field
+        values whose own serializer needs migration (e.g. an evolved row) are migrated."""
+        if not isinstance(prior, PojoSerializer) or not isinstance(new, PojoSerializer):
+            raise StateMigrationError(
+                f"PojoSerializerSnapshot.migrate_element needs PojoSerializers, got "
+                f"{type(prior).__name__} and {type(new).__name__}"
+            )
+        migrated = element
+        if element is not None:
+            snapshots = dict(zip(self.field_names, self.nested_snapshots))
+            if set(snapshots) != set(new._cache_names):
+                snapshots = dict(zip(new._cache_names, new.snapshot_configuration().nested_snapshots))
+            prior_fields = dict(prior.fields)
+            changes = {}
+            for name, new_field in new.fields:
+                snap = snapshots[name]
+                if name not in prior_fields or _is_identity_migration(snap):
+                    continue
+                value = getattr(element, name, None)
+                if value is not None:
+                    changes[name] = snap.migrate_element(prior_fields[name], new_field, value)
+            if changes:
+                values = {name: getattr(element, name, None) for name in new._cache_names}
+                values.update(changes)
+                migrated = new._new_instance(values)
+        if target is not None:
+            new.serialize(migrated, target)
+        return migrated

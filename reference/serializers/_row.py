@@ -1,26 +1,524 @@
-"""Placeholder: being written (see the open issues)."""
+"""Row (Flink's ``RowSerializer``) with FLIP-527 schema evolution by field name.
+
+Values are tuples in field order (``None`` for a null field). A plain tuple is an INSERT row;
+other change kinds use :class:`Row`, a tuple that also carries a :class:`RowKind`.
+
+Byte format (Flink 2.x): a null mask of ``2 + arity`` bits, most significant bit first, packed
+into ``ceil(bits / 8)`` bytes with the unused low bits zero. The first two bits hold the row
+kind (bit 0 = kind & 1, bit 1 = kind & 2, so UPDATE_BEFORE → 0x80, UPDATE_AFTER → 0x40,
+DELETE → 0xC0); bit ``2 + i`` set means field ``i`` is null. Only non-null fields follow.
+Without row-kind support (``supports_row_kind=False``, Flink's legacy mode) the mask has just
+``arity`` bits.
+
+Evolution (FLIP-527; the NEW snapshot judges the OLD one; fields are matched by name):
+adding nullable fields anywhere, reordering fields, and evolving nested rows by the same rules
+need migration (``compatible_after_migration`` whose ``row_paths`` name the evolved fields, e.g.
+``"address.zip"``); removing or renaming a field, changing a field's type, adding a NOT NULL
+field and turning a nullable field NOT NULL are incompatible. Relaxing a NOT NULL field to
+nullable changes nothing in the bytes and is compatible as is.
+"""
 
 from __future__ import annotations
 
+import enum
+from collections.abc import Iterable, Sequence
 from typing import Any
 
+from .._compat import OuterSchemaCompatibility, SchemaCompatibility
+from .._errors import SerializationError, SnapshotFormatError, StateMigrationError
+from .._io import DataInputView, DataOutputView
 from .._serializer import TypeSerializer
-from .._snapshot import SimpleTypeSerializerSnapshot
+from .._snapshot import (
+    CompositeTypeSerializerSnapshot,
+    TypeSerializerSnapshot,
+    resolve_compatibility,
+)
+
+__all__ = ["RowKind", "Row", "RowSerializer", "RowSerializerSnapshot"]
 
 
-class RowSerializer(TypeSerializer[Any]):  # pragma: no cover - placeholder
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise NotImplementedError("RowSerializer is not written yet")
+class RowKind(enum.IntEnum):
+    """The change a row describes (Flink's ``RowKind``; the value is its byte value)."""
 
-    def serialize(self, value: Any, target: Any) -> None: ...
-    def deserialize(self, source: Any) -> Any: ...
-    def snapshot_configuration(self) -> Any: ...
+    INSERT = 0
+    UPDATE_BEFORE = 1
+    UPDATE_AFTER = 2
+    DELETE = 3
+
+    @property
+    def short_string(self) -> str:
+        return ("+I", "-U", "+U", "-D")[self.value]
 
 
-class RowSerializerSnapshot(SimpleTypeSerializerSnapshot[Any]):  # pragma: no cover - placeholder
-    def __init__(self) -> None:
-        super().__init__(RowSerializer)
+class Row(tuple):  # type: ignore[type-arg]
+    """A tuple of field values that also carries a :class:`RowKind`.
+
+    ``Row((1, "a"), RowKind.DELETE)`` (like ``tuple(iterable)``) or ``Row.of(1, "a",
+    kind=RowKind.DELETE)``. Equality and hashing include the kind; an INSERT ``Row`` equals the
+    plain tuple of its values (a plain tuple *is* an INSERT row).
+    """
+
+    kind: RowKind
+
+    def __new__(cls, values: Iterable[Any] = (), kind: RowKind | int = RowKind.INSERT) -> Row:
+        self = super().__new__(cls, values)
+        self.kind = RowKind(kind)
+        return self
+
+    @classmethod
+    def of(cls, *values: Any, kind: RowKind | int = RowKind.INSERT) -> Row:
+        return cls(values, kind)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return getattr(other, "kind", RowKind.INSERT) == self.kind and tuple.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    def __hash__(self) -> int:
+        plain = tuple.__hash__(self)
+        return plain if self.kind is RowKind.INSERT else hash((plain, int(self.kind)))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Row, (tuple(self), int(self.kind)))
+
+    def __repr__(self) -> str:
+        return f"Row({tuple.__repr__(self)}, RowKind.{self.kind.name})"
 
 
-Row = tuple
-RowKind = None
+def _kind_of(value: tuple[Any, ...]) -> RowKind:
+    return value.kind if type(value) is Row else RowKind.INSERT
+
+
+def _make_row(values: Sequence[Any], kind: RowKind) -> tuple[Any, ...]:
+    return tuple(values) if kind is RowKind.INSERT else Row(values, kind)
+
+
+class RowSerializer(TypeSerializer[tuple[Any, ...]]):
+    """Rows of named fields: ``RowSerializer([(name, serializer, nullable), ...])``.
+
+    ``nullable=False`` (NOT NULL) fields refuse ``None``. With ``supports_row_kind=False`` the
+    row kind is not written (Flink's legacy mode) and only INSERT rows can be written.
+    """
+
+    def __init__(
+        self,
+        fields: Iterable[tuple[str, TypeSerializer[Any], bool] | Sequence[Any]],
+        supports_row_kind: bool = True,
+    ) -> None:
+        normalized: list[tuple[str, TypeSerializer[Any], bool]] = []
+        seen: set[str] = set()
+        for i, entry in enumerate(fields):
+            try:
+                name, serializer, nullable = entry
+            except (TypeError, ValueError):
+                raise TypeError(
+                    f"RowSerializer field {i} is {entry!r}; give each field as (name, serializer, "
+                    "nullable)"
+                ) from None
+            if type(name) is not str or not name:
+                raise TypeError(f"RowSerializer field {i}: the name must be a non-empty str, got {name!r}")
+            if name in seen:
+                raise ValueError(f"RowSerializer: field name {name!r} appears twice; names must be unique")
+            if not isinstance(serializer, TypeSerializer):
+                raise TypeError(
+                    f"RowSerializer field {name!r}: {type(serializer).__name__} is not a TypeSerializer"
+                )
+            if type(nullable) is not bool:
+                raise TypeError(f"RowSerializer field {name!r}: nullable must be a bool, got {nullable!r}")
+            seen.add(name)
+            normalized.append((name, serializer, nullable))
+        self.fields: tuple[tuple[str, TypeSerializer[Any], bool], ...] = tuple(normalized)
+        self.supports_row_kind = bool(supports_row_kind)
+        self._cache_prepare()
+
+    def _cache_prepare(self) -> None:
+        self._cache_arity = len(self.fields)
+        self._cache_offset = 2 if self.supports_row_kind else 0
+        self._cache_mask_len = (self._cache_arity + self._cache_offset + 7) // 8
+        self._cache_serializers = tuple(f[1] for f in self.fields)
+        self._cache_nullable = tuple(f[2] for f in self.fields)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._cache_prepare()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"fields": self.fields, "supports_row_kind": self.supports_row_kind}
+
+    # -- names and shape -------------------------------------------------------------------
+    @property
+    def field_names(self) -> list[str]:
+        return [f[0] for f in self.fields]
+
+    @property
+    def arity(self) -> int:
+        return self._cache_arity
+
+    # -- mask --------------------------------------------------------------------------------
+    def _write_mask(self, kind: RowKind, values: Sequence[Any], target: DataOutputView) -> None:
+        bits = 0
+        if self._cache_offset:
+            bits = (kind & 1) << 1 | (kind >> 1)  # bit 0 (MSB) = kind & 1, bit 1 = kind & 2
+        for value in values:
+            bits = (bits << 1) | (value is None)
+        total = self._cache_arity + self._cache_offset
+        bits <<= self._cache_mask_len * 8 - total
+        target.write(bits.to_bytes(self._cache_mask_len, "big"))
+
+    def _read_mask(self, source: DataInputView) -> tuple[RowKind, list[bool]]:
+        raw = int.from_bytes(source.read_fully(self._cache_mask_len), "big")
+        total = self._cache_arity + self._cache_offset
+        raw >>= self._cache_mask_len * 8 - total
+        nulls = [bool(raw >> (self._cache_arity - 1 - i) & 1) for i in range(self._cache_arity)]
+        kind = RowKind.INSERT
+        if self._cache_offset:
+            top = raw >> self._cache_arity
+            kind = RowKind((top >> 1) | ((top & 1) << 1))
+        for i, is_null in enumerate(nulls):
+            if is_null and not self._cache_nullable[i]:
+                raise SerializationError(
+                    f"RowSerializer: NOT NULL field {self.fields[i][0]!r} is marked null in the "
+                    "data; the bytes are corrupt or were written by a serializer where the field "
+                    "was nullable"
+                )
+        return kind, nulls
+
+    # -- TypeSerializer ----------------------------------------------------------------------
+    def _check_value(self, value: Any) -> RowKind:
+        if (type(value) is not tuple and type(value) is not Row) or len(value) != self._cache_arity:
+            raise SerializationError(
+                f"RowSerializer of fields {self.field_names} got {type(value).__name__} {value!r}; "
+                f"it writes tuples (or reference.serializers.Row) of exactly {self._cache_arity} values"
+            )
+        kind = _kind_of(value)
+        if kind is not RowKind.INSERT and not self._cache_offset:
+            raise SerializationError(
+                f"RowSerializer without row-kind support cannot write a {kind.name} row; use "
+                "supports_row_kind=True or write INSERT rows (plain tuples)"
+            )
+        for i, item in enumerate(value):
+            if item is None and not self._cache_nullable[i]:
+                raise SerializationError(
+                    f"RowSerializer: NOT NULL field {self.fields[i][0]!r} is None; give it a value "
+                    "or declare the field nullable"
+                )
+        return kind
+
+    def serialize(self, value: tuple[Any, ...], target: DataOutputView) -> None:
+        kind = self._check_value(value)
+        self._write_mask(kind, value, target)
+        for serializer, item in zip(self._cache_serializers, value):
+            if item is not None:
+                serializer.serialize(item, target)
+
+    def deserialize(self, source: DataInputView) -> tuple[Any, ...]:
+        kind, nulls = self._read_mask(source)
+        values = [
+            None if is_null else serializer.deserialize(source)
+            for serializer, is_null in zip(self._cache_serializers, nulls)
+        ]
+        return _make_row(values, kind)
+
+    def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
+        start = source.position
+        _, nulls = self._read_mask(source)
+        target.write(source.slice_from(start))
+        for serializer, is_null in zip(self._cache_serializers, nulls):
+            if not is_null:
+                serializer.copy_serialized(source, target)
+
+    def copy(self, value: tuple[Any, ...]) -> tuple[Any, ...]:
+        values = [
+            None if item is None else serializer.copy(item)
+            for serializer, item in zip(self._cache_serializers, value)
+        ]
+        return _make_row(values, _kind_of(value))
+
+    def duplicate(self) -> RowSerializer:
+        duplicates = [s.duplicate() for s in self._cache_serializers]
+        if all(d is s for d, s in zip(duplicates, self._cache_serializers)):
+            return self
+        return RowSerializer(
+            [(name, d, nullable) for (name, _, nullable), d in zip(self.fields, duplicates)],
+            self.supports_row_kind,
+        )
+
+    def create_instance(self) -> tuple[Any, ...]:
+        return tuple(None if nullable else s.create_instance() for _, s, nullable in self.fields)
+
+    @property
+    def is_immutable_type(self) -> bool:
+        return all(s.is_immutable_type for s in self._cache_serializers)
+
+    def snapshot_configuration(self) -> RowSerializerSnapshot:
+        return RowSerializerSnapshot(self)
+
+    def __hash__(self) -> int:
+        return hash((type(self).__qualname__, tuple(self.field_names)))
+
+    def __repr__(self) -> str:
+        fields = ", ".join(
+            f"({name!r}, {s!r}, {nullable})" for name, s, nullable in self.fields
+        )
+        extra = "" if self.supports_row_kind else ", supports_row_kind=False"
+        return f"RowSerializer([{fields}]{extra})"
+
+
+def _is_identity_migration(snapshot: TypeSerializerSnapshot[Any]) -> bool:
+    return type(snapshot).migrate_element is TypeSerializerSnapshot.migrate_element
+
+
+class RowSerializerSnapshot(CompositeTypeSerializerSnapshot[tuple[Any, ...]]):
+    """Outer version 4: bool supports-row-kind, int n, n × (UTF name, bool nullable); the
+    nested snapshots are the field serializers' in field order."""
+
+    OUTER_VERSION = 4
+
+    def __init__(self, serializer: RowSerializer | None = None) -> None:
+        super().__init__(serializer)
+        if serializer is not None:
+            self.supports_row_kind = serializer.supports_row_kind
+            self.field_names = serializer.field_names
+            self.nullables = [f[2] for f in serializer.fields]
+        else:
+            self.supports_row_kind = True
+            self.field_names: list[str] = []
+            self.nullables: list[bool] = []
+        self._cache_plans: dict[tuple[int, int], Any] = {}
+
+    # -- composite hooks -----------------------------------------------------------------
+    def get_current_outer_snapshot_version(self) -> int:
+        return self.OUTER_VERSION
+
+    def get_nested_serializers(self, outer_serializer: Any) -> Sequence[TypeSerializer[Any]]:
+        return [f[1] for f in outer_serializer.fields]
+
+    def create_outer_serializer_with_nested_serializers(
+        self, nested: Sequence[TypeSerializer[Any]]
+    ) -> RowSerializer:
+        if len(nested) != len(self.field_names):
+            raise SnapshotFormatError(
+                f"RowSerializerSnapshot: {len(nested)} field serializers for the "
+                f"{len(self.field_names)} fields {self.field_names}; the snapshot is corrupt"
+            )
+        return RowSerializer(
+            list(zip(self.field_names, nested, self.nullables)), self.supports_row_kind
+        )
+
+    def write_outer_snapshot(self, target: DataOutputView) -> None:
+        target.write_boolean(self.supports_row_kind)
+        target.write_int(len(self.field_names))
+        for name, nullable in zip(self.field_names, self.nullables):
+            target.write_utf(name)
+            target.write_boolean(nullable)
+
+    def read_outer_snapshot(self, read_outer_version: int, source: DataInputView) -> None:
+        if read_outer_version != self.OUTER_VERSION:
+            raise SnapshotFormatError(
+                f"RowSerializerSnapshot: unsupported outer version {read_outer_version} (this "
+                f"reader knows {self.OUTER_VERSION}); the snapshot is corrupt or from a newer release"
+            )
+        self.supports_row_kind = source.read_boolean()
+        count = source.read_int()
+        # Each field takes at least 3 bytes (empty UTF, bool): bound the count by the input.
+        if count < 0 or count * 3 > source.available():
+            raise SnapshotFormatError(
+                f"RowSerializerSnapshot: field count {count} does not fit the "
+                f"{source.available()} remaining bytes; the snapshot is corrupt"
+            )
+        names: list[str] = []
+        nullables: list[bool] = []
+        for _ in range(count):
+            names.append(source.read_utf())
+            nullables.append(source.read_boolean())
+        if len(set(names)) != len(names) or "" in names:
+            raise SnapshotFormatError(
+                f"RowSerializerSnapshot: field names {names} are empty or repeated; the snapshot "
+                "is corrupt"
+            )
+        self.field_names = names
+        self.nullables = nullables
+
+    def read_snapshot(self, read_version: int, source: DataInputView) -> None:
+        super().read_snapshot(read_version, source)
+        if len(self.nested_snapshots) != len(self.field_names):
+            raise SnapshotFormatError(
+                f"RowSerializerSnapshot: {len(self.nested_snapshots)} nested snapshots for the "
+                f"{len(self.field_names)} fields {self.field_names}; the snapshot is corrupt"
+            )
+        self._cache_plans = {}
+
+    def nested_labels(self) -> list[str]:
+        return [f"row field {name!r}" for name in self.field_names]
+
+    def resolve_outer_schema_compatibility(self, old_snapshot: Any) -> OuterSchemaCompatibility:
+        if old_snapshot.supports_row_kind != self.supports_row_kind:
+            return OuterSchemaCompatibility.COMPATIBLE_AFTER_MIGRATION
+        return OuterSchemaCompatibility.COMPATIBLE_AS_IS
+
+    # -- FLIP-527 resolution ---------------------------------------------------------------
+    def resolve_schema_compatibility(
+        self, old_snapshot: TypeSerializerSnapshot[Any]
+    ) -> SchemaCompatibility[Any]:
+        if not isinstance(old_snapshot, RowSerializerSnapshot):
+            return SchemaCompatibility.incompatible(
+                f"a {type(old_snapshot).__name__} cannot become a row (RowSerializerSnapshot); "
+                "a state's type may not change"
+            )
+        old_index = {name: i for i, name in enumerate(old_snapshot.field_names)}
+        new_index = {name: i for i, name in enumerate(self.field_names)}
+        problems: list[str] = []
+        removed = [n for n in old_snapshot.field_names if n not in new_index]
+        added = [n for n in self.field_names if n not in old_index]
+        for name in removed:
+            problems.append(
+                f"row field {name!r} was removed or renamed (FLIP-527 allows only adding nullable "
+                "fields, reordering, and evolving nested rows; keep the field)"
+            )
+        for name in added:
+            if not self.nullables[new_index[name]]:
+                problems.append(
+                    f"row field {name!r} was added as NOT NULL; old rows have no value for it "
+                    "(declare it nullable)"
+                )
+        nested: dict[str, SchemaCompatibility[Any]] = {}
+        for name, i in new_index.items():
+            if name not in old_index:
+                continue
+            j = old_index[name]
+            if old_snapshot.nullables[j] and not self.nullables[i]:
+                problems.append(
+                    f"row field {name!r} changed from nullable to NOT NULL; old rows may hold "
+                    "null there (keep it nullable)"
+                )
+            result = resolve_compatibility(self.nested_snapshots[i], old_snapshot.nested_snapshots[j])
+            if result.is_incompatible():
+                problems.append(f"row field {name!r} changed its type incompatibly: {result.reason}")
+            nested[name] = result
+        if problems:
+            return SchemaCompatibility.incompatible("; ".join(problems))
+
+        paths: list[str] = list(added)
+        old_order = [n for n in old_snapshot.field_names if n in new_index]
+        new_order = [n for n in self.field_names if n in old_index]
+        paths += [a for a, b in zip(new_order, old_order) if a != b]
+        migrate = bool(paths) or old_snapshot.supports_row_kind != self.supports_row_kind
+        for name, result in nested.items():
+            if result.is_compatible_after_migration():
+                migrate = True
+                paths += [f"{name}.{p}" for p in result.row_paths]
+        if migrate:
+            order = {name: k for k, name in enumerate(self.field_names)}
+            paths.sort(key=lambda p: (order.get(p.split(".", 1)[0], 0), p))
+            return SchemaCompatibility.compatible_after_migration(row_paths=paths)
+        if any(r.is_compatible_with_reconfigured_serializer() for r in nested.values()):
+            serializers = [
+                nested[name].get_reconfigured_serializer()
+                if nested[name].is_compatible_with_reconfigured_serializer()
+                else current
+                for name, current in zip(self.field_names, self._new_nested_serializers())
+            ]
+            return SchemaCompatibility.compatible_with_reconfigured_serializer(
+                self.create_outer_serializer_with_nested_serializers(serializers)
+            )
+        return SchemaCompatibility.compatible_as_is()
+
+    # -- migration ---------------------------------------------------------------------------
+    def _plan(self, prior: RowSerializer, new: RowSerializer) -> list[tuple[int, Any, Any, Any]]:
+        """Per new field: (index in the prior row or -1, nested snapshot or None when the nested
+        migration is the identity, prior field serializer, new field serializer)."""
+        key = (id(prior), id(new))
+        cached = self._cache_plans.get(key)
+        if cached is not None and cached[0] is prior and cached[1] is new:
+            return cached[2]  # type: ignore[no-any-return]
+        if not isinstance(prior, RowSerializer) or not isinstance(new, RowSerializer):
+            raise StateMigrationError(
+                f"RowSerializerSnapshot.migrate_element needs row serializers, got "
+                f"{type(prior).__name__} and {type(new).__name__}"
+            )
+        prior_index = {name: i for i, name in enumerate(prior.field_names)}
+        snapshots = dict(zip(self.field_names, self.nested_snapshots))
+        if set(snapshots) != set(new.field_names):
+            snapshots = dict(zip(new.field_names, new.snapshot_configuration().nested_snapshots))
+        plan = []
+        for name, serializer, _ in new.fields:
+            j = prior_index.get(name, -1)
+            snap = snapshots[name]
+            plan.append(
+                (j, None if _is_identity_migration(snap) else snap,
+                 prior.fields[j][1] if j >= 0 else None, serializer)
+            )
+        if len(self._cache_plans) > 16:
+            self._cache_plans.clear()
+        self._cache_plans[key] = (prior, new, plan)
+        return plan
+
+    def migrate_element(
+        self, prior: Any, new: Any, element: Any, target: DataOutputView | None = None
+    ) -> Any:
+        """Map an old row (in the prior serializer's field order) to the new field order by
+        name: added fields are null, nested fields are migrated by their own snapshots, and
+        the row kind is kept."""
+        plan = self._plan(prior, new)
+        kind = _kind_of(element)
+        if kind is not RowKind.INSERT and not new.supports_row_kind:
+            raise StateMigrationError(
+                f"a {kind.name} row cannot be migrated to a RowSerializer without row-kind "
+                "support: the kind would be lost (keep supports_row_kind=True)"
+            )
+        values = []
+        for j, snap, prior_field, new_field in plan:
+            if j < 0:
+                values.append(None)
+                continue
+            value = element[j]
+            if value is not None and snap is not None:
+                value = snap.migrate_element(prior_field, new_field, value)
+            values.append(value)
+        migrated = _make_row(values, kind)
+        if target is not None:
+            new.serialize(migrated, target)
+        return migrated
+
+    def migrate_state(
+        self, prior: Any, new: Any, source: DataInputView, target: DataOutputView
+    ) -> None:
+        """Byte-level rewrite: fields that need no nested migration are copied as bytes (the
+        result is identical to reading, migrating and writing)."""
+        plan = self._plan(prior, new)
+        kind, nulls = prior._read_mask(source)
+        if kind is not RowKind.INSERT and not new.supports_row_kind:
+            raise StateMigrationError(
+                f"a {kind.name} row cannot be migrated to a RowSerializer without row-kind "
+                "support: the kind would be lost (keep supports_row_kind=True)"
+            )
+        parts: list[bytes | None] = []
+        values: dict[int, Any] = {}
+        for i, (is_null, serializer) in enumerate(zip(nulls, prior._cache_serializers)):
+            if is_null:
+                parts.append(None)
+                continue
+            start = source.position
+            if serializer.length > 0:
+                source.skip_bytes(serializer.length)
+            else:
+                # The end of a variable-length field is only known by reading it.
+                values[i] = serializer.deserialize(source)
+            parts.append(source.slice_from(start))
+        out_parts: list[bytes | None] = []
+        for j, snap, prior_field, new_field in plan:
+            part = parts[j] if j >= 0 else None
+            if part is not None and snap is not None:
+                value = values[j] if j in values else prior_field.from_bytes(part)
+                buffer = DataOutputView()
+                new_field.serialize(snap.migrate_element(prior_field, new_field, value), buffer)
+                part = buffer.getvalue()
+            out_parts.append(part)
+        new._write_mask(kind, out_parts, target)
+        for part in out_parts:
+            if part is not None:
+                target.write(part)
