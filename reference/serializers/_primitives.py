@@ -7,7 +7,7 @@ import sys
 from array import array
 from typing import Any, ClassVar
 
-from .._errors import SerializationError
+from .._errors import EndOfDataError, SerializationError
 from .._io import DataInputView, DataOutputView
 from .._serializer import TypeSerializer
 from .._snapshot import SimpleTypeSerializerSnapshot
@@ -224,7 +224,7 @@ class StringSerializer(_Stateless):
             return None
         length -= 1
         if length > source.available():
-            raise SerializationError(
+            raise EndOfDataError(
                 f"StringSerializer: string of {length} characters but only "
                 f"{source.available()} bytes remain; the data is truncated or corrupt"
             )
