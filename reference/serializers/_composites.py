@@ -42,8 +42,10 @@ class NullableSerializer(TypeSerializer[Any]):
     def __init__(self, inner: TypeSerializer[Any], padded: bool = False) -> None:
         _check_serializer("NullableSerializer's inner serializer", inner)
         self.inner = inner
-        self.padded = bool(padded)
         self.padding_length = inner.length if padded and inner.length > 0 else 0
+        # Padding only exists for a fixed-length inner serializer; normalising the flag keeps
+        # equality by configuration true after a restore (the snapshot holds only the length).
+        self.padded = self.padding_length > 0
 
     @classmethod
     def _with_padding_length(cls, inner: TypeSerializer[Any], padding_length: int) -> NullableSerializer:
@@ -349,7 +351,7 @@ class TupleSerializer(TypeSerializer[tuple[Any, ...]]):
                 f"{value!r}; it writes tuples of exactly that arity"
             )
         for i, (field, item) in enumerate(zip(self.fields, value)):
-            if item is None:
+            if item is None and not isinstance(field, NullableSerializer):
                 raise SerializationError(
                     f"TupleSerializer: field {i} is None; tuple fields may not be null "
                     "(wrap the field serializer in NullableSerializer)"
