@@ -1,0 +1,128 @@
+"""Exact comparison and readable display of state values for the checks' verdicts.
+
+``==`` is too lenient to judge a serializer (``0.0 == -0.0``, ``1 == True``, NaN never equals
+itself), so values are compared through ``canonical``: exact types, floats by their IEEE bits
+(NaN payloads and -0.0 count), sequences in order. Dicts and sets compare as collections (their
+iteration order is not part of the value: a serializer may write map entries sorted).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+import reprlib
+import struct
+from typing import Any
+
+__all__ = ["canonical", "values_equal", "show", "first_difference"]
+
+_DOUBLE = struct.Struct(">d")
+
+
+def _name(value: Any) -> str:
+    cls = type(value)
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def canonical(value: Any) -> Any:
+    """A hashable form of ``value`` that is equal exactly when the values are the same."""
+    cls = type(value)
+    if value is None:
+        return ("None",)
+    if cls is float:
+        return ("float", _DOUBLE.pack(value))
+    if cls in (bool, int, str, bytes):
+        return (cls.__name__, value)
+    if cls is list:
+        return ("list", tuple(canonical(v) for v in value))
+    if cls is tuple:
+        return ("tuple", tuple(canonical(v) for v in value))
+    if cls is dict:
+        return ("dict", frozenset((canonical(k), canonical(v)) for k, v in value.items()))
+    if cls in (set, frozenset):
+        return (cls.__name__, frozenset(canonical(v) for v in value))
+    if isinstance(value, enum.Enum):
+        return ("enum", _name(value), value.name)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return (
+            "dataclass",
+            _name(value),
+            tuple((f.name, canonical(getattr(value, f.name))) for f in dataclasses.fields(value)),
+        )
+    if isinstance(value, tuple):  # rows with a kind, named tuples
+        kind = getattr(value, "kind", None)
+        return (_name(value), repr(getattr(kind, "name", kind)), tuple(canonical(v) for v in value))
+    if isinstance(value, (bytearray, memoryview)):
+        return (cls.__name__, bytes(value))
+    if isinstance(value, float):
+        return (_name(value), _DOUBLE.pack(value))
+    if isinstance(value, dict):
+        return (_name(value), frozenset((canonical(k), canonical(v)) for k, v in value.items()))
+    if isinstance(value, (list, set, frozenset)):
+        return (_name(value), tuple(canonical(v) for v in value))
+    try:
+        hash(value)
+    except TypeError:
+        state = getattr(value, "__dict__", None)
+        if state is not None:
+            return ("object", _name(value), canonical(dict(state)))
+        return ("object", _name(value), repr(value))
+    return ("object", _name(value), value)
+
+
+def values_equal(a: Any, b: Any) -> bool:
+    """True when ``a`` and ``b`` are the same value in the exact sense of ``canonical``."""
+    try:
+        return bool(canonical(a) == canonical(b))
+    except Exception:  # an exotic user value whose __eq__/__hash__ raises: not provably equal
+        return False
+
+
+class _Repr(reprlib.Repr):
+    """repr that keeps what matters to a serializer: float bits and exact types."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.maxlist = self.maxtuple = self.maxdict = self.maxset = 8
+        self.maxstring = 60
+        self.maxother = 120
+        self.maxlevel = 5
+
+    def repr_float(self, x: float, level: int) -> str:
+        if math.isnan(x):
+            bits = _DOUBLE.pack(x).hex()
+            return "nan" if bits == "7ff8000000000000" else f"nan(0x{bits})"
+        return repr(x)
+
+
+_REPR = _Repr()
+
+
+def show(value: Any) -> str:
+    """A short, exact-enough display of a value for a one-sentence verdict."""
+    try:
+        text = _REPR.repr(value)
+    except Exception as exc:  # a user __repr__ that raises must not hide the verdict
+        text = f"<{type(value).__name__} (repr raised {type(exc).__name__})>"
+    return text
+
+
+def first_difference(got: Any, expected: Any, path: str = "") -> str:
+    """Where two values first differ, as a path like ``[2]['a']`` (empty: at the top)."""
+    if type(got) is not type(expected):
+        return path
+    if isinstance(got, (list, tuple)) and len(got) == len(expected):
+        for i, (g, e) in enumerate(zip(got, expected)):
+            if not values_equal(g, e):
+                return first_difference(g, e, f"{path}[{i}]")
+    if isinstance(got, dict) and set(map(canonical, got)) == set(map(canonical, expected)):
+        for k in got:
+            if k in expected and not values_equal(got[k], expected[k]):
+                return first_difference(got[k], expected[k], f"{path}[{k!r}]")
+    if dataclasses.is_dataclass(got) and not isinstance(got, type):
+        for f in dataclasses.fields(got):
+            g, e = getattr(got, f.name), getattr(expected, f.name, None)
+            if not values_equal(g, e):
+                return first_difference(g, e, f"{path}.{f.name}")
+    return path

@@ -1,0 +1,351 @@
+"""roundtrip: value -> bytes -> value, copies, lengths, duplicates, pickling, key determinism."""
+
+from __future__ import annotations
+
+import copy as _copy
+import dataclasses
+import enum
+import pickle
+import sys
+import threading
+from typing import Any
+
+from hypothesis import strategies as st
+
+from reference import DataInputView, DataOutputView
+
+from .._canonical import canonical, first_difference, show, values_equal
+from .._property import guarded
+from .._registry import NotApplicable, Violation, check
+
+API = ("api.valid",)
+BIT_EXACT = ("roundtrip.bit_exact",)
+
+
+def write(serializer: Any, value: Any) -> bytes:
+    out = DataOutputView()
+    guarded("serialize", serializer.serialize, value, out)
+    return out.getvalue()
+
+
+def read_one(serializer: Any, data: bytes, what: str = "deserialize") -> Any:
+    source = DataInputView(data)
+    value = guarded(what, serializer.deserialize, source)
+    left = source.available()
+    if left:
+        raise Violation(
+            f"{what} left {left} of {len(data)} bytes unread, should consume exactly what "
+            "serialize wrote"
+        )
+    return value
+
+
+def expect_equal(got: Any, expected: Any, what: str) -> None:
+    if not values_equal(got, expected):
+        where = first_difference(got, expected)
+        at = f" (first difference at {where})" if where else ""
+        raise Violation(f"{what} got {show(got)}, should be {show(expected)}{at}")
+
+
+def hexdump(data: bytes, limit: int = 40) -> str:
+    text = data[:limit].hex(" ")
+    return text + (" ..." if len(data) > limit else "")
+
+
+@check(id="roundtrip.bit_exact", family="roundtrip", requires=API)
+def bit_exact(ctx) -> None:  # type: ignore[no-untyped-def]
+    """value -> bytes -> value gives the same value, bit for bit (NaN payloads, -0.0)."""
+    s = ctx.serializer()
+
+    def body(value: Any) -> None:
+        data = write(s, value)
+        expect_equal(read_one(s, data), value, "reading back what serialize wrote")
+
+    ctx.for_all(ctx.subject.values, body)
+
+
+@check(id="roundtrip.sequence", family="roundtrip", requires=BIT_EXACT)
+def sequence(ctx) -> None:  # type: ignore[no-untyped-def]
+    """Records written back to back read back one by one with nothing left over."""
+    s = ctx.serializer()
+
+    def body(values: list[Any]) -> None:
+        out = DataOutputView()
+        ends = []
+        for v in values:
+            guarded("serialize", s.serialize, v, out)
+            ends.append(len(out.getvalue()))
+        source = DataInputView(out.getvalue())
+        for i, v in enumerate(values):
+            got = guarded("deserialize", s.deserialize, source)
+            if source.position != ends[i]:
+                raise Violation(
+                    f"reading record {i} of {len(values)} stopped at byte {source.position}, "
+                    f"should stop at {ends[i]} where the next record starts (the read is greedy "
+                    "or short)"
+                )
+            expect_equal(got, v, f"record {i} of {len(values)} written back to back")
+
+    ctx.for_all(st.lists(ctx.subject.values, min_size=2, max_size=5), body,
+                max_examples=max(10, ctx.examples // 2))
+
+
+def _mutable_parts(value: Any, path: str, out: dict[int, str], depth: int = 0) -> None:
+    if depth > 20:
+        return
+    if isinstance(value, (list, bytearray, dict, set)):
+        out.setdefault(id(value), path or "the top level")
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            _mutable_parts(item, f"{path}[{i}]", out, depth + 1)
+    elif isinstance(value, dict):
+        for k, item in value.items():
+            _mutable_parts(item, f"{path}[{k!r}]", out, depth + 1)
+    elif isinstance(value, set):
+        pass
+    elif isinstance(value, (enum.Enum, type)) or value is None:
+        pass
+    elif dataclasses.is_dataclass(value):
+        params = getattr(type(value), "__dataclass_params__", None)
+        if not (params is not None and params.frozen):
+            out.setdefault(id(value), path or "the top level")
+        for f in dataclasses.fields(value):
+            _mutable_parts(getattr(value, f.name), f"{path}.{f.name}", out, depth + 1)
+    elif hasattr(value, "__dict__") and not callable(value):
+        out.setdefault(id(value), path or "the top level")
+        for name, item in vars(value).items():
+            _mutable_parts(item, f"{path}.{name}", out, depth + 1)
+
+
+@check(id="roundtrip.deep_copy", family="roundtrip", requires=BIT_EXACT)
+def deep_copy(ctx) -> None:  # type: ignore[no-untyped-def]
+    """copy() returns an equal value that shares no mutable part with the original."""
+    s = ctx.serializer()
+
+    def body(value: Any) -> None:
+        before = canonical(value)
+        copied = guarded("copy", s.copy, value)
+        expect_equal(copied, value, "copy")
+        original: dict[int, str] = {}
+        _mutable_parts(value, "", original)
+        mine: dict[int, str] = {}
+        _mutable_parts(copied, "", mine)
+        shared = [original[i] for i in mine if i in original]
+        if shared:
+            raise Violation(
+                f"copy() shares the mutable {type_at(value, shared[0])} at {shared[0]} with the "
+                "original, should copy it (mutating the copy would change the stored value)"
+            )
+        if canonical(value) != before:
+            raise Violation("copy() changed the value it copied, should leave it untouched")
+
+    ctx.for_all(ctx.subject.values, body)
+
+
+def type_at(value: Any, path: str) -> str:
+    return "part" if path != "the top level" else type(value).__name__
+
+
+@check(id="roundtrip.copy_serialized", family="roundtrip", requires=BIT_EXACT)
+def copy_serialized(ctx) -> None:  # type: ignore[no-untyped-def]
+    """copy_serialized copies exactly one record's bytes and stops where the next begins."""
+    s = ctx.serializer()
+
+    def body(pair: tuple[Any, Any]) -> None:
+        first, second = write(s, pair[0]), write(s, pair[1])
+        source = DataInputView(first + second)
+        target = DataOutputView()
+        guarded("copy_serialized", s.copy_serialized, source, target)
+        copied = target.getvalue()
+        if copied != first:
+            raise Violation(
+                f"copy_serialized wrote {len(copied)} bytes ({hexdump(copied)}), should copy "
+                f"exactly the first record's {len(first)} bytes ({hexdump(first)})"
+            )
+        if source.position != len(first):
+            raise Violation(
+                f"copy_serialized consumed {source.position} bytes, should consume exactly the "
+                f"first record's {len(first)}"
+            )
+
+    ctx.for_all(st.tuples(ctx.subject.values, ctx.subject.values), body)
+
+
+@check(id="roundtrip.length", family="roundtrip", requires=BIT_EXACT)
+def length(ctx) -> None:  # type: ignore[no-untyped-def]
+    """A declared fixed length matches the bytes every value takes."""
+    s = ctx.serializer()
+    declared = s.length
+    if declared == -1:
+        raise NotApplicable("variable length (length == -1): nothing to compare")
+
+    def body(value: Any) -> None:
+        size = len(write(s, value))
+        if size != declared:
+            raise Violation(f"serialize wrote {size} bytes, should write the declared length {declared}")
+
+    ctx.for_all(ctx.subject.values, body)
+
+
+@check(id="roundtrip.equality", family="roundtrip", requires=API)
+def equality(ctx) -> None:  # type: ignore[no-untyped-def]
+    """Serializers compare equal by configuration: a deep copy equals the original, same hash."""
+    s = ctx.serializer()
+    if s != s:
+        raise Violation("the serializer is not equal to itself, should be (__eq__ by configuration)")
+    twin = _copy.deepcopy(s)
+    if twin != s:
+        raise Violation(
+            f"a deep copy of {show(s)} is not equal to it, should be: implement __eq__ (and "
+            "__hash__) by configuration, not identity"
+        )
+    if hash(twin) != hash(s):
+        raise Violation(f"equal serializers hash to {hash(twin)} and {hash(s)}, should hash equally")
+
+
+@check(id="roundtrip.duplicate", family="roundtrip", requires=BIT_EXACT)
+def duplicate(ctx) -> None:  # type: ignore[no-untyped-def]
+    """duplicate() equals the original and writes and reads the same bytes."""
+    s = ctx.serializer()
+    d = s.duplicate()
+    if d != s:
+        raise Violation(f"duplicate() returned {show(d)}, should return a serializer equal to {show(s)}")
+
+    def body(value: Any) -> None:
+        mine, theirs = write(s, value), write(d, value)
+        if mine != theirs:
+            raise Violation(
+                f"the duplicate wrote {hexdump(theirs)}, should write the same bytes as the "
+                f"original ({hexdump(mine)}); duplicate() lost configuration"
+            )
+        expect_equal(read_one(d, mine, "the duplicate's deserialize"), value, "the duplicate")
+
+    ctx.for_all(ctx.subject.values, body)
+
+
+@check(id="roundtrip.concurrent", family="roundtrip", requires=("roundtrip.duplicate",))
+def concurrent(ctx) -> None:  # type: ignore[no-untyped-def]
+    """Duplicates used from several threads at once each write and read correct bytes."""
+    s = ctx.serializer()
+    threads, rounds = 4, 25
+
+    def body(values: list[Any]) -> None:
+        expected = [write(s, v) for v in values]
+        problems: list[str] = []
+        barrier = threading.Barrier(threads)
+
+        def worker(offset: int) -> None:
+            mine = s.duplicate()
+            try:
+                barrier.wait(timeout=10)
+                for r in range(rounds):
+                    j = (offset + r) % len(values)
+                    data = write(mine, values[j])
+                    if data != expected[j]:
+                        problems.append(f"wrote {hexdump(data)} instead of {hexdump(expected[j])} for {show(values[j])}")
+                        return
+                    got = read_one(mine, data)
+                    if not values_equal(got, values[j]):
+                        problems.append(f"read {show(got)} instead of {show(values[j])}")
+                        return
+            except Violation as exc:
+                problems.append(exc.message)
+            except Exception as exc:
+                problems.append(f"{type(exc).__name__}: {exc}")
+
+        previous = sys.getswitchinterval()
+        sys.setswitchinterval(1e-6)
+        try:
+            pool = [threading.Thread(target=worker, args=(i,)) for i in range(threads)]
+            for t in pool:
+                t.start()
+            for t in pool:
+                t.join()
+        finally:
+            sys.setswitchinterval(previous)
+        if problems:
+            raise Violation(
+                f"used from {threads} threads (each with its own duplicate()), a serializer "
+                f"{problems[0]}; it should be thread-safe per duplicate (duplicate() must not "
+                "share mutable state)"
+            )
+
+    ctx.for_all(st.lists(ctx.subject.values, min_size=threads, max_size=threads), body,
+                max_examples=max(5, ctx.examples // 5))
+
+
+@check(id="roundtrip.pickle", family="roundtrip", requires=("roundtrip.equality",))
+def pickled(ctx) -> None:  # type: ignore[no-untyped-def]
+    """The serializer pickles (it ships to workers) and is equal and writes the same after."""
+    s = ctx.serializer()
+    try:
+        clone = pickle.loads(pickle.dumps(s))
+    except Exception as exc:
+        raise Violation(
+            f"pickling the serializer raised {type(exc).__name__}: {exc}; it should pickle "
+            "(serializers are shipped to workers)"
+        ) from None
+    if clone != s:
+        raise Violation(f"after pickling the serializer is {show(clone)}, should equal {show(s)}")
+
+    def body(value: Any) -> None:
+        mine, theirs = write(s, value), write(clone, value)
+        if mine != theirs:
+            raise Violation(
+                f"the unpickled serializer wrote {hexdump(theirs)}, should write {hexdump(mine)}"
+            )
+
+    ctx.for_all(ctx.subject.values, body, max_examples=max(10, ctx.examples // 2))
+
+
+def rebuilt(value: Any) -> Any:
+    """An equal value built in a different order: dicts and sets filled in reverse, in tables
+    of another size (so their iteration order differs)."""
+    if isinstance(value, dict) and type(value) is dict:
+        items = [(rebuilt(k), rebuilt(v)) for k, v in reversed(list(value.items()))]
+        return dict(items)
+    if type(value) in (set, frozenset):
+        filler = [object() for _ in range(3 * len(value) + 8)]
+        grown: set[Any] = set(filler)
+        for item in reversed(list(value)):
+            grown.add(rebuilt(item))
+        for f in filler:
+            grown.discard(f)
+        return grown if type(value) is set else frozenset(grown)
+    if type(value) is list:
+        return [rebuilt(v) for v in value]
+    if type(value) is tuple:
+        return tuple(rebuilt(v) for v in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        try:
+            return dataclasses.replace(
+                value, **{f.name: rebuilt(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}
+            )
+        except Exception:
+            return value
+    return value
+
+
+@check(id="roundtrip.key_determinism", family="roundtrip", requires=BIT_EXACT)
+def key_determinism(ctx) -> None:  # type: ignore[no-untyped-def]
+    """Key serializers write equal values (however built) to equal bytes."""
+    if not ctx.subject.key:
+        raise NotApplicable("not a key serializer (Subject(key=True) enables this check)")
+    s = ctx.serializer()
+
+    def body(value: Any) -> None:
+        once, again = write(s, value), write(s, value)
+        if once != again:
+            raise Violation(f"writing the same key twice gave {hexdump(once)} then {hexdump(again)}, should be identical")
+        other = rebuilt(value)
+        if not values_equal(other, value):
+            return
+        theirs = write(s, other)
+        if theirs != once:
+            raise Violation(
+                f"an equal key built in another order gave {hexdump(theirs)}, should give the "
+                f"same bytes as {hexdump(once)} (key bytes pick the key group: write map/set "
+                "entries in a deterministic order)"
+            )
+
+    ctx.for_all(ctx.subject.values, body)

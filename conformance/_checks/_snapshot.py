@@ -1,0 +1,270 @@
+"""snapshot: the snapshot class, its bytes, restoring from it, and resolving against itself."""
+
+from __future__ import annotations
+
+import pickletools
+import sys
+from typing import Any
+
+from reference import (
+    DataInputView,
+    DataOutputView,
+    PickledSerializerSnapshot,
+    StateError,
+    TypeSerializerSnapshot,
+    read_versioned_snapshot,
+    resolve_compatibility,
+    snapshot_from_bytes,
+    snapshot_to_bytes,
+    write_versioned_snapshot,
+)
+from reference._snapshot import _REGISTRY, class_identity
+
+from .._canonical import show
+from .._property import guarded
+from .._registry import Violation, check
+from ._roundtrip import expect_equal, hexdump, read_one, write
+
+API = ("api.valid",)
+_SENTINEL = b"\xfe\xed\xfa\xce\x00\x01"
+
+
+def snapshot_bytes(ctx: Any) -> bytes:
+    if "snapshot_bytes" not in ctx.cache:
+        snap = ctx.serializer().snapshot_configuration()
+        ctx.cache["snapshot_bytes"] = guarded("writing the snapshot", snapshot_to_bytes, snap)
+    return ctx.cache["snapshot_bytes"]  # type: ignore[no-any-return]
+
+
+def restored_snapshot(ctx: Any) -> TypeSerializerSnapshot[Any]:
+    if "restored_snapshot" not in ctx.cache:
+        ctx.cache["restored_snapshot"] = guarded(
+            "reading the snapshot back", snapshot_from_bytes, snapshot_bytes(ctx)
+        )
+    return ctx.cache["restored_snapshot"]  # type: ignore[no-any-return]
+
+
+@check(id="snapshot.top_level_class", family="snapshot", requires=API)
+def top_level_class(ctx) -> None:  # type: ignore[no-untyped-def]
+    """The snapshot class is top-level, reachable by module:qualname and in the registry."""
+    cls = type(ctx.serializer().snapshot_configuration())
+    name = class_identity(cls)
+    if "." in cls.__qualname__ or "<locals>" in cls.__qualname__:
+        raise Violation(
+            f"snapshot class {name} is nested, should be a top-level class of its module (a "
+            "restore finds snapshot classes by module:qualname)"
+        )
+    module = sys.modules.get(cls.__module__)
+    if module is None or getattr(module, cls.__qualname__, None) is not cls:
+        raise Violation(f"snapshot class {name} is not reachable as {name}, should be (define it at module level)")
+    if _REGISTRY.get(name) is not cls:
+        raise Violation(f"snapshot class {name} is not the class registered under its name, should be")
+
+
+@check(id="snapshot.zero_arg_constructor", family="snapshot", requires=API)
+def zero_arg_constructor(ctx) -> None:  # type: ignore[no-untyped-def]
+    """The snapshot class has a public zero-argument constructor (restores call it)."""
+    cls = type(ctx.serializer().snapshot_configuration())
+    try:
+        cls()
+    except Exception as exc:
+        raise Violation(
+            f"{cls.__name__}() raised {type(exc).__name__}: {exc}; a snapshot class should have "
+            "a zero-argument constructor (make the serializer argument optional)"
+        ) from None
+
+
+@check(id="snapshot.modern_form", family="snapshot", requires=API)
+def modern_form(ctx) -> None:  # type: ignore[no-untyped-def]
+    """Neither the pre-1.7 pickled-serializer form nor the pre-1.19-only resolution direction."""
+    snap = ctx.serializer().snapshot_configuration()
+    if isinstance(snap, PickledSerializerSnapshot):
+        raise Violation(
+            "the snapshot is the pre-1.7 form (a pickled serializer), should be a snapshot of the "
+            "serializer's configuration; non-conforming"
+        )
+    if type(snap).resolve_schema_compatibility is TypeSerializerSnapshot.resolve_schema_compatibility:
+        raise Violation(
+            f"{type(snap).__name__} only implements the pre-1.19 "
+            "resolve_schema_compatibility_with_serializer, should implement "
+            "resolve_schema_compatibility(old_snapshot) (the new snapshot judges the old one)"
+        )
+
+
+def pickle_offset(data: bytes) -> int | None:
+    """Offset of an embedded pickle stream (protocol 2+), or None."""
+    start = 0
+    while True:
+        at = data.find(b"\x80", start)
+        if at < 0 or at + 1 >= len(data):
+            return None
+        if 2 <= data[at + 1] <= 5:
+            try:
+                ops = list(pickletools.genops(data[at:]))
+                if ops and ops[-1][0].name == "STOP":
+                    return at
+            except Exception:
+                pass
+        start = at + 1
+
+
+@check(id="snapshot.no_pickle", family="snapshot", requires=API)
+def no_pickle(ctx) -> None:  # type: ignore[no-untyped-def]
+    """Snapshot content holds no pickle (restoring must never unpickle)."""
+    data = snapshot_bytes(ctx)
+    at = pickle_offset(data)
+    if at is not None:
+        raise Violation(
+            f"the snapshot bytes contain a pickle stream at offset {at}, should hold plain "
+            "configuration (restoring a savepoint must never unpickle)",
+            example=hexdump(data[at:], 24),
+        )
+
+
+@check(id="snapshot.exact_read", family="snapshot",
+       requires=("snapshot.top_level_class", "snapshot.zero_arg_constructor", "snapshot.modern_form"))
+def exact_read(ctx) -> None:  # type: ignore[no-untyped-def]
+    """read_snapshot consumes exactly what write_snapshot wrote, and writing is stable."""
+    snap = ctx.serializer().snapshot_configuration()
+    out = DataOutputView()
+    guarded("write_snapshot", write_versioned_snapshot, out, snap)
+    written = out.getvalue()
+    source = DataInputView(written + _SENTINEL)
+    again = guarded("read_snapshot", read_versioned_snapshot, source)
+    consumed = source.position
+    if consumed != len(written):
+        how = "more" if consumed > len(written) else "fewer"
+        raise Violation(
+            f"read_snapshot consumed {consumed} bytes, {how} than the {len(written)} "
+            "write_snapshot wrote; it should read exactly what it writes",
+            example=hexdump(written),
+        )
+    out2 = DataOutputView()
+    guarded("write_snapshot of the read snapshot", write_versioned_snapshot, out2, again)
+    if out2.getvalue() != written:
+        raise Violation(
+            f"the snapshot read back writes {hexdump(out2.getvalue())}, should write the same "
+            f"bytes as it was read from ({hexdump(written)}): configuration is lost in between"
+        )
+    if snapshot_to_bytes(ctx.serializer().snapshot_configuration()) != snapshot_bytes(ctx):
+        raise Violation("two snapshots of the same serializer wrote different bytes, should be identical")
+
+
+@check(id="snapshot.restore", family="snapshot", requires=("snapshot.exact_read", "roundtrip.bit_exact"))
+def restore(ctx) -> None:  # type: ignore[no-untyped-def]
+    """restore_serializer() of the read snapshot equals the serializer and reads its bytes."""
+    s = ctx.serializer()
+    restored = guarded("restore_serializer", restored_snapshot(ctx).restore_serializer)
+    if restored != s:
+        raise Violation(
+            f"restore_serializer() gave {show(restored)}, should equal {show(s)} (the snapshot "
+            "forgot or ignores configuration)"
+        )
+
+    def body(value: Any) -> None:
+        data = write(s, value)
+        expect_equal(read_one(restored, data, "the restored serializer's deserialize"), value,
+                     "the restored serializer reading the original's bytes")
+        again = write(restored, value)
+        if again != data:
+            raise Violation(f"the restored serializer wrote {hexdump(again)}, should write {hexdump(data)}")
+
+    ctx.for_all(ctx.subject.values, body, max_examples=max(10, ctx.examples // 2))
+
+
+@check(id="snapshot.self_resolution", family="snapshot", requires=("snapshot.exact_read",))
+def self_resolution(ctx) -> None:  # type: ignore[no-untyped-def]
+    """The serializer's snapshot judges its own restored snapshot as is (or reconfigured)."""
+    s = ctx.serializer()
+    result = guarded("resolve_schema_compatibility", resolve_compatibility,
+                     s.snapshot_configuration(), restored_snapshot(ctx))
+    if result.is_compatible_as_is():
+        return
+    if not result.is_compatible_with_reconfigured_serializer():
+        raise Violation(
+            f"resolving the serializer's own snapshot gave {result!r}, should be "
+            "compatible_as_is (or compatible_with_reconfigured_serializer)"
+        )
+    reconfigured = result.get_reconfigured_serializer()
+
+    def body(value: Any) -> None:
+        expect_equal(read_one(reconfigured, write(s, value)), value, "the reconfigured serializer")
+
+    ctx.for_all(ctx.subject.values, body, max_examples=max(10, ctx.examples // 4))
+
+
+def _known_serializers(ctx: Any) -> list[tuple[str, Any]]:
+    found = [("the serializer", ctx.serializer())]
+    for i, evo in enumerate(ctx.subject.evolutions):
+        found.append((f"evolution {i}", evo.serializer()))
+    for c, chain in enumerate(ctx.subject.chains):
+        for i, evo in enumerate(chain):
+            found.append((f"chain {c} step {i}", evo.serializer()))
+    for label, peer in ctx.options.get("peers", ()):
+        found.append((label, peer))
+    return found
+
+
+@check(id="snapshot.not_shared", family="snapshot", requires=("snapshot.exact_read",))
+def not_shared(ctx) -> None:  # type: ignore[no-untyped-def]
+    """Serializers of different layouts never write the same snapshot (else a restore cannot
+    tell which layout the bytes have)."""
+    serializers = _known_serializers(ctx)
+    if len(serializers) < 2:
+        ctx.not_applicable("no other serializer to compare with (declare evolutions)")
+    seen: dict[bytes, tuple[str, Any]] = {}
+    for label, serializer in serializers:
+        try:
+            data = snapshot_to_bytes(serializer.snapshot_configuration())
+        except Exception:
+            continue  # that serializer's own problems are reported by its own checks
+        other = seen.get(data)
+        if other is not None and other[1] != serializer:
+            raise Violation(
+                f"{other[0]} ({show(other[1])}) and {label} ({show(serializer)}) write the same "
+                f"{type(serializer.snapshot_configuration()).__name__} bytes, should differ: the "
+                "snapshot must record what distinguishes their layouts",
+                example=hexdump(data),
+            )
+        seen.setdefault(data, (label, serializer))
+
+
+@check(id="snapshot.corrupt_bytes", family="snapshot", requires=("snapshot.exact_read",))
+def corrupt_bytes(ctx) -> None:  # type: ignore[no-untyped-def]
+    """Truncated and corrupted snapshot bytes give a clear StateError, never a crash."""
+    data = snapshot_bytes(ctx)
+    for cut in range(len(data)):
+        try:
+            snapshot_from_bytes(data[:cut])
+        except StateError:
+            continue
+        except Exception as exc:
+            raise Violation(
+                f"reading the snapshot truncated to {cut} of {len(data)} bytes raised "
+                f"{type(exc).__name__}: {exc}, should raise a reference.StateError "
+                "(SnapshotFormatError) saying the bytes are truncated",
+                example=hexdump(data[:cut]),
+            ) from None
+        raise Violation(
+            f"reading the snapshot truncated to {cut} of {len(data)} bytes succeeded, should "
+            "fail with a StateError (read_snapshot does not read everything it wrote)",
+            example=hexdump(data[:cut]),
+        )
+    positions = range(len(data)) if len(data) <= 256 else range(0, len(data), len(data) // 256 + 1)
+    for at in positions:
+        for flip in (0xFF, 0x80):
+            broken = bytearray(data)
+            broken[at] ^= flip
+            try:
+                snap = snapshot_from_bytes(bytes(broken))
+                snap.restore_serializer()
+            except StateError:
+                continue
+            except RecursionError:
+                raise Violation(f"corrupting snapshot byte {at} led to unbounded recursion, should raise a StateError") from None
+            except Exception as exc:
+                raise Violation(
+                    f"reading the snapshot with byte {at} corrupted raised {type(exc).__name__}: "
+                    f"{exc}, should raise a reference.StateError naming the problem",
+                    example=hexdump(bytes(broken)),
+                ) from None

@@ -1,0 +1,246 @@
+"""``Subject`` and ``Evolution``: what gets certified, validated up front with fix-it messages."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from reference import TypeSerializer
+
+__all__ = ["Subject", "Evolution", "SubjectError", "KINDS"]
+
+KINDS = (
+    "compatible_as_is",
+    "compatible_after_migration",
+    "compatible_with_reconfigured_serializer",
+    "incompatible",
+)
+
+
+class SubjectError(ValueError):
+    """A subject or evolution that cannot be certified as given; the message says how to fix it."""
+
+
+def _resolve_serializer(what: str, given: Any) -> tuple[TypeSerializer[Any] | None, Callable[[], Any] | None]:
+    """(instance, factory): exactly one is set. A factory is called once here to validate it."""
+    if isinstance(given, TypeSerializer):
+        return given, None
+    if given is None:
+        raise SubjectError(
+            f"{what} is missing: pass a serializer instance (MySerializer()) or a "
+            "zero-argument factory (MySerializer, or lambda: MySerializer(config))"
+        )
+    if not callable(given):
+        raise SubjectError(
+            f"{what} must be a reference.TypeSerializer instance or a zero-argument factory; "
+            f"got {type(given).__name__} {given!r}"
+        )
+    try:
+        made = given()
+    except TypeError as exc:
+        raise SubjectError(
+            f"{what}: calling {getattr(given, '__name__', given)!r} without arguments failed "
+            f"({exc}); pass an instance instead, or a zero-argument factory such as "
+            "lambda: MySerializer(config)"
+        ) from None
+    if not isinstance(made, TypeSerializer):
+        raise SubjectError(
+            f"{what}: the factory {getattr(given, '__name__', given)!r} returned "
+            f"{type(made).__name__}, not a reference.TypeSerializer; subclass "
+            "reference.TypeSerializer (serialize, deserialize, snapshot_configuration, ...)"
+        )
+    return None, given
+
+
+def _is_strategy(obj: Any) -> bool:
+    from hypothesis.strategies import SearchStrategy
+
+    return isinstance(obj, SearchStrategy)
+
+
+class Evolution:
+    """A newer version of the subject's serializer and what restoring old state with it must do.
+
+    ``expect`` is the verdict the new serializer's snapshot must give on the old snapshot (one of
+    ``compatible_as_is``, ``compatible_after_migration``,
+    ``compatible_with_reconfigured_serializer``, ``incompatible``); ``migrate`` maps an old value
+    to the value the new serializer must read back (identity when omitted for as-is and
+    reconfigured; required for after-migration). ``reason_contains`` (incompatible only) is a
+    word the incompatibility reason must mention, such as the field name.
+    """
+
+    def __init__(
+        self,
+        to: Any,
+        expect: str,
+        migrate: Callable[[Any], Any] | None = None,
+        *,
+        reason_contains: str | None = None,
+        name: str | None = None,
+    ) -> None:
+        self._instance, self._factory = _resolve_serializer("Evolution(to=...)", to)
+        if expect not in KINDS:
+            hint = ""
+            for kind in KINDS:
+                if isinstance(expect, str) and expect.lower().replace("-", "_") in kind:
+                    hint = f" (did you mean {kind!r}?)"
+                    break
+            raise SubjectError(
+                f"Evolution(expect={expect!r}) is not a verdict; use one of {', '.join(KINDS)}{hint}"
+            )
+        if migrate is not None and not callable(migrate):
+            raise SubjectError(
+                f"Evolution(migrate=...) must be a function old_value -> new_value; got {type(migrate).__name__}"
+            )
+        if expect == "compatible_after_migration" and migrate is None:
+            raise SubjectError(
+                "Evolution(expect='compatible_after_migration') needs migrate=: a function that "
+                "maps an old value to the value the new serializer must read after migration "
+                "(lambda old: old if the value does not change)"
+            )
+        if expect == "incompatible" and migrate is not None:
+            raise SubjectError(
+                "Evolution(expect='incompatible', migrate=...) contradicts itself: incompatible "
+                "state is never migrated; drop migrate= or change expect="
+            )
+        if reason_contains is not None and expect != "incompatible":
+            raise SubjectError(
+                "Evolution(reason_contains=...) only applies to expect='incompatible' (it is a "
+                "word the incompatibility reason must mention)"
+            )
+        self.to = to
+        self.expect = expect
+        self.migrate = migrate
+        self.reason_contains = reason_contains
+        self.name = name
+
+    def serializer(self) -> TypeSerializer[Any]:
+        """A serializer of the new version (a fresh one each call when given a factory)."""
+        return self._instance if self._factory is None else self._factory()
+
+    def expected_value(self, old_value: Any) -> Any:
+        return old_value if self.migrate is None else self.migrate(old_value)
+
+    def label(self, index: int) -> str:
+        if self.name:
+            return self.name
+        return f"evolution {index} (to {self.serializer()!r}, {self.expect})"
+
+    def __repr__(self) -> str:
+        return f"Evolution(to={self.to!r}, expect={self.expect!r})"
+
+
+class Subject:
+    """What gets certified: a serializer, the values it must handle, and optionally its evolutions.
+
+    ``serializer`` is an instance or a zero-argument factory; ``values`` a hypothesis strategy;
+    ``evolutions`` newer versions each judged against this serializer; ``chains`` sequences of
+    versions each judged against the one before; ``key=True`` adds the key-determinism check;
+    ``golden`` a directory of golden files (snapshot + data of earlier releases) kept in your
+    repository, ``release`` the name recorded by ``--update-golden``; ``schema`` (built-ins) a
+    ``reference.types`` type from which further evolutions are generated; ``locator``
+    (``module:attr``) lets the harness rebuild the subject in a fresh process.
+    """
+
+    def __init__(
+        self,
+        serializer: Any,
+        values: Any = None,
+        evolutions: Sequence[Evolution] = (),
+        key: bool = False,
+        *,
+        golden: str | os.PathLike[str] | None = None,
+        release: str | None = None,
+        chains: Sequence[Sequence[Evolution]] = (),
+        schema: Any = None,
+        name: str | None = None,
+        locator: str | None = None,
+    ) -> None:
+        self._instance, self._factory = _resolve_serializer("Subject(serializer=...)", serializer)
+        if values is None and schema is not None:
+            import strategies
+
+            values = strategies.values(schema)
+        if values is None:
+            raise SubjectError(
+                "Subject(values=...) is missing: pass a hypothesis strategy of the values the "
+                "serializer must handle, e.g. values=st.integers(-2**63, 2**63 - 1)"
+            )
+        if not _is_strategy(values):
+            fix = "st.sampled_from([...])" if isinstance(values, (list, tuple, set)) else "a hypothesis strategy"
+            raise SubjectError(
+                f"Subject(values=...) must be a hypothesis strategy; got {type(values).__name__}; "
+                f"use {fix}"
+            )
+        if isinstance(evolutions, Evolution):
+            evolutions = [evolutions]
+        for i, evo in enumerate(evolutions):
+            if not isinstance(evo, Evolution):
+                raise SubjectError(
+                    f"Subject(evolutions=[...]) item {i} is a {type(evo).__name__}; wrap it: "
+                    "Evolution(to=NewSerializer(), expect='compatible_after_migration', migrate=...)"
+                )
+        for c, chain in enumerate(chains):
+            if isinstance(chain, Evolution) or len(chain) < 1:
+                raise SubjectError(
+                    f"Subject(chains=...) item {c} must be a list of Evolution steps (v1->v2->v3), "
+                    "each judged against the step before"
+                )
+            for i, evo in enumerate(chain):
+                if not isinstance(evo, Evolution):
+                    raise SubjectError(f"Subject(chains=...) chain {c} step {i} is not an Evolution")
+            if any(e.expect == "incompatible" for e in chain[:-1]):
+                raise SubjectError(
+                    f"Subject(chains=...) chain {c}: only the last step may be incompatible "
+                    "(nothing can be restored after an incompatible step)"
+                )
+        if not isinstance(key, bool):
+            raise SubjectError(f"Subject(key=...) must be True or False; got {key!r}")
+        if release is not None and golden is None:
+            raise SubjectError(
+                "Subject(release=...) names the release recorded into golden files; give "
+                "golden='path/to/golden/dir' too"
+            )
+        if locator is not None and (":" not in locator or locator.startswith(":")):
+            raise SubjectError(f"Subject(locator={locator!r}) must be 'module:attribute'")
+        self.serializer = serializer
+        self.values = values
+        self.evolutions = list(evolutions)
+        self.chains = [list(c) for c in chains]
+        self.key = key
+        self.golden = os.fspath(golden) if golden is not None else None
+        self.release = release
+        self.schema = schema
+        self.locator = locator
+        self.name = name
+
+    def make_serializer(self) -> TypeSerializer[Any]:
+        """The serializer under test (a fresh one each call when given a factory)."""
+        return self._instance if self._factory is None else self._factory()
+
+    @property
+    def display_name(self) -> str:
+        if self.name:
+            return self.name
+        if self.locator:
+            return self.locator
+        return repr(self.make_serializer())
+
+    def __repr__(self) -> str:
+        return f"Subject({self.display_name})"
+
+
+def as_subject(target: Any, values: Any = None, locator: str | None = None) -> Subject:
+    """A ``Subject`` from a subject, a serializer instance or a zero-argument factory."""
+    if isinstance(target, Subject):
+        if locator and not target.locator:
+            target.locator = locator
+        return target
+    if values is None:
+        raise SubjectError(
+            f"{target!r} is a serializer, not a Subject: pass the values it must handle "
+            "(--values module:attribute naming a hypothesis strategy), or point at a "
+            "conformance.Subject"
+        )
+    return Subject(target, values, locator=locator)

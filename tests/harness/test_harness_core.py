@@ -1,0 +1,130 @@
+"""Subject validation, the check registry's order and skipping, results and their JSON shape."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+from hypothesis import strategies as st
+
+from conformance import (
+    CheckResult,
+    Evolution,
+    Report,
+    Subject,
+    SubjectError,
+    UnknownCheckWarning,
+    check_serializer,
+)
+from conformance._registry import LAYERS, all_checks, load_families
+from reference.serializers import (
+    DoubleSerializer,
+    IntSerializer,
+    ListSerializer,
+    LongSerializer,
+    StringSerializer,
+)
+
+LONGS = st.integers(-(2**63), 2**63 - 1)
+
+
+class NeedsArguments(LongSerializer):
+    def __init__(self, width: int) -> None:
+        self.width = width
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (lambda: Subject(None, LONGS), "zero-argument factory"),
+        (lambda: Subject(42, LONGS), "TypeSerializer instance"),
+        (lambda: Subject(NeedsArguments, LONGS), "lambda: MySerializer(config)"),
+        (lambda: Subject(lambda: "nope", LONGS), "returned str"),
+        (lambda: Subject(LongSerializer()), "values=...) is missing"),
+        (lambda: Subject(LongSerializer(), [1, 2]), "st.sampled_from"),
+        (lambda: Subject(LongSerializer(), LONGS, evolutions=[IntSerializer()]), "wrap it"),
+        (lambda: Subject(LongSerializer(), LONGS, key="yes"), "True or False"),
+        (lambda: Subject(LongSerializer(), LONGS, release="1.0"), "golden="),
+        (lambda: Evolution(IntSerializer(), "after_migration"), "did you mean 'compatible_after_migration'"),
+        (lambda: Evolution(IntSerializer(), "compatible_after_migration"), "needs migrate="),
+        (lambda: Evolution(IntSerializer(), "incompatible", migrate=int), "contradicts itself"),
+        (lambda: Evolution(IntSerializer(), "compatible_as_is", reason_contains="x"), "only applies"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else "",
+)
+def test_bad_subjects_are_refused_with_a_fix(make, words):
+    with pytest.raises(SubjectError) as info:
+        make()
+    assert words in str(info.value), f"got {info.value!s}, should mention {words!r}"
+
+
+def test_a_factory_gives_a_fresh_serializer_each_time():
+    subject = Subject(LongSerializer, LONGS)
+    first, second = subject.make_serializer(), subject.make_serializer()
+    assert first == second and first is not second, f"got {first!r} and {second!r}, should be equal distinct instances"
+
+
+def test_checks_run_in_layers():
+    load_families()
+    layers = [c.layer for c in all_checks()]
+    assert layers == sorted(layers), f"got layer order {layers}, should be non-decreasing"
+    prefixes = {c.id.split(".")[0] for c in all_checks()}
+    assert {"api", "roundtrip", "snapshot"} <= prefixes, (
+        f"got families {prefixes}, should include every built-in family"
+    )
+    assert list(LAYERS)[:4] == ["api", "roundtrip", "snapshot", "versioning"], f"got {list(LAYERS)}"
+
+
+def test_correct_serializers_certify_and_json_has_the_documented_shape():
+    report = check_serializer(
+        Subject(ListSerializer(DoubleSerializer()), st.lists(st.floats())), examples=20, seed=3,
+        checks=("roundtrip", "snapshot"),
+    )
+    assert isinstance(report, Report)
+    assert report.certified, f"got failures {report.failures}, should certify"
+    data = report.to_json()
+    assert set(data) == {"subject", "certified", "checks"}, f"got keys {set(data)}"
+    for item in data["checks"]:
+        assert set(item) == {"id", "family", "status", "message", "example"}, f"got {set(item)}"
+        assert item["status"] in ("passed", "failed", "skipped"), f"got {item['status']}"
+        assert item["family"] in ("roundtrip", "snapshot"), f"got family {item['family']}"
+    cert = report.certificate()
+    assert cert["seed"] == 3 and "hypothesis" in cert["versions"], f"got certificate {cert}"
+
+
+class DropsLastCharacter(StringSerializer):
+    """Writes one character too few: the round trip differs for every non-empty string."""
+
+    def serialize(self, value, target):
+        super().serialize(value[:-1] if value else value, target)
+
+
+def test_dependants_of_a_failed_check_are_skipped_with_the_reason():
+    report = check_serializer(Subject(DropsLastCharacter(), st.text()), examples=20, seed=1,
+                              checks=("roundtrip",))
+    bit = report["roundtrip.bit_exact"]
+    assert bit.status == "failed", f"got {bit}, should fail"
+    assert bit.example == "'0'", f"got example {bit.example!r}, should be the shrunk '0'"
+    assert "got ''" in bit.message and "should be '0'" in bit.message, f"got {bit.message!r}"
+    seq = report["roundtrip.sequence"]
+    assert seq.status == "skipped" and "roundtrip.bit_exact" in seq.message, f"got {seq}"
+    assert not report.certified
+
+
+def test_expected_failures_do_not_block_certification_and_unknown_ids_warn():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report = check_serializer(
+            Subject(DropsLastCharacter(), st.text()), examples=10, seed=1, checks=("roundtrip",),
+            expected_failures={"roundtrip.bit_exact": "known", "roundtrip.no_such_check": "typo"},
+        )
+    assert any(issubclass(w.category, UnknownCheckWarning) and "no_such_check" in str(w.message)
+               for w in caught), f"got warnings {[str(w.message) for w in caught]}"
+    result = report["roundtrip.bit_exact"]
+    assert result.failed and result.expected_failure == "known", f"got {result}"
+    assert report.certified, f"got failures {report.failures}, should certify (failure expected)"
+
+
+def test_check_result_renders_id_status_and_example():
+    text = str(CheckResult("roundtrip.bit_exact", "roundtrip", "failed", "got 1, should be 2", "1"))
+    assert text.startswith("roundtrip.bit_exact [roundtrip] failed: got 1") and "example: 1" in text, f"got {text!r}"
