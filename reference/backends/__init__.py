@@ -4,6 +4,10 @@ The savepoint layout (``_savepoint``) is public so that other engines (the Spark
 read and write the same savepoints; docs/savepoint-format.md describes it.
 """
 
+from ._bytes import BytesStateBackend
+from ._descriptors import ListStateDescriptor, MapStateDescriptor, StateDescriptor, ValueStateDescriptor
+from ._heap import HeapStateBackend
+from ._resolve import SCHEMA_EVOLUTION_OPTION
 from ._savepoint import (
     LIST_DELIMITER,
     METADATA_FILE,
@@ -26,8 +30,20 @@ from ._savepoint import (
     write_savepoint_metadata,
     write_state_rows,
 )
+from ._states import ListState, MapState, State, ValueState
 
 __all__ = [
+    "BytesStateBackend",
+    "HeapStateBackend",
+    "ListState",
+    "ListStateDescriptor",
+    "MapState",
+    "MapStateDescriptor",
+    "SCHEMA_EVOLUTION_OPTION",
+    "State",
+    "StateDescriptor",
+    "ValueState",
+    "ValueStateDescriptor",
     "LIST_DELIMITER",
     "METADATA_FILE",
     "SAVEPOINT_COLUMNS",

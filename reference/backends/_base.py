@@ -1,0 +1,374 @@
+"""What both keyed backends share: the current key, state registration and its compatibility
+checks, ``keys``, savepoint writing and restoring. Subclasses decide how data is held."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, ClassVar
+
+from .._errors import SerializationError, SnapshotFormatError, StateError, StateMigrationError
+from .._io import DataInputView
+from .._serializer import TypeSerializer
+from .._snapshot import TypeSerializerSnapshot, snapshot_from_bytes, snapshot_to_bytes
+from ._descriptors import ListStateDescriptor, MapStateDescriptor, StateDescriptor, ValueStateDescriptor
+from ._resolve import AccessPlan, normalize_config, plan_access, resolve_key_serializer
+from ._savepoint import (
+    LIST_DELIMITER,
+    SavepointFormatError,
+    SavepointMetadata,
+    StateMetadata,
+    atomic_directory,
+    key_group_for,
+    read_savepoint_metadata,
+    read_state_rows,
+    state_data_dir,
+    write_savepoint_metadata,
+    write_state_rows,
+)
+
+__all__ = ["KeyedStateBackend", "StateEntry", "read_list_elements"]
+
+_UNSET: Any = object()
+
+#: A savepoint data row: (key_group, key, namespace, user_key or None, value or None).
+SavepointRow = tuple[int, bytes, bytes, "bytes | None", "bytes | None"]
+
+
+def read_list_elements(raw: bytes, serializer: TypeSerializer[Any]) -> list[Any]:
+    """The elements of a delimited list value (Flink's RocksDB list layout)."""
+    source = DataInputView(raw)
+    elements = []
+    while True:
+        elements.append(serializer.deserialize(source))
+        if not source.available():
+            return elements
+        delimiter = source.read_unsigned_byte()
+        if delimiter != LIST_DELIMITER or not source.available():
+            raise SerializationError(
+                f"list value: byte {source.position - 1} is 0x{delimiter:02x} "
+                f"{'at the end' if delimiter == LIST_DELIMITER else 'instead of the 0x2C delimiter'}"
+                f" after element {len(elements) - 1}; the value was not written with "
+                f"{serializer!r} or is corrupt"
+            )
+
+
+class StateEntry:
+    """One registered or restored state."""
+
+    def __init__(
+        self,
+        name: str,
+        kind: str,
+        value_serializer: TypeSerializer[Any],
+        namespace_serializer: TypeSerializer[Any] | None,
+        user_key_serializer: TypeSerializer[Any] | None,
+    ) -> None:
+        self.name = name
+        self.kind = kind
+        self.value_serializer = value_serializer
+        self.namespace_serializer = namespace_serializer
+        self.user_key_serializer = user_key_serializer
+        #: True once a descriptor has been accepted for it (always true for a new state).
+        self.registered = True
+        #: The snapshots the stored data was written with while no descriptor has been
+        #: accepted since the restore; written verbatim to savepoints (value, namespace, user key).
+        self.restored_snapshots: tuple[TypeSerializerSnapshot[Any], TypeSerializerSnapshot[Any] | None, TypeSerializerSnapshot[Any] | None] | None = None
+        self.restored_snapshot_bytes: tuple[bytes, bytes | None, bytes | None] | None = None
+        self.storage: Any = None
+
+    def snapshots(self) -> tuple[TypeSerializerSnapshot[Any], TypeSerializerSnapshot[Any] | None, TypeSerializerSnapshot[Any] | None]:
+        if self.restored_snapshots is not None:
+            return self.restored_snapshots
+        return (
+            self.value_serializer.snapshot_configuration(),
+            None if self.namespace_serializer is None else self.namespace_serializer.snapshot_configuration(),
+            None if self.user_key_serializer is None else self.user_key_serializer.snapshot_configuration(),
+        )
+
+    def snapshot_bytes(self) -> tuple[bytes, bytes | None, bytes | None]:
+        if self.restored_snapshot_bytes is not None:
+            return self.restored_snapshot_bytes
+        value, ns, uk = self.snapshots()
+        return (
+            snapshot_to_bytes(value),
+            None if ns is None else snapshot_to_bytes(ns),
+            None if uk is None else snapshot_to_bytes(uk),
+        )
+
+    def matches(self, descriptor: StateDescriptor) -> bool:
+        return (
+            self.registered
+            and self.restored_snapshots is None
+            and descriptor.kind == self.kind
+            and descriptor.value_serializer == self.value_serializer
+            and descriptor.namespace_serializer == self.namespace_serializer
+            and descriptor.user_key_serializer == self.user_key_serializer
+        )
+
+
+class KeyedStateBackend:
+    """Base of ``HeapStateBackend`` and ``BytesStateBackend``."""
+
+    _value_state_class: ClassVar[type]
+    _list_state_class: ClassVar[type]
+    _map_state_class: ClassVar[type]
+
+    def __init__(
+        self,
+        key_serializer: TypeSerializer[Any],
+        max_parallelism: int = 128,
+        config: Mapping[str, Any] | None = None,
+    ) -> None:
+        if not isinstance(key_serializer, TypeSerializer):
+            raise TypeError(f"key_serializer must be a reference.TypeSerializer, got {type(key_serializer).__name__}")
+        if not isinstance(max_parallelism, int) or not 1 <= max_parallelism <= 32768:
+            raise ValueError(f"max_parallelism must be an int in [1, 32768], got {max_parallelism!r}")
+        self.key_serializer = key_serializer
+        self.max_parallelism = max_parallelism
+        self.config = normalize_config(config)
+        self._states: dict[str, StateEntry] = {}
+        self._key: Any = None
+        self._key_bytes: bytes | None = None
+        self._key_group = 0
+        self._closed = False
+
+    # -- keys ---------------------------------------------------------------------------------
+    def set_current_key(self, key: Any) -> None:
+        """Make ``key`` the key every state object reads and writes."""
+        self._check_open()
+        if key is None:
+            raise StateError("set_current_key(None): keys may not be None")
+        key_bytes = self.key_serializer.to_bytes(key)
+        self._key, self._key_bytes = key, key_bytes
+        self._key_group = key_group_for(key_bytes, self.max_parallelism)
+
+    def get_current_key(self) -> Any:
+        return self._key
+
+    def keys(self, name: str, namespace: Any = _UNSET) -> list[Any]:
+        """The keys that have state under ``name`` (in one namespace when given), in key-group
+        then key-byte order."""
+        self._check_open()
+        entry = self._entry(name)
+        ns_bytes = None
+        if namespace is not _UNSET:
+            ns_bytes = self._namespace_bytes(entry, namespace)
+        seen = sorted(
+            {(kg, key) for kg, key, ns in self._primaries(entry) if ns_bytes is None or ns == ns_bytes}
+        )
+        return [self.key_serializer.from_bytes(key) for _kg, key in seen]
+
+    def state_names(self) -> list[str]:
+        """Names of the registered and restored states, in savepoint order."""
+        return list(self._states)
+
+    # -- states -------------------------------------------------------------------------------
+    def get_value_state(self, descriptor: ValueStateDescriptor) -> Any:
+        return self._get_state(descriptor, ValueStateDescriptor, self._value_state_class)
+
+    def get_list_state(self, descriptor: ListStateDescriptor) -> Any:
+        return self._get_state(descriptor, ListStateDescriptor, self._list_state_class)
+
+    def get_map_state(self, descriptor: MapStateDescriptor) -> Any:
+        return self._get_state(descriptor, MapStateDescriptor, self._map_state_class)
+
+    def _get_state(self, descriptor: StateDescriptor, expected: type, state_class: type) -> Any:
+        self._check_open()
+        if not isinstance(descriptor, expected):
+            raise TypeError(
+                f"get_{expected.kind}_state needs a {expected.__name__}, got {descriptor!r}"  # type: ignore[attr-defined]
+            )
+        entry = self._states.get(descriptor.name)
+        if entry is None:
+            entry = StateEntry(
+                descriptor.name, descriptor.kind, descriptor.value_serializer,
+                descriptor.namespace_serializer, descriptor.user_key_serializer,
+            )
+            entry.storage = self._new_storage(entry)
+            self._states[descriptor.name] = entry
+        elif not entry.matches(descriptor):
+            value_snap, ns_snap, uk_snap = entry.snapshots()
+            plan = plan_access(entry.name, entry.kind, value_snap, ns_snap, uk_snap, descriptor, self.config)
+            if plan.migrate:
+                self._run_migration(entry, plan)
+            entry.value_serializer = plan.value_serializer
+            entry.namespace_serializer = plan.namespace_serializer
+            entry.user_key_serializer = plan.user_key_serializer
+            entry.restored_snapshots = None
+            entry.restored_snapshot_bytes = None
+            entry.registered = True
+        return state_class(self, entry)
+
+    def _run_migration(self, entry: StateEntry, plan: AccessPlan) -> None:
+        try:
+            self._migrate(entry, plan)
+        except StateMigrationError:
+            raise
+        except Exception as exc:
+            raise StateMigrationError(
+                f"state {entry.name!r}: migrating the stored values from "
+                f"{plan.prior_value_serializer!r} to {plan.value_serializer!r} failed "
+                f"({type(exc).__name__}: {exc}); the stored state is untouched. Fix the new "
+                "serializer's snapshot (migrate_state / migrate_element) or the data"
+            ) from exc
+
+    # -- savepoints ---------------------------------------------------------------------------
+    def savepoint(self, directory: str | os.PathLike[str]) -> str:
+        """Write a savepoint to ``directory`` (which must not exist) atomically; returns its
+        absolute path."""
+        self._check_open()
+        final = os.path.abspath(os.fspath(directory))
+        with atomic_directory(final) as temp:
+            states = []
+            for index, entry in enumerate(self._states.values()):
+                rows = sorted(self._savepoint_rows(entry))
+                data = state_data_dir(index)
+                write_state_rows(os.path.join(temp, data), rows)
+                value, ns, uk = entry.snapshot_bytes()
+                states.append(
+                    StateMetadata(
+                        name=entry.name, kind=entry.kind, value_serializer_snapshot=value,
+                        namespace_serializer_snapshot=ns, user_key_serializer_snapshot=uk,
+                        data=data, rows=len(rows),
+                    )
+                )
+            write_savepoint_metadata(
+                temp,
+                SavepointMetadata(
+                    max_parallelism=self.max_parallelism,
+                    key_serializer_snapshot=snapshot_to_bytes(self.key_serializer.snapshot_configuration()),
+                    states=tuple(states),
+                ),
+            )
+        return final
+
+    @classmethod
+    def _restore(
+        cls, directory: str | os.PathLike[str], key_serializer: TypeSerializer[Any],
+        config: Mapping[str, Any] | None, **kwargs: Any,
+    ) -> Any:
+        metadata = read_savepoint_metadata(directory)
+        key_snapshot = _parse_snapshot(metadata.key_serializer_snapshot, "the key serializer")
+        backend = cls(
+            resolve_key_serializer(key_serializer, key_snapshot),
+            max_parallelism=metadata.max_parallelism, config=config, **kwargs,
+        )
+        try:
+            for state in metadata.states:
+                backend._restore_state(directory, metadata, state)
+        except BaseException:
+            backend.close()
+            raise
+        return backend
+
+    def _restore_state(self, directory: str | os.PathLike[str], metadata: SavepointMetadata, state: StateMetadata) -> None:
+        what = f"state {state.name!r}"
+        value_snap = _parse_snapshot(state.value_serializer_snapshot, f"{what} value serializer")
+        ns_snap = uk_snap = None
+        if state.namespace_serializer_snapshot is not None:
+            ns_snap = _parse_snapshot(state.namespace_serializer_snapshot, f"{what} namespace serializer")
+        if state.user_key_serializer_snapshot is not None:
+            uk_snap = _parse_snapshot(state.user_key_serializer_snapshot, f"{what} map key serializer")
+        entry = StateEntry(
+            state.name, state.kind, value_snap.restore_serializer(),
+            None if ns_snap is None else ns_snap.restore_serializer(),
+            None if uk_snap is None else uk_snap.restore_serializer(),
+        )
+        entry.registered = False
+        entry.restored_snapshots = (value_snap, ns_snap, uk_snap)
+        entry.restored_snapshot_bytes = (
+            state.value_serializer_snapshot, state.namespace_serializer_snapshot,
+            state.user_key_serializer_snapshot,
+        )
+        entry.storage = self._new_storage(entry)
+        rows = _checked_rows(read_state_rows(directory, state), state, metadata.max_parallelism)
+        try:
+            self._load(entry, rows)
+        except SavepointFormatError:
+            raise
+        except (StateError, ValueError, TypeError, OverflowError) as exc:
+            raise SavepointFormatError(
+                f"{what}: its data cannot be read with the restored serializers "
+                f"({type(exc).__name__}: {exc}); the savepoint is corrupt or its serializers do "
+                "not read what they wrote"
+            ) from exc
+        self._states[state.name] = entry
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def close(self) -> None:
+        """Release the backend's resources (idempotent); state is kept only by savepoints."""
+        self._closed = True
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StateError(f"{type(self).__name__} is closed; restore a savepoint into a new backend")
+
+    def _entry(self, name: str) -> StateEntry:
+        try:
+            return self._states[name]
+        except KeyError:
+            raise StateError(
+                f"no state named {name!r} in this backend; its states are {sorted(self._states)}"
+            ) from None
+
+    @staticmethod
+    def _namespace_bytes(entry: StateEntry, namespace: Any) -> bytes:
+        serializer = entry.namespace_serializer
+        if serializer is None:
+            if namespace is None:
+                return b""
+            raise StateError(
+                f"state {entry.name!r} has no namespace serializer, so it has only the default "
+                f"namespace (None), got {namespace!r}; declare namespace_serializer on its descriptor"
+            )
+        if namespace is None:
+            raise StateError(f"state {entry.name!r}: namespaces may not be None")
+        return serializer.to_bytes(namespace)
+
+    # -- what subclasses provide --------------------------------------------------------------
+    def _new_storage(self, entry: StateEntry) -> Any:
+        raise NotImplementedError
+
+    def _primaries(self, entry: StateEntry) -> Iterable[tuple[int, bytes, bytes]]:
+        raise NotImplementedError
+
+    def _savepoint_rows(self, entry: StateEntry) -> Iterable[SavepointRow]:
+        raise NotImplementedError
+
+    def _load(self, entry: StateEntry, rows: Iterator[SavepointRow]) -> None:
+        raise NotImplementedError
+
+    def _migrate(self, entry: StateEntry, plan: AccessPlan) -> None:
+        raise NotImplementedError
+
+
+def _parse_snapshot(data: bytes, what: str) -> TypeSerializerSnapshot[Any]:
+    try:
+        return snapshot_from_bytes(data)
+    except SnapshotFormatError as exc:
+        raise type(exc)(f"savepoint: the snapshot of {what} cannot be read: {exc}") from None
+
+
+def _checked_rows(rows: Iterator[SavepointRow], state: StateMetadata, max_parallelism: int) -> Iterator[SavepointRow]:
+    is_map = state.kind == "map"
+    for row in rows:
+        kg, key, ns, user_key, value = row
+        if not 0 <= kg < max_parallelism or key is None or ns is None:
+            raise SavepointFormatError(
+                f"state {state.name!r}: row with key group {kg} (max parallelism "
+                f"{max_parallelism}) or a null key/namespace; the savepoint is corrupt"
+            )
+        if is_map != (user_key is not None) or (value is None and not is_map):
+            raise SavepointFormatError(
+                f"state {state.name!r} ({state.kind} state): a row has "
+                f"{'no' if user_key is None else 'a'} user key and "
+                f"{'a null' if value is None else 'a'} value; the savepoint is corrupt"
+            )
+        yield row

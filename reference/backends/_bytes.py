@@ -1,0 +1,289 @@
+"""The bytes backend (Flink's RocksDB backend): state stays serialized; migration is eager."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+from .._errors import SerializationError, StateError
+from .._io import DataInputView, DataOutputView
+from .._serializer import TypeSerializer
+from ._base import KeyedStateBackend, SavepointRow, StateEntry, read_list_elements
+from ._resolve import AccessPlan
+from ._savepoint import LIST_DELIMITER
+from ._stores import Primary, Table, open_store
+
+__all__ = ["BytesStateBackend"]
+
+_NULL = b"\x01"
+_NOT_NULL = b"\x00"
+
+
+class _BytesState:
+    __slots__ = ("_backend", "_entry", "_ns")
+
+    def __init__(self, backend: BytesStateBackend, entry: StateEntry) -> None:
+        self._backend = backend
+        self._entry = entry
+        self._ns: bytes | None = b"" if entry.namespace_serializer is None else None
+
+    @property
+    def name(self) -> str:
+        return self._entry.name
+
+    def set_current_namespace(self, namespace: Any) -> None:
+        """Select the namespace (Flink: the window) this state object reads and writes."""
+        self._ns = KeyedStateBackend._namespace_bytes(self._entry, namespace)
+
+    def _primary(self) -> Primary:
+        backend = self._backend
+        if backend._closed:
+            backend._check_open()
+        if backend._key_bytes is None:
+            raise StateError(f"state {self._entry.name!r}: no current key; call set_current_key(key) first")
+        if self._ns is None:
+            raise StateError(
+                f"state {self._entry.name!r} has a namespace serializer; call "
+                "set_current_namespace(ns) before using it"
+            )
+        return backend._key_group, backend._key_bytes, self._ns
+
+    @property
+    def _table(self) -> Table:
+        return self._entry.storage  # type: ignore[no-any-return]
+
+
+class BytesValueState(_BytesState):
+    """``ValueState``: ``value()`` (None when empty), ``update(v)`` (None clears), ``clear()``."""
+
+    __slots__ = ()
+
+    def value(self) -> Any:
+        raw = self._table.get(self._primary())
+        return None if raw is None else self._entry.value_serializer.from_bytes(raw)
+
+    def update(self, value: Any) -> None:
+        if value is None:
+            self.clear()
+            return
+        self._table.put(self._primary(), self._entry.value_serializer.to_bytes(value))
+
+    def clear(self) -> None:
+        self._table.delete(self._primary())
+
+
+def _check_element(name: str, element: Any) -> None:
+    if element is None:
+        raise StateError(f"list state {name!r}: None cannot be added to a list state")
+
+
+class BytesListState(_BytesState):
+    """``ListState``: ``get()`` ([] when empty), ``add``, ``add_all``, ``update``, ``clear``."""
+
+    __slots__ = ()
+
+    def get(self) -> list[Any]:
+        raw = self._table.get(self._primary())
+        return [] if raw is None else read_list_elements(raw, self._entry.value_serializer)
+
+    def add(self, element: Any) -> None:
+        self.add_all([element])
+
+    def add_all(self, elements: Iterable[Any]) -> None:
+        elements = list(elements)
+        for element in elements:
+            _check_element(self._entry.name, element)
+        if not elements:
+            return
+        primary = self._primary()
+        to_bytes = self._entry.value_serializer.to_bytes
+        parts = [to_bytes(e) for e in elements]
+        raw = self._table.get(primary)
+        if raw is not None:
+            parts.insert(0, raw)
+        self._table.put(primary, b",".join(parts))
+
+    def update(self, elements: Iterable[Any]) -> None:
+        elements = list(elements)
+        for element in elements:
+            _check_element(self._entry.name, element)
+        if not elements:
+            self.clear()
+            return
+        to_bytes = self._entry.value_serializer.to_bytes
+        self._table.put(self._primary(), b",".join(to_bytes(e) for e in elements))
+
+    def clear(self) -> None:
+        self._table.delete(self._primary())
+
+
+class BytesMapState(_BytesState):
+    """``MapState``: values may be None (a null map value); user keys may not."""
+
+    __slots__ = ()
+
+    def _user_key(self, key: Any) -> bytes:
+        if key is None:
+            raise StateError(f"map state {self._entry.name!r}: user keys may not be None")
+        return self._entry.user_key_serializer.to_bytes(key)  # type: ignore[union-attr]
+
+    def _value(self, stored: bytes) -> Any:
+        return None if stored[0] else self._entry.value_serializer.from_bytes(stored[1:])
+
+    def get(self, key: Any) -> Any:
+        stored = self._table.map_get(self._primary(), self._user_key(key))
+        return None if stored is None else self._value(stored)
+
+    def contains(self, key: Any) -> bool:
+        return self._table.map_get(self._primary(), self._user_key(key)) is not None
+
+    def put(self, key: Any, value: Any) -> None:
+        stored = _NULL if value is None else _NOT_NULL + self._entry.value_serializer.to_bytes(value)
+        self._table.map_put(self._primary(), self._user_key(key), stored)
+
+    def put_all(self, entries: Mapping[Any, Any]) -> None:
+        for key, value in entries.items():
+            self.put(key, value)
+
+    def remove(self, key: Any) -> None:
+        self._table.map_delete(self._primary(), self._user_key(key))
+
+    def items(self) -> list[tuple[Any, Any]]:
+        read_key = self._entry.user_key_serializer.from_bytes  # type: ignore[union-attr]
+        return [(read_key(uk), self._value(v)) for uk, v in self._table.map_items(self._primary())]
+
+    def keys(self) -> list[Any]:
+        read_key = self._entry.user_key_serializer.from_bytes  # type: ignore[union-attr]
+        return [read_key(uk) for uk, _ in self._table.map_items(self._primary())]
+
+    def values(self) -> list[Any]:
+        return [self._value(v) for _, v in self._table.map_items(self._primary())]
+
+    def is_empty(self) -> bool:
+        return not any(True for _ in self._table.map_items(self._primary()))
+
+    def clear(self) -> None:
+        self._table.map_clear(self._primary())
+
+
+class BytesStateBackend(KeyedStateBackend):
+    """Keyed state kept as bytes, in a dict (``store="memory"``) or an embedded RocksDB
+    (``store="rocksdb"``, one column family per state, working files under ``path``).
+
+    A restore loads bytes without deserializing them. The first ``get_*_state`` of a restored
+    state judges the descriptor's serializers against the savepoint's snapshots; a state that
+    needs migration is rewritten eagerly and completely (into a staging area that replaces the
+    old data only when every entry succeeded).
+    """
+
+    _value_state_class = BytesValueState
+    _list_state_class = BytesListState
+    _map_state_class = BytesMapState
+
+    def __init__(
+        self,
+        key_serializer: TypeSerializer[Any],
+        store: str = "memory",
+        path: str | os.PathLike[str] | None = None,
+        max_parallelism: int = 128,
+        config: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(key_serializer, max_parallelism=max_parallelism, config=config)
+        self.store = store
+        self._store = open_store(store, path)
+
+    @classmethod
+    def restore(
+        cls,
+        directory: str | os.PathLike[str],
+        key_serializer: TypeSerializer[Any],
+        config: Mapping[str, Any] | None = None,
+        store: str = "memory",
+        path: str | os.PathLike[str] | None = None,
+    ) -> BytesStateBackend:
+        """A new backend holding the savepoint's bytes (nothing is deserialized yet)."""
+        return cls._restore(directory, key_serializer, config, store=store, path=path)  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        if not self._closed:
+            super().close()
+            self._store.close()
+
+    # -- storage ------------------------------------------------------------------------------
+    def _new_storage(self, entry: StateEntry) -> Table:
+        return self._store.table(entry.kind)
+
+    def _primaries(self, entry: StateEntry) -> Iterable[tuple[int, bytes, bytes]]:
+        return ((kg, key, ns) for kg, key, ns, _uk, _v in entry.storage.rows())
+
+    def _savepoint_rows(self, entry: StateEntry) -> Iterator[SavepointRow]:
+        if entry.kind == "map":
+            for kg, key, ns, uk, stored in entry.storage.rows():
+                yield kg, key, ns, uk, (None if stored[0] else stored[1:])
+        else:
+            yield from entry.storage.rows()
+
+    def _load(self, entry: StateEntry, rows: Iterator[SavepointRow]) -> None:
+        if entry.kind == "map":
+            entry.storage.load(
+                (kg, key, ns, uk, _NULL if v is None else _NOT_NULL + v) for kg, key, ns, uk, v in rows
+            )
+        else:
+            entry.storage.load(rows)  # type: ignore[arg-type]
+
+    def _migrate(self, entry: StateEntry, plan: AccessPlan) -> None:
+        entry.storage.transform(_migration_function(entry.kind, plan))
+
+
+def _migration_function(kind: str, plan: AccessPlan) -> Callable[[bytes], bytes]:
+    """Rewrites one stored value through ``new_snapshot.migrate_state``: the whole value for
+    value state, element by element for list state, the value after the null flag for map
+    state (a null map value stays null)."""
+    migrate_state = plan.new_value_snapshot.migrate_state
+    prior, new = plan.prior_value_serializer, plan.value_serializer
+    out = DataOutputView()
+
+    def value(raw: bytes) -> bytes:
+        source = DataInputView(raw)
+        out.clear()
+        migrate_state(prior, new, source, out)
+        if source.available():
+            raise SerializationError(
+                f"{source.available()} of {len(raw)} bytes left after migrating one value; "
+                f"{prior!r} did not read what it wrote"
+            )
+        return out.getvalue()
+
+    def element_list(raw: bytes) -> bytes:
+        source = DataInputView(raw)
+        out.clear()
+        while True:
+            migrate_state(prior, new, source, out)
+            if not source.available():
+                return out.getvalue()
+            delimiter = source.read_unsigned_byte()
+            if delimiter != LIST_DELIMITER or not source.available():
+                raise SerializationError(
+                    f"list value: byte {source.position - 1} is 0x{delimiter:02x} where an "
+                    f"element delimiter 0x2C followed by an element should be; {prior!r} did not "
+                    "read what it wrote or the value is corrupt"
+                )
+            out.write_byte(LIST_DELIMITER)
+
+    def map_value(raw: bytes) -> bytes:
+        if raw[0]:
+            return raw  # a null map value stays null
+        source = DataInputView(raw)
+        source.skip_bytes(1)
+        out.clear()
+        out.write_byte(0)
+        migrate_state(prior, new, source, out)
+        if source.available():
+            raise SerializationError(
+                f"{source.available()} bytes left after migrating one map value; {prior!r} did "
+                "not read what it wrote"
+            )
+        return out.getvalue()
+
+    return {"value": value, "list": element_list, "map": map_value}[kind]

@@ -1,0 +1,317 @@
+"""Where the bytes backend keeps its bytes: a dict ("memory") or an embedded RocksDB.
+
+A table holds one state. Its entries are addressed by a primary key ``(key_group, key bytes,
+namespace bytes)`` and, for map state, a user-key suffix. Map values are stored as Flink's
+RocksDB map layout (``bool is-null + value``); value and list values as they are.
+Migration (``transform``) is all-or-nothing: the new values go to a staging area (a new dict, a
+new column family) that replaces the old one only when every entry has been rewritten.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+import tempfile
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from .._errors import StateError
+
+__all__ = ["Primary", "Row", "MemoryStore", "RocksDBStore", "open_store"]
+
+Primary = tuple[int, bytes, bytes]
+#: (key_group, key, namespace, user_key or None, stored value)
+Row = tuple[int, bytes, bytes, "bytes | None", bytes]
+
+_HEAD = struct.Struct(">HI")
+_LEN = struct.Struct(">I")
+_BATCH = 8192
+
+
+class Table:
+    """The operations a state needs from its store."""
+
+    def get(self, primary: Primary) -> bytes | None: ...
+    def put(self, primary: Primary, value: bytes) -> None: ...
+    def delete(self, primary: Primary) -> None: ...
+    def map_get(self, primary: Primary, user_key: bytes) -> bytes | None: ...
+    def map_put(self, primary: Primary, user_key: bytes, value: bytes) -> None: ...
+    def map_delete(self, primary: Primary, user_key: bytes) -> None: ...
+    def map_items(self, primary: Primary) -> Iterator[tuple[bytes, bytes]]: ...
+    def map_clear(self, primary: Primary) -> None: ...
+    def rows(self) -> Iterator[Row]: ...
+    def load(self, rows: Iterable[Row]) -> None: ...
+    def transform(self, fn: Callable[[bytes], bytes]) -> None: ...
+    def drop(self) -> None: ...
+
+
+# -- memory -----------------------------------------------------------------------------------
+class _MemoryTable(Table):
+    def __init__(self) -> None:
+        self._data: dict[Primary, bytes] = {}
+
+    def get(self, primary: Primary) -> bytes | None:
+        return self._data.get(primary)
+
+    def put(self, primary: Primary, value: bytes) -> None:
+        self._data[primary] = value
+
+    def delete(self, primary: Primary) -> None:
+        self._data.pop(primary, None)
+
+    def rows(self) -> Iterator[Row]:
+        for (kg, key, ns), value in list(self._data.items()):
+            yield kg, key, ns, None, value
+
+    def load(self, rows: Iterable[Row]) -> None:
+        data = self._data
+        for kg, key, ns, _uk, value in rows:
+            data[(kg, key, ns)] = value
+
+    def transform(self, fn: Callable[[bytes], bytes]) -> None:
+        # A new dict replaces the old one only once every value has been rewritten.
+        self._data = {primary: fn(value) for primary, value in self._data.items()}
+
+    def drop(self) -> None:
+        self._data = {}
+
+
+class _MemoryMapTable(Table):
+    def __init__(self) -> None:
+        self._data: dict[Primary, dict[bytes, bytes]] = {}
+
+    def map_get(self, primary: Primary, user_key: bytes) -> bytes | None:
+        entries = self._data.get(primary)
+        return None if entries is None else entries.get(user_key)
+
+    def map_put(self, primary: Primary, user_key: bytes, value: bytes) -> None:
+        self._data.setdefault(primary, {})[user_key] = value
+
+    def map_delete(self, primary: Primary, user_key: bytes) -> None:
+        entries = self._data.get(primary)
+        if entries is not None:
+            entries.pop(user_key, None)
+            if not entries:
+                del self._data[primary]
+
+    def map_items(self, primary: Primary) -> Iterator[tuple[bytes, bytes]]:
+        return iter(sorted(self._data.get(primary, {}).items()))
+
+    def map_clear(self, primary: Primary) -> None:
+        self._data.pop(primary, None)
+
+    def rows(self) -> Iterator[Row]:
+        for (kg, key, ns), entries in list(self._data.items()):
+            for user_key, value in list(entries.items()):
+                yield kg, key, ns, user_key, value
+
+    def load(self, rows: Iterable[Row]) -> None:
+        for kg, key, ns, user_key, value in rows:
+            assert user_key is not None
+            self._data.setdefault((kg, key, ns), {})[user_key] = value
+
+    def transform(self, fn: Callable[[bytes], bytes]) -> None:
+        self._data = {
+            primary: {uk: fn(v) for uk, v in entries.items()} for primary, entries in self._data.items()
+        }
+
+    def drop(self) -> None:
+        self._data = {}
+
+
+class MemoryStore:
+    """Bytes in Python dicts."""
+
+    name = "memory"
+
+    def table(self, kind: str) -> Table:
+        return _MemoryMapTable() if kind == "map" else _MemoryTable()
+
+    def close(self) -> None:
+        pass
+
+
+# -- RocksDB ----------------------------------------------------------------------------------
+def _encode(primary: Primary) -> bytes:
+    kg, key, ns = primary
+    return b"".join((_HEAD.pack(kg, len(key)), key, _LEN.pack(len(ns)), ns))
+
+
+def _decode(composite: bytes) -> Row:
+    """(key_group, key, namespace, user-key suffix, b"") of a RocksDB key."""
+    kg, key_len = _HEAD.unpack_from(composite, 0)
+    end = 6 + key_len
+    (ns_len,) = _LEN.unpack_from(composite, end)
+    ns_end = end + 4 + ns_len
+    return kg, composite[6:end], composite[end + 4 : ns_end], composite[ns_end:], b""
+
+
+class _RocksTable(Table):
+    """One column family; RocksDB keys are key group (2 bytes), key length (4) + key,
+    namespace length (4) + namespace, then the user key (map state)."""
+
+    def __init__(self, store: RocksDBStore, kind: str) -> None:
+        self._store = store
+        self._kind = kind
+        self._name, self._cf = store._new_column_family()
+
+    def get(self, primary: Primary) -> bytes | None:
+        return self._cf.get(_encode(primary))  # type: ignore[no-any-return]
+
+    def put(self, primary: Primary, value: bytes) -> None:
+        self._cf[_encode(primary)] = value
+
+    def delete(self, primary: Primary) -> None:
+        del self._cf[_encode(primary)]
+
+    def map_get(self, primary: Primary, user_key: bytes) -> bytes | None:
+        return self._cf.get(_encode(primary) + user_key)  # type: ignore[no-any-return]
+
+    def map_put(self, primary: Primary, user_key: bytes, value: bytes) -> None:
+        self._cf[_encode(primary) + user_key] = value
+
+    def map_delete(self, primary: Primary, user_key: bytes) -> None:
+        del self._cf[_encode(primary) + user_key]
+
+    def map_items(self, primary: Primary) -> Iterator[tuple[bytes, bytes]]:
+        prefix = _encode(primary)
+        n = len(prefix)
+        result = []
+        for composite, value in self._cf.items(from_key=prefix):
+            if not composite.startswith(prefix):
+                break
+            result.append((composite[n:], value))
+        return iter(result)
+
+    def map_clear(self, primary: Primary) -> None:
+        prefix = _encode(primary)
+        doomed = []
+        for composite in self._cf.keys(from_key=prefix):
+            if not composite.startswith(prefix):
+                break
+            doomed.append(composite)
+        for composite in doomed:
+            del self._cf[composite]
+
+    def rows(self) -> Iterator[Row]:
+        is_map = self._kind == "map"
+        for composite, value in self._cf.items():
+            kg, key, ns, user_key, _ = _decode(composite)
+            yield kg, key, ns, (user_key if is_map else None), value
+
+    def load(self, rows: Iterable[Row]) -> None:
+        self._write(self._name, ((_encode((kg, k, ns)) + (uk or b""), v) for kg, k, ns, uk, v in rows))
+
+    def _write(self, cf_name: str, pairs: Iterable[tuple[bytes, bytes]]) -> None:
+        from rocksdict import WriteBatch
+
+        handle = self._store._db.get_column_family_handle(cf_name)
+        batch = WriteBatch(raw_mode=True)
+        batch.set_default_column_family(handle)
+        put = batch.put
+        count = 0
+        for key, value in pairs:
+            put(key, value)
+            count += 1
+            if count == _BATCH:
+                self._store._db.write(batch)
+                batch = WriteBatch(raw_mode=True)
+                batch.set_default_column_family(handle)
+                put = batch.put
+                count = 0
+        if count:
+            self._store._db.write(batch)
+
+    def transform(self, fn: Callable[[bytes], bytes]) -> None:
+        # Stage the rewritten values in a fresh column family; the old one is dropped only
+        # after the last value is written, so a failure leaves the state as it was.
+        name, cf = self._store._new_column_family()
+        try:
+            self._write(name, ((k, fn(v)) for k, v in self._cf.items()))
+        except BaseException:
+            del cf
+            self._store._drop_column_family(name)
+            raise
+        old = self._name
+        self._name, self._cf = name, cf
+        self._store._drop_column_family(old)
+
+    def drop(self) -> None:
+        self._cf = None
+        self._store._drop_column_family(self._name)
+
+
+class RocksDBStore:
+    """An embedded RocksDB (rocksdict, raw bytes), one column family per state.
+
+    ``path`` is the working directory of the database (created if missing, must be empty);
+    without it a temporary directory is used. ``close()`` closes and deletes the database:
+    state outlives a backend only through savepoints, as in Flink.
+    """
+
+    name = "rocksdb"
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        from rocksdict import Options, Rdict
+
+        if path is None:
+            self._owned_dir = tempfile.mkdtemp(prefix="state-rocksdb-")
+            self._path = os.path.join(self._owned_dir, "db")
+        else:
+            self._owned_dir = None
+            base = os.fspath(path)
+            if os.path.isdir(base) and os.listdir(base):
+                raise StateError(
+                    f"RocksDB working directory {base!r} is not empty; give the bytes backend "
+                    "a new or empty directory (state is carried over only by savepoints)"
+                )
+            self._path = base
+        self._options = Options(raw_mode=True)
+        self._options.create_if_missing(True)
+        self._db: Any = Rdict(self._path, self._options)
+        self._tables: list[_RocksTable] = []
+        self._closed = False
+
+    def table(self, kind: str) -> Table:
+        if self._closed:
+            raise StateError("the RocksDB store is closed")
+        table = _RocksTable(self, kind)
+        self._tables.append(table)
+        return table
+
+    def _new_column_family(self) -> tuple[str, Any]:
+        from rocksdict import Options
+
+        name = f"state-{uuid.uuid4().hex}"
+        return name, self._db.create_column_family(name, Options(raw_mode=True))
+
+    def _drop_column_family(self, name: str) -> None:
+        self._db.drop_column_family(name)
+
+    def close(self) -> None:
+        """Close and delete the database (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        from rocksdict import Rdict
+
+        for table in self._tables:
+            table._cf = None
+        self._tables = []
+        self._db.close()
+        self._db = None
+        Rdict.destroy(self._path, self._options)
+        if self._owned_dir is not None:
+            shutil.rmtree(self._owned_dir, ignore_errors=True)
+
+
+def open_store(store: str, path: str | os.PathLike[str] | None) -> MemoryStore | RocksDBStore:
+    if store == "memory":
+        if path is not None:
+            raise StateError("store='memory' keeps no files; pass path only with store='rocksdb'")
+        return MemoryStore()
+    if store == "rocksdb":
+        return RocksDBStore(path)
+    raise StateError(f"unknown store {store!r}; use 'memory' or 'rocksdb'")
