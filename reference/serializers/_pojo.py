@@ -151,6 +151,8 @@ class PojoSerializer(TypeSerializer[Any]):
     Equality is by class and field serializers.
     """
 
+    __module__ = "reference.serializers"  # stable identity in savepoints
+
     def __init__(self, dataclass_type: type) -> None:
         if not isinstance(dataclass_type, type) or not dataclasses.is_dataclass(dataclass_type):
             raise TypeError(
@@ -374,6 +376,8 @@ def _is_identity_migration(snapshot: TypeSerializerSnapshot[Any]) -> bool:
 class PojoSerializerSnapshot(CompositeTypeSerializerSnapshot[Any]):
     """Outer version 1: UTF class identity ``module:qualname``, int n, n × UTF field name
     (sorted); nested snapshots are the field serializers' in the same order."""
+
+    __module__ = "reference.serializers"  # stable identity in savepoints
 
     OUTER_VERSION = 1
 

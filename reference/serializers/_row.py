@@ -40,6 +40,8 @@ __all__ = ["RowKind", "Row", "RowSerializer", "RowSerializerSnapshot"]
 class RowKind(enum.IntEnum):
     """The change a row describes (Flink's ``RowKind``; the value is its byte value)."""
 
+    __module__ = "reference.serializers"  # stable identity in savepoints
+
     INSERT = 0
     UPDATE_BEFORE = 1
     UPDATE_AFTER = 2
@@ -57,6 +59,8 @@ class Row(tuple):  # type: ignore[type-arg]
     kind=RowKind.DELETE)``. Equality and hashing include the kind; an INSERT ``Row`` equals the
     plain tuple of its values (a plain tuple *is* an INSERT row).
     """
+
+    __module__ = "reference.serializers"  # stable identity in savepoints
 
     kind: RowKind
 
@@ -103,6 +107,8 @@ class RowSerializer(TypeSerializer[tuple[Any, ...]]):
     ``nullable=False`` (NOT NULL) fields refuse ``None``. With ``supports_row_kind=False`` the
     row kind is not written (Flink's legacy mode) and only INSERT rows can be written.
     """
+
+    __module__ = "reference.serializers"  # stable identity in savepoints
 
     def __init__(
         self,
@@ -275,6 +281,8 @@ def _is_identity_migration(snapshot: TypeSerializerSnapshot[Any]) -> bool:
 class RowSerializerSnapshot(CompositeTypeSerializerSnapshot[tuple[Any, ...]]):
     """Outer version 4: bool supports-row-kind, int n, n × (UTF name, bool nullable); the
     nested snapshots are the field serializers' in field order."""
+
+    __module__ = "reference.serializers"  # stable identity in savepoints
 
     OUTER_VERSION = 4
 
