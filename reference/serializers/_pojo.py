@@ -287,7 +287,7 @@ class PojoSerializer(TypeSerializer[Any]):
         if self._read_flags(source):
             return None
         values: dict[str, Any] = {}
-        for name, serializer, keep in zip(self._cache_names, self._cache_serializers, self._cache_keep):
+        for name, serializer, keep in zip(self._cache_names, self._cache_serializers, self._cache_keep, strict=False):
             value = None if source.read_boolean() else serializer.deserialize(source)
             if keep:
                 values[name] = value
@@ -308,7 +308,7 @@ class PojoSerializer(TypeSerializer[Any]):
         if value is None:
             return None
         values = {}
-        for name, serializer, keep in zip(self._cache_names, self._cache_serializers, self._cache_keep):
+        for name, serializer, keep in zip(self._cache_names, self._cache_serializers, self._cache_keep, strict=False):
             if keep:
                 item = getattr(value, name, None)
                 values[name] = None if item is None else serializer.copy(item)
@@ -316,9 +316,9 @@ class PojoSerializer(TypeSerializer[Any]):
 
     def duplicate(self) -> PojoSerializer:
         duplicates = [s.duplicate() for s in self._cache_serializers]
-        if all(d is s for d, s in zip(duplicates, self._cache_serializers)):
+        if all(d is s for d, s in zip(duplicates, self._cache_serializers, strict=False)):
             return self
-        return PojoSerializer._with_fields(self.dataclass_type, list(zip(self._cache_names, duplicates)))
+        return PojoSerializer._with_fields(self.dataclass_type, list(zip(self._cache_names, duplicates, strict=False)))
 
     def create_instance(self) -> Any:
         values = {}
@@ -383,12 +383,11 @@ class PojoSerializerSnapshot(CompositeTypeSerializerSnapshot[Any]):
 
     def __init__(self, serializer: PojoSerializer | None = None) -> None:
         super().__init__(serializer)
+        self.class_name = ""
+        self.field_names: list[str] = []
         if serializer is not None:
             self.class_name = qualified_name(serializer.dataclass_type)
             self.field_names = [name for name, _ in serializer.fields]
-        else:
-            self.class_name = ""
-            self.field_names: list[str] = []
 
     def get_current_outer_snapshot_version(self) -> int:
         return self.OUTER_VERSION
@@ -416,7 +415,7 @@ class PojoSerializerSnapshot(CompositeTypeSerializerSnapshot[Any]):
                 f"PojoSerializerSnapshot of {self.class_name}: {len(nested)} field serializers "
                 f"for the fields {self.field_names}; the snapshot is corrupt"
             )
-        return PojoSerializer._with_fields(self._current_class(), list(zip(self.field_names, nested)))
+        return PojoSerializer._with_fields(self._current_class(), list(zip(self.field_names, nested, strict=False)))
 
     def write_outer_snapshot(self, target: DataOutputView) -> None:
         target.write_utf(self.class_name)
@@ -470,10 +469,10 @@ class PojoSerializerSnapshot(CompositeTypeSerializerSnapshot[Any]):
                 f"the dataclass changed from {old_snapshot.class_name} to {self.class_name}; a "
                 "POJO state's class (module and qualified name) may not change"
             )
-        old_nested = dict(zip(old_snapshot.field_names, old_snapshot.nested_snapshots))
+        old_nested = dict(zip(old_snapshot.field_names, old_snapshot.nested_snapshots, strict=False))
         nested: dict[str, SchemaCompatibility[Any]] = {}
         problems = []
-        for name, snapshot in zip(self.field_names, self.nested_snapshots):
+        for name, snapshot in zip(self.field_names, self.nested_snapshots, strict=False):
             if name in old_nested:
                 result = resolve_compatibility(snapshot, old_nested[name])
                 if result.is_incompatible():
@@ -493,7 +492,7 @@ class PojoSerializerSnapshot(CompositeTypeSerializerSnapshot[Any]):
                 nested[name].get_reconfigured_serializer()
                 if nested[name].is_compatible_with_reconfigured_serializer()
                 else current
-                for name, current in zip(self.field_names, self._new_nested_serializers())
+                for name, current in zip(self.field_names, self._new_nested_serializers(), strict=False)
             ]
             return SchemaCompatibility.compatible_with_reconfigured_serializer(
                 self.create_outer_serializer_with_nested_serializers(serializers)
@@ -512,9 +511,9 @@ class PojoSerializerSnapshot(CompositeTypeSerializerSnapshot[Any]):
             )
         migrated = element
         if element is not None:
-            snapshots = dict(zip(self.field_names, self.nested_snapshots))
+            snapshots = dict(zip(self.field_names, self.nested_snapshots, strict=False))
             if set(snapshots) != set(new._cache_names):
-                snapshots = dict(zip(new._cache_names, new.snapshot_configuration().nested_snapshots))
+                snapshots = dict(zip(new._cache_names, new.snapshot_configuration().nested_snapshots, strict=False))
             prior_fields = dict(prior.fields)
             changes = {}
             for name, new_field in new.fields:

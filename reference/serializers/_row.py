@@ -217,7 +217,7 @@ class RowSerializer(TypeSerializer[tuple[Any, ...]]):
     def serialize(self, value: tuple[Any, ...], target: DataOutputView) -> None:
         kind = self._check_value(value)
         self._write_mask(kind, value, target)
-        for serializer, item in zip(self._cache_serializers, value):
+        for serializer, item in zip(self._cache_serializers, value, strict=False):
             if item is not None:
                 serializer.serialize(item, target)
 
@@ -225,7 +225,7 @@ class RowSerializer(TypeSerializer[tuple[Any, ...]]):
         kind, nulls = self._read_mask(source)
         values = [
             None if is_null else serializer.deserialize(source)
-            for serializer, is_null in zip(self._cache_serializers, nulls)
+            for serializer, is_null in zip(self._cache_serializers, nulls, strict=False)
         ]
         return _make_row(values, kind)
 
@@ -233,23 +233,23 @@ class RowSerializer(TypeSerializer[tuple[Any, ...]]):
         start = source.position
         _, nulls = self._read_mask(source)
         target.write(source.slice_from(start))
-        for serializer, is_null in zip(self._cache_serializers, nulls):
+        for serializer, is_null in zip(self._cache_serializers, nulls, strict=False):
             if not is_null:
                 serializer.copy_serialized(source, target)
 
     def copy(self, value: tuple[Any, ...]) -> tuple[Any, ...]:
         values = [
             None if item is None else serializer.copy(item)
-            for serializer, item in zip(self._cache_serializers, value)
+            for serializer, item in zip(self._cache_serializers, value, strict=False)
         ]
         return _make_row(values, _kind_of(value))
 
     def duplicate(self) -> RowSerializer:
         duplicates = [s.duplicate() for s in self._cache_serializers]
-        if all(d is s for d, s in zip(duplicates, self._cache_serializers)):
+        if all(d is s for d, s in zip(duplicates, self._cache_serializers, strict=False)):
             return self
         return RowSerializer(
-            [(name, d, nullable) for (name, _, nullable), d in zip(self.fields, duplicates)],
+            [(name, d, nullable) for (name, _, nullable), d in zip(self.fields, duplicates, strict=False)],
             self.supports_row_kind,
         )
 
@@ -288,14 +288,13 @@ class RowSerializerSnapshot(CompositeTypeSerializerSnapshot[tuple[Any, ...]]):
 
     def __init__(self, serializer: RowSerializer | None = None) -> None:
         super().__init__(serializer)
+        self.supports_row_kind = True
+        self.field_names: list[str] = []
+        self.nullables: list[bool] = []
         if serializer is not None:
             self.supports_row_kind = serializer.supports_row_kind
             self.field_names = serializer.field_names
             self.nullables = [f[2] for f in serializer.fields]
-        else:
-            self.supports_row_kind = True
-            self.field_names: list[str] = []
-            self.nullables: list[bool] = []
         self._cache_plans: dict[tuple[int, int], Any] = {}
 
     # -- composite hooks -----------------------------------------------------------------
@@ -314,13 +313,13 @@ class RowSerializerSnapshot(CompositeTypeSerializerSnapshot[tuple[Any, ...]]):
                 f"{len(self.field_names)} fields {self.field_names}; the snapshot is corrupt"
             )
         return RowSerializer(
-            list(zip(self.field_names, nested, self.nullables)), self.supports_row_kind
+            list(zip(self.field_names, nested, self.nullables, strict=False)), self.supports_row_kind
         )
 
     def write_outer_snapshot(self, target: DataOutputView) -> None:
         target.write_boolean(self.supports_row_kind)
         target.write_int(len(self.field_names))
-        for name, nullable in zip(self.field_names, self.nullables):
+        for name, nullable in zip(self.field_names, self.nullables, strict=False):
             target.write_utf(name)
             target.write_boolean(nullable)
 
@@ -413,7 +412,7 @@ class RowSerializerSnapshot(CompositeTypeSerializerSnapshot[tuple[Any, ...]]):
         paths: list[str] = list(added)
         old_order = [n for n in old_snapshot.field_names if n in new_index]
         new_order = [n for n in self.field_names if n in old_index]
-        paths += [a for a, b in zip(new_order, old_order) if a != b]
+        paths += [a for a, b in zip(new_order, old_order, strict=False) if a != b]
         migrate = bool(paths) or old_snapshot.supports_row_kind != self.supports_row_kind
         for name, result in nested.items():
             if result.is_compatible_after_migration():
@@ -428,7 +427,7 @@ class RowSerializerSnapshot(CompositeTypeSerializerSnapshot[tuple[Any, ...]]):
                 nested[name].get_reconfigured_serializer()
                 if nested[name].is_compatible_with_reconfigured_serializer()
                 else current
-                for name, current in zip(self.field_names, self._new_nested_serializers())
+                for name, current in zip(self.field_names, self._new_nested_serializers(), strict=False)
             ]
             return SchemaCompatibility.compatible_with_reconfigured_serializer(
                 self.create_outer_serializer_with_nested_serializers(serializers)
@@ -449,9 +448,9 @@ class RowSerializerSnapshot(CompositeTypeSerializerSnapshot[tuple[Any, ...]]):
                 f"{type(prior).__name__} and {type(new).__name__}"
             )
         prior_index = {name: i for i, name in enumerate(prior.field_names)}
-        snapshots = dict(zip(self.field_names, self.nested_snapshots))
+        snapshots = dict(zip(self.field_names, self.nested_snapshots, strict=False))
         if set(snapshots) != set(new.field_names):
-            snapshots = dict(zip(new.field_names, new.snapshot_configuration().nested_snapshots))
+            snapshots = dict(zip(new.field_names, new.snapshot_configuration().nested_snapshots, strict=False))
         plan = []
         for name, serializer, _ in new.fields:
             j = prior_index.get(name, -1)
@@ -478,7 +477,7 @@ class RowSerializerSnapshot(CompositeTypeSerializerSnapshot[tuple[Any, ...]]):
                 f"a {kind.name} row cannot be migrated to a RowSerializer without row-kind "
                 "support: the kind would be lost (keep supports_row_kind=True)"
             )
-        values = []
+        values: list[Any] = []
         for j, snap, prior_field, new_field in plan:
             if j < 0:
                 values.append(None)
@@ -506,7 +505,7 @@ class RowSerializerSnapshot(CompositeTypeSerializerSnapshot[tuple[Any, ...]]):
             )
         parts: list[bytes | None] = []
         values: dict[int, Any] = {}
-        for i, (is_null, serializer) in enumerate(zip(nulls, prior._cache_serializers)):
+        for i, (is_null, serializer) in enumerate(zip(nulls, prior._cache_serializers, strict=False)):
             if is_null:
                 parts.append(None)
                 continue

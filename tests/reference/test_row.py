@@ -83,10 +83,10 @@ def verdict(new_serializer, old_serializer):
     return resolve_compatibility(new_serializer, old_snapshot)
 
 
-I, L, S, D = IntSerializer(), LongSerializer(), StringSerializer(), DoubleSerializer()
+INT, L, S, D = IntSerializer(), LongSerializer(), StringSerializer(), DoubleSerializer()
 
 # -- bytes -----------------------------------------------------------------------------------------
-GOLDEN_FIELDS = [("f0", I, True), ("f1", L, False), ("f2", S, False), ("f3", D, True)]
+GOLDEN_FIELDS = [("f0", INT, True), ("f1", L, False), ("f2", S, False), ("f3", D, True)]
 
 
 def test_golden_row_with_nulls():
@@ -103,7 +103,7 @@ def test_golden_row_with_nulls():
     [(RowKind.INSERT, 0x00), (RowKind.UPDATE_BEFORE, 0x80), (RowKind.UPDATE_AFTER, 0x40), (RowKind.DELETE, 0xC0)],
 )
 def test_golden_row_kinds(kind, mask):
-    s = RowSerializer([("x", I, False)])
+    s = RowSerializer([("x", INT, False)])
     value = Row((7,), kind)
     got = s.to_bytes(value)
     want = bytes([mask]) + b"\x00\x00\x00\x07"
@@ -116,7 +116,7 @@ def test_golden_row_kinds(kind, mask):
 
 def test_golden_mask_spanning_two_bytes():
     # 2 kind bits + 7 fields = 9 bits: DELETE (11), nulls at 0,2,4,6 -> 1110 1010 | 1000 0000
-    s = RowSerializer([(f"f{i}", I, True) for i in range(7)])
+    s = RowSerializer([(f"f{i}", INT, True) for i in range(7)])
     got = s.to_bytes(Row((None, 1, None, 2, None, 3, None), RowKind.DELETE))
     want = bytes.fromhex("ea80" "00000001" "00000002" "00000003")
     assert got == want, f"got {got.hex()}, should be {want.hex()}"
@@ -154,16 +154,16 @@ def test_wrong_shape_is_serialization_error(bad):
 
 def test_not_null_field_marked_null_in_data_is_serialization_error():
     with pytest.raises(SerializationError, match="'x'"):
-        RowSerializer([("x", I, False)]).from_bytes(bytes.fromhex("20"))
+        RowSerializer([("x", INT, False)]).from_bytes(bytes.fromhex("20"))
 
 
 def test_constructor_refuses_bad_fields():
     with pytest.raises(ValueError, match="'a'"):
-        RowSerializer([("a", I, True), ("a", L, True)])
+        RowSerializer([("a", INT, True), ("a", L, True)])
     with pytest.raises(TypeError, match="TypeSerializer"):
         RowSerializer([("a", int, True)])
     with pytest.raises(TypeError, match="nullable"):
-        RowSerializer([("a", I, 1)])
+        RowSerializer([("a", INT, 1)])
 
 
 def test_row_value_type():
@@ -233,7 +233,7 @@ def test_roundtrip_bit_exact_sequences_and_copies(data):
     assert copied.getvalue() == first, f"got {copied.getvalue().hex()}, should be {first.hex()} (one record)"
     copy = serializer.copy(items[0])
     assert canonical(copy) == canonical(items[0]), f"got {copy!r}, should be {items[0]!r}"
-    for mine, theirs in zip(copy, items[0]):
+    for mine, theirs in zip(copy, items[0], strict=False):
         if isinstance(theirs, list):
             assert mine is not theirs, "copy shares a list with the original; should be deep"
     dup = serializer.duplicate()
@@ -260,7 +260,7 @@ def test_snapshot_roundtrip_restores_a_reader_of_old_bytes(data):
 
 
 def test_golden_snapshot_bytes():
-    got = snapshot_to_bytes(RowSerializer([("a", I, False)]).snapshot_configuration())
+    got = snapshot_to_bytes(RowSerializer([("a", INT, False)]).snapshot_configuration())
     want = (
         struct.pack(">i", 2) + utf("reference.serializers:RowSerializerSnapshot") + struct.pack(">i", 3)
         + struct.pack(">ii", 911108, 4) + b"\x01" + struct.pack(">i", 1) + utf("a") + b"\x00"
@@ -301,7 +301,7 @@ def test_corrupt_bytes_raise_state_errors_only(flip):
 
 
 def test_huge_field_count_in_snapshot_is_refused_before_allocating():
-    snap = bytearray(snapshot_to_bytes(RowSerializer([("a", I, False)]).snapshot_configuration()))
+    snap = bytearray(snapshot_to_bytes(RowSerializer([("a", INT, False)]).snapshot_configuration()))
     start = snap.index(struct.pack(">ii", 911108, 4)) + 9
     snap[start : start + 4] = struct.pack(">i", 2**31 - 1)
     with pytest.raises(SnapshotFormatError, match="field count"):
@@ -316,15 +316,15 @@ OLD = RowSerializer([("id", L, False), ("name", S, True)])
     "new_fields, value, want, want_bytes",
     [
         (  # nullable field appended
-            [("id", L, False), ("name", S, True), ("x", I, True)],
+            [("id", L, False), ("name", S, True), ("x", INT, True)],
             (1, "s"), (1, "s", None), "08" "0000000000000001" "0273",
         ),
         (  # nullable field in the middle
-            [("id", L, False), ("x", I, True), ("name", S, True)],
+            [("id", L, False), ("x", INT, True), ("name", S, True)],
             (1, "s"), (1, None, "s"), "10" "0000000000000001" "0273",
         ),
         (  # nullable field first
-            [("x", I, True), ("id", L, False), ("name", S, True)],
+            [("x", INT, True), ("id", L, False), ("name", S, True)],
             (1, None), (None, 1, None), "28" "0000000000000001",
         ),
     ],
@@ -373,7 +373,7 @@ def test_changing_a_field_type_is_incompatible_naming_it():
 
 
 def test_adding_not_null_field_is_incompatible_naming_it():
-    new = RowSerializer([("id", L, False), ("name", S, True), ("n", I, False)])
+    new = RowSerializer([("id", L, False), ("name", S, True), ("n", INT, False)])
     result = verdict(new, OLD)
     assert result.is_incompatible() and "'n'" in result.reason, f"got {result}, should be incompatible naming 'n'"
 
@@ -416,7 +416,7 @@ def test_nested_reconfigured_rebuilds_the_row():
 
 
 ADDRESS_V1 = RowSerializer([("city", S, True)])
-ADDRESS_V2 = RowSerializer([("zip", I, True), ("city", S, True)])
+ADDRESS_V2 = RowSerializer([("zip", INT, True), ("city", S, True)])
 
 
 def test_nested_row_evolves_by_the_same_rules():
@@ -485,7 +485,7 @@ def test_random_add_and_reorder_migrates_like_the_oracle(data):
     new_fields = data.draw(st.permutations(old_fields + extra), label="new field order")
     new = RowSerializer(new_fields)
     # Oracle, by hand: new values by name, None for added fields, kind kept.
-    by_name = {f[0]: v for f, v in zip(old_fields, value)}
+    by_name = {f[0]: v for f, v in zip(old_fields, value, strict=False)}
     want_values = tuple(by_name.get(f[0]) for f in new_fields)
     kind = getattr(value, "kind", RowKind.INSERT)
     want = want_values if kind is RowKind.INSERT else Row(want_values, kind)
