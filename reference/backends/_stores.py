@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import gc
 import struct
+import sys
 import tempfile
+import traceback
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -231,6 +234,9 @@ class _RocksTable(Table):
         try:
             self._write(name, ((k, fn(v)) for k, v in self._cf.items()))
         except BaseException:
+            # The traceback would keep iterators and column-family handles alive, and a live
+            # handle keeps the database locked after close(): clear those frames' locals.
+            traceback.clear_frames(sys.exc_info()[2])
             del cf
             self._store._drop_column_family(name)
             raise
@@ -302,7 +308,20 @@ class RocksDBStore:
         self._tables = []
         self._db.close()
         self._db = None
-        Rdict.destroy(self._path, self._options)
+        try:
+            Rdict.destroy(self._path, self._options)
+        except Exception:
+            # A handle still referenced somewhere (e.g. by a traceback) holds the lock until
+            # it is collected.
+            gc.collect()
+            try:
+                Rdict.destroy(self._path, self._options)
+            except Exception as exc:
+                if self._owned_dir is None:
+                    raise StateError(
+                        f"the RocksDB files under {self._path!r} could not be deleted ({exc}); "
+                        "delete the directory yourself"
+                    ) from None
         if self._owned_dir is not None:
             shutil.rmtree(self._owned_dir, ignore_errors=True)
 

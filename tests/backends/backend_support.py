@@ -1,0 +1,146 @@
+"""Test-only helpers for the backend tests: an evolving serializer whose verdicts are chosen by
+the test, and factories for the three backend configurations."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from reference import (
+    DataInputView,
+    DataOutputView,
+    SchemaCompatibility,
+    SerializationError,
+    TypeSerializer,
+    TypeSerializerSnapshot,
+)
+from reference.backends import BytesStateBackend, HeapStateBackend, read_savepoint_metadata
+
+#: How far migration moves a value per version step (an independent oracle for the tests).
+STEP = 1000
+
+
+class EvolvingSerializer(TypeSerializer[int]):
+    """Ints written as a version byte plus 8 bytes, so bytes of another version are refused.
+
+    ``judge`` is what this (new) serializer's snapshot says about an older version:
+    "after_migration", "row_migration" (after migration with a row path), "reconfigured",
+    "incompatible" or "as_is". Migration adds STEP per version; ``poison`` makes migrating
+    that one value fail (to test all-or-nothing migration).
+    """
+
+    def __init__(self, version: int = 1, judge: str = "after_migration", poison: int | None = None) -> None:
+        self.version = version
+        self.judge = judge
+        self.poison = poison
+
+    def serialize(self, value: int, target: DataOutputView) -> None:
+        target.write_byte(self.version)
+        target.write_long(value)
+
+    def deserialize(self, source: DataInputView) -> int:
+        version = source.read_unsigned_byte()
+        if version != self.version:
+            raise SerializationError(f"EvolvingSerializer v{self.version} got bytes of v{version}")
+        return source.read_long()
+
+    def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
+        target.write(source.read_fully(9))
+
+    @property
+    def is_immutable_type(self) -> bool:
+        return True
+
+    @property
+    def length(self) -> int:
+        return 9
+
+    def snapshot_configuration(self) -> EvolvingSnapshot:
+        return EvolvingSnapshot(self)
+
+    def __repr__(self) -> str:
+        return f"EvolvingSerializer(v{self.version})"
+
+
+class EvolvingSnapshot(TypeSerializerSnapshot[int]):
+    def __init__(self, serializer: EvolvingSerializer | None = None) -> None:
+        self.serializer = serializer
+        self.version = serializer.version if serializer is not None else 0
+
+    def get_current_version(self) -> int:
+        return 1
+
+    def write_snapshot(self, target: DataOutputView) -> None:
+        target.write_int(self.version)
+
+    def read_snapshot(self, read_version: int, source: DataInputView) -> None:
+        self.version = source.read_int()
+
+    def restore_serializer(self) -> EvolvingSerializer:
+        return self.serializer if self.serializer is not None else EvolvingSerializer(self.version)
+
+    def resolve_schema_compatibility(self, old_snapshot: TypeSerializerSnapshot[Any]) -> SchemaCompatibility[int]:
+        if not isinstance(old_snapshot, EvolvingSnapshot):
+            return SchemaCompatibility.incompatible(f"{type(old_snapshot).__name__} is not an EvolvingSnapshot")
+        if old_snapshot.version == self.version:
+            return SchemaCompatibility.compatible_as_is()
+        judge = self.serializer.judge if self.serializer is not None else "after_migration"
+        if judge == "after_migration":
+            return SchemaCompatibility.compatible_after_migration()
+        if judge == "row_migration":
+            return SchemaCompatibility.compatible_after_migration(row_paths=("evolved_field",))
+        if judge == "reconfigured":
+            return SchemaCompatibility.compatible_with_reconfigured_serializer(EvolvingSerializer(old_snapshot.version))
+        if judge == "as_is":
+            return SchemaCompatibility.compatible_as_is()
+        return SchemaCompatibility.incompatible(
+            f"version {old_snapshot.version} cannot become version {self.version} (test verdict)"
+        )
+
+    def migrate_element(self, prior: Any, new: Any, element: Any, target: DataOutputView | None = None) -> int:
+        if new.poison is not None and element == new.poison:
+            raise ValueError(f"poisoned value {element}")
+        migrated = element + STEP * (new.version - prior.version)
+        if target is not None:
+            new.serialize(migrated, target)
+        return migrated
+
+
+BACKENDS = ("heap", "bytes-memory", "bytes-rocksdb")
+
+
+def make_backend(kind: str, key_serializer: TypeSerializer[Any], config: dict | None = None, **kw: Any) -> Any:
+    if kind == "heap":
+        return HeapStateBackend(key_serializer, config=config, **kw)
+    store = kind.split("-", 1)[1]
+    return BytesStateBackend(key_serializer, store=store, config=config, **kw)
+
+
+def restore_backend(kind: str, path: Any, key_serializer: TypeSerializer[Any], config: dict | None = None) -> Any:
+    if kind == "heap":
+        return HeapStateBackend.restore(path, key_serializer=key_serializer, config=config)
+    store = kind.split("-", 1)[1]
+    return BytesStateBackend.restore(path, key_serializer=key_serializer, config=config, store=store)
+
+
+def savepoint_content(path: Any) -> tuple[Any, dict[str, list[tuple]]]:
+    """What two savepoints must agree on: the metadata and each state's sorted rows."""
+    metadata = read_savepoint_metadata(path)
+    rows = {}
+    for state in metadata.states:
+        table = pq.read_table(os.path.join(os.fspath(path), state.data))
+        rows[state.name] = sorted(zip(*(table.column(c).to_pylist() for c in table.column_names)))
+    return metadata, rows
+
+
+def tree_bytes(path: Any) -> dict[str, bytes]:
+    """Every file under ``path`` with its bytes (to prove a savepoint untouched)."""
+    result = {}
+    for dirpath, _dirs, files in os.walk(path):
+        for name in files:
+            file = os.path.join(dirpath, name)
+            with open(file, "rb") as handle:
+                result[os.path.relpath(file, path)] = handle.read()
+    return result
