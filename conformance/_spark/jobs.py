@@ -1,0 +1,654 @@
+"""Restore-migrate-verify as Spark jobs over savepoint datasets (Flink's State Processor API,
+offline, at any scale).
+
+``migrate_savepoint`` judges every state's new serializers against the savepoint's snapshots
+once, on the driver, with the backends' own rules (``reference.backends`` ``plan_access``); any
+refusal is raised before anything is written. Then the serializers are pickled and shipped to
+the executors, which migrate the binary value column batch by batch (``mapInArrow``): in bytes
+mode through ``new_snapshot.migrate_state`` (list state element by element over Flink's
+delimited layout, map state values only), in heap mode by deserializing, ``migrate_element``
+and serializing. The output is partitioned by key group for the target parallelism and
+committed atomically.
+
+``verify_savepoint`` counts entries, decodes every key, namespace, user key and value with the
+savepoint's serializers (nothing may be left over, every key must sit in its key group), and
+optionally compares the content with an expected savepoint, reporting mismatches with a sample.
+The driver never collects state rows: only per-batch counts and a bounded sample come back.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from reference import (
+    DataInputView,
+    DataOutputView,
+    SerializationError,
+    StateError,
+    StateMigrationError,
+    TypeSerializer,
+    TypeSerializerSnapshot,
+    snapshot_from_bytes,
+    snapshot_to_bytes,
+)
+from reference.backends import (
+    SavepointFormatError,
+    SavepointMetadata,
+    StateMetadata,
+    decode_list_value,
+    encode_list_value,
+    key_group_for,
+    read_savepoint_metadata,
+)
+from reference.backends._resolve import normalize_config, plan_access, resolve_key_serializer
+
+from . import datasets
+
+__all__ = [
+    "MODES",
+    "SparkJobError",
+    "SerializerShippingError",
+    "StateMigrationSummary",
+    "MigrationReport",
+    "StateVerification",
+    "VerificationReport",
+    "migrate_savepoint",
+    "verify_savepoint",
+    "normalize_descriptors",
+]
+
+MODES = ("bytes", "heap")
+#: Prefix of every message raised on purpose in an executor, so the driver can find it in
+#: Spark's wrapped traceback.
+_MARK = "[state-conformance] "
+
+
+class SparkJobError(StateError):
+    """A Spark job failed while running (in an executor or in Spark itself)."""
+
+
+class SerializerShippingError(StateError):
+    """A serializer cannot be pickled and shipped to Spark executors."""
+
+
+# -- driver-side plan -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _StatePlan:
+    """What executors do with one state's value column (pickled and shipped)."""
+
+    name: str
+    kind: str
+    action: str  # "copy" | "migrate" (bytes mode) | "heap" (deserialize, migrate, serialize)
+    prior: TypeSerializer[Any] | None = None
+    new: TypeSerializer[Any] | None = None
+    new_snapshot: TypeSerializerSnapshot[Any] | None = None
+    migrate: bool = False
+
+
+@dataclass(frozen=True)
+class StateMigrationSummary:
+    name: str
+    kind: str
+    verdict: str  # a SchemaCompatibility kind, or "untouched" (no new serializer given)
+    action: str
+    rows: int = 0
+    parallelism: int = 1
+
+
+@dataclass
+class MigrationReport:
+    """What ``migrate_savepoint`` wrote."""
+
+    source: str
+    out: str
+    mode: str
+    states: list[StateMigrationSummary] = field(default_factory=list)
+
+    @property
+    def rows(self) -> int:
+        return sum(s.rows for s in self.states)
+
+    def format(self) -> str:
+        lines = [f"migrated {self.source} -> {self.out} ({self.mode} mode, {self.rows} rows)"]
+        for s in self.states:
+            lines.append(
+                f"  {s.name!r} ({s.kind}): {s.verdict}, {s.action}, {s.rows} rows, parallelism {s.parallelism}"
+            )
+        return "\n".join(lines)
+
+
+def normalize_descriptors(serializers: Any) -> dict[str, Any]:
+    """A mapping state name -> state descriptor, from a mapping or an iterable of
+    descriptors (``reference.backends`` ``ValueStateDescriptor`` & co.)."""
+    from reference.backends._descriptors import StateDescriptor
+
+    if isinstance(serializers, StateDescriptor):
+        serializers = [serializers]
+    if isinstance(serializers, Mapping):
+        items = list(serializers.items())
+    elif isinstance(serializers, Iterable) and not isinstance(serializers, (str, bytes)):
+        items = [(getattr(d, "name", None), d) for d in serializers]
+    else:
+        raise StateError(
+            f"new serializers must be a mapping of state name to state descriptor or a list of "
+            f"descriptors, got {type(serializers).__name__}"
+        )
+    result: dict[str, Any] = {}
+    for name, descriptor in items:
+        if not isinstance(descriptor, StateDescriptor):
+            raise StateError(
+                f"state {name!r}: expected a ValueStateDescriptor, ListStateDescriptor or "
+                f"MapStateDescriptor, got {type(descriptor).__name__}"
+            )
+        if name != descriptor.name:
+            raise StateError(
+                f"the mapping key {name!r} differs from its descriptor's name {descriptor.name!r}; "
+                "use the state's name as the key"
+            )
+        result[name] = descriptor
+    return result
+
+
+def _snapshot(data: bytes | None, what: str) -> TypeSerializerSnapshot[Any] | None:
+    if data is None:
+        return None
+    try:
+        return snapshot_from_bytes(data)
+    except StateError as exc:
+        raise SavepointFormatError(f"{what}: {exc}") from None
+
+
+def _plan(
+    metadata: SavepointMetadata,
+    descriptors: Mapping[str, Any],
+    mode: str,
+    config: Mapping[str, Any],
+) -> list[tuple[_StatePlan, StateMetadata, str]]:
+    """Judge every state (raises before any data is touched); returns per state the executor
+    plan, the output metadata (new snapshots) and the verdict."""
+    unknown = sorted(set(descriptors) - {s.name for s in metadata.states})
+    if unknown:
+        raise StateMigrationError(
+            f"the savepoint has no state named {', '.join(map(repr, unknown))}; it holds "
+            f"{', '.join(repr(s.name) for s in metadata.states) or 'no states'}"
+        )
+    plans = []
+    for state in metadata.states:
+        descriptor = descriptors.get(state.name)
+        if descriptor is None:
+            plans.append((_StatePlan(state.name, state.kind, "copy"), state, "untouched"))
+            continue
+        value_snapshot = _snapshot(state.value_serializer_snapshot, f"state {state.name!r}")
+        ns_snapshot = _snapshot(state.namespace_serializer_snapshot, f"state {state.name!r} namespace")
+        uk_snapshot = _snapshot(state.user_key_serializer_snapshot, f"state {state.name!r} map key")
+        assert value_snapshot is not None
+        access = plan_access(state.name, state.kind, value_snapshot, ns_snapshot, uk_snapshot, descriptor, config)
+        out_meta = StateMetadata(
+            name=state.name,
+            kind=state.kind,
+            value_serializer_snapshot=snapshot_to_bytes(access.value_serializer.snapshot_configuration()),
+            namespace_serializer_snapshot=(
+                None if access.namespace_serializer is None
+                else snapshot_to_bytes(access.namespace_serializer.snapshot_configuration())
+            ),
+            user_key_serializer_snapshot=(
+                None if access.user_key_serializer is None
+                else snapshot_to_bytes(access.user_key_serializer.snapshot_configuration())
+            ),
+        )
+        if mode == "heap":
+            action = "heap"
+        else:
+            action = "migrate" if access.migrate else "copy"
+        plan = _StatePlan(
+            name=state.name,
+            kind=state.kind,
+            action=action,
+            prior=access.prior_value_serializer,
+            new=access.value_serializer,
+            new_snapshot=access.new_value_snapshot,
+            migrate=access.migrate,
+        )
+        plans.append((plan, out_meta, access.value_result.kind))
+    return plans
+
+
+def _check_shippable(plans: Iterable[_StatePlan]) -> None:
+    """Pickle what goes to the executors now, to fail with a clear message instead of a Spark
+    stack trace; workers are separate processes, so whatever cannot be pickled cannot go."""
+    from pyspark import cloudpickle
+
+    for plan in plans:
+        for role in ("prior", "new", "new_snapshot"):
+            part = getattr(plan, role)
+            if part is None:
+                continue
+            what = {"prior": "restored (old) serializer", "new": "new serializer",
+                    "new_snapshot": "new serializer's snapshot"}[role]
+            try:
+                data = cloudpickle.dumps(part)
+                pickle.loads(data)
+            except Exception as exc:
+                raise SerializerShippingError(
+                    f"state {plan.name!r}: the {what} {part!r} cannot be pickled to ship it to "
+                    f"Spark executors ({type(exc).__name__}: {exc}); serializers must be "
+                    "picklable (no open files, locks, sockets or lambdas bound to one process)"
+                ) from None
+
+
+# -- executor side ----------------------------------------------------------------------------
+def _short(data: bytes | None) -> str:
+    if data is None:
+        return "null"
+    return data[:24].hex() + ("..." if len(data) > 24 else "")
+
+
+def _converter(plan: _StatePlan) -> Callable[[bytes], bytes]:
+    """bytes -> bytes for one serialized value (or list element)."""
+    prior, new, snapshot = plan.prior, plan.new, plan.new_snapshot
+    assert prior is not None and new is not None and snapshot is not None
+    out = DataOutputView()
+
+    if plan.action == "migrate":
+        def convert(data: bytes) -> bytes:
+            source = DataInputView(data)
+            out.clear()
+            snapshot.migrate_state(prior, new, source, out)
+            if source.available():
+                raise SerializationError(
+                    f"migrate_state left {source.available()} of {len(data)} bytes unread"
+                )
+            return out.getvalue()
+    else:
+        migrate = plan.migrate
+
+        def convert(data: bytes) -> bytes:
+            element = prior.from_bytes(data)
+            if migrate:
+                element = snapshot.migrate_element(prior, new, element)
+            out.clear()
+            new.serialize(element, out)
+            return out.getvalue()
+
+    return convert
+
+
+def _value_transform(plan: _StatePlan) -> Callable[[Any], Any] | None:
+    """RecordBatch -> RecordBatch replacing the value column, or None to copy rows as they are."""
+    if plan.action == "copy":
+        return None
+    name, kind, prior = plan.name, plan.kind, plan.prior
+
+    def transform(batch: Any) -> Any:
+        import pyarrow as pa
+
+        convert = _converter(plan)
+        keys = batch.column(1)
+        values = batch.column(4).to_pylist()
+        result: list[bytes | None] = []
+        for i, value in enumerate(values):
+            try:
+                if value is None:
+                    if kind != "map":
+                        raise SerializationError(f"a {kind} state row has a null value")
+                    result.append(None)
+                elif kind == "list":
+                    elements = decode_list_value(value, prior)
+                    result.append(encode_list_value([convert(e) for e in elements]))
+                else:
+                    result.append(convert(value))
+            except Exception as exc:
+                raise SerializationError(
+                    f"{_MARK}state {name!r}, key {_short(keys[i].as_py())}, value "
+                    f"{_short(value)}: {type(exc).__name__}: {exc}"
+                ) from exc
+        return pa.RecordBatch.from_arrays(
+            [batch.column(0), batch.column(1), batch.column(2), batch.column(3),
+             pa.array(result, pa.binary())],
+            names=list(batch.schema.names),
+        )
+
+    return transform
+
+
+def _executor_message(exc: BaseException) -> str:
+    """The meaningful line of an executor failure wrapped by Spark/py4j."""
+    text = str(exc)
+    marked = [line.split(_MARK, 1)[1] for line in text.splitlines() if _MARK in line]
+    if marked:
+        return marked[-1].strip()
+    errors = [
+        line.strip() for line in text.splitlines()
+        if re.match(r"^\s*[\w.]+(Error|Exception|Exit|Interrupt)\b.*:", line)
+    ]
+    if errors:
+        return errors[-1][:800]
+    return (text.strip().splitlines() or [type(exc).__name__])[0][:800]
+
+
+def _run(what: str, job: Callable[[], Any]) -> Any:
+    try:
+        return job()
+    except StateError:
+        raise
+    except Exception as exc:
+        raise SparkJobError(
+            f"{what} failed in Spark: {_executor_message(exc)}. Serializers run in separate "
+            "executor processes: one that works only in the process that created it (process-"
+            "global registries, open handles, thread-locals) fails there"
+        ) from exc
+
+
+# -- migrate ----------------------------------------------------------------------------------
+def migrate_savepoint(
+    savepoint: str | os.PathLike[str],
+    serializers: Any,
+    out: str | os.PathLike[str],
+    *,
+    mode: str = "bytes",
+    parallelism: int | None = None,
+    key_serializer: TypeSerializer[Any] | None = None,
+    config: Mapping[str, Any] | None = None,
+    master: str | None = None,
+    spark: Any = None,
+    _fault: Callable[[int], None] | None = None,
+) -> MigrationReport:
+    """Restore ``savepoint`` with new ``serializers`` (state name -> descriptor, or a list of
+    descriptors), migrate what needs it and write a new savepoint at ``out`` (which must not
+    exist). States without a new descriptor are copied as they are. ``parallelism`` rescales
+    (default: each state's current parallelism). Raises ``StateMigrationError`` before
+    writing anything if any state is refused; the input is only ever read."""
+    if mode not in MODES:
+        raise StateError(f"unknown migration mode {mode!r}; use one of {MODES}")
+    source = os.path.abspath(os.fspath(savepoint))
+    target = os.path.abspath(os.fspath(out))
+    if target == source or target.startswith(source + os.sep):
+        raise StateError(
+            f"the output {target!r} is the input savepoint or inside it; write to a new directory"
+        )
+    if os.path.lexists(target):
+        raise StateError(f"the output {target!r} already exists; a migration never overwrites, choose a new path")
+    metadata = read_savepoint_metadata(source)
+    descriptors = normalize_descriptors(serializers)
+    plans = _plan(metadata, descriptors, mode, normalize_config(config))
+    key_snapshot_bytes = metadata.key_serializer_snapshot
+    if key_serializer is not None:
+        old_key = _snapshot(key_snapshot_bytes, "the key serializer")
+        assert old_key is not None
+        key_snapshot_bytes = snapshot_to_bytes(
+            resolve_key_serializer(key_serializer, old_key).snapshot_configuration()
+        )
+    _check_shippable(plan for plan, _, _ in plans)
+    if parallelism is not None:
+        datasets._check_parallelism(metadata.max_parallelism, parallelism)
+
+    if spark is None:
+        from .session import get_session
+
+        spark = get_session(master)
+    outputs, summaries, per_state = [], [], {}
+    for (plan, out_meta, verdict), state in zip(plans, metadata.states, strict=True):
+        p = parallelism or datasets.state_parallelism(source, state)
+        per_state[state.name] = p
+        frame = datasets.read_state_dataframe(spark, source, state)
+        outputs.append(datasets.StateOutput(out_meta, frame, _value_transform(plan)))
+        summaries.append((state.name, state.kind, verdict, plan.action, p))
+    written = _run(
+        f"migrating {source}",
+        lambda: datasets.write_savepoint(
+            target, outputs, max_parallelism=metadata.max_parallelism,
+            key_serializer_snapshot=key_snapshot_bytes, parallelism=per_state, fault=_fault,
+        ),
+    )
+    report = MigrationReport(source=source, out=target, mode=mode)
+    for (name, kind, verdict, action, p), state in zip(summaries, written.states, strict=True):
+        report.states.append(StateMigrationSummary(name, kind, verdict, action, state.rows, p))
+    return report
+
+
+# -- verify -----------------------------------------------------------------------------------
+@dataclass
+class StateVerification:
+    name: str
+    kind: str
+    entries: int = 0
+    bad_entries: int = 0
+    mismatches: int = 0
+    samples: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.bad_entries == 0 and self.mismatches == 0
+
+
+@dataclass
+class VerificationReport:
+    savepoint: str
+    expect: str | None
+    states: list[StateVerification] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and all(s.ok for s in self.states)
+
+    @property
+    def entries(self) -> int:
+        return sum(s.entries for s in self.states)
+
+    def format(self) -> str:
+        verdict = "OK" if self.ok else "FAILED"
+        against = f" against {self.expect}" if self.expect else ""
+        lines = [f"verify {self.savepoint}{against}: {verdict}, {self.entries} entries"]
+        lines += [f"  {p}" for p in self.problems]
+        for s in self.states:
+            lines.append(
+                f"  {s.name!r} ({s.kind}): {s.entries} entries, {s.bad_entries} undecodable, "
+                f"{s.mismatches} mismatching"
+            )
+            lines += [f"    {sample}" for sample in s.samples]
+        return "\n".join(lines)
+
+
+def _decoder(
+    state: StateMetadata, max_parallelism: int, key_serializer: TypeSerializer[Any],
+    ns_serializer: TypeSerializer[Any] | None, uk_serializer: TypeSerializer[Any] | None,
+    value_serializer: TypeSerializer[Any], sample: int,
+) -> Callable[[Iterable[Any]], Iterator[Any]]:
+    """Executor side: per batch (entries, undecodable entries, up to ``sample`` messages)."""
+    kind = state.kind
+
+    def problem(row: tuple[Any, ...]) -> str | None:
+        key_group, key, namespace, user_key, value = row
+        expected_group = key_group_for(key, max_parallelism)
+        if key_group != expected_group:
+            return f"key group {key_group}, should be {expected_group}"
+        for what, serializer, data in (
+            ("key", key_serializer, key), ("namespace", ns_serializer, namespace),
+            ("map key", uk_serializer, user_key),
+        ):
+            if serializer is None:
+                if data not in (None, b""):
+                    return f"{what} {_short(data)} present where the state has none"
+                continue
+            if data is None:
+                return f"{what} is null"
+            try:
+                serializer.from_bytes(data)
+            except Exception as exc:
+                return f"{what} {_short(data)} does not decode: {type(exc).__name__}: {exc}"
+        if value is None:
+            return None if kind == "map" else f"null value in {kind} state"
+        try:
+            if kind == "list":
+                for element in decode_list_value(value, value_serializer):
+                    value_serializer.from_bytes(element)
+            else:
+                value_serializer.from_bytes(value)
+        except Exception as exc:
+            return f"value {_short(value)} does not decode: {type(exc).__name__}: {exc}"
+        return None
+
+    def run(batches: Iterable[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        for batch in batches:
+            columns = [batch.column(i).to_pylist() for i in range(5)]
+            bad, samples = 0, []
+            for row in zip(*columns, strict=True):
+                message = problem(row)
+                if message is not None:
+                    bad += 1
+                    if len(samples) < sample:
+                        samples.append(f"key {_short(row[1])}: {message}")
+            yield pa.RecordBatch.from_arrays(
+                [pa.array([batch.num_rows], pa.int64()), pa.array([bad], pa.int64()),
+                 pa.array([samples], pa.list_(pa.string()))],
+                names=["entries", "bad", "samples"],
+            )
+
+    return run
+
+
+def _restored(data: bytes | None, what: str) -> TypeSerializer[Any] | None:
+    snapshot = _snapshot(data, what)
+    return None if snapshot is None else snapshot.restore_serializer()
+
+
+def verify_savepoint(
+    savepoint: str | os.PathLike[str],
+    *,
+    expect: str | os.PathLike[str] | None = None,
+    sample: int = 5,
+    master: str | None = None,
+    spark: Any = None,
+) -> VerificationReport:
+    """Check that every entry of ``savepoint`` decodes with the savepoint's own serializers,
+    nothing left over, every key in its key group; with ``expect`` (another savepoint, e.g.
+    the oracle's or a single-process backend's), also that both hold the same states with the
+    same snapshots and byte-identical entries. Never raises for what it finds: the report
+    says it (``report.ok``); raises ``SavepointFormatError`` for an unusable savepoint."""
+    from pyspark.sql import functions as F
+
+    source = os.path.abspath(os.fspath(savepoint))
+    metadata = read_savepoint_metadata(source)
+    expected_meta = read_savepoint_metadata(expect) if expect is not None else None
+    key_serializer = _restored(metadata.key_serializer_snapshot, "the key serializer")
+    assert key_serializer is not None
+    if spark is None:
+        from .session import get_session
+
+        spark = get_session(master)
+    report = VerificationReport(savepoint=source, expect=None if expect is None else os.path.abspath(os.fspath(expect)))
+    for state in metadata.states:
+        where = f"state {state.name!r}"
+        decode = _decoder(
+            state, metadata.max_parallelism, key_serializer,
+            _restored(state.namespace_serializer_snapshot, where + " namespace"),
+            _restored(state.user_key_serializer_snapshot, where + " map key"),
+            _restored(state.value_serializer_snapshot, where),  # type: ignore[arg-type]
+            sample,
+        )
+        frame = datasets.read_state_dataframe(spark, source, state)
+        summary = frame.mapInArrow(decode, "entries long, bad long, samples array<string>")
+        row = _run(
+            f"verifying {where}",
+            lambda summary=summary: summary.agg(
+                F.sum("entries"), F.sum("bad"),
+                F.slice(F.flatten(F.collect_list(F.when(F.col("bad") > 0, F.col("samples")))), 1, max(sample, 1)),
+            ).collect()[0],
+        )
+        result = StateVerification(state.name, state.kind, int(row[0] or 0), int(row[1] or 0))
+        result.samples = list(row[2] or [])[:sample]
+        report.states.append(result)
+    if expected_meta is not None:
+        _compare(spark, report, source, metadata, os.fspath(expect), expected_meta, sample)  # type: ignore[arg-type]
+    return report
+
+
+def _compare(
+    spark: Any, report: VerificationReport, source: str, metadata: SavepointMetadata,
+    expect: str, expected: SavepointMetadata, sample: int,
+) -> None:
+    from pyspark.sql import functions as F
+
+    if metadata.max_parallelism != expected.max_parallelism:
+        report.problems.append(
+            f"max parallelism {metadata.max_parallelism}, should be {expected.max_parallelism}"
+        )
+    if metadata.key_serializer_snapshot != expected.key_serializer_snapshot:
+        report.problems.append("key serializer snapshot differs from the expected savepoint's")
+    names = [s.name for s in metadata.states]
+    expected_names = [s.name for s in expected.states]
+    if sorted(names) != sorted(expected_names):
+        report.problems.append(f"states {sorted(names)}, should be {sorted(expected_names)}")
+    by_name = {s.name: s for s in report.states}
+    for exp_state in expected.states:
+        if exp_state.name not in by_name:
+            continue
+        state = metadata.state(exp_state.name)
+        result = by_name[state.name]
+        for attr in ("kind", "value_serializer_snapshot", "namespace_serializer_snapshot",
+                     "user_key_serializer_snapshot"):
+            if getattr(state, attr) != getattr(exp_state, attr):
+                result.mismatches += 1
+                result.samples.append(f"{attr.replace('_', ' ')} differs from the expected savepoint's")
+        if state.kind != exp_state.kind:
+            continue
+        cols = ["key_group", "key", "namespace", "user_key"]
+        got = datasets.read_state_dataframe(spark, source, state).withColumnRenamed("value", "got")
+        want = datasets.read_state_dataframe(spark, expect, exp_state).withColumnRenamed("value", "want")
+        cond = [got[c].eqNullSafe(want[c]) for c in cols]
+        joined = got.join(want, cond, "full_outer").select(
+            *[F.coalesce(got[c], want[c]).alias(c) for c in cols],
+            F.when(got["key"].isNull(), F.lit("missing")).when(want["key"].isNull(), F.lit("unexpected"))
+            .otherwise(F.lit("differs")).alias("what"),
+            F.col("got"), F.col("want"),
+            got["key"].isNull().alias("_no_got"), want["key"].isNull().alias("_no_want"),
+        )
+        bad = joined.where(F.col("_no_got") | F.col("_no_want") | ~F.col("got").eqNullSafe(F.col("want")))
+        count = _run(f"comparing state {state.name!r}", bad.count)
+        result.mismatches += count
+        if count:
+            rows = _run(f"comparing state {state.name!r}", lambda bad=bad: bad.limit(sample).collect())
+            for r in rows:
+                result.samples.append(_describe_mismatch(state, metadata, exp_state, expected, r))
+
+
+def _describe_mismatch(
+    state: StateMetadata, metadata: SavepointMetadata, exp_state: StateMetadata,
+    expected: SavepointMetadata, row: Any,
+) -> str:
+    """One mismatching entry, decoded for display (only a sample ever reaches the driver)."""
+    from conformance._canonical import show
+
+    def decode(snapshot: bytes | None, data: Any, as_list: bool = False) -> str:
+        if data is None:
+            return "null"
+        data = bytes(data)
+        try:
+            serializer = _restored(snapshot, state.name)
+            if serializer is None:
+                return _short(data)
+            if as_list:
+                return show([serializer.from_bytes(e) for e in decode_list_value(data, serializer)])
+            return show(serializer.from_bytes(data))
+        except Exception:
+            return _short(data)
+
+    is_list = state.kind == "list"
+    where = f"key {decode(metadata.key_serializer_snapshot, row['key'])}"
+    if row["user_key"] is not None:
+        where += f", map key {decode(state.user_key_serializer_snapshot, row['user_key'])}"
+    got = decode(state.value_serializer_snapshot, row["got"], is_list)
+    want = decode(exp_state.value_serializer_snapshot, row["want"], is_list)
+    if row["what"] == "missing":
+        return f"{where}: missing, should be {want}"
+    if row["what"] == "unexpected":
+        return f"{where}: present ({got}) but not expected"
+    return f"{where}: got {got}, should be {want}"

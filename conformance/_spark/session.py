@@ -1,0 +1,177 @@
+"""One Spark session per process: local mode by default, any master URL on request.
+
+Spark is imported here, lazily, and only when a session is asked for; importing ``conformance``
+or ``reference`` never imports pyspark. Before the JVM starts we check Java ourselves, because
+Spark's own failure ("Java gateway process exited before sending its port number") does not
+say that Java is missing or too old.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from typing import Any
+
+from reference import StateError
+
+__all__ = [
+    "DEFAULT_MASTER",
+    "SUPPORTED_JAVA",
+    "SparkSessionError",
+    "SparkUnavailableError",
+    "JavaNotFoundError",
+    "JavaVersionError",
+    "java_version",
+    "get_session",
+    "stop_session",
+]
+
+DEFAULT_MASTER = "local[*]"
+#: Java major versions PySpark 4 runs on.
+SUPPORTED_JAVA = (17, 21)
+
+_lock = threading.Lock()
+_session: Any = None
+_master: str | None = None
+
+
+class SparkSessionError(StateError):
+    """A Spark session could not be started or is not the one asked for."""
+
+
+class SparkUnavailableError(SparkSessionError):
+    """PySpark is not installed in this interpreter."""
+
+
+class JavaNotFoundError(SparkSessionError):
+    """No ``java`` executable was found (JAVA_HOME or PATH)."""
+
+
+class JavaVersionError(SparkSessionError):
+    """The Java found is a version Spark does not run on."""
+
+
+def _java_executable() -> tuple[str | None, str]:
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        candidate = os.path.join(home, "bin", "java")
+        return (candidate if os.access(candidate, os.X_OK) else None), f"JAVA_HOME={home}"
+    return shutil.which("java"), "PATH"
+
+
+def java_version() -> tuple[str, int]:
+    """(path of the java executable, its major version) as Spark would use it.
+
+    Raises ``JavaNotFoundError`` or ``JavaVersionError`` with what to do."""
+    java, where = _java_executable()
+    if java is None:
+        raise JavaNotFoundError(
+            f"Java not found (looked in {where}): Spark needs Java "
+            f"{' or '.join(map(str, SUPPORTED_JAVA))}; install a JDK 17 and put it on PATH or "
+            "set JAVA_HOME, or run the suite with --spark off"
+        )
+    try:
+        proc = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise JavaNotFoundError(f"Java at {java} (from {where}) does not run: {exc}") from None
+    text = proc.stderr + proc.stdout
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', text)
+    if proc.returncode != 0 or not match:
+        raise JavaNotFoundError(
+            f"Java at {java} (from {where}) did not report a version (exit {proc.returncode}): "
+            f"{text.strip()[:200]!r}; Spark needs Java 17"
+        )
+    major = int(match.group(1))
+    if major == 1 and match.group(2):  # "1.8.0_..." is Java 8
+        major = int(match.group(2))
+    if major not in SUPPORTED_JAVA:
+        raise JavaVersionError(
+            f"Java {major} at {java} (from {where}) cannot run Spark 4: it needs Java "
+            f"{' or '.join(map(str, SUPPORTED_JAVA))}; point JAVA_HOME at a JDK 17"
+        )
+    return java, major
+
+
+def _is_local(master: str) -> bool:
+    return master == "local" or master.startswith("local[") or master.startswith("local-cluster")
+
+
+def get_session(master: str | None = None, *, config: dict[str, str] | None = None) -> Any:
+    """The process's SparkSession, started on first use and reused afterwards.
+
+    ``master`` defaults to ``local[*]``. Workers run this very interpreter
+    (``spark.pyspark.python = sys.executable``) so that they see the same packages. Asking for
+    a different master than the running session's is an error: Spark allows one session per
+    process, and silently reusing another master would run jobs somewhere unexpected.
+    """
+    global _session, _master
+    wanted = master or DEFAULT_MASTER
+    with _lock:
+        if _session is not None and _session_alive(_session):
+            if master is not None and master != _master:
+                raise SparkSessionError(
+                    f"a Spark session with master {_master!r} is already running in this "
+                    f"process; cannot start one with {wanted!r} (one session per process: "
+                    "stop_session() first or use the same --spark value)"
+                )
+            return _session
+        java_version()
+        try:
+            from pyspark.sql import SparkSession
+        except ImportError as exc:
+            raise SparkUnavailableError(
+                f"PySpark is not installed in {sys.executable} ({exc}); install the spark extra: "
+                "pip install 'state-conformance[spark]'"
+            ) from None
+        # The Python side reads PYSPARK_PYTHON, the JVM side spark.pyspark.python: set both so
+        # driver and workers run this interpreter (a worker with another Python cannot unpickle
+        # the serializers we ship).
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+        os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+        cores = os.cpu_count() or 2
+        settings = {
+            "spark.app.name": "state-conformance",
+            "spark.pyspark.python": sys.executable,
+            "spark.pyspark.driver.python": sys.executable,
+            "spark.executorEnv.PYSPARK_PYTHON": sys.executable,
+            "spark.ui.enabled": "false",
+            "spark.ui.showConsoleProgress": "false",
+            "spark.sql.shuffle.partitions": str(max(2, 2 * cores) if _is_local(wanted) else 200),
+            "spark.sql.execution.arrow.pyspark.enabled": "true",
+            "spark.python.worker.reuse": "true",
+            "spark.sql.adaptive.enabled": "false",
+        }
+        settings.update(config or {})
+        builder = SparkSession.builder.master(wanted)
+        for key, value in settings.items():
+            builder = builder.config(key, value)
+        try:
+            session = builder.getOrCreate()
+        except Exception as exc:  # the JVM failed to start: say what we know
+            raise SparkSessionError(
+                f"Spark could not start with master {wanted!r}: {type(exc).__name__}: "
+                f"{str(exc).strip()[:500]}"
+            ) from exc
+        session.sparkContext.setLogLevel("ERROR")
+        _session, _master = session, wanted
+        return session
+
+
+def _session_alive(session: Any) -> bool:
+    try:
+        return session.sparkContext._jsc is not None
+    except Exception:  # pragma: no cover - a torn-down gateway
+        return False
+
+
+def stop_session() -> None:
+    """Stop the process's session (a later ``get_session`` starts a new one)."""
+    global _session, _master
+    with _lock:
+        if _session is not None:
+            _session.stop()
+        _session, _master = None, None
