@@ -126,3 +126,37 @@ def first_difference(got: Any, expected: Any, path: str = "") -> str:
             if not values_equal(g, e):
                 return first_difference(g, e, f"{path}.{f.name}")
     return path
+
+
+def stable_text(value: Any) -> str:
+    """A text form of ``value`` that is identical across processes and runs (golden files):
+    exact types, float bits, dict and set entries sorted by their own text."""
+    cls = type(value)
+    if value is None:
+        return "None"
+    if cls is float:
+        return f"float:{_DOUBLE.pack(value).hex()}"
+    if cls in (bool, int, str, bytes):
+        return f"{cls.__name__}:{value!r}"
+    if cls is list:
+        return "[" + ", ".join(stable_text(v) for v in value) + "]"
+    if cls is tuple:
+        return "(" + ", ".join(stable_text(v) for v in value) + ")"
+    if isinstance(value, dict):
+        items = sorted(f"{stable_text(k)}: {stable_text(v)}" for k, v in value.items())
+        return f"{_name(value)}{{" + ", ".join(items) + "}"
+    if isinstance(value, (set, frozenset)):
+        return f"{_name(value)}{{" + ", ".join(sorted(stable_text(v) for v in value)) + "}"
+    if isinstance(value, enum.Enum):
+        return f"{_name(value)}.{value.name}"
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = ", ".join(f"{f.name}={stable_text(getattr(value, f.name))}" for f in dataclasses.fields(value))
+        return f"{_name(value)}({fields})"
+    if isinstance(value, tuple):
+        kind = getattr(value, "kind", None)
+        return f"{_name(value)}[{getattr(kind, 'name', kind)}](" + ", ".join(stable_text(v) for v in value) + ")"
+    if isinstance(value, (bytearray, memoryview)):
+        return f"{cls.__name__}:{bytes(value)!r}"
+    if isinstance(value, float):
+        return f"{_name(value)}:{_DOUBLE.pack(value).hex()}"
+    return f"{_name(value)}:{value!r}"

@@ -1,1 +1,343 @@
-"""(being written)"""
+"""backends: full state histories on the heap and bytes backends (memory and RocksDB stores)
+for value, list and map state; identical savepoints; incompatible changes refused with nothing
+lost; and a restore in a fresh Python process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from typing import Any
+
+from hypothesis import strategies as st
+
+from reference import StateError
+from reference.serializers import LongSerializer, StringSerializer
+
+from .._canonical import show
+from .._registry import NotApplicable, Violation, check
+from ._migration import Step, declared_steps, resolve
+from ._roundtrip import expect_equal, write
+
+HISTORY = ("backends.history",)
+EVOLUTION_CONFIG = {"state.schema-evolution.enable": True}
+
+
+def backend_kinds(ctx: Any) -> list[str]:
+    kinds = []
+    if "heap" in ctx.backends:
+        kinds.append("heap")
+    if "bytes" in ctx.backends:
+        kinds += ["bytes/memory", "bytes/rocksdb"]
+    return kinds
+
+
+def _fresh_dir(ctx: Any, what: str) -> str:
+    return os.path.join(ctx.work_dir, f"{what}-{uuid.uuid4().hex[:10]}")
+
+
+def new_backend(ctx: Any, kind: str) -> Any:
+    from reference.backends import BytesStateBackend, HeapStateBackend
+
+    if kind == "heap":
+        return HeapStateBackend(LongSerializer(), config=EVOLUTION_CONFIG)
+    store = kind.split("/", 1)[1]
+    path = _fresh_dir(ctx, "rocksdb") if store == "rocksdb" else None
+    return BytesStateBackend(LongSerializer(), store=store, path=path, config=EVOLUTION_CONFIG)
+
+
+def restore_backend(ctx: Any, kind: str, savepoint: str) -> Any:
+    from reference.backends import BytesStateBackend, HeapStateBackend
+
+    if kind == "heap":
+        return HeapStateBackend.restore(savepoint, key_serializer=LongSerializer(), config=EVOLUTION_CONFIG)
+    store = kind.split("/", 1)[1]
+    path = _fresh_dir(ctx, "rocksdb") if store == "rocksdb" else None
+    return BytesStateBackend.restore(savepoint, key_serializer=LongSerializer(), config=EVOLUTION_CONFIG,
+                                     store=store, path=path)
+
+
+def descriptors(serializer: Any) -> tuple[Any, Any, Any]:
+    from reference.backends import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
+
+    return (ValueStateDescriptor("value", serializer), ListStateDescriptor("list", serializer),
+            MapStateDescriptor("map", StringSerializer(), serializer))
+
+
+def expected_state(values: list[Any]) -> dict[int, tuple[Any, list[Any], dict[str, Any]]]:
+    """Key i holds value i, a list of up to three values from i on, and a map of two."""
+    state = {}
+    n = len(values)
+    for i, v in enumerate(values):
+        state[i] = (v, [values[(i + j) % n] for j in range(min(3, n))], {"a": v, "b": values[(i + 1) % n]})
+    return state
+
+
+def write_history(backend: Any, serializer: Any, values: list[Any]) -> None:
+    value_d, list_d, map_d = descriptors(serializer)
+    vs, ls, ms = backend.get_value_state(value_d), backend.get_list_state(list_d), backend.get_map_state(map_d)
+    for key, (v, elements, entries) in expected_state(values).items():
+        backend.set_current_key(key)
+        vs.update(serializer.copy(v))
+        ls.add(serializer.copy(elements[0]))
+        ls.add_all([serializer.copy(e) for e in elements[1:]])
+        ms.put_all({k: serializer.copy(e) for k, e in entries.items()})
+
+
+def read_and_compare(backend: Any, serializer: Any, values: list[Any], where: str, migrate: Any = None) -> None:
+    fix = (lambda v: v) if migrate is None else migrate
+    value_d, list_d, map_d = descriptors(serializer)
+    vs, ls, ms = backend.get_value_state(value_d), backend.get_list_state(list_d), backend.get_map_state(map_d)
+    for key, (v, elements, entries) in expected_state(values).items():
+        backend.set_current_key(key)
+        expect_equal(vs.value(), fix(v), f"{where}: value state of key {key}")
+        expect_equal(ls.get(), [fix(e) for e in elements], f"{where}: list state of key {key}")
+        expect_equal(dict(ms.items()), {k: fix(e) for k, e in entries.items()}, f"{where}: map state of key {key}")
+
+
+def savepoint_content(path: str) -> tuple[Any, dict[str, list[tuple[Any, ...]]]]:
+    from reference.backends import read_savepoint_metadata, read_state_rows
+
+    metadata = read_savepoint_metadata(path)
+    rows = {state.name: sorted(read_state_rows(path, state)) for state in metadata.states}
+    return metadata, rows
+
+
+def differences(a: str, b: str) -> str | None:
+    meta_a, rows_a = savepoint_content(a)
+    meta_b, rows_b = savepoint_content(b)
+    for state in sorted(set(rows_a) | set(rows_b)):
+        ra, rb = rows_a.get(state, []), rows_b.get(state, [])
+        if ra != rb:
+            for x, y in zip(ra, rb):
+                if x != y:
+                    return f"state {state!r}: row {x!r} vs {y!r}"
+            return f"state {state!r}: {len(ra)} rows vs {len(rb)}"
+    if meta_a != meta_b:
+        return "the savepoint metadata (serializer snapshots) differ"
+    return None
+
+
+def stored_values(ctx: Any) -> Any:
+    """Histories: a few non-null values (nulls mean 'cleared' in value and list state)."""
+    return st.lists(ctx.subject.values.filter(lambda v: v is not None), min_size=1, max_size=6)
+
+
+def _budget(ctx: Any) -> int:
+    return max(3, ctx.examples // 12)
+
+
+def _close(backend: Any) -> None:
+    try:
+        backend.close()
+    except Exception:
+        pass
+
+
+def history(ctx: Any, values: list[Any], kind: str) -> str:
+    """Write, savepoint, restore, read, savepoint again; returns the second savepoint."""
+    backend = new_backend(ctx, kind)
+    try:
+        write_history(backend, ctx.serializer(), values)
+        read_and_compare(backend, ctx.serializer(), values, f"{kind} before any savepoint")
+        first = backend.savepoint(_fresh_dir(ctx, "savepoint"))
+    finally:
+        _close(backend)
+    restored = restore_backend(ctx, kind, first)
+    try:
+        read_and_compare(restored, ctx.serializer(), values, f"{kind} after restoring a savepoint")
+        second = restored.savepoint(_fresh_dir(ctx, "savepoint"))
+    finally:
+        _close(restored)
+    diff = differences(first, second)
+    if diff:
+        raise Violation(f"{kind}: the savepoint written after a restore differs from the one restored ({diff}), should be identical")
+    return first
+
+
+def bulk_values(ctx: Any) -> list[Any]:
+    """Many values drawn once per subject: the passing path runs one big history per backend
+    (backends are costly to open); only a failure falls back to small shrinking histories."""
+    if "bulk_values" not in ctx.cache:
+        drawn: list[list[Any]] = []
+        ctx.for_all(stored_values(ctx), drawn.append, max_examples=max(5, ctx.examples // 4))
+        values = [v for batch in drawn for v in batch][:50]
+        if not values:
+            raise NotApplicable("the values strategy gave no non-null value")
+        ctx.cache["bulk_values"] = values
+    return ctx.cache["bulk_values"]  # type: ignore[no-any-return]
+
+
+def bulk_then_shrink(ctx: Any, body: Any) -> Any:
+    """``body(bulk values)``; on a Violation, search small histories with hypothesis so the
+    report shows a shrunk one (the bulk failure stands if none fails)."""
+    try:
+        return body(bulk_values(ctx))
+    except Violation as bulk_failure:
+        ctx.for_all(stored_values(ctx), body, max_examples=_budget(ctx))
+        if bulk_failure.example is None:
+            bulk_failure.example = show(bulk_values(ctx))
+        raise bulk_failure from None
+
+
+@check(id="backends.history", family="backends", requires=("roundtrip.bit_exact", "snapshot.restore"))
+def full_history(ctx) -> None:  # type: ignore[no-untyped-def]
+    """write -> savepoint -> restore -> read -> savepoint on every backend gives the values."""
+    kinds = backend_kinds(ctx)
+    if not kinds:
+        raise NotApplicable("no backend selected (--backend heap,bytes)")
+
+    def body(values: list[Any]) -> dict[str, str]:
+        return {kind: history(ctx, values, kind) for kind in kinds}
+
+    ctx.cache["savepoints"] = bulk_then_shrink(ctx, body)
+
+
+def savepoints(ctx: Any) -> dict[str, str]:
+    if "savepoints" not in ctx.cache:
+        ctx.result("backends.history")
+    if "savepoints" not in ctx.cache:
+        raise NotApplicable("backends.history did not pass")
+    return ctx.cache["savepoints"]  # type: ignore[no-any-return]
+
+
+@check(id="backends.identical_savepoints", family="backends", requires=HISTORY)
+def identical(ctx) -> None:  # type: ignore[no-untyped-def]
+    """The same history gives identical savepoints on the heap and bytes backends."""
+    kinds = backend_kinds(ctx)
+    if len(kinds) < 2:
+        raise NotApplicable("needs both the heap and the bytes backend")
+
+    def compare(points: dict[str, str]) -> None:
+        base = kinds[0]
+        for kind in kinds[1:]:
+            diff = differences(points[base], points[kind])
+            if diff:
+                raise Violation(f"{base} and {kind} wrote different savepoints for the same history ({diff}), should be identical")
+
+    try:
+        compare(savepoints(ctx))
+    except Violation:
+        bulk_then_shrink(ctx, lambda values: compare({kind: history(ctx, values, kind) for kind in kinds}))
+        raise
+
+
+def restore_with(ctx: Any, step: Step, kinds: list[str], values: list[Any], points: dict[str, str]) -> None:
+    after = {}
+    for kind in kinds:
+        restored = restore_backend(ctx, kind, points[kind])
+        try:
+            read_and_compare(restored, step.new, values, f"{kind} restored with {step.label}", step.expected)
+            after[kind] = restored.savepoint(_fresh_dir(ctx, "savepoint"))
+        except StateError as exc:
+            raise Violation(f"{kind}: restoring with {step.label} raised {type(exc).__name__}: {exc}, should succeed") from None
+        finally:
+            _close(restored)
+    for kind in kinds[1:]:
+        diff = differences(after[kinds[0]], after[kind])
+        if diff:
+            raise Violation(f"after {step.label}, {kinds[0]} and {kind} wrote different savepoints ({diff}), should be identical")
+
+
+@check(id="backends.evolution", family="backends", requires=HISTORY + ("migration.verdict",))
+def evolution(ctx) -> None:  # type: ignore[no-untyped-def]
+    """Restoring with each compatible evolution reads the oracle's values on every backend, and
+    the next savepoints agree across backends."""
+    steps = [s for s in declared_steps(ctx) if s.expect != "incompatible"]
+    if not steps:
+        raise NotApplicable("no compatible evolutions declared")
+    kinds = backend_kinds(ctx)
+    points = savepoints(ctx)
+    for step in steps:
+        try:
+            restore_with(ctx, step, kinds, bulk_values(ctx), points)
+        except Violation:
+            ctx.for_all(stored_values(ctx), lambda values, step=step: restore_with(
+                ctx, step, kinds, values, {kind: history(ctx, values, kind) for kind in kinds}),
+                max_examples=_budget(ctx))
+            raise
+
+
+def _tree(path: str) -> dict[str, bytes]:
+    found = {}
+    for root, _, files in os.walk(path):
+        for name in files:
+            with open(os.path.join(root, name), "rb") as fh:
+                found[os.path.relpath(os.path.join(root, name), path)] = fh.read()
+    return found
+
+
+@check(id="backends.incompatible", family="backends", requires=HISTORY + ("migration.verdict",))
+def incompatible(ctx) -> None:  # type: ignore[no-untyped-def]
+    """An incompatible evolution is refused with a StateMigrationError and the savepoint still
+    restores with the old serializer (nothing lost)."""
+    from reference import StateMigrationError
+
+    steps = [s for s in declared_steps(ctx) if s.expect == "incompatible"]
+    if not steps:
+        raise NotApplicable("no incompatible evolution declared")
+    kinds = backend_kinds(ctx)
+    values = bulk_values(ctx)
+    points = savepoints(ctx)
+    for step in steps:
+        for kind in kinds:
+            first = points[kind]
+            before = _tree(first)
+            restored = restore_backend(ctx, kind, first)
+            try:
+                try:
+                    read_and_compare(restored, step.new, values, kind)
+                except StateMigrationError:
+                    pass
+                else:
+                    raise Violation(f"{kind}: restoring with {step.label} succeeded, should raise StateMigrationError",
+                                    example=step.label)
+            finally:
+                _close(restored)
+            if _tree(first) != before:
+                raise Violation(f"{kind}: the refused restore changed the savepoint files, should leave them untouched")
+            again = restore_backend(ctx, kind, first)
+            try:
+                read_and_compare(again, ctx.serializer(), values, f"{kind} restoring the original after the refusal")
+            finally:
+                _close(again)
+
+
+def _modules_for(serializer: Any) -> list[str]:
+    mods = {type(serializer).__module__, type(serializer.snapshot_configuration()).__module__}
+    return sorted(m for m in mods if m != "__main__")
+
+
+@check(id="backends.fresh_process", family="backends", requires=HISTORY)
+def fresh_process(ctx) -> None:  # type: ignore[no-untyped-def]
+    """A savepoint restores and reads back in a fresh Python process (no state that only lives in
+    the writing process)."""
+    if "heap" not in ctx.backends and "bytes" not in ctx.backends:
+        raise NotApplicable("no backend selected")
+    serializer = ctx.serializer()
+    if type(serializer).__module__ == "__main__" and not ctx.subject.locator:
+        raise NotApplicable("the serializer is defined in __main__; give Subject(locator='module:attr') to restore it elsewhere")
+    values = bulk_values(ctx)
+    points = savepoints(ctx)
+    savepoint = points.get("bytes/memory") or points["heap"]
+    spec = {"savepoint": savepoint, "keys": len(values), "modules": _modules_for(serializer),
+            "locator": ctx.subject.locator}
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    proc = subprocess.run([sys.executable, "-m", "conformance._fresh_restore", json.dumps(spec)],
+                          capture_output=True, text=True, env=env, timeout=120)
+    if proc.returncode != 0:
+        tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise Violation(f"restoring the savepoint in a fresh Python process failed: {tail}; it should restore "
+                        "there too (is some state kept only in the writing process?)")
+    got = json.loads(proc.stdout)
+    for key, (v, elements, entries) in expected_state(values).items():
+        expected = [write(serializer, v).hex(), [write(serializer, e).hex() for e in elements],
+                    {k: write(serializer, e).hex() for k, e in entries.items()}]
+        if got[key] != expected:
+            raise Violation(
+                f"in a fresh Python process key {key} reads back as other bytes ({str(got[key])[:80]}), "
+                f"should be {str(expected)[:80]} (is some state kept only in the writing process?)",
+                example=show(v))

@@ -1,1 +1,217 @@
-"""(being written)"""
+"""migration: each declared (or generated) evolution gets its verdict and its migrated values."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from hypothesis import strategies as st
+
+from reference import (
+    DataInputView,
+    DataOutputView,
+    resolve_compatibility,
+    snapshot_from_bytes,
+    snapshot_to_bytes,
+)
+
+from .._canonical import show
+from .._property import guarded
+from .._registry import NotApplicable, Violation, check
+from ._roundtrip import expect_equal, read_one, write
+
+VERDICT = ("migration.verdict",)
+
+
+class Step:
+    """One evolution as the checks see it: old serializer -> new serializer, with the oracle."""
+
+    def __init__(self, label: str, old: Any, new: Any, expect: str, migrate: Callable[[Any], Any] | None,
+                 reason_contains: str | None = None) -> None:
+        self.label, self.old, self.new, self.expect = label, old, new, expect
+        self.migrate, self.reason_contains = migrate, reason_contains
+
+    def expected(self, value: Any) -> Any:
+        return value if self.migrate is None else self.migrate(value)
+
+
+def declared_steps(ctx: Any) -> list[Step]:
+    base = ctx.serializer()
+    return [Step(evo.label(i), base, evo.serializer(), evo.expect, evo.migrate, evo.reason_contains)
+            for i, evo in enumerate(ctx.subject.evolutions)]
+
+
+def resolve(step: Step) -> tuple[Any, Any]:
+    """(result, old snapshot read from bytes), resolved the way a restore does it."""
+    old_snapshot = guarded(f"{step.label}: reading the old snapshot", snapshot_from_bytes,
+                           snapshot_to_bytes(step.old.snapshot_configuration()))
+    new_snapshot = step.new.snapshot_configuration()
+    result = guarded(f"{step.label}: resolve_schema_compatibility", resolve_compatibility,
+                     new_snapshot, old_snapshot)
+    return result, old_snapshot
+
+
+def judge(step: Step) -> None:
+    result, _ = resolve(step)
+    if result.kind != step.expect:
+        why = f" ({result.reason})" if result.reason else ""
+        raise Violation(f"{step.label}: the new snapshot judged the old one {result.kind}{why}, should be {step.expect}",
+                        example=step.label)
+    if step.reason_contains and step.reason_contains.lower() not in (result.reason or "").lower():
+        raise Violation(
+            f"{step.label}: the incompatibility reason {result.reason!r} does not mention "
+            f"{step.reason_contains!r}, should name what changed", example=step.label)
+
+
+@check(id="migration.verdict", family="migration", requires=("snapshot.exact_read",))
+def verdict(ctx) -> None:  # type: ignore[no-untyped-def]
+    """Each declared evolution gets exactly the expected compatibility verdict."""
+    steps = declared_steps(ctx) + [s for chain in chain_steps(ctx) for s in chain]
+    if not steps:
+        raise NotApplicable("no evolutions declared (Subject(evolutions=[Evolution(...)]))")
+    for step in steps:
+        judge(step)
+
+
+def migrated_bytes(step: Step, old_bytes_list: list[bytes]) -> tuple[list[Any], Any]:
+    """Run the step's migration over a stream of old records; (values read by new, reader)."""
+    result, old_snapshot = resolve(step)
+    if result.is_compatible_after_migration():
+        prior = guarded("restore_serializer of the old snapshot", old_snapshot.restore_serializer)
+        new_snapshot = step.new.snapshot_configuration()
+        source = DataInputView(b"".join(old_bytes_list))
+        target = DataOutputView()
+        for i in range(len(old_bytes_list)):
+            guarded(f"migrate_state on record {i} of {len(old_bytes_list)}", new_snapshot.migrate_state,
+                    prior, step.new, source, target)
+        if source.available():
+            raise Violation(f"migrate_state over {len(old_bytes_list)} records left {source.available()} "
+                            "bytes unread, should consume each record exactly")
+        reader = step.new
+        data = target.getvalue()
+    else:
+        reader = result.get_reconfigured_serializer() if result.is_compatible_with_reconfigured_serializer() else step.new
+        data = b"".join(old_bytes_list)
+    source = DataInputView(data)
+    values = [guarded("the new serializer's deserialize", reader.deserialize, source) for _ in old_bytes_list]
+    if source.available():
+        raise Violation(f"after migration {source.available()} bytes were left after {len(values)} records, should be none")
+    return values, reader
+
+
+def compatible_steps(ctx: Any) -> list[Step]:
+    return [s for s in declared_steps(ctx) if s.expect != "incompatible"]
+
+
+@check(id="migration.migrate_state", family="migration", requires=VERDICT + ("roundtrip.bit_exact",))
+def migrate_state(ctx) -> None:  # type: ignore[no-untyped-def]
+    """Old records, one or a stream of several, migrate to exactly the oracle's new values."""
+    steps = compatible_steps(ctx)
+    if not steps:
+        raise NotApplicable("no compatible evolutions declared")
+    for step in steps:
+        def body(values: list[Any], step: Step = step) -> None:
+            got, _ = migrated_bytes(step, [write(step.old, v) for v in values])
+            for i, (g, v) in enumerate(zip(got, values)):
+                expect_equal(g, step.expected(v), f"{step.label}: record {i} of {len(values)} after migration")
+        ctx.for_all(st.lists(ctx.subject.values, min_size=1, max_size=4), body,
+                    max_examples=max(10, ctx.examples // 2))
+
+
+@check(id="migration.migrate_element", family="migration", requires=VERDICT + ("roundtrip.bit_exact",))
+def migrate_element(ctx) -> None:  # type: ignore[no-untyped-def]
+    """migrate_element brings an object read by the old serializer to the oracle's new value."""
+    steps = [s for s in compatible_steps(ctx) if s.expect == "compatible_after_migration"]
+    if not steps:
+        raise NotApplicable("no evolution needing migration declared")
+    for step in steps:
+        _, old_snapshot = resolve(step)
+        prior = old_snapshot.restore_serializer()
+        new_snapshot = step.new.snapshot_configuration()
+
+        def body(value: Any, step: Step = step, prior: Any = prior, new_snapshot: Any = new_snapshot) -> None:
+            element = read_one(prior, write(step.old, value), "the restored old serializer")
+            expected = step.expected(value)
+            got = guarded("migrate_element", new_snapshot.migrate_element, prior, step.new, element)
+            expect_equal(got, expected, f"{step.label}: migrate_element")
+            element = read_one(prior, write(step.old, value), "the restored old serializer")
+            target = DataOutputView()
+            guarded("migrate_element with a target", new_snapshot.migrate_element, prior, step.new, element, target)
+            expect_equal(read_one(step.new, target.getvalue()), expected,
+                         f"{step.label}: what migrate_element wrote to its target")
+
+        ctx.for_all(ctx.subject.values, body, max_examples=max(10, ctx.examples // 2))
+
+
+def chain_steps(ctx: Any) -> list[list[Step]]:
+    chains = []
+    for c, chain in enumerate(ctx.subject.chains):
+        previous = ctx.serializer()
+        steps = []
+        for i, evo in enumerate(chain):
+            new = evo.serializer()
+            steps.append(Step(f"chain {c} step {i}", previous, new, evo.expect, evo.migrate, evo.reason_contains))
+            previous = new
+        chains.append(steps)
+    return chains
+
+
+@check(id="migration.chain", family="migration", requires=VERDICT + ("roundtrip.bit_exact",))
+def chain(ctx) -> None:  # type: ignore[no-untyped-def]
+    """Chains of evolutions (v1 -> v2 -> v3) migrate step by step to the composed oracle."""
+    chains = chain_steps(ctx)
+    if not chains:
+        raise NotApplicable("no evolution chains declared (Subject(chains=[[v2, v3]]))")
+    for steps in chains:
+        usable = [s for s in steps if s.expect != "incompatible"]
+
+        def body(values: list[Any], usable: list[Step] = usable) -> None:
+            expected = list(values)
+            data = [write(usable[0].old, v) for v in values] if usable else []
+            for step in usable:
+                got, reader = migrated_bytes(step, data)
+                expected = [step.expected(v) for v in expected]
+                for i, (g, e) in enumerate(zip(got, expected)):
+                    expect_equal(g, e, f"{step.label}: record {i}")
+                data = [write(step.new, g) for g in got]
+
+        ctx.for_all(st.lists(ctx.subject.values, min_size=1, max_size=3), body,
+                    max_examples=max(5, ctx.examples // 4))
+
+
+@check(id="migration.generated", family="migration", requires=("snapshot.exact_read", "roundtrip.bit_exact"))
+def generated(ctx) -> None:  # type: ignore[no-untyped-def]
+    """Evolutions generated from the subject's schema get the oracle's verdict and values."""
+    schema = ctx.subject.schema
+    if schema is None:
+        raise NotApplicable("no schema to generate evolutions from (Subject(schema=...), built-ins)")
+    try:
+        import strategies
+        from reference.types import serializer_for
+        evolutions = strategies.evolutions(schema)
+    except (ImportError, AttributeError, NotImplementedError) as exc:
+        raise NotApplicable(f"the strategies package cannot generate evolutions yet ({exc})") from None
+
+    @st.composite
+    def cases(draw: Any) -> tuple[Any, list[Any]]:
+        evo = draw(evolutions, label="evolution")
+        values = draw(st.lists(strategies.values(evo.old), min_size=1, max_size=3), label="old values")
+        return evo, values
+
+    def body(case: tuple[Any, list[Any]]) -> None:
+        evo, values = case
+        old, new = serializer_for(evo.old), serializer_for(evo.new)
+        step = Step(f"generated evolution {evo.change!r}", old, new, evo.expect, evo.migrate,
+                    getattr(evo, "reason_contains", None))
+        judge(step)
+        if evo.expect == "incompatible":
+            return
+        got, _ = migrated_bytes(step, [write(old, v) for v in values])
+        for i, (g, v) in enumerate(zip(got, values)):
+            expect_equal(g, step.expected(v), f"{step.label}: record {i}")
+
+    def display(case: tuple[Any, list[Any]]) -> str:
+        evo, values = case
+        return f"{evo.change}: {show(evo.old)} -> {show(evo.new)}, old values {show(values)}"
+
+    ctx.for_all(cases(), body, max_examples=max(10, ctx.examples // 2), display=display)

@@ -69,7 +69,7 @@ def test_checks_run_in_layers():
     layers = [c.layer for c in all_checks()]
     assert layers == sorted(layers), f"got layer order {layers}, should be non-decreasing"
     prefixes = {c.id.split(".")[0] for c in all_checks()}
-    assert {"api", "roundtrip", "snapshot"} <= prefixes, (
+    assert {"api", "roundtrip", "snapshot", "migration", "versioning", "backends"} <= prefixes, (
         f"got families {prefixes}, should include every built-in family"
     )
     assert list(LAYERS)[:4] == ["api", "roundtrip", "snapshot", "versioning"], f"got {list(LAYERS)}"

@@ -1,0 +1,102 @@
+"""Golden files: snapshot + data written by earlier releases of a serializer, kept in the user's
+repository and read back by every later release (layout in docs/golden-files.md).
+
+    <golden dir>/<release>/snapshot.bin   the top-level snapshot (reference.snapshot_to_bytes)
+    <golden dir>/<release>/data.bin       the records, back to back
+    <golden dir>/<release>/manifest.json  release, record count, each value as stable text, ...
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from reference import DataOutputView, snapshot_to_bytes
+
+from ._canonical import stable_text
+
+__all__ = ["GoldenRelease", "record_release", "recorded_releases", "current_release", "FORMAT"]
+
+FORMAT = 1
+SNAPSHOT, DATA, MANIFEST = "snapshot.bin", "data.bin", "manifest.json"
+
+
+@dataclass
+class GoldenRelease:
+    release: str
+    path: str
+    snapshot: bytes
+    data: bytes
+    manifest: dict[str, Any]
+
+    @property
+    def values(self) -> list[str]:
+        return list(self.manifest.get("values", []))
+
+
+def _release_key(name: str) -> tuple[Any, ...]:
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"[.\-]", name))
+
+
+def recorded_releases(golden_dir: str) -> list[GoldenRelease]:
+    """Every release recorded under ``golden_dir``, oldest first."""
+    if not os.path.isdir(golden_dir):
+        return []
+    found = []
+    for name in sorted(os.listdir(golden_dir), key=_release_key):
+        path = os.path.join(golden_dir, name)
+        if not os.path.isfile(os.path.join(path, MANIFEST)):
+            continue
+        with open(os.path.join(path, MANIFEST), encoding="utf-8") as fh:
+            manifest = json.load(fh)
+        with open(os.path.join(path, SNAPSHOT), "rb") as fh:
+            snapshot = fh.read()
+        with open(os.path.join(path, DATA), "rb") as fh:
+            data = fh.read()
+        found.append(GoldenRelease(name, path, snapshot, data, manifest))
+    return found
+
+
+def current_release(subject: Any, serializer: Any) -> str:
+    """The subject's ``release``, else its package's version, else ``unreleased``."""
+    if subject.release:
+        return str(subject.release)
+    top = type(serializer).__module__.split(".")[0]
+    try:
+        from importlib import metadata
+
+        return metadata.version(top)
+    except Exception:
+        module = __import__(top)
+        return str(getattr(module, "__version__", "unreleased"))
+
+
+def record_release(golden_dir: str, release: str, serializer: Any, values: list[Any],
+                   extra: dict[str, Any] | None = None) -> str:
+    """Write (or overwrite) ``release``: snapshot, data and manifest. Returns its directory."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._\-+]*", release):
+        raise ValueError(f"release name {release!r} cannot be a directory name; use e.g. '1.2.0'")
+    path = os.path.join(golden_dir, release)
+    os.makedirs(path, exist_ok=True)
+    out = DataOutputView()
+    for value in values:
+        serializer.serialize(value, out)
+    manifest = {
+        "format": FORMAT,
+        "release": release,
+        "serializer": repr(serializer),
+        "records": len(values),
+        "values": [stable_text(v) for v in values],
+        **(extra or {}),
+    }
+    with open(os.path.join(path, SNAPSHOT), "wb") as fh:
+        fh.write(snapshot_to_bytes(serializer.snapshot_configuration()))
+    with open(os.path.join(path, DATA), "wb") as fh:
+        fh.write(out.getvalue())
+    with open(os.path.join(path, MANIFEST), "w", encoding="utf-8") as fh:
+        json.dump(manifest, fh, indent=1)
+        fh.write("\n")
+    return path
