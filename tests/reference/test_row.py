@@ -327,7 +327,7 @@ OLD = RowSerializer([("id", L, False), ("name", S, True)])
             [("x", INT, True), ("id", L, False), ("name", S, True)],
             (1, None), (None, 1, None), "28" "0000000000000001",
         ),
-    ],
+    ],    ids=["append", "middle", "first"],
 )
 def test_adding_nullable_fields_anywhere_migrates(new_fields, value, want, want_bytes):
     result, element, migrated_bytes = migrate(RowSerializer(new_fields), OLD, value)

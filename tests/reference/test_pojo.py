@@ -1,0 +1,498 @@
+"""PojoSerializer: dataclasses in Flink's POJO format, with Flink's POJO evolution rules."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import pickle
+import struct
+import subprocess
+import sys
+import types
+from typing import Optional
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import reference
+from reference import (
+    DataInputView,
+    DataOutputView,
+    SerializationError,
+    SnapshotFormatError,
+    StateError,
+    resolve_compatibility,
+    snapshot_from_bytes,
+    snapshot_to_bytes,
+)
+from reference.serializers import (
+    BooleanSerializer,
+    BytesSerializer,
+    DoubleSerializer,
+    EnumSerializer,
+    IntSerializer,
+    ListSerializer,
+    LongSerializer,
+    MapSerializer,
+    NullableSerializer,
+    PickleSerializer,
+    PojoSerializer,
+    PojoSerializerSnapshot,
+    RowSerializer,
+    StringSerializer,
+    TupleSerializer,
+)
+
+
+class Suit(enum.Enum):
+    HEARTS = 1
+    SPADES = 2
+    CLUBS = 3
+
+
+@dataclasses.dataclass
+class Point:
+    y: int
+    x: float
+    label: str | None = None
+
+
+@dataclasses.dataclass
+class Everything:
+    flag: bool
+    count: int
+    ratio: float
+    text: str
+    blob: bytes
+    maybe: int | None
+    words: list[str]
+    scores: dict[str, int]
+    pair: tuple[int, str]
+    point: Point
+    suit: Suit
+    anything: set[int]
+    small: int = dataclasses.field(default=0, metadata={"serializer": IntSerializer()})
+
+
+def canonical(value):
+    """Exact comparison form: floats by bits, types recorded, dataclasses by class and fields."""
+    if isinstance(value, float):
+        return ("float", struct.pack(">d", value))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return (type(value).__qualname__, tuple((f.name, canonical(getattr(value, f.name))) for f in dataclasses.fields(value)))
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, tuple(canonical(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple((canonical(k), canonical(v)) for k, v in value.items()))
+    if isinstance(value, (set, frozenset)):
+        return (type(value).__name__, tuple(sorted(value)))
+    return (type(value).__name__, value)
+
+
+def _double_from_bits(bits: int) -> float:
+    return struct.unpack(">d", struct.pack(">Q", bits))[0]
+
+
+_doubles = st.one_of(
+    st.sampled_from([0.0, -0.0, float("inf")]), st.integers(0, 2**64 - 1).map(_double_from_bits)
+)
+
+
+def _maybe(strategy):
+    return st.one_of(st.none(), strategy)
+
+
+points = st.builds(Point, y=_maybe(st.integers(-(2**63), 2**63 - 1)), x=_maybe(_doubles), label=_maybe(st.text(max_size=5)))
+everything = st.builds(
+    Everything,
+    flag=_maybe(st.booleans()),
+    count=_maybe(st.integers(-(2**63), 2**63 - 1)),
+    ratio=_maybe(_doubles),
+    text=_maybe(st.text(max_size=6)),
+    blob=_maybe(st.binary(max_size=6)),
+    maybe=_maybe(st.integers(-5, 5)),
+    words=_maybe(st.lists(st.text(max_size=3), max_size=3)),
+    scores=_maybe(st.dictionaries(st.text(max_size=3), _maybe(st.integers(-5, 5)), max_size=3)),
+    pair=_maybe(st.tuples(st.integers(-5, 5), st.text(max_size=3))),
+    point=_maybe(points),
+    suit=_maybe(st.sampled_from(list(Suit))),
+    anything=_maybe(st.sets(st.integers(-5, 5), max_size=3)),
+    small=_maybe(st.integers(-(2**31), 2**31 - 1)),
+)
+
+
+def utf(text: str) -> bytes:
+    return struct.pack(">H", len(text)) + text.encode("ascii")
+
+
+# -- field serializers and bytes --------------------------------------------------------------------
+def test_field_serializers_from_annotations_and_metadata():
+    got = dict(PojoSerializer(Everything).fields)
+    want = {
+        "anything": PickleSerializer(),
+        "blob": BytesSerializer(),
+        "count": LongSerializer(),
+        "flag": BooleanSerializer(),
+        "maybe": NullableSerializer(LongSerializer()),
+        "pair": TupleSerializer(LongSerializer(), StringSerializer()),
+        "point": PojoSerializer(Point),
+        "ratio": DoubleSerializer(),
+        "scores": MapSerializer(StringSerializer(), LongSerializer()),
+        "small": IntSerializer(),
+        "suit": EnumSerializer(Suit),
+        "text": StringSerializer(),
+        "words": ListSerializer(StringSerializer()),
+    }
+    for name in want:
+        assert got.get(name) == want[name], f"got {got.get(name)!r}, should be {want[name]!r} [field {name}]"
+    assert list(got) == sorted(want), f"got fields {list(got)}, should be the name-sorted {sorted(want)}"
+
+
+def test_golden_bytes_fields_in_name_order():
+    s = PojoSerializer(Point)
+    got = s.to_bytes(Point(y=1, x=-0.0))
+    # flags 02 | label: null | x: 00 + -0.0 | y: 00 + long 1
+    want = bytes.fromhex("02" "01" "00" "8000000000000000" "00" "0000000000000001")
+    assert got == want, f"got {got.hex()}, should be {want.hex()}"
+    got = s.to_bytes(Point(y=None, x=1.5, label="a"))
+    # label: not null, Nullable flag 00, String "a" (02 61)
+    want = bytes.fromhex("02" "00" "00" "0261" "00" "3ff8000000000000" "01")
+    assert got == want, f"got {got.hex()}, should be {want.hex()}"
+    assert s.to_bytes(None) == b"\x01", f"got {s.to_bytes(None).hex()}, should be 01 for a null POJO"
+    assert s.from_bytes(b"\x01") is None, "flags 01 should read as None"
+
+
+def test_registers_the_dataclass():
+    PojoSerializer(Point)
+    assert reference.lookup_type(f"{Point.__module__}:Point") is Point, "PojoSerializer should register its class"
+
+
+def test_refuses_subclasses_and_other_types():
+    @dataclasses.dataclass
+    class Point3(Point):
+        z: int = 0
+
+    s = PojoSerializer(Point)
+    with pytest.raises(SerializationError, match="Point3"):
+        s.to_bytes(Point3(1, 2.0))
+    with pytest.raises(SerializationError, match="Point"):
+        s.to_bytes((1, 2.0))
+    with pytest.raises(SerializationError, match="subclass"):
+        s.from_bytes(b"\x04" + utf("x:Y"))
+    with pytest.raises(TypeError, match="dataclass"):
+        PojoSerializer(int)
+
+
+def test_field_error_names_the_field():
+    with pytest.raises(SerializationError, match="'y'"):
+        PojoSerializer(Point).to_bytes(Point(y="one", x=1.0))
+
+
+def test_recursive_dataclass_needs_an_explicit_serializer():
+    with pytest.raises(TypeError, match="metadata"):
+        PojoSerializer(Node)
+    s = PojoSerializer(TreeNode)
+    value = TreeNode(1, TreeNode(2, None))
+    assert canonical(s.from_bytes(s.to_bytes(value))) == canonical(value), "explicitly serialized recursion should round trip"
+
+
+@dataclasses.dataclass
+class Node:
+    value: int
+    next: Node | None = None
+
+
+@dataclasses.dataclass
+class TreeNode:
+    value: int
+    child: TreeNode | None = dataclasses.field(default=None, metadata={"serializer": PickleSerializer()})
+
+
+@given(items=st.lists(everything, min_size=1, max_size=3))
+def test_roundtrip_bit_exact_sequences_copies(items):
+    s = PojoSerializer(Everything)
+    out = DataOutputView()
+    for item in items:
+        s.serialize(item, out)
+    source = DataInputView(out.getvalue())
+    got = [s.deserialize(source) for _ in items]
+    assert [canonical(g) for g in got] == [canonical(v) for v in items], f"got {got}, should be {items}"
+    assert source.available() == 0, f"got {source.available()} bytes left, should be 0"
+    copied = DataOutputView()
+    s.copy_serialized(DataInputView(out.getvalue()), copied)
+    assert copied.getvalue() == s.to_bytes(items[0]), "copy_serialized should copy exactly the first record"
+    copy = s.copy(items[0])
+    assert copy is not items[0] and canonical(copy) == canonical(items[0]), f"got {copy!r}, should equal {items[0]!r}"
+    if items[0].words is not None:
+        assert copy.words is not items[0].words, "copy shares the list field; should be deep"
+    if items[0].point is not None:
+        assert copy.point is not items[0].point, "copy shares the nested dataclass; should be deep"
+    back = pickle.loads(pickle.dumps(s))
+    assert back == s and hash(back) == hash(s), f"got {back!r}, should equal {s!r} after pickling"
+    assert back.to_bytes(items[0]) == s.to_bytes(items[0]), "unpickled serializer writes other bytes"
+    assert s.duplicate() == s, "duplicate should equal the original"
+
+
+@given(item=everything)
+def test_snapshot_roundtrip_and_restore_reads_old_bytes(item):
+    s = PojoSerializer(Everything)
+    written = snapshot_to_bytes(s.snapshot_configuration())
+    snapshot = snapshot_from_bytes(written)
+    assert type(snapshot) is PojoSerializerSnapshot, f"got {type(snapshot).__name__}, should be PojoSerializerSnapshot"
+    assert snapshot_to_bytes(snapshot) == written, "snapshot bytes are not stable over write/read/write"
+    restored = snapshot.restore_serializer()
+    assert restored == s, f"got {restored!r}, should equal {s!r}"
+    back = restored.from_bytes(s.to_bytes(item))
+    assert canonical(back) == canonical(item), f"got {back!r}, should be {item!r}"
+    result = resolve_compatibility(s, snapshot)
+    assert result.is_compatible_as_is(), f"got {result}, should be as is"
+
+
+def test_golden_snapshot_bytes():
+    got = snapshot_to_bytes(PojoSerializer(Point).snapshot_configuration())
+    nested = b"".join(
+        utf(f"reference.serializers:{name}") + struct.pack(">i", 3) + tail
+        for name, tail in [
+            ("NullableSerializerSnapshot",
+             struct.pack(">iii", 911108, 2, 0) + struct.pack(">iii", 1333245, 1, 1)
+             + utf("reference.serializers:StringSerializerSnapshot") + struct.pack(">i", 3)),
+            ("DoubleSerializerSnapshot", b""),
+            ("LongSerializerSnapshot", b""),
+        ]
+    )
+    want = (
+        struct.pack(">i", 2) + utf("reference.serializers:PojoSerializerSnapshot") + struct.pack(">i", 3)
+        + struct.pack(">ii", 911108, 1) + utf(f"{Point.__module__}:Point") + struct.pack(">i", 3)
+        + utf("label") + utf("x") + utf("y") + struct.pack(">iii", 1333245, 1, 3) + nested
+    )
+    assert got == want, f"got {got.hex()}, should be {want.hex()}"
+
+
+def test_truncated_and_corrupt_bytes_raise_state_errors():
+    s = PojoSerializer(Point)
+    data = s.to_bytes(Point(y=3, x=2.0, label="abc"))
+    for n in range(len(data)):
+        with pytest.raises(SerializationError):
+            s.from_bytes(data[:n])
+    snap = snapshot_to_bytes(s.snapshot_configuration())
+    for n in range(len(snap)):
+        with pytest.raises(SnapshotFormatError):
+            snapshot_from_bytes(snap[:n])
+    with pytest.raises(SerializationError, match="flags"):
+        s.from_bytes(b"\x00")
+
+
+@given(data=st.data())
+def test_random_corruption_raises_state_errors_only(data):
+    s = PojoSerializer(Point)
+    for blob in (s.to_bytes(Point(y=3, x=2.0, label="abc")), snapshot_to_bytes(s.snapshot_configuration())):
+        position = data.draw(st.integers(0, len(blob) - 1), label="position")
+        damaged = blob[:position] + bytes([data.draw(st.integers(0, 255), label="byte")]) + blob[position + 1 :]
+        for read in (s.from_bytes, snapshot_from_bytes):
+            try:
+                read(damaged)
+            except StateError:
+                pass
+
+
+# -- evolution -----------------------------------------------------------------------------------
+class Release:
+    """Defines successive versions of dataclass ``P`` under one class identity (a module that a
+    new release of the user's code would replace)."""
+
+    def __init__(self, module_name: str) -> None:
+        self.name = module_name
+        self.module = types.ModuleType(module_name)
+        sys.modules[module_name] = self.module
+
+    def define(self, fields, qualname: str = "P"):
+        cls = dataclasses.make_dataclass(qualname, fields)
+        cls.__module__ = self.name
+        cls.__qualname__ = qualname
+        setattr(self.module, qualname, cls)
+        return cls
+
+    def close(self) -> None:
+        sys.modules.pop(self.name, None)
+
+
+@pytest.fixture
+def release(request):
+    r = Release(f"tests_pojo_release_{request.node.name.replace('[', '_').replace(']', '_').replace('-', '_')}")
+    yield r
+    r.close()
+
+
+def evolve(release, old_fields, new_fields, old_value_args):
+    """Write a value with version 1, define version 2, and return (verdict, old bytes, old
+    snapshot, new serializer, new class)."""
+    v1 = release.define(old_fields)
+    old = PojoSerializer(v1)
+    old_bytes = old.to_bytes(v1(*old_value_args))
+    old_snapshot = snapshot_from_bytes(snapshot_to_bytes(old.snapshot_configuration()))
+    v2 = release.define(new_fields)
+    new = PojoSerializer(v2)
+    return resolve_compatibility(new, old_snapshot), old_bytes, old_snapshot, new, v2
+
+
+def migrated(old_snapshot, new, old_bytes):
+    prior = old_snapshot.restore_serializer()
+    snapshot = new.snapshot_configuration()
+    element = snapshot.migrate_element(prior, new, prior.from_bytes(old_bytes))
+    out = DataOutputView()
+    snapshot.migrate_state(prior, new, DataInputView(old_bytes), out)
+    return element, out.getvalue()
+
+
+def test_added_fields_take_defaults_then_zero_or_none(release):
+    result, old_bytes, old_snapshot, new, v2 = evolve(
+        release,
+        [("a", int)],
+        [
+            ("a", int),
+            ("d", int),
+            ("e", str),
+            ("f", float),
+            ("g", Optional[int]),  # noqa: UP045 - typing.Optional must map like X | None
+            ("b", int, dataclasses.field(default=7)),
+            ("c", list[int], dataclasses.field(default_factory=lambda: [1, 2])),
+        ],
+        (5,),
+    )
+    assert result.is_compatible_after_migration(), f"got {result}, should be after migration (fields added)"
+    assert result.row_paths == (), f"got {result.row_paths}, should be () (no row evolved)"
+    element, new_bytes = migrated(old_snapshot, new, old_bytes)
+    want = v2(a=5, d=0, e=None, f=0.0, g=None, b=7, c=[1, 2])
+    assert type(element) is v2 and canonical(element) == canonical(want), f"got {element!r}, should be {want!r}"
+    # flags | a: 00+5 | b: 00+7 | c: 00 + list[1,2] | d: 00+0 | e: null | f: 00+0.0 | g: null
+    want_bytes = bytes.fromhex(
+        "02" "00" "0000000000000005" "00" "0000000000000007" "00" "00000002" "0000000000000001" "0000000000000002"
+        "00" "0000000000000000" "01" "00" "0000000000000000" "01"
+    )
+    assert new_bytes == want_bytes, f"got {new_bytes.hex()}, should be {want_bytes.hex()}"
+
+
+def test_removed_fields_are_dropped(release):
+    result, old_bytes, old_snapshot, new, v2 = evolve(
+        release, [("a", int), ("gone", str), ("z", bool)], [("z", bool), ("a", int)], (1, "x", True)
+    )
+    assert result.is_compatible_after_migration(), f"got {result}, should be after migration (field removed)"
+    element, new_bytes = migrated(old_snapshot, new, old_bytes)
+    assert canonical(element) == canonical(v2(z=True, a=1)), f"got {element!r}, should be P(z=True, a=1)"
+    assert not hasattr(element, "gone"), "the removed field should be dropped"
+    want = bytes.fromhex("02" "00" "0000000000000001" "00" "01")
+    assert new_bytes == want, f"got {new_bytes.hex()}, should be {want.hex()}"
+
+
+def test_reordered_declaration_is_as_is(release):
+    result, *_ = evolve(release, [("a", int), ("b", str)], [("b", str), ("a", int)], (1, "x"))
+    assert result.is_compatible_as_is(), f"got {result}, should be as is (fields are written name-sorted)"
+
+
+def test_field_type_change_is_incompatible_naming_it(release):
+    result, *_ = evolve(release, [("a", int), ("b", str)], [("a", str), ("b", str)], (1, "x"))
+    assert result.is_incompatible() and "'a'" in result.reason, f"got {result}, should be incompatible naming 'a'"
+    result, *_ = evolve(release, [("a", str)], [("a", int)], ("x",))
+    assert result.is_incompatible() and "'a'" in result.reason, f"got {result}, should be incompatible naming 'a' (back)"
+
+
+def test_class_name_change_is_incompatible(release):
+    v1 = release.define([("a", int)], qualname="P")
+    old_snapshot = PojoSerializer(v1).snapshot_configuration()
+    v2 = release.define([("a", int)], qualname="Q")
+    result = resolve_compatibility(PojoSerializer(v2), old_snapshot)
+    assert result.is_incompatible() and ":P" in result.reason and ":Q" in result.reason, (
+        f"got {result}, should be incompatible naming both classes"
+    )
+
+
+def test_nested_row_evolution_migrates_through_the_pojo(release):
+    city = RowSerializer([("city", StringSerializer(), True)])
+    city_zip = RowSerializer([("city", StringSerializer(), True), ("zip", IntSerializer(), True)])
+    result, old_bytes, old_snapshot, new, v2 = evolve(
+        release,
+        [("a", int), ("addr", tuple, dataclasses.field(metadata={"serializer": city}))],
+        [("a", int), ("addr", tuple, dataclasses.field(metadata={"serializer": city_zip}))],
+        (1, ("Oslo",)),
+    )
+    assert result.is_compatible_after_migration(), f"got {result}, should be after migration"
+    assert result.row_paths == ("addr.zip",), f"got {result.row_paths}, should be ('addr.zip',)"
+    element, new_bytes = migrated(old_snapshot, new, old_bytes)
+    assert canonical(element) == canonical(v2(a=1, addr=("Oslo", None))), f"got {element!r}, should have addr ('Oslo', None)"
+    want = bytes.fromhex("02" "00" "0000000000000001" "00" "10" "054f736c6f")
+    assert new_bytes == want, f"got {new_bytes.hex()}, should be {want.hex()}"
+
+
+def test_nested_pojo_evolution_migrates(release):
+    inner_v1 = release.define([("x", int)], qualname="Inner")
+    v1 = release.define([("inner", inner_v1)])
+    old = PojoSerializer(v1)
+    old_bytes = old.to_bytes(v1(inner_v1(4)))
+    old_snapshot = snapshot_from_bytes(snapshot_to_bytes(old.snapshot_configuration()))
+    inner_v2 = release.define([("x", int), ("y", int, dataclasses.field(default=9))], qualname="Inner")
+    v2 = release.define([("inner", inner_v2)])
+    new = PojoSerializer(v2)
+    result = resolve_compatibility(new, old_snapshot)
+    assert result.is_compatible_after_migration(), f"got {result}, should be after migration (nested field added)"
+    element, new_bytes = migrated(old_snapshot, new, old_bytes)
+    assert canonical(element) == canonical(v2(inner_v2(4, 9))), f"got {element!r}, should be P(Inner(4, 9))"
+    assert type(element.inner) is inner_v2, f"got {type(element.inner)}, should be the current Inner class"
+
+
+def test_nested_reconfigured_rebuilds_the_pojo(release):
+    old_enum = EnumSerializer(Suit, symbols=["HEARTS", "SPADES", "CLUBS"])
+    new_enum = EnumSerializer(Suit, symbols=["CLUBS", "HEARTS", "SPADES"])
+    result, old_bytes, old_snapshot, new, v2 = evolve(
+        release,
+        [("s", Suit, dataclasses.field(metadata={"serializer": old_enum}))],
+        [("s", Suit, dataclasses.field(metadata={"serializer": new_enum}))],
+        (Suit.CLUBS,),
+    )
+    assert result.is_compatible_with_reconfigured_serializer(), f"got {result}, should be reconfigured"
+    reconfigured = result.get_reconfigured_serializer()
+    assert isinstance(reconfigured, PojoSerializer), f"got {reconfigured!r}, should be a PojoSerializer"
+    back = reconfigured.from_bytes(old_bytes)
+    assert back.s is Suit.CLUBS and type(back) is v2, f"got {back!r}, should read Suit.CLUBS into the current class"
+
+
+def test_restore_needs_the_class_to_be_known():
+    snapshot = PojoSerializer(Point).snapshot_configuration()
+    data = bytearray(snapshot_to_bytes(snapshot))
+    name = f"{Point.__module__}:Point".encode()
+    other = name[:-5] + b"Pnope"
+    data = bytes(data).replace(name, other)
+    restored = snapshot_from_bytes(data)
+    with pytest.raises(StateError, match="Pnope.*import"):
+        restored.restore_serializer()
+
+
+def test_pickles_by_class_name_and_imports_in_a_fresh_process():
+    from reference.types import RowField
+
+    s = PojoSerializer(RowField)
+    payload = pickle.dumps(s)
+    code = (
+        "import pickle, sys; s = pickle.loads(sys.stdin.buffer.read()); "
+        "print(s.dataclass_type.__module__, s.dataclass_type.__qualname__)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], input=payload, capture_output=True, timeout=60)
+    assert done.stdout.decode().split() == ["reference.types", "RowField"], (
+        f"got {done.stdout!r} {done.stderr[-300:]!r}, should rebuild PojoSerializer(RowField) in a fresh process"
+    )
+
+
+def test_unknown_runtime_class_fails_to_unpickle_with_a_clear_error(release):
+    cls = release.define([("a", int)])
+    payload = pickle.dumps(PojoSerializer(cls))
+    assert pickle.loads(payload).dataclass_type is cls, "same process: the registered class should be found"
+    code = (
+        "import pickle, sys\n"
+        "try:\n    pickle.loads(sys.stdin.buffer.read())\n"
+        "except Exception as e:\n    print(type(e).__name__, e)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], input=payload, capture_output=True, timeout=60)
+    text = done.stdout.decode()
+    assert text.startswith("StateError") and release.name in text and "register" in text, (
+        f"got {text!r} {done.stderr[-300:]!r}, should be a StateError naming the class and register_type"
+    )
