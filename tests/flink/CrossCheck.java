@@ -1,0 +1,146 @@
+// Serializes a fixed set of values and serializer snapshots with Flink's own serializers and
+// prints "name hex" per line. tests/flink/test_flink_crosscheck.py compiles and runs it against
+// the flink-dist jar of apache-flink-libraries and compares every line with the reference.
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.flink.api.common.serialization.SerializerConfigImpl;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.api.common.typeutils.TypeSerializerSnapshotSerializationUtil;
+import org.apache.flink.api.common.typeutils.base.BooleanSerializer;
+import org.apache.flink.api.common.typeutils.base.ByteSerializer;
+import org.apache.flink.api.common.typeutils.base.DoubleSerializer;
+import org.apache.flink.api.common.typeutils.base.EnumSerializer;
+import org.apache.flink.api.common.typeutils.base.FloatSerializer;
+import org.apache.flink.api.common.typeutils.base.IntSerializer;
+import org.apache.flink.api.common.typeutils.base.ListSerializer;
+import org.apache.flink.api.common.typeutils.base.LongSerializer;
+import org.apache.flink.api.common.typeutils.base.MapSerializer;
+import org.apache.flink.api.common.typeutils.base.ShortSerializer;
+import org.apache.flink.api.common.typeutils.base.StringSerializer;
+import org.apache.flink.api.common.typeutils.base.array.BytePrimitiveArraySerializer;
+import org.apache.flink.api.java.tuple.Tuple3;
+import org.apache.flink.api.java.typeutils.TypeExtractor;
+import org.apache.flink.api.java.typeutils.runtime.NullableSerializer;
+import org.apache.flink.api.java.typeutils.runtime.RowSerializer;
+import org.apache.flink.api.java.typeutils.runtime.TupleSerializer;
+import org.apache.flink.core.memory.DataOutputSerializer;
+import org.apache.flink.types.Row;
+import org.apache.flink.types.RowKind;
+
+public class CrossCheck {
+
+    public enum Color { RED, GREEN, BLUE }
+
+    /** A POJO: public no-arg constructor, public fields. */
+    public static class Item {
+        public String name;
+        public int count;
+        public Item() {}
+        Item(String name, int count) { this.name = name; this.count = count; }
+    }
+
+    static String hex(byte[] bytes) {
+        StringBuilder sb = new StringBuilder();
+        for (byte b : bytes) {
+            sb.append(String.format("%02x", b & 0xff));
+        }
+        return sb.toString();
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    static void data(String name, TypeSerializer serializer, Object value) throws Exception {
+        DataOutputSerializer out = new DataOutputSerializer(64);
+        serializer.serialize(value, out);
+        System.out.println(name + " " + hex(out.getCopyOfBuffer()));
+    }
+
+    static void snapshot(String name, TypeSerializer<?> serializer) throws Exception {
+        DataOutputSerializer out = new DataOutputSerializer(64);
+        TypeSerializerSnapshotSerializationUtil.writeSerializerSnapshot(out, serializer.snapshotConfiguration());
+        System.out.println(name + " " + hex(out.getCopyOfBuffer()));
+    }
+
+    public static void main(String[] args) throws Exception {
+        data("boolean_true", BooleanSerializer.INSTANCE, true);
+        data("boolean_false", BooleanSerializer.INSTANCE, false);
+        data("byte", ByteSerializer.INSTANCE, (byte) -5);
+        data("short", ShortSerializer.INSTANCE, (short) -300);
+        data("int_max", IntSerializer.INSTANCE, Integer.MAX_VALUE);
+        data("int_neg", IntSerializer.INSTANCE, -1);
+        data("long_min", LongSerializer.INSTANCE, Long.MIN_VALUE);
+        data("long_42", LongSerializer.INSTANCE, 42L);
+        data("float_1_5", FloatSerializer.INSTANCE, 1.5f);
+        data("float_neg_zero", FloatSerializer.INSTANCE, -0.0f);
+        data("float_nan", FloatSerializer.INSTANCE, Float.NaN);
+        data("float_inf", FloatSerializer.INSTANCE, Float.NEGATIVE_INFINITY);
+        data("double_neg_zero", DoubleSerializer.INSTANCE, -0.0d);
+        data("double_big", DoubleSerializer.INSTANCE, 1e300d);
+        data("double_nan", DoubleSerializer.INSTANCE, Double.NaN);
+        data("string_example", StringSerializer.INSTANCE, "My string.");
+        data("string_empty", StringSerializer.INSTANCE, "");
+        data("string_null", StringSerializer.INSTANCE, null);
+        data("string_unicode", StringSerializer.INSTANCE, "h\u00e9llo \uD83D\uDE00\u0000 \u4000\uffff\u0080");
+        char[] longString = new char[200];
+        Arrays.fill(longString, 'a');
+        data("string_long", StringSerializer.INSTANCE, new String(longString));
+        data("bytes", BytePrimitiveArraySerializer.INSTANCE, new byte[] {0, -1, 5});
+        data("bytes_empty", BytePrimitiveArraySerializer.INSTANCE, new byte[0]);
+
+        ListSerializer<Integer> intList = new ListSerializer<>(IntSerializer.INSTANCE);
+        data("list_int", intList, new ArrayList<>(Arrays.asList(1, -1, 3)));
+        data("list_empty", intList, new ArrayList<Integer>());
+        List<String> strings = new ArrayList<>(Arrays.asList("a", null, "bc"));
+        data("list_string", new ListSerializer<>(StringSerializer.INSTANCE), strings);
+
+        MapSerializer<String, Long> map = new MapSerializer<>(StringSerializer.INSTANCE, LongSerializer.INSTANCE);
+        Map<String, Long> mapValue = new LinkedHashMap<>();
+        mapValue.put("a", 1L);
+        mapValue.put("b", null);
+        data("map_string_long", map, mapValue);
+
+        TypeSerializer<Integer> nullable = NullableSerializer.wrap(IntSerializer.INSTANCE, false);
+        TypeSerializer<Integer> padded = NullableSerializer.wrap(IntSerializer.INSTANCE, true);
+        data("nullable_null", nullable, null);
+        data("nullable_value", nullable, 5);
+        data("padded_null", padded, null);
+        data("padded_value", padded, 5);
+
+        TupleSerializer<Tuple3<Integer, String, Boolean>> tuple = new TupleSerializer<>(
+                (Class<Tuple3<Integer, String, Boolean>>) (Class<?>) Tuple3.class,
+                new TypeSerializer<?>[] {IntSerializer.INSTANCE, StringSerializer.INSTANCE, BooleanSerializer.INSTANCE});
+        data("tuple3", tuple, Tuple3.of(7, "x", true));
+
+        EnumSerializer<Color> colors = new EnumSerializer<>(Color.class);
+        data("enum_green", colors, Color.GREEN);
+        data("enum_blue", colors, Color.BLUE);
+
+        RowSerializer row4 = new RowSerializer(new TypeSerializer<?>[] {
+                IntSerializer.INSTANCE, LongSerializer.INSTANCE, StringSerializer.INSTANCE, IntSerializer.INSTANCE});
+        data("row_example", row4, Row.ofKind(RowKind.INSERT, null, 42L, "My string.", null));
+        data("row_update_before", row4, Row.ofKind(RowKind.UPDATE_BEFORE, 1, 2L, "x", 3));
+        data("row_update_after", row4, Row.ofKind(RowKind.UPDATE_AFTER, 1, null, null, 3));
+        data("row_delete", row4, Row.ofKind(RowKind.DELETE, null, null, null, null));
+        TypeSerializer<?>[] nine = new TypeSerializer<?>[9];
+        Arrays.fill(nine, IntSerializer.INSTANCE);
+        data("row_nine", new RowSerializer(nine), Row.ofKind(RowKind.UPDATE_AFTER, 0, null, 2, null, 4, null, 6, null, 8));
+
+        TypeSerializer<Item> pojo = TypeExtractor.createTypeInfo(Item.class).createSerializer(new SerializerConfigImpl());
+        data("pojo_item", pojo, new Item("x", 3));
+        data("pojo_null_field", pojo, new Item(null, -1));
+        data("pojo_null", pojo, null);
+
+        snapshot("snapshot_int", IntSerializer.INSTANCE);
+        snapshot("snapshot_string", StringSerializer.INSTANCE);
+        snapshot("snapshot_list_string", new ListSerializer<>(StringSerializer.INSTANCE));
+        snapshot("snapshot_map_string_long", map);
+        snapshot("snapshot_nullable_int", nullable);
+        snapshot("snapshot_padded_int", padded);
+        snapshot("snapshot_enum", colors);
+        snapshot("snapshot_row", row4);
+    }
+}

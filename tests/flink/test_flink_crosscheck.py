@@ -1,0 +1,252 @@
+"""Byte-for-byte cross-check against Apache Flink's own serializers (the ground truth for
+FLINK-FORMATS.md).
+
+CrossCheck.java (beside this file) is compiled at test time against the flink-dist jar shipped
+by the PyPI package apache-flink-libraries (``pip install -e .[flink]``) and prints the bytes
+Flink writes for a fixed set of values and serializer snapshots; each is compared with what the
+reference writes, and Flink's bytes are read back with the reference.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import glob
+import importlib.util
+import os
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from reference import serializers as s
+from reference import snapshot_to_bytes
+
+pytestmark = pytest.mark.flink
+
+HERE = Path(__file__).resolve().parent
+
+
+def _flink_dist_jar() -> str | None:
+    override = os.environ.get("FLINK_DIST_JAR")
+    if override:
+        return override if os.path.isfile(override) else None
+    # find_spec locates the package without importing (and so without running) it.
+    spec = importlib.util.find_spec("pyflink")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for location in spec.submodule_search_locations:
+        jars = sorted(glob.glob(os.path.join(location, "lib", "flink-dist*.jar")))
+        if jars:
+            return jars[-1]
+    return None
+
+
+@pytest.fixture(scope="module")
+def flink_bytes(tmp_path_factory) -> dict[str, bytes]:
+    jar = _flink_dist_jar()
+    if jar is None:
+        pytest.skip(
+            "Flink cross-check skipped: no flink-dist jar found (install the optional extra "
+            "with `pip install -e .[flink]`, i.e. apache-flink-libraries 2.3, or set FLINK_DIST_JAR)"
+        )
+    javac, java = shutil.which("javac"), shutil.which("java")
+    if javac is None or java is None:
+        pytest.skip("Flink cross-check skipped: needs a JDK (javac and java on PATH; Java 17 works)")
+    classes = tmp_path_factory.mktemp("crosscheck-classes")
+    compiled = subprocess.run(
+        [javac, "-nowarn", "-cp", jar, "-d", str(classes), str(HERE / "CrossCheck.java")],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert compiled.returncode == 0, f"javac failed on CrossCheck.java: {compiled.stderr}"
+    ran = subprocess.run(
+        [java, "-cp", os.pathsep.join([str(classes), jar]), "CrossCheck"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert ran.returncode == 0, f"CrossCheck failed: {ran.stderr}"
+    result = {}
+    for line in ran.stdout.splitlines():
+        name, _, hexed = line.partition(" ")
+        result[name] = bytes.fromhex(hexed)
+    return result
+
+
+class Color(enum.Enum):  # same members, same order as CrossCheck.Color
+    RED = "red"
+    GREEN = "green"
+    BLUE = "blue"
+
+
+@dataclasses.dataclass
+class Item:  # CrossCheck.Item: String name, int count
+    # A plain ``str`` (not Optional): the POJO's own null flag covers None, as in Flink.
+    name: str = None  # type: ignore[assignment]
+    count: int = dataclasses.field(default=0, metadata={"serializer": s.IntSerializer()})
+
+
+def _row4():
+    return s.RowSerializer([
+        ("f0", s.IntSerializer(), True), ("f1", s.LongSerializer(), True),
+        ("f2", s.StringSerializer(), True), ("f3", s.IntSerializer(), True),
+    ])
+
+
+def _canonical(value):
+    if isinstance(value, float):
+        return ("float", struct.pack(">d", value))
+    if isinstance(value, s.Row):
+        return ("row", int(value.kind), tuple(_canonical(v) for v in value))
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(_canonical(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple((_canonical(k), _canonical(v)) for k, v in value.items()))
+    return (type(value).__name__, value)
+
+
+K = s.RowKind
+DATA = {
+    "boolean_true": (s.BooleanSerializer, True),
+    "boolean_false": (s.BooleanSerializer, False),
+    "byte": (s.ByteSerializer, -5),
+    "short": (s.ShortSerializer, -300),
+    "int_max": (s.IntSerializer, 2**31 - 1),
+    "int_neg": (s.IntSerializer, -1),
+    "long_min": (s.LongSerializer, -(2**63)),
+    "long_42": (s.LongSerializer, 42),
+    "float_1_5": (s.FloatSerializer, 1.5),
+    "float_neg_zero": (s.FloatSerializer, -0.0),
+    "float_nan": (s.FloatSerializer, float("nan")),
+    "float_inf": (s.FloatSerializer, float("-inf")),
+    "double_neg_zero": (s.DoubleSerializer, -0.0),
+    "double_big": (s.DoubleSerializer, 1e300),
+    "double_nan": (s.DoubleSerializer, float("nan")),
+    "string_example": (s.StringSerializer, "My string."),
+    "string_empty": (s.StringSerializer, ""),
+    "string_null": (s.StringSerializer, None),
+    "string_unicode": (s.StringSerializer, "h\u00e9llo \U0001F600\x00 \u4000\uffff\u0080"),
+    "string_long": (s.StringSerializer, "a" * 200),
+    "bytes": (s.BytesSerializer, b"\x00\xff\x05"),
+    "bytes_empty": (s.BytesSerializer, b""),
+    "list_int": (lambda: s.ListSerializer(s.IntSerializer()), [1, -1, 3]),
+    "list_empty": (lambda: s.ListSerializer(s.IntSerializer()), []),
+    "list_string": (lambda: s.ListSerializer(s.StringSerializer()), ["a", None, "bc"]),
+    "map_string_long": (lambda: s.MapSerializer(s.StringSerializer(), s.LongSerializer()), {"a": 1, "b": None}),
+    "nullable_null": (lambda: s.NullableSerializer(s.IntSerializer()), None),
+    "nullable_value": (lambda: s.NullableSerializer(s.IntSerializer()), 5),
+    "padded_null": (lambda: s.NullableSerializer(s.IntSerializer(), padded=True), None),
+    "padded_value": (lambda: s.NullableSerializer(s.IntSerializer(), padded=True), 5),
+    "tuple3": (lambda: s.TupleSerializer(s.IntSerializer(), s.StringSerializer(), s.BooleanSerializer()), (7, "x", True)),
+    "enum_green": (lambda: s.EnumSerializer(Color), Color.GREEN),
+    "enum_blue": (lambda: s.EnumSerializer(Color), Color.BLUE),
+    "row_example": (_row4, (None, 42, "My string.", None)),
+    "row_update_before": (_row4, s.Row.of(1, 2, "x", 3, kind=K.UPDATE_BEFORE)),
+    "row_update_after": (_row4, s.Row.of(1, None, None, 3, kind=K.UPDATE_AFTER)),
+    "row_delete": (_row4, s.Row.of(None, None, None, None, kind=K.DELETE)),
+    "row_nine": (lambda: s.RowSerializer([(f"f{i}", s.IntSerializer(), True) for i in range(9)]),
+                 s.Row.of(0, None, 2, None, 4, None, 6, None, 8, kind=K.UPDATE_AFTER)),
+    "pojo_item": (lambda: s.PojoSerializer(Item), Item("x", 3)),
+    "pojo_null_field": (lambda: s.PojoSerializer(Item), Item(None, -1)),
+    "pojo_null": (lambda: s.PojoSerializer(Item), None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DATA))
+def test_data_bytes_equal_flinks(flink_bytes, name):
+    factory, value = DATA[name]
+    try:
+        serializer = factory()
+    except NotImplementedError:
+        pytest.skip(f"{name}: that serializer is not written yet")
+    ours = serializer.to_bytes(value)
+    theirs = flink_bytes[name]
+    assert ours == theirs, f"got {ours.hex()}, should be Flink's {theirs.hex()} for {name} = {value!r}"
+    back = serializer.from_bytes(theirs)
+    assert _canonical(back) == _canonical(value), f"got {back!r} reading Flink's bytes, should be {value!r} [{name}]"
+
+
+def test_my_string_example_matches_flink_formats_md(flink_bytes):
+    assert flink_bytes["string_example"].hex(" ") == "0b 4d 79 20 73 74 72 69 6e 67 2e"
+    assert flink_bytes["row_example"].hex() == "24" + "000000000000002a" + "0b4d7920737472696e672e"
+
+
+# Our snapshot class identities and the Java classes Flink writes in the same place.
+_BASE = "org.apache.flink.api.common.typeutils.base."
+_RUNTIME = "org.apache.flink.api.java.typeutils.runtime."
+CLASS_NAMES = {
+    "reference.serializers:IntSerializerSnapshot": _BASE + "IntSerializer$IntSerializerSnapshot",
+    "reference.serializers:LongSerializerSnapshot": _BASE + "LongSerializer$LongSerializerSnapshot",
+    "reference.serializers:StringSerializerSnapshot": _BASE + "StringSerializer$StringSerializerSnapshot",
+    "reference.serializers:ListSerializerSnapshot": _BASE + "ListSerializerSnapshot",
+    "reference.serializers:MapSerializerSnapshot": _BASE + "MapSerializerSnapshot",
+    "reference.serializers:NullableSerializerSnapshot": _RUNTIME + "NullableSerializer$NullableSerializerSnapshot",
+    "reference.serializers:EnumSerializerSnapshot": _BASE + "EnumSerializer$EnumSerializerSnapshot",
+    "reference.serializers:RowSerializerSnapshot": _RUNTIME + "RowSerializer$RowSerializerSnapshot",
+    f"{__name__}:Color": "CrossCheck$Color",
+}
+
+
+def _utf(text: str) -> bytes:
+    data = text.encode("utf-8")
+    return struct.pack(">H", len(data)) + data
+
+
+def _as_java_names(data: bytes) -> bytes:
+    for ours, java in CLASS_NAMES.items():
+        data = data.replace(_utf(ours), _utf(java))
+    return data
+
+
+SNAPSHOTS = {
+    "snapshot_int": lambda: s.IntSerializer(),
+    "snapshot_string": lambda: s.StringSerializer(),
+    "snapshot_list_string": lambda: s.ListSerializer(s.StringSerializer()),
+    "snapshot_map_string_long": lambda: s.MapSerializer(s.StringSerializer(), s.LongSerializer()),
+    "snapshot_nullable_int": lambda: s.NullableSerializer(s.IntSerializer()),
+    "snapshot_padded_int": lambda: s.NullableSerializer(s.IntSerializer(), padded=True),
+    "snapshot_enum": lambda: s.EnumSerializer(Color),
+    "snapshot_row": _row4,
+}
+
+
+_ROW_NAMES_DEVIATION = pytest.mark.xfail(
+    strict=True,
+    reason="known deviation: RowSerializerSnapshot writes FLIP-527 field names and nullability after "
+    "the supports-row-kind flag under Flink's outer version 4, where Flink 2.3 writes only the flag",
+)
+
+
+def _mark(name):
+    return pytest.param(name, marks=_ROW_NAMES_DEVIATION) if name == "snapshot_row" else name
+
+
+@pytest.mark.parametrize("name", [_mark(n) for n in sorted(SNAPSHOTS)])
+def test_snapshot_framing_equals_flinks_up_to_class_names(flink_bytes, name):
+    try:
+        serializer = SNAPSHOTS[name]()
+    except NotImplementedError:
+        pytest.skip(f"{name}: that serializer is not written yet")
+    ours = snapshot_to_bytes(serializer.snapshot_configuration())
+    translated = _as_java_names(ours)
+    theirs = flink_bytes[name]
+    assert translated == theirs, (
+        f"got {translated.hex()} (our snapshot with Flink's class names), should be Flink's "
+        f"{theirs.hex()} [{name}]"
+    )
+
+
+@pytest.mark.parametrize("name", [_mark(n) for n in sorted(SNAPSHOTS)])
+def test_reads_flinks_snapshot_bytes(flink_bytes, name):
+    """Flink's snapshot, with our class names in place of the Java ones, restores our serializer."""
+    from reference import snapshot_from_bytes
+
+    try:
+        serializer = SNAPSHOTS[name]()
+    except NotImplementedError:
+        pytest.skip(f"{name}: that serializer is not written yet")
+    data = flink_bytes[name]
+    for ours, java in CLASS_NAMES.items():
+        data = data.replace(_utf(java), _utf(ours))
+    restored = snapshot_from_bytes(data).restore_serializer()
+    assert restored == serializer, f"got {restored!r} from Flink's snapshot, should be {serializer!r} [{name}]"
