@@ -144,3 +144,20 @@ def tree_bytes(path: Any) -> dict[str, bytes]:
             with open(file, "rb") as handle:
                 result[os.path.relpath(file, path)] = handle.read()
     return result
+
+
+def fill_backend(backend: Any, states: int = 4, keys: int = 1500) -> Any:
+    """A deterministic history over built-in serializers (used by the crash test's writer)."""
+    from reference.backends import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
+    from reference.serializers import IntSerializer, LongSerializer, StringSerializer
+
+    for s in range(states):
+        value = backend.get_value_state(ValueStateDescriptor(f"value-{s}", LongSerializer()))
+        items = backend.get_list_state(ListStateDescriptor(f"list-{s}", IntSerializer()))
+        table = backend.get_map_state(MapStateDescriptor(f"map-{s}", StringSerializer(), LongSerializer()))
+        for k in range(keys):
+            backend.set_current_key(f"key-{k}")
+            value.update(k * 31 + s)
+            items.add_all([k, s, 44])
+            table.put(f"u{k % 7}", None if k % 5 == 0 else k)
+    return backend
