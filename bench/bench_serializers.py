@@ -1,0 +1,260 @@
+"""Throughput of the reference serializers, next to baselines measured in the same run.
+
+    python bench/bench_serializers.py [--records N] [--repeat R]
+
+Main figure: serialize / deserialize records/s of a nested row of 10 fields (RowSerializer),
+against fastavro's schemaless_writer / schemaless_reader on the equivalent Avro record, one
+record per call as a state backend does it. The same shape as a TupleSerializer is measured too.
+Then each built-in family on a typical value, against stdlib pickle of the same value.
+Ratios are reference / baseline (above 1: the reference is faster).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import enum
+import io
+import pickle
+import platform
+import random
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import fastavro
+
+from reference import DataInputView, DataOutputView
+from reference import serializers as s
+
+
+class Level(enum.Enum):
+    LOW = 1
+    MID = 2
+    HIGH = 3
+
+
+@dataclasses.dataclass
+class Reading:
+    sensor: str = ""
+    value: float = 0.0
+    seq: int = 0
+
+
+def _address_fields():
+    return [("street", s.StringSerializer(), True), ("zip", s.IntSerializer(), False),
+            ("city", s.StringSerializer(), True)]
+
+
+def row_serializer() -> s.RowSerializer:
+    return s.RowSerializer([
+        ("id", s.LongSerializer(), False),
+        ("name", s.StringSerializer(), True),
+        ("score", s.DoubleSerializer(), True),
+        ("count", s.IntSerializer(), True),
+        ("active", s.BooleanSerializer(), True),
+        ("tags", s.ListSerializer(s.StringSerializer()), True),
+        ("attrs", s.MapSerializer(s.StringSerializer(), s.LongSerializer()), True),
+        ("address", s.RowSerializer(_address_fields()), True),
+        ("parent", s.LongSerializer(), True),
+        ("payload", s.BytesSerializer(), True),
+    ])
+
+
+def tuple_serializer() -> s.TupleSerializer:
+    return s.TupleSerializer(
+        s.LongSerializer(), s.NullableSerializer(s.StringSerializer()), s.NullableSerializer(s.DoubleSerializer()),
+        s.NullableSerializer(s.IntSerializer()), s.NullableSerializer(s.BooleanSerializer()),
+        s.NullableSerializer(s.ListSerializer(s.StringSerializer())),
+        s.NullableSerializer(s.MapSerializer(s.StringSerializer(), s.LongSerializer())),
+        s.NullableSerializer(s.TupleSerializer(s.NullableSerializer(s.StringSerializer()), s.IntSerializer(),
+                                               s.NullableSerializer(s.StringSerializer()))),
+        s.NullableSerializer(s.LongSerializer()), s.NullableSerializer(s.BytesSerializer()),
+    )
+
+
+def _nullable(avro_type: Any) -> list[Any]:
+    return ["null", avro_type]
+
+
+AVRO_SCHEMA = {
+    "type": "record", "name": "Event", "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "name", "type": _nullable("string")},
+        {"name": "score", "type": _nullable("double")},
+        {"name": "count", "type": _nullable("int")},
+        {"name": "active", "type": _nullable("boolean")},
+        {"name": "tags", "type": _nullable({"type": "array", "items": _nullable("string")})},
+        {"name": "attrs", "type": _nullable({"type": "map", "values": _nullable("long")})},
+        {"name": "address", "type": _nullable({"type": "record", "name": "Address", "fields": [
+            {"name": "street", "type": _nullable("string")},
+            {"name": "zip", "type": "int"},
+            {"name": "city", "type": _nullable("string")},
+        ]})},
+        {"name": "parent", "type": _nullable("long")},
+        {"name": "payload", "type": _nullable("bytes")},
+    ],
+}
+FIELD_NAMES = [f["name"] for f in AVRO_SCHEMA["fields"]]
+
+
+def make_rows(n: int, seed: int = 7) -> list[tuple[Any, ...]]:
+    rnd = random.Random(seed)
+    rows = []
+    for i in range(n):
+        rows.append((
+            i,
+            f"user-{rnd.randrange(10**6)}",
+            rnd.random() * 100,
+            rnd.randrange(-1000, 1000),
+            rnd.random() < 0.5,
+            [f"t{rnd.randrange(50)}" for _ in range(rnd.randrange(4))],
+            {f"k{j}": rnd.randrange(10**9) for j in range(rnd.randrange(3))},
+            (f"{rnd.randrange(999)} Main St", rnd.randrange(10**5), "Springfield"),
+            None if rnd.random() < 0.3 else rnd.randrange(10**6),
+            bytes(rnd.randrange(256) for _ in range(8)),
+        ))
+    return rows
+
+
+def as_avro(row: tuple[Any, ...]) -> dict[str, Any]:
+    record = dict(zip(FIELD_NAMES, row, strict=True))
+    street, zip_code, city = row[7]
+    record["address"] = {"street": street, "zip": zip_code, "city": city}
+    return record
+
+
+def best_rate(n: int, repeat: int, run: Callable[[], None]) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - start)
+    return n / best
+
+
+def bench_reference(serializer: Any, values: list[Any], repeat: int) -> tuple[float, float]:
+    def write() -> list[bytes]:
+        out = DataOutputView()
+        result = []
+        for v in values:
+            out.clear()
+            serializer.serialize(v, out)
+            result.append(out.getvalue())
+        return result
+
+    encoded = write()
+
+    def read() -> None:
+        deserialize = serializer.deserialize
+        for data in encoded:
+            deserialize(DataInputView(data))
+
+    return best_rate(len(values), repeat, write), best_rate(len(values), repeat, read)
+
+
+def bench_fastavro(records: list[dict[str, Any]], repeat: int) -> tuple[float, float]:
+    schema = fastavro.parse_schema(AVRO_SCHEMA)
+    writer, reader = fastavro.schemaless_writer, fastavro.schemaless_reader
+
+    def write() -> list[bytes]:
+        result = []
+        for r in records:
+            buf = io.BytesIO()
+            writer(buf, schema, r)
+            result.append(buf.getvalue())
+        return result
+
+    encoded = write()
+
+    def read() -> None:
+        for data in encoded:
+            reader(io.BytesIO(data), schema, None)
+
+    return best_rate(len(records), repeat, write), best_rate(len(records), repeat, read)
+
+
+def bench_pickle(values: list[Any], repeat: int) -> tuple[float, float]:
+    encoded = [pickle.dumps(v, protocol=5) for v in values]
+
+    def write() -> None:
+        for v in values:
+            pickle.dumps(v, protocol=5)
+
+    def read() -> None:
+        for data in encoded:
+            pickle.loads(data)
+
+    return best_rate(len(values), repeat, write), best_rate(len(values), repeat, read)
+
+
+def builtin_cases(n: int) -> list[tuple[str, Any, list[Any]]]:
+    rnd = random.Random(11)
+    cases: list[tuple[str, Any, list[Any]]] = [
+        ("Long", s.LongSerializer(), [rnd.randrange(-(2**63), 2**63) for _ in range(n)]),
+        ("Double", s.DoubleSerializer(), [rnd.random() for _ in range(n)]),
+        ("String (ascii, 16)", s.StringSerializer(), [f"value-{rnd.randrange(10**9):09d}" for _ in range(n)]),
+        ("String (non-ascii, 16)", s.StringSerializer(), [f"v\u00e4l\u20ac-{rnd.randrange(10**9):09d}" for _ in range(n)]),
+        ("Bytes (32)", s.BytesSerializer(), [rnd.randbytes(32) for _ in range(n)]),
+        ("List<Long> (8)", s.ListSerializer(s.LongSerializer()), [[rnd.randrange(10**9) for _ in range(8)] for _ in range(n)]),
+        ("Map<String,Long> (4)", s.MapSerializer(s.StringSerializer(), s.LongSerializer()),
+         [{f"k{j}": rnd.randrange(10**9) for j in range(4)} for _ in range(n)]),
+        ("Nullable<Long>", s.NullableSerializer(s.LongSerializer()), [None if i % 3 == 0 else i for i in range(n)]),
+        ("Enum", s.EnumSerializer(Level), [rnd.choice(list(Level)) for _ in range(n)]),
+        ("Pickle (small dict)", s.PickleSerializer(), [{"a": i, "b": [1.5, "x"]} for i in range(n)]),
+    ]
+    try:
+        cases.append(("Pojo (3 fields)", s.PojoSerializer(Reading),
+                      [Reading(f"s{i % 7}", rnd.random(), i) for i in range(n)]))
+    except NotImplementedError:
+        pass
+    return cases
+
+
+def _fmt(rate: float) -> str:
+    return f"{rate:>12,.0f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--records", type=int, default=20000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args(argv)
+    n, repeat = args.records, args.repeat
+    print(f"Python {platform.python_version()} on {platform.machine()}, fastavro {fastavro.__version__}, "
+          f"{n} records, best of {repeat}")
+
+    rows = make_rows(n)
+    records = [as_avro(r) for r in rows]
+    row = row_serializer()
+    assert row.deserialize(DataInputView(row.to_bytes(rows[0]))) == rows[0]
+    avro_w, avro_r = bench_fastavro(records, repeat)
+    row_w, row_r = bench_reference(row, rows, repeat)
+    tup_w, tup_r = bench_reference(tuple_serializer(), rows, repeat)
+
+    print("\nNested row of 10 fields (records/s; ratio = reference / fastavro)")
+    print(f"{'':34}{'serialize':>12}{'deserialize':>13}{'ratio ser':>11}{'ratio deser':>12}")
+    print(f"{'fastavro schemaless (baseline)':34}{_fmt(avro_w)} {_fmt(avro_r)}{1.0:>11.2f}{1.0:>12.2f}")
+    print(f"{'reference RowSerializer':34}{_fmt(row_w)} {_fmt(row_r)}{row_w / avro_w:>11.2f}{row_r / avro_r:>12.2f}")
+    print(f"{'reference TupleSerializer':34}{_fmt(tup_w)} {_fmt(tup_r)}{tup_w / avro_w:>11.2f}{tup_r / avro_r:>12.2f}")
+    row_size = sum(len(row.to_bytes(r)) for r in rows[:1000]) / 1000
+    buf_sizes = []
+    parsed = fastavro.parse_schema(AVRO_SCHEMA)
+    for r in records[:1000]:
+        b = io.BytesIO()
+        fastavro.schemaless_writer(b, parsed, r)
+        buf_sizes.append(len(b.getvalue()))
+    print(f"mean record size: reference row {row_size:.1f} bytes, avro {sum(buf_sizes) / len(buf_sizes):.1f} bytes")
+
+    print("\nBuilt-ins (records/s; ratio = reference / stdlib pickle of the same value)")
+    print(f"{'':26}{'serialize':>12}{'deserialize':>13}{'ratio ser':>11}{'ratio deser':>12}")
+    for name, serializer, values in builtin_cases(n):
+        w, r = bench_reference(serializer, values, repeat)
+        pw, pr = bench_pickle(values, repeat)
+        print(f"{name:26}{_fmt(w)} {_fmt(r)}{w / pw:>11.2f}{r / pr:>12.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
