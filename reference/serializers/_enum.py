@@ -38,15 +38,17 @@ class EnumSerializer(TypeSerializer[enum.Enum]):
         members = list(enum_type.__members__)
         canonical = [m.name for m in enum_type]
         given = list(symbols) if symbols is not None else canonical
-        if len(set(given)) != len(given):
-            raise ValueError(f"EnumSerializer({enum_type.__qualname__}): symbols repeat a name: {given}")
         unknown = [s for s in given if s not in members]
         if unknown:
             raise ValueError(
                 f"EnumSerializer({enum_type.__qualname__}): {unknown} are not members of the "
                 f"class (members: {canonical})"
             )
-        order = [enum_type[s].name for s in given]
+        order = [enum_type[s].name for s in given]  # an alias names its canonical member
+        if len(set(order)) != len(order):
+            raise ValueError(
+                f"EnumSerializer({enum_type.__qualname__}): symbols {given} name a member twice"
+            )
         order += [name for name in canonical if name not in order]
         self._init(enum_type, order)
 

@@ -24,7 +24,8 @@ import pytest
 from reference import serializers as s
 from reference import snapshot_to_bytes
 
-pytestmark = pytest.mark.flink
+# One xdist worker compiles and runs the Java side once (the suite runs with --dist loadgroup).
+pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
 
 HERE = Path(__file__).resolve().parent
 

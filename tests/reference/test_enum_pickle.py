@@ -87,10 +87,24 @@ def test_enum_symbols_left_out_are_appended():
     assert s.symbols == ("BLUE", "RED", "GREEN"), f"got {s.symbols}, should be BLUE then the rest in declaration order"
 
 
+class Aliased(enum.Enum):
+    ONE = 1
+    UNO = 1  # an alias of ONE
+    TWO = 2
+
+
 @pytest.mark.parametrize("bad", [["RED", "RED"], ["PURPLE"]])
 def test_enum_refuses_bad_symbol_lists(bad):
     with pytest.raises(ValueError, match="RED|PURPLE"):
         EnumSerializer(Color, symbols=bad)
+
+
+def test_enum_aliases_name_their_canonical_member():
+    s = EnumSerializer(Aliased, symbols=["TWO", "UNO"])
+    assert s.symbols == ("TWO", "ONE"), f"got {s.symbols}, should be TWO, ONE"
+    assert s.to_bytes(Aliased.UNO) == b"\x00\x00\x00\x01", "the alias writes its member's ordinal"
+    with pytest.raises(ValueError, match="twice"):
+        EnumSerializer(Aliased, symbols=["ONE", "UNO"])
 
 
 @given(st.permutations([m.name for m in Color]), st.lists(st.sampled_from(list(Color)), max_size=20))
