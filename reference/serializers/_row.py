@@ -29,12 +29,15 @@ from .._errors import SerializationError, SnapshotFormatError, StateMigrationErr
 from .._io import DataInputView, DataOutputView
 from .._serializer import TypeSerializer
 from .._snapshot import (
+    NESTED_MAGIC,
     CompositeTypeSerializerSnapshot,
     TypeSerializerSnapshot,
     resolve_compatibility,
 )
 
 __all__ = ["RowKind", "Row", "RowSerializer", "RowSerializerSnapshot"]
+
+_NESTED_MAGIC_BYTES = NESTED_MAGIC.to_bytes(4, "big")
 
 
 class RowKind(enum.IntEnum):
@@ -280,7 +283,11 @@ def _is_identity_migration(snapshot: TypeSerializerSnapshot[Any]) -> bool:
 
 class RowSerializerSnapshot(CompositeTypeSerializerSnapshot[tuple[Any, ...]]):
     """Outer version 4: bool supports-row-kind, int n, n × (UTF name, bool nullable); the
-    nested snapshots are the field serializers' in field order."""
+    nested snapshots are the field serializers' in field order.
+
+    The names and nullability are this project's FLIP-527 addition. Flink 2.3 writes only the
+    flag; such a snapshot (recognised by the nested block's magic number right after the flag)
+    is read with Flink's default field names ``f0..fn-1``, all nullable."""
 
     __module__ = "reference.serializers"  # stable identity in savepoints
 
@@ -330,6 +337,14 @@ class RowSerializerSnapshot(CompositeTypeSerializerSnapshot[tuple[Any, ...]]):
                 f"reader knows {self.OUTER_VERSION}); the snapshot is corrupt or from a newer release"
             )
         self.supports_row_kind = source.read_boolean()
+        if source.peek(4) == _NESTED_MAGIC_BYTES:
+            # Flink 2.3's own form: the flag only, no names (its rows are matched by position).
+            # Read it with Flink's default names f0..fn-1, all nullable; the nested block that
+            # follows says how many fields there are (see read_snapshot).
+            self.field_names, self.nullables = [], []
+            self._cache_flink_form = True
+            return
+        self._cache_flink_form = False
         count = source.read_int()
         # Each field takes at least 3 bytes (empty UTF, bool): bound the count by the input.
         if count < 0 or count * 3 > source.available():
@@ -352,6 +367,9 @@ class RowSerializerSnapshot(CompositeTypeSerializerSnapshot[tuple[Any, ...]]):
 
     def read_snapshot(self, read_version: int, source: DataInputView) -> None:
         super().read_snapshot(read_version, source)
+        if getattr(self, "_cache_flink_form", False):
+            self.field_names = [f"f{i}" for i in range(len(self.nested_snapshots))]
+            self.nullables = [True] * len(self.nested_snapshots)
         if len(self.nested_snapshots) != len(self.field_names):
             raise SnapshotFormatError(
                 f"RowSerializerSnapshot: {len(self.nested_snapshots)} nested snapshots for the "

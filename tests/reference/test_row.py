@@ -501,3 +501,18 @@ def test_random_add_and_reorder_migrates_like_the_oracle(data):
     out = DataOutputView()
     snapshot.migrate_state(prior, new, DataInputView(old.to_bytes(value)), out)
     assert out.getvalue() == new.to_bytes(want), f"got {out.getvalue().hex()}, should be {new.to_bytes(want).hex()}"
+
+
+def test_reads_flinks_own_row_snapshot_form_without_names():
+    # Flink 2.3 writes only the supports-row-kind flag as the outer snapshot; fields become
+    # f0..fn-1, all nullable.
+    data = (
+        struct.pack(">i", 2) + utf("reference.serializers:RowSerializerSnapshot") + struct.pack(">i", 3)
+        + struct.pack(">ii", 911108, 4) + b"\x01"
+        + struct.pack(">iii", 1333245, 1, 2)
+        + utf("reference.serializers:IntSerializerSnapshot") + struct.pack(">i", 3)
+        + utf("reference.serializers:StringSerializerSnapshot") + struct.pack(">i", 3)
+    )
+    restored = snapshot_from_bytes(data).restore_serializer()
+    want = RowSerializer([("f0", INT, True), ("f1", S, True)])
+    assert restored == want, f"got {restored!r}, should be {want!r}"
