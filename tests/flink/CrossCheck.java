@@ -2,6 +2,9 @@
 // prints "name hex" per line. tests/flink/test_flink_crosscheck.py compiles and runs it against
 // the flink-dist jar of apache-flink-libraries and compares every line with the reference.
 
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -28,6 +31,7 @@ import org.apache.flink.api.java.typeutils.TypeExtractor;
 import org.apache.flink.api.java.typeutils.runtime.NullableSerializer;
 import org.apache.flink.api.java.typeutils.runtime.RowSerializer;
 import org.apache.flink.api.java.typeutils.runtime.TupleSerializer;
+import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
 import org.apache.flink.types.Row;
 import org.apache.flink.types.RowKind;
@@ -65,7 +69,66 @@ public class CrossCheck {
         System.out.println(name + " " + hex(out.getCopyOfBuffer()));
     }
 
+    /** The Flink serializer for each kind of record the "reread" mode accepts. */
+    static TypeSerializer<?> forKind(String kind) {
+        switch (kind) {
+            case "boolean": return BooleanSerializer.INSTANCE;
+            case "byte": return ByteSerializer.INSTANCE;
+            case "short": return ShortSerializer.INSTANCE;
+            case "int": return IntSerializer.INSTANCE;
+            case "long": return LongSerializer.INSTANCE;
+            case "float": return FloatSerializer.INSTANCE;
+            case "double": return DoubleSerializer.INSTANCE;
+            case "string": return StringSerializer.INSTANCE;
+            case "bytes": return BytePrimitiveArraySerializer.INSTANCE;
+            case "list_string": return new ListSerializer<>(StringSerializer.INSTANCE);
+            case "map_string_long": return new MapSerializer<>(StringSerializer.INSTANCE, LongSerializer.INSTANCE);
+            case "padded_long": return NullableSerializer.wrap(LongSerializer.INSTANCE, true);
+            case "enum": return new EnumSerializer<>(Color.class);
+            case "row4": return new RowSerializer(new TypeSerializer<?>[] {
+                    IntSerializer.INSTANCE, LongSerializer.INSTANCE, StringSerializer.INSTANCE, IntSerializer.INSTANCE});
+            default: throw new IllegalArgumentException("unknown kind " + kind);
+        }
+    }
+
+    /**
+     * Reads "kind hex" lines from stdin, deserializes each record with Flink's serializer,
+     * serializes the value again and prints "kind hex" (or "kind ERROR message").
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    static void reread() throws Exception {
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.US_ASCII));
+        String line;
+        while ((line = in.readLine()) != null) {
+            String[] parts = line.split(" ", -1);
+            String kind = parts[0];
+            String hexed = parts.length > 1 ? parts[1] : "";
+            byte[] data = new byte[hexed.length() / 2];
+            for (int i = 0; i < data.length; i++) {
+                data[i] = (byte) Integer.parseInt(hexed.substring(2 * i, 2 * i + 2), 16);
+            }
+            try {
+                TypeSerializer serializer = forKind(kind);
+                DataInputDeserializer source = new DataInputDeserializer(data);
+                Object value = serializer.deserialize(source);
+                if (source.available() != 0) {
+                    System.out.println(kind + " ERROR " + source.available() + " bytes left over");
+                    continue;
+                }
+                DataOutputSerializer out = new DataOutputSerializer(64);
+                serializer.serialize(value, out);
+                System.out.println(kind + " " + hex(out.getCopyOfBuffer()));
+            } catch (Exception e) {
+                System.out.println(kind + " ERROR " + e.toString().replace('\n', ' '));
+            }
+        }
+    }
+
     public static void main(String[] args) throws Exception {
+        if (args.length > 0 && args[0].equals("reread")) {
+            reread();
+            return;
+        }
         data("boolean_true", BooleanSerializer.INSTANCE, true);
         data("boolean_false", BooleanSerializer.INSTANCE, false);
         data("byte", ByteSerializer.INSTANCE, (byte) -5);

@@ -323,9 +323,15 @@ def test_flink_rereads_generated_records_identically(crosscheck):
     assert ran.returncode == 0, f"CrossCheck reread failed: {ran.stderr}"
     lines = ran.stdout.splitlines()
     assert len(lines) == len(records), f"got {len(lines)} answers, should be {len(records)}"
+    # Flink reads a map into a HashMap, so its rewrite may order entries differently:
+    # maps are compared as decoded dicts, everything else byte for byte.
+    map_serializer = s.MapSerializer(s.StringSerializer(), s.LongSerializer())
     wrong = []
     for (kind, ours), line in zip(records, lines, strict=True):
         answer_kind, _, theirs = line.partition(" ")
-        if answer_kind != kind or theirs != ours.hex():
+        if kind == "map_string_long" and answer_kind == kind and not theirs.startswith("ERROR"):
+            if map_serializer.from_bytes(bytes.fromhex(theirs)) != map_serializer.from_bytes(ours):
+                wrong.append(f"{kind}: we wrote {ours.hex()[:80]}, Flink read and rewrote {theirs[:80]}")
+        elif answer_kind != kind or theirs != ours.hex():
             wrong.append(f"{kind}: we wrote {ours.hex()[:80]}, Flink read and rewrote {theirs[:80]}")
     assert not wrong, f"got {len(wrong)} of {len(records)} records Flink reads differently, should be 0:\n" + "\n".join(wrong[:10])
