@@ -1,6 +1,7 @@
 """Built-in serializers in Flink 2.x byte formats, each with its own snapshot class."""
 
 from ._avro import AvroSerializer, AvroSerializerSnapshot
+from ._avro_compat import AvroSchemaError
 from ._composites import (
     ListSerializer,
     ListSerializerSnapshot,
@@ -37,7 +38,7 @@ from ._primitives import (
 from ._row import Row, RowKind, RowSerializer, RowSerializerSnapshot
 
 __all__ = [
-    "AvroSerializer", "AvroSerializerSnapshot",
+    "AvroSchemaError", "AvroSerializer", "AvroSerializerSnapshot",
     "BooleanSerializer", "BooleanSerializerSnapshot",
     "ByteSerializer", "ByteSerializerSnapshot",
     "BytesSerializer", "BytesSerializerSnapshot",

@@ -1,22 +1,627 @@
-"""Placeholder: being written (see the open issues)."""
+"""``AvroSerializer``: Avro binary data (fastavro's schemaless encoding) with schema evolution.
+
+Values are what fastavro reads and writes (dicts for records, strings for enum symbols, bytes for
+fixed and bytes, lists, dicts for maps, logical types converted). The snapshot keeps the writer
+schema as canonical JSON text; a new serializer judges an old snapshot on the two schemas with
+Avro Java's compatibility rules (see ``_avro_compat``): identical schemas (documentation aside)
+are compatible as is, readable ones after migration, anything else is incompatible with every
+reason and its place in the schema.
+
+Reading is bounded: corrupt bytes raise ``SerializationError`` (``EndOfDataError`` when they
+end too soon), never an exception of fastavro's; for recursive schemas and arrays of items that
+take no bytes (where fastavro would recurse past the C stack or loop on a corrupt count) a
+bounded pure-Python pass checks the bytes first.
+"""
 
 from __future__ import annotations
 
+import json
+import struct
+from io import BytesIO
 from typing import Any
 
+from fastavro import parse_schema as _fastavro_parse
+from fastavro import schemaless_reader as _fastavro_read
+from fastavro import schemaless_writer as _fastavro_write
+
+from .._compat import SchemaCompatibility
+from .._errors import EndOfDataError, SerializationError, SnapshotFormatError, StateMigrationError
+from .._io import DataInputView, DataOutputView
 from .._serializer import TypeSerializer
-from .._snapshot import SimpleTypeSerializerSnapshot
+from .._snapshot import TypeSerializerSnapshot
+from ._avro_compat import (
+    AvroSchema,
+    AvroSchemaError,
+    Checker,
+    Incompatibility,
+    NamedNode,
+    Node,
+    RecordNode,
+    _min_size,
+    _pointer,
+    canonical_object,
+    default_value,
+    describe_incompatibilities,
+    parse_avro_schema,
+    to_json,
+    writer_fields_for,
+)
+
+__all__ = ["AvroSerializer", "AvroSerializerSnapshot", "AvroSchemaError", "MAX_NESTING"]
+
+#: Deepest nesting of records, arrays and maps read or written for a recursive schema: deeper
+#: data would overflow fastavro's C stack (a crash, not an error).
+MAX_NESTING = 200
+#: Most items, over one value, of arrays whose items take no bytes (e.g. ``array<null>``):
+#: their count is not bounded by the bytes available, so a corrupt count is bounded here.
+MAX_ZERO_WIDTH_ITEMS = 1 << 20
+
+_FLOAT = struct.Struct("<f")
+_DOUBLE = struct.Struct("<d")
+_INT_MIN, _INT_MAX = -(1 << 31), (1 << 31) - 1
+_LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
 
 
-class AvroSerializer(TypeSerializer[Any]):  # pragma: no cover - placeholder
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise NotImplementedError("AvroSerializer is not written yet")
+def _window(source: Any) -> tuple[bytes, int, int]:
+    """The bytes under ``source`` and the read position, without copying when possible."""
+    if type(source) is DataInputView and isinstance(source._data, bytes):
+        return source._data, source._pos, source._end
+    data = source.peek(source.available())
+    return data, 0, len(data)
 
-    def serialize(self, value: Any, target: Any) -> None: ...
-    def deserialize(self, source: Any) -> Any: ...
-    def snapshot_configuration(self) -> Any: ...
+
+def _schema_label(schema: AvroSchema) -> str:
+    root = schema.root
+    return root.fullname if isinstance(root, NamedNode) else root.type
 
 
-class AvroSerializerSnapshot(SimpleTypeSerializerSnapshot[Any]):  # pragma: no cover - placeholder
-    def __init__(self) -> None:
-        super().__init__(AvroSerializer)
+# -- bounded decoding and resolution ------------------------------------------------------------
+class _Resolution:
+    """What reading ``writer`` data as ``reader`` needs: the verdict, and per reader union and
+    record the chosen branch / field pairing (memoized, as schemas may be recursive)."""
+
+    def __init__(self, reader: AvroSchema, writer: AvroSchema) -> None:
+        self.reader, self.writer = reader, writer
+        self.checker = Checker(full_names=True)
+        self.incompatibilities = [
+            Incompatibility(kind, _pointer(loc), message)
+            for kind, loc, message in self.checker.check(reader.root, writer.root)
+        ]
+        self._branches: dict[tuple[int, int], tuple[Any, Node]] = {}
+        self._pairings: dict[tuple[int, int], tuple[list[tuple[Any, Any]], list[Any]]] = {}
+
+    def branch(self, reader_union: Any, writer: Node) -> tuple[Any, Node]:
+        """Avro's rule: the first reader branch that reads the writer's type; returns the tag
+        fastavro's tuple notation uses to write exactly that branch, and the branch."""
+        key = (id(reader_union), id(writer))
+        found = self._branches.get(key)
+        if found is None:
+            for branch in reader_union.branches:
+                if self.checker.compatible(branch, writer):
+                    tag = branch.fullname if isinstance(branch, NamedNode) else branch.type
+                    found = self._branches[key] = (tag, branch)
+                    break
+            else:
+                raise SerializationError(
+                    f"no branch of the reader union reads a writer {writer.type}; the schemas "
+                    "are incompatible (resolve_schema_compatibility says why)"
+                )
+        return found
+
+    def pairing(self, reader: RecordNode, writer: RecordNode) -> tuple[list[tuple[Any, Any]], list[Any]]:
+        """Per writer field, the reader field it fills (or None: skipped); reader fields the
+        writer lacks with their default values."""
+        key = (id(reader), id(writer))
+        found = self._pairings.get(key)
+        if found is None:
+            target: dict[str, Any] = {}
+            missing = []
+            for rf in reader.fields:
+                matches = writer_fields_for(rf, writer)
+                if matches:
+                    target[matches[0].name] = rf
+                else:
+                    missing.append((rf.name, default_value(rf.type, rf.default)))
+            pairs = [(wf, target.get(wf.name)) for wf in writer.fields]
+            found = self._pairings[key] = (pairs, missing)
+        return found
+
+
+class _Decoder:
+    """A bounded Avro binary decoder over ``data[pos:end]``; with a resolution it reads writer
+    data into the reader's shape (union values tagged for fastavro's tuple notation)."""
+
+    __slots__ = ("data", "pos", "end", "depth", "zero_items", "resolution", "zero_width")
+
+    def __init__(self, data: bytes, pos: int, end: int, resolution: _Resolution | None = None) -> None:
+        self.data, self.pos, self.end = data, pos, end
+        self.depth = 0
+        self.zero_items = 0
+        self.resolution = resolution
+        self.zero_width: dict[int, bool] = {}
+
+    def _error(self, what: str) -> SerializationError:
+        return SerializationError(f"corrupt Avro data at byte {self.pos}: {what}")
+
+    def take(self, n: int, what: str) -> bytes:
+        pos = self.pos
+        if n < 0:
+            raise self._error(f"negative {what} length {n}")
+        if pos + n > self.end:
+            raise EndOfDataError(
+                f"Avro {what} needs {n} bytes at offset {pos} but only {self.end - pos} remain; "
+                "the data is truncated or a length in it is corrupt"
+            )
+        self.pos = pos + n
+        return self.data[pos : pos + n]
+
+    def long(self) -> int:
+        data, pos, end = self.data, self.pos, self.end
+        acc = shift = 0
+        while True:
+            if pos >= end:
+                raise EndOfDataError(f"Avro varint runs past the end of the data at offset {pos}")
+            b = data[pos]
+            pos += 1
+            acc |= (b & 0x7F) << shift
+            if b < 0x80:
+                break
+            shift += 7
+            if shift > 63:
+                raise self._error("a varint longer than 10 bytes")
+        self.pos = pos
+        value = (acc >> 1) ^ -(acc & 1)
+        if not _LONG_MIN <= value <= _LONG_MAX:
+            raise self._error(f"varint {value} does not fit a long")
+        return value
+
+    def index(self, size: int, what: str) -> int:
+        i = self.long()
+        if not 0 <= i < size:
+            raise self._error(f"{what} index {i} outside 0..{size - 1}")
+        return i
+
+    def enter(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise self._error(
+                f"records, arrays and maps nested deeper than {MAX_NESTING} levels (the limit "
+                "for recursive schemas)"
+            )
+
+    def count(self, items: Node, what: str) -> int:
+        """The item count of the next block (0: the end), bounded by the bytes left."""
+        n = self.long()
+        if n < 0:
+            n = -n
+            if self.long() < 0:
+                raise self._error(f"negative {what} block size")
+        if n:
+            zero = self.zero_width.get(id(items))
+            if zero is None:
+                zero = self.zero_width[id(items)] = _min_size(items, set()) == 0
+            if zero:
+                self.zero_items += n
+                if self.zero_items > MAX_ZERO_WIDTH_ITEMS:
+                    raise self._error(
+                        f"more than {MAX_ZERO_WIDTH_ITEMS} items of an empty type in one value"
+                    )
+            elif n > self.end - self.pos:
+                raise self._error(f"{what} block of {n} items with {self.end - self.pos} bytes left")
+        return n
+
+    def read(self, w: Any, r: Any = None) -> Any:
+        t = w.type
+        if t == "union":
+            wb = w.branches[self.index(len(w.branches), "union branch")]
+            if r is None:
+                return self.read(wb, None)
+            if r.type == "union":
+                tag, rb = self.resolution.branch(r, wb)  # type: ignore[union-attr]
+                return (tag, self.read(wb, rb))
+            return self.read(wb, r)
+        if r is not None and r.type == "union":
+            tag, rb = self.resolution.branch(r, w)  # type: ignore[union-attr]
+            return (tag, self.read(w, rb))
+        if t == "null":
+            return None
+        if t == "boolean":
+            b = self.take(1, "boolean")[0]
+            if b > 1:
+                raise self._error(f"boolean byte {b} (only 0 and 1 are valid)")
+            return b == 1
+        if t in ("int", "long"):
+            v = self.long()
+            if t == "int" and not _INT_MIN <= v <= _INT_MAX:
+                raise self._error(f"int value {v} does not fit 32 bits")
+            return float(v) if r is not None and r.type in ("float", "double") else v
+        if t == "float":
+            return _FLOAT.unpack(self.take(4, "float"))[0]
+        if t == "double":
+            return _DOUBLE.unpack(self.take(8, "double"))[0]
+        if t in ("bytes", "string"):
+            raw = self.take(self.long(), t)
+            if (t if r is None else r.type) == "bytes":
+                return raw
+            try:
+                return raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise self._error(f"string is not UTF-8 ({exc.reason} at {exc.start})") from None
+        if t == "fixed":
+            return self.take(w.size, "fixed")
+        if t == "enum":
+            symbol = w.symbols[self.index(len(w.symbols), "enum symbol")]
+            if r is not None and symbol not in r.symbols:
+                if r.default is None:
+                    raise SerializationError(f"enum symbol {symbol!r} is unknown to the reader enum {r.fullname}")
+                return r.default
+            return symbol
+        self.enter()
+        try:
+            if t == "array":
+                items_r = r.items if r is not None else None
+                out: list[Any] = []
+                while n := self.count(w.items, "array"):
+                    for _ in range(n):
+                        out.append(self.read(w.items, items_r))
+                return out
+            if t == "map":
+                values_r = r.values if r is not None else None
+                result: dict[str, Any] = {}
+                while n := self.count(w.values, "map"):
+                    for _ in range(n):
+                        key = self.read_key()
+                        result[key] = self.read(w.values, values_r)
+                return result
+            # record
+            if r is None:
+                return {f.name: self.read(f.type, None) for f in w.fields}
+            pairs, missing = self.resolution.pairing(r, w)  # type: ignore[union-attr]
+            values: dict[str, Any] = {}
+            for wf, rf in pairs:
+                if rf is None:
+                    self.read(wf.type, None)
+                else:
+                    values[rf.name] = self.read(wf.type, rf.type)
+            for name, default in missing:
+                values[name] = _copy_value(default)
+            return {rf.name: values[rf.name] for rf in r.fields}
+        finally:
+            self.depth -= 1
+
+    def read_key(self) -> str:
+        raw = self.take(self.long(), "map key")
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise self._error(f"map key is not UTF-8 ({exc.reason})") from None
+
+
+def _copy_value(value: Any) -> Any:
+    """A deep copy of an Avro value (dicts, lists, tuples; everything else is immutable)."""
+    t = type(value)
+    if t is dict:
+        return {k: _copy_value(v) for k, v in value.items()}
+    if t is list:
+        return [_copy_value(v) for v in value]
+    if t is tuple:
+        return tuple(_copy_value(v) for v in value)
+    if t is bytearray:
+        return bytearray(value)
+    return value
+
+
+def _nesting_within(value: Any, limit: int) -> bool:
+    """Whether dicts and lists in ``value`` nest at most ``limit`` deep (iteratively)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        if depth > limit and not isinstance(item, tuple):
+            return False
+        step = 0 if isinstance(item, tuple) else 1
+        stack.extend((child, depth + step) for child in children)
+    return True
+
+
+def _fastavro_schema(canonical: Any, what: str) -> Any:
+    try:
+        return _fastavro_parse(json.loads(to_json(canonical)))
+    except Exception as exc:  # fastavro raises many types; its message is what matters
+        raise AvroSchemaError(f"fastavro cannot use the {what}: {type(exc).__name__}: {exc}") from None
+
+
+# -- the serializer ----------------------------------------------------------------------------
+class AvroSerializer(TypeSerializer[Any]):
+    """Avro binary encoding of one schema, through fastavro (Flink's ``AvroSerializer``).
+
+    ``schema`` is what ``fastavro.parse_schema`` accepts (a dict, a list for a union, a type
+    name) or, through ``AvroSerializer.from_json``, JSON text. An invalid schema raises
+    ``AvroSchemaError`` (a ``StateError`` and ``ValueError``) saying where and why. Equality,
+    hashing and pickling go by the schema's canonical JSON (``schema_json``).
+    """
+
+    def __init__(self, schema: Any) -> None:
+        parsed = schema if isinstance(schema, AvroSchema) else parse_avro_schema(schema)
+        self.schema_json = parsed.canonical_json
+        self._setup(parsed)
+
+    def _setup(self, parsed: AvroSchema) -> None:
+        self._cache_avro = parsed
+        self._cache_fastavro = _fastavro_schema(parsed.canonical, "schema")
+        self._cache_guard = parsed.recursive or parsed.zero_width_items
+        self._cache_raw: Any = None
+        self._cache_resolutions: dict[str, _Resolution] = {}
+
+    @classmethod
+    def from_json(cls, text: str) -> AvroSerializer:
+        """A serializer for a schema given as JSON text (an ``.avsc`` file's content)."""
+        try:
+            schema = json.loads(text)
+        except (TypeError, ValueError) as exc:
+            raise AvroSchemaError(f"the Avro schema is not valid JSON: {exc}") from None
+        return cls(schema)
+
+    @property
+    def schema(self) -> Any:
+        """The canonical schema as JSON objects (a fresh copy)."""
+        return json.loads(self.schema_json)
+
+    @property
+    def avro_schema(self) -> AvroSchema:
+        return self._cache_avro
+
+    # -- data ---------------------------------------------------------------------------------
+    def serialize(self, value: Any, target: DataOutputView) -> None:
+        if self._cache_guard and not _nesting_within(value, MAX_NESTING):
+            raise SerializationError(
+                f"{self!r}: the value nests records, arrays and maps deeper than {MAX_NESTING} "
+                "levels, the limit for recursive schemas"
+            )
+        buf = BytesIO()
+        try:
+            _fastavro_write(buf, self._cache_fastavro, value)
+        except Exception as exc:  # fastavro raises ValueError, TypeError, AttributeError, ...
+            raise SerializationError(
+                f"{self!r} cannot write {_short(value)}: {type(exc).__name__}: {exc}; the value "
+                "does not match the schema"
+            ) from None
+        target.write(buf.getvalue())
+
+    def deserialize(self, source: DataInputView) -> Any:
+        data, pos, end = _window(source)
+        if self._cache_guard:
+            self._bounded_read(data, pos, end)
+        buf = BytesIO(data)  # shares ``data``: no copy
+        buf.seek(pos)
+        try:
+            value = _fastavro_read(buf, self._cache_fastavro, None)
+        except EOFError as exc:
+            raise EndOfDataError(
+                f"{self!r}: Avro data ends too soon ({exc}); it is truncated or corrupt"
+            ) from None
+        except Exception as exc:  # IndexError, KeyError, UnicodeDecodeError, ... from fastavro
+            raise SerializationError(
+                f"{self!r}: corrupt Avro data: {type(exc).__name__}: {exc}"
+            ) from None
+        stop = buf.tell()
+        if stop > end:
+            raise EndOfDataError(f"{self!r}: Avro data ends too soon; it is truncated or corrupt")
+        source.skip_bytes(stop - pos)
+        return value
+
+    def _bounded_read(self, data: bytes, pos: int, end: int) -> int:
+        decoder = _Decoder(data, pos, end)
+        try:
+            decoder.read(self._cache_avro.root)
+        except RecursionError:
+            raise SerializationError(f"{self!r}: Avro data nests too deeply to read") from None
+        return decoder.pos
+
+    def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
+        if type(source) is DataInputView:
+            start = source.position
+            self.deserialize(source)
+            target.write(source.slice_from(start))
+        else:
+            self.serialize(self.deserialize(source), target)
+
+    def copy(self, value: Any) -> Any:
+        return _copy_value(value)
+
+    def create_instance(self) -> Any:
+        return None
+
+    def duplicate(self) -> AvroSerializer:
+        return self  # stateless: the parsed schema is only read
+
+    def snapshot_configuration(self) -> AvroSerializerSnapshot:
+        return AvroSerializerSnapshot(self)
+
+    # -- migration support --------------------------------------------------------------------
+    def _resolution(self, writer: AvroSerializer) -> _Resolution:
+        """How this (reader) schema reads data of ``writer``'s schema; cached per writer."""
+        found = self._cache_resolutions.get(writer.schema_json)
+        if found is None:
+            if len(self._cache_resolutions) > 32:
+                self._cache_resolutions.clear()
+            found = _Resolution(self._cache_avro, writer._cache_avro)
+            self._cache_resolutions[writer.schema_json] = found
+        return found
+
+    def _write_raw(self, value: Any, target: DataOutputView) -> None:
+        """Write a resolved value (no logical types, unions in tuple notation)."""
+        if self._cache_raw is None:
+            self._cache_raw = _fastavro_schema(
+                canonical_object(self._cache_avro, logical=False), "schema without logical types"
+            )
+        buf = BytesIO()
+        try:
+            _fastavro_write(buf, self._cache_raw, value)
+        except Exception as exc:
+            raise SerializationError(
+                f"{self!r} cannot write the migrated value {_short(value)}: "
+                f"{type(exc).__name__}: {exc}"
+            ) from None
+        target.write(buf.getvalue())
+
+    def _documentation_free_json(self) -> str:
+        cached = getattr(self, "_cache_nodoc", None)
+        if cached is None:
+            cached = self._cache_nodoc = to_json(canonical_object(self._cache_avro, docs=False))
+        return cached
+
+    # -- identity -----------------------------------------------------------------------------
+    def __eq__(self, other: object) -> bool:
+        return self is other or (type(other) is type(self) and other.schema_json == self.schema_json)  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self.schema_json)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"schema_json": self.schema_json}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.schema_json = state["schema_json"]
+        self._setup(parse_avro_schema(json.loads(self.schema_json)))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> AvroSerializer:
+        return self
+
+    def __repr__(self) -> str:
+        return f"AvroSerializer({_schema_label(self._cache_avro)})"
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _avro_serializer(what: str, serializer: Any) -> AvroSerializer:
+    if not isinstance(serializer, AvroSerializer):
+        raise StateMigrationError(
+            f"Avro migration needs AvroSerializers; the {what} serializer is {serializer!r}"
+        )
+    return serializer
+
+
+class AvroSerializerSnapshot(TypeSerializerSnapshot[Any]):
+    """The writer schema as canonical JSON: an int byte length, then UTF-8 (no 64 KiB limit,
+    no pickle). The new snapshot judges the old one with Avro's resolution rules."""
+
+    VERSION = 1
+
+    def __init__(self, serializer: AvroSerializer | None = None) -> None:
+        self._serializer = serializer
+
+    def get_current_version(self) -> int:
+        return self.VERSION
+
+    def _configured(self) -> AvroSerializer:
+        if self._serializer is None:
+            raise SnapshotFormatError(
+                "this AvroSerializerSnapshot holds no schema; read it with read_snapshot or "
+                "take it from AvroSerializer.snapshot_configuration()"
+            )
+        return self._serializer
+
+    def write_snapshot(self, target: DataOutputView) -> None:
+        data = self._configured().schema_json.encode("utf-8")
+        target.write_int(len(data))
+        target.write(data)
+
+    def read_snapshot(self, read_version: int, source: DataInputView) -> None:
+        if read_version != self.VERSION:
+            raise SnapshotFormatError(
+                f"AvroSerializerSnapshot: unsupported version {read_version} (this reader "
+                f"knows {self.VERSION})"
+            )
+        size = source.read_int()
+        if size < 0 or size > source.available():
+            raise SnapshotFormatError(
+                f"AvroSerializerSnapshot: schema length {size} with {source.available()} bytes "
+                "left; the snapshot is corrupt or truncated"
+            )
+        data = source.read_fully(size)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise SnapshotFormatError(f"AvroSerializerSnapshot: the schema is not UTF-8 ({exc.reason})") from None
+        try:
+            self._serializer = AvroSerializer.from_json(text)
+        except AvroSchemaError as exc:
+            raise SnapshotFormatError(f"AvroSerializerSnapshot holds an unusable schema: {exc}") from None
+
+    def restore_serializer(self) -> AvroSerializer:
+        return self._configured()
+
+    def resolve_schema_compatibility(self, old_snapshot: TypeSerializerSnapshot[Any]) -> SchemaCompatibility[Any]:
+        new = self._configured()
+        if not isinstance(old_snapshot, AvroSerializerSnapshot):
+            return SchemaCompatibility.incompatible(
+                f"state written by {type(old_snapshot).__name__} cannot be read as Avro "
+                f"({new!r}); keep the previous serializer"
+            )
+        old = old_snapshot._configured()
+        if old._documentation_free_json() == new._documentation_free_json():
+            return SchemaCompatibility.compatible_as_is()
+        found = new._resolution(old).incompatibilities
+        if found:
+            return SchemaCompatibility.incompatible(
+                f"Avro schema {_schema_label(new._cache_avro)} (new, reader) cannot read data "
+                f"written with the old schema {_schema_label(old._cache_avro)} (writer) by Avro's "
+                f"schema resolution rules; {len(found)} incompatibilit"
+                f"{'y' if len(found) == 1 else 'ies'}: {describe_incompatibilities(found)}. "
+                "Keep the change readable: give new fields defaults, only widen types, keep enum "
+                "symbols (or give the enum a default) and rename records and fields with aliases"
+            )
+        return SchemaCompatibility.compatible_after_migration()
+
+    def migrate_state(
+        self,
+        prior_serializer: TypeSerializer[Any],
+        new_serializer: TypeSerializer[Any],
+        source: DataInputView,
+        target: DataOutputView,
+    ) -> None:
+        """Read one old record with the writer (prior) schema resolved into the reader (new)
+        schema, and write it with the new schema."""
+        prior = _avro_serializer("prior", prior_serializer)
+        new = _avro_serializer("new", new_serializer)
+        resolution = new._resolution(prior)
+        if resolution.incompatibilities:
+            raise StateMigrationError(
+                f"cannot migrate Avro data of {prior!r} to {new!r}: "
+                f"{describe_incompatibilities(resolution.incompatibilities)}"
+            )
+        data, pos, end = _window(source)
+        decoder = _Decoder(data, pos, end, resolution)
+        try:
+            value = decoder.read(prior._cache_avro.root, new._cache_avro.root)
+        except RecursionError:
+            raise SerializationError(f"{prior!r}: Avro data nests too deeply to migrate") from None
+        source.skip_bytes(decoder.pos - pos)
+        new._write_raw(value, target)
+
+    def migrate_element(
+        self,
+        prior_serializer: TypeSerializer[Any],
+        new_serializer: TypeSerializer[Any],
+        element: Any,
+        target: DataOutputView | None = None,
+    ) -> Any:
+        """The value the new serializer reads after migrating ``element`` (a value read by the
+        prior serializer): exactly what migrating its bytes gives."""
+        prior = _avro_serializer("prior", prior_serializer)
+        new = _avro_serializer("new", new_serializer)
+        out = DataOutputView()
+        self.migrate_state(prior, new, DataInputView(prior.to_bytes(element)), out)
+        data = out.getvalue()
+        if target is not None:
+            target.write(data)
+        return new.from_bytes(data)
