@@ -1,1 +1,51 @@
-"""Hypothesis strategies for schemas, values and evolutions (being written)."""
+"""Hypothesis strategies for state types: random nested schemas (``reference.types``), their
+values, their reference serializers, and evolutions that carry the verdict and the migrated
+value the rules require (the oracle).
+
+>>> from hypothesis import given, strategies as st
+>>> import strategies
+>>> @given(st.data())
+... def test_roundtrip(data):
+...     schema = data.draw(strategies.schemas())
+...     value = data.draw(strategies.values(schema))
+...     evolution = data.draw(strategies.evolutions(schema))
+"""
+
+from hypothesis import strategies as _st
+
+from reference.types import serializer_for as _serializer_for
+
+from ._canonical import canonical, values_equal
+from ._evolutions import (
+    CHANGES,
+    EVOLUTION_FAMILIES,
+    KINDS,
+    SchemaEvolution,
+    evolution_chains,
+    evolutions,
+)
+from ._pojo import activate
+from ._schemas import FAMILIES, schemas
+from ._values import values
+
+
+def serializers(schema):  # type: ignore[no-untyped-def]
+    """The reference serializer of ``schema`` (a fresh instance per example)."""
+    return _st.builds(_serializer_for, _st.just(schema))
+
+
+__all__ = [
+    "CHANGES",
+    "EVOLUTION_FAMILIES",
+    "FAMILIES",
+    "KINDS",
+    "SchemaEvolution",
+    "activate",
+    "canonical",
+    "evolution_chains",
+    "evolutions",
+    "schemas",
+    "serializers",
+    "values",
+    "values_equal",
+]

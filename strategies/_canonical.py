@@ -1,0 +1,74 @@
+"""Canonical comparison of state values: what "equal" means for a migrated or restored value.
+
+``==`` is too lenient for serializer checks (``0.0 == -0.0``, ``1 == True``, NaN never equals
+itself, ``{1: 2, 3: 4} == {3: 4, 1: 2}``), so values are compared through ``canonical(value)``:
+a nested tuple that records each part's exact type, floats by their IEEE bits, sequences in
+order and dicts in insertion order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import struct
+from typing import Any
+
+__all__ = ["canonical", "values_equal"]
+
+_DOUBLE = struct.Struct(">d")
+
+
+def _type_name(value: Any) -> str:
+    cls = type(value)
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def canonical(value: Any) -> Any:
+    """A hashable, ``==``-comparable form of ``value`` that is exact where ``==`` is not.
+
+    Floats compare by bits (NaN payloads, -0.0), bool/int/float never mix, lists and tuples
+    compare in order, dicts in insertion order, dataclasses by class name and fields, enum
+    members by class name and member name, tuple subclasses (row kinds) by their class and
+    ``kind``.
+    """
+    cls = type(value)
+    if value is None:
+        return ("None",)
+    if cls is float:
+        return ("float", _DOUBLE.pack(value))
+    if cls is bool or cls is int or cls is str or cls is bytes:
+        return (cls.__name__, value)
+    if cls is list:
+        return ("list", tuple(canonical(v) for v in value))
+    if cls is tuple:
+        return ("tuple", tuple(canonical(v) for v in value))
+    if cls is dict:
+        return ("dict", tuple((canonical(k), canonical(v)) for k, v in value.items()))
+    if isinstance(value, enum.Enum):
+        return ("enum", _type_name(value), value.name)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return (
+            "dataclass",
+            _type_name(value),
+            tuple((f.name, canonical(getattr(value, f.name))) for f in dataclasses.fields(value)),
+        )
+    if isinstance(value, tuple):
+        kind = getattr(value, "kind", None)
+        kind_name = getattr(kind, "name", kind)
+        return (_type_name(value), repr(kind_name), tuple(canonical(v) for v in value))
+    if isinstance(value, (bytearray, memoryview)):
+        return (cls.__name__, bytes(value))
+    if isinstance(value, float):  # a float subclass: keep its type
+        return (_type_name(value), _DOUBLE.pack(value))
+    if isinstance(value, (list, set, frozenset, dict)):
+        raise TypeError(f"canonical: unsupported container subclass {_type_name(value)}")
+    # Anything else (e.g. a user object inside a Pickle value) compares by type and ==.
+    return ("object", _type_name(value), value)
+
+
+def values_equal(a: Any, b: Any) -> bool:
+    """True when ``a`` and ``b`` are the same value in the exact sense of ``canonical``."""
+    try:
+        return bool(canonical(a) == canonical(b))
+    except TypeError:
+        return False

@@ -1,0 +1,235 @@
+"""Dataclasses (Pojo schemas) and enums (Enum schemas) created on the fly.
+
+A generated class is defined by its *spec*: a qualified name plus its fields (or members).
+The same spec always gives the same class object in a process, and a generated class pickles
+as its spec (a ``copyreg`` reducer on the classes' metaclass), so unpickling it in another
+process (a Spark worker) rebuilds an equivalent class and registers it. Evolutions keep a
+class's qualified name while changing its fields, exactly as a new release of a user's class
+would; ``activate`` makes a given version the one that ``reference.lookup_type`` returns.
+"""
+
+from __future__ import annotations
+
+import copy
+import copyreg
+import dataclasses
+import enum
+import functools
+import hashlib
+import sys
+import threading
+from typing import Any
+
+from reference import register_type
+from reference import types as t
+
+from . import _generated
+from ._canonical import canonical
+
+__all__ = [
+    "PojoField", "NO_DEFAULT", "pojo_class", "enum_class", "pojo_type", "enum_type",
+    "pojo_fields", "enum_members", "activate", "derived_name",
+]
+
+MODULE = _generated.__name__
+
+
+class _NoDefault:
+    """Marker: a Pojo field without a default (a singleton that pickles by reference)."""
+
+    _instance: _NoDefault | None = None
+
+    def __new__(cls) -> _NoDefault:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "NO_DEFAULT"
+
+    def __reduce__(self) -> Any:
+        return (_NoDefault, ())
+
+
+NO_DEFAULT = _NoDefault()
+
+
+@dataclasses.dataclass(frozen=True)
+class PojoField:
+    """One field of a generated dataclass: its name, logical type and default (if any)."""
+
+    name: str
+    type: Any
+    default: Any = NO_DEFAULT
+
+    @property
+    def has_default(self) -> bool:
+        return self.default is not NO_DEFAULT
+
+
+class _GeneratedPojoMeta(type):
+    """Metaclass of generated dataclasses; only there to give them a pickle reducer."""
+
+
+class _GeneratedEnumMeta(enum.EnumMeta):
+    """Metaclass of generated enums; only there to give them a pickle reducer."""
+
+
+class GeneratedPojo(metaclass=_GeneratedPojoMeta):
+    """Base class of every generated dataclass."""
+
+    __pojo_fields__: tuple[PojoField, ...] = ()
+
+
+class GeneratedEnum(enum.Enum, metaclass=_GeneratedEnumMeta):
+    """Base class of every generated enum."""
+
+
+_LOCK = threading.RLock()
+_POJOS: dict[tuple[str, tuple[Any, ...]], type] = {}
+_ENUMS: dict[tuple[str, tuple[str, ...]], type] = {}
+
+
+def derived_name(prefix: str, *parts: Any) -> str:
+    """A stable identifier from ``parts``: the same parts give the same name in any process."""
+    digest = hashlib.blake2b(repr(parts).encode("utf-8"), digest_size=6).hexdigest()
+    return f"{prefix}_{digest}"
+
+
+def _publish(cls: type) -> None:
+    setattr(_generated, cls.__qualname__, cls)
+    register_type(cls)
+
+
+def _default_factory(value: Any) -> Any:
+    return functools.partial(copy.deepcopy, value)
+
+
+def pojo_class(qualname: str, fields: tuple[PojoField, ...]) -> type:
+    """The dataclass ``strategies._generated.<qualname>`` with ``fields`` (keyword-only)."""
+    from reference.types import serializer_for
+
+    # Defaults by exact value: 0.0 and -0.0 (or 0 and False) must not share a class.
+    key = (qualname, tuple((f.name, f.type, canonical(f.default)) for f in fields))
+    with _LOCK:
+        found = _POJOS.get(key)
+        if found is not None:
+            return found
+        spec = []
+        for f in fields:
+            kwargs: dict[str, Any] = {"metadata": {"serializer": serializer_for(f.type),
+                                                   "logical_type": f.type}}
+            if f.has_default:
+                if isinstance(f.default, (list, dict)) or dataclasses.is_dataclass(f.default):
+                    kwargs["default_factory"] = _default_factory(f.default)
+                else:
+                    kwargs["default"] = f.default
+            spec.append((f.name, Any, dataclasses.field(**kwargs)))
+        cls = dataclasses.make_dataclass(
+            qualname, spec, bases=(GeneratedPojo,), kw_only=True,
+            namespace={"__pojo_fields__": tuple(fields), "__module__": MODULE},
+        )
+        cls.__module__ = MODULE
+        cls.__qualname__ = qualname
+        _POJOS[key] = cls
+        _publish(cls)
+        return cls
+
+
+def enum_class(qualname: str, members: tuple[str, ...]) -> type:
+    """The enum ``strategies._generated.<qualname>`` with ``members`` (values = names)."""
+    key = (qualname, tuple(members))
+    with _LOCK:
+        found = _ENUMS.get(key)
+        if found is not None:
+            return found
+        cls = GeneratedEnum(  # type: ignore[call-overload]
+            qualname, [(m, m) for m in members], module=MODULE, qualname=qualname
+        )
+        _ENUMS[key] = cls
+        _publish(cls)
+        return cls
+
+
+def pojo_type(fields: tuple[PojoField, ...], qualname: str | None = None) -> t.PojoType:
+    """A Pojo schema; without ``qualname`` the name is derived from the field list."""
+    fields = tuple(fields)
+    name = qualname or derived_name("Pojo", [(f.name, f.type) for f in fields])
+    return t.PojoType(pojo_class(name, fields))
+
+
+def enum_type(members: tuple[str, ...], qualname: str | None = None) -> t.EnumType:
+    """An Enum schema; without ``qualname`` the name is derived from the members."""
+    members = tuple(members)
+    return t.EnumType(enum_class(qualname or derived_name("Enum", members), members))
+
+
+def pojo_fields(schema: t.PojoType) -> tuple[PojoField, ...]:
+    fields = getattr(schema.cls, "__pojo_fields__", None)
+    if fields is None:
+        raise TypeError(f"{schema.cls!r} is not a generated dataclass")
+    return fields  # type: ignore[no-any-return]
+
+
+def enum_members(schema: t.EnumType) -> tuple[str, ...]:
+    return tuple(m.name for m in schema.cls)
+
+
+def activate(schema: Any) -> None:
+    """Make the generated classes inside ``schema`` the current ones for their names.
+
+    Evolutions keep a class's qualified name, so several versions of one name coexist in a
+    process; ``reference.lookup_type`` (used when a snapshot is restored) returns the one
+    activated last. Call it with the NEW schema before restoring old snapshots to migrate.
+    """
+    for node in _walk(schema):
+        if isinstance(node, (t.PojoType, t.EnumType)) and isinstance(
+            node.cls, (_GeneratedPojoMeta, _GeneratedEnumMeta)
+        ):
+            _publish(node.cls)
+
+
+def _walk(schema: Any) -> Any:
+    yield schema
+    if isinstance(schema, t.NullableType):
+        yield from _walk(schema.inner)
+    elif isinstance(schema, t.ListType):
+        yield from _walk(schema.element)
+    elif isinstance(schema, t.MapType):
+        yield from _walk(schema.key)
+        yield from _walk(schema.value)
+    elif isinstance(schema, t.TupleType):
+        for f in schema.fields:
+            yield from _walk(f)
+    elif isinstance(schema, t.RowType):
+        for rf in schema.fields:
+            yield from _walk(rf.type)
+    elif isinstance(schema, t.PojoType) and isinstance(schema.cls, _GeneratedPojoMeta):
+        for pf in pojo_fields(schema):
+            yield from _walk(pf.type)
+
+
+# -- pickling: a generated class travels as its spec -----------------------------------------
+def _rebuild_pojo(qualname: str, fields: tuple[PojoField, ...]) -> type:
+    return pojo_class(qualname, fields)
+
+
+def _rebuild_enum(qualname: str, members: tuple[str, ...]) -> type:
+    return enum_class(qualname, members)
+
+
+def _reduce_pojo_class(cls: type) -> Any:
+    if cls is GeneratedPojo:
+        return "GeneratedPojo"
+    return (_rebuild_pojo, (cls.__qualname__, cls.__pojo_fields__))  # type: ignore[attr-defined]
+
+
+def _reduce_enum_class(cls: type) -> Any:
+    if cls is GeneratedEnum:
+        return "GeneratedEnum"
+    return (_rebuild_enum, (cls.__qualname__, tuple(m.name for m in cls)))  # type: ignore[attr-defined]
+
+
+copyreg.pickle(_GeneratedPojoMeta, _reduce_pojo_class)
+copyreg.pickle(_GeneratedEnumMeta, _reduce_enum_class)
+assert sys.modules[MODULE] is _generated

@@ -1,0 +1,205 @@
+"""``schemas()``: random nested logical types (``reference.types``).
+
+Every choice is a labelled draw whose first alternative is the simplest (an Int leaf, no
+nesting, fewest fields), so a failing schema shrinks towards a small flat one. Recursion is
+budgeted twice: by depth and by the number of leaves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
+
+from reference import types as t
+
+from . import _pojo
+
+__all__ = ["schemas", "FAMILIES", "PRIMITIVE_TYPES", "ROW_NAMES", "POJO_NAMES", "ENUM_NAMES",
+           "family_of"]
+
+#: Schema families, simplest first.
+FAMILIES = ("primitive", "nullable", "list", "map", "tuple", "row", "pojo", "enum", "pickle", "avro")
+
+#: Leaf types, simplest first (hypothesis shrinks towards the first).
+PRIMITIVE_TYPES: tuple[Any, ...] = (
+    t.IntType(), t.LongType(), t.BooleanType(), t.ByteType(), t.ShortType(), t.FloatType(),
+    t.DoubleType(), t.StringType(), t.BytesType(),
+)
+
+#: Row field names: simple first, then names that stress encodings (non-ASCII, non-BMP, spaces).
+ROW_NAMES = ("a", "b", "c", "d", "e", "id", "x", "y", "é", "名字", "with space", "\U0001f600")
+#: Pojo field names must be Python identifiers.
+POJO_NAMES = ("a", "b", "c", "d", "e", "id", "x", "y", "é", "名字")
+ENUM_NAMES = ("A", "B", "C", "D", "E", "RED", "GREEN", "Ä")
+
+_LEAF_FAMILIES = ("primitive", "enum", "pickle", "avro")
+_HASHABLE_FAMILIES = ("primitive", "nullable", "tuple", "row", "enum")
+
+
+def family_of(schema: Any) -> str:
+    """The family name of a schema node (one of ``FAMILIES``)."""
+    return _FAMILY_OF[type(schema)]
+
+
+_FAMILY_OF = {type(p): "primitive" for p in PRIMITIVE_TYPES}
+_FAMILY_OF.update({
+    t.NullableType: "nullable", t.ListType: "list", t.MapType: "map", t.TupleType: "tuple",
+    t.RowType: "row", t.PojoType: "pojo", t.EnumType: "enum", t.PickleType: "pickle",
+    t.AvroType: "avro",
+})
+
+
+def _avro_available() -> bool:
+    from . import _avro_bridge
+
+    return _avro_bridge.available()
+
+
+class _Budget:
+    __slots__ = ("leaves", "classes")
+
+    def __init__(self, leaves: int) -> None:
+        self.leaves = leaves
+        # Generated classes drawn so far: each gets its own name, so that one class never
+        # occurs twice in a schema (an evolution of one occurrence would otherwise give two
+        # versions of one class name in one state type, which no process can load).
+        self.classes = 0
+
+    def next_class(self) -> int:
+        self.classes += 1
+        return self.classes - 1
+
+
+def schemas(
+    families: Iterable[str] | None = None, max_depth: int = 3, max_leaves: int = 8
+) -> st.SearchStrategy[Any]:
+    """Random nested state types of ``reference.types``.
+
+    ``families`` (names from ``FAMILIES``) restricts the node kinds; the top-level node is of
+    one of the given families, primitives are always available as leaves. ``max_depth`` bounds
+    the nesting, ``max_leaves`` (roughly) the number of leaf types.
+    """
+    if families is None:
+        allowed = tuple(f for f in FAMILIES if f != "avro" or _avro_available())
+        top = allowed
+    else:
+        given = tuple(families)
+        unknown = [f for f in given if f not in FAMILIES]
+        if unknown or not given:
+            raise InvalidArgument(f"families={given!r}: use a non-empty selection of {FAMILIES}")
+        if "avro" in given and not _avro_available():
+            raise InvalidArgument("families includes 'avro' but the Avro serializer is not available")
+        top = tuple(f for f in FAMILIES if f in given)
+        allowed = tuple(f for f in FAMILIES if f in given or f == "primitive")
+    if max_depth < 0 or max_leaves < 1:
+        raise InvalidArgument(f"max_depth={max_depth}, max_leaves={max_leaves}: need >= 0 and >= 1")
+
+    @st.composite
+    def draw_schema(draw: Any) -> Any:
+        budget = _Budget(max_leaves)
+        return _draw(draw, top, allowed, max_depth, budget, hashable=False)
+
+    return draw_schema()
+
+
+def _draw(draw: Any, choices: tuple[str, ...], allowed: tuple[str, ...], depth: int,
+          budget: _Budget, hashable: bool) -> Any:
+    if depth <= 0 or budget.leaves <= 1:
+        narrowed = tuple(f for f in choices if f in _LEAF_FAMILIES) or ("primitive",)
+    else:
+        narrowed = choices
+    if hashable:
+        narrowed = tuple(f for f in narrowed if f in _HASHABLE_FAMILIES) or ("primitive",)
+    family = narrowed[0] if len(narrowed) == 1 else draw(st.sampled_from(narrowed), label="family")
+    return _BUILDERS[family](draw, allowed, depth - 1, budget, hashable)
+
+
+def _nested(draw: Any, allowed: tuple[str, ...], depth: int, budget: _Budget, hashable: bool) -> Any:
+    return _draw(draw, allowed, allowed, depth, budget, hashable)
+
+
+def _primitive(draw: Any, allowed: Any, depth: int, budget: _Budget, hashable: bool) -> Any:
+    budget.leaves -= 1
+    return draw(st.sampled_from(PRIMITIVE_TYPES), label="primitive")
+
+
+def _nullable(draw: Any, allowed: Any, depth: int, budget: _Budget, hashable: bool) -> Any:
+    inner = _nested(draw, allowed, depth, budget, hashable)
+    padded = draw(st.booleans(), label="padded")
+    return t.NullableType(inner, padded=padded)
+
+
+def _list(draw: Any, allowed: Any, depth: int, budget: _Budget, hashable: bool) -> Any:
+    return t.ListType(_nested(draw, allowed, depth, budget, False))
+
+
+def _map(draw: Any, allowed: Any, depth: int, budget: _Budget, hashable: bool) -> Any:
+    key = _nested(draw, allowed, depth, budget, True)
+    return t.MapType(key, _nested(draw, allowed, depth, budget, False))
+
+
+def _arity(draw: Any, budget: _Budget, low: int, high: int, label: str) -> int:
+    high = max(low, min(high, budget.leaves))
+    return draw(st.integers(low, high), label=label)
+
+
+def _tuple(draw: Any, allowed: Any, depth: int, budget: _Budget, hashable: bool) -> Any:
+    n = _arity(draw, budget, 1, 3, "tuple arity")
+    return t.TupleType(tuple(_nested(draw, allowed, depth, budget, hashable) for _ in range(n)))
+
+
+def _names(draw: Any, pool: tuple[str, ...], n: int, label: str) -> list[str]:
+    return draw(st.lists(st.sampled_from(pool), min_size=n, max_size=n, unique=True), label=label)
+
+
+def _row(draw: Any, allowed: Any, depth: int, budget: _Budget, hashable: bool) -> Any:
+    n = _arity(draw, budget, 0, 4, "row arity")
+    names = _names(draw, ROW_NAMES, n, "row field names")
+    fields = []
+    for name in names:
+        field_type = _nested(draw, allowed, depth, budget, hashable)
+        if isinstance(field_type, t.NullableType):
+            # A row carries its own null mask: a Nullable field type would be a second one.
+            field_type = field_type.inner
+        nullable = draw(st.booleans(), label="nullable")
+        fields.append(t.RowField(name, field_type, nullable=nullable))
+    return t.RowType(tuple(fields))
+
+
+def _pojo_schema(draw: Any, allowed: Any, depth: int, budget: _Budget, hashable: bool) -> Any:
+    n = _arity(draw, budget, 0, 4, "pojo arity")
+    names = _names(draw, POJO_NAMES, n, "pojo field names")
+    fields = tuple(
+        _pojo.PojoField(name, _nested(draw, allowed, depth, budget, False)) for name in names
+    )
+    spec = [(f.name, f.type) for f in fields]
+    return _pojo.pojo_type(fields, _pojo.derived_name("Pojo", spec, budget.next_class()))
+
+
+def _enum(draw: Any, allowed: Any, depth: int, budget: _Budget, hashable: bool) -> Any:
+    budget.leaves -= 1
+    n = draw(st.integers(1, 4), label="enum size")
+    members = tuple(_names(draw, ENUM_NAMES, n, "enum members"))
+    return _pojo.enum_type(members, _pojo.derived_name("Enum", members, budget.next_class()))
+
+
+def _pickle(draw: Any, allowed: Any, depth: int, budget: _Budget, hashable: bool) -> Any:
+    budget.leaves -= 1
+    return t.PickleType()
+
+
+def _avro(draw: Any, allowed: Any, depth: int, budget: _Budget, hashable: bool) -> Any:
+    from . import _avro_bridge
+
+    budget.leaves -= 1
+    return draw(_avro_bridge.avro_schemas(max(depth, 0)), label="avro schema")
+
+
+_BUILDERS = {
+    "primitive": _primitive, "nullable": _nullable, "list": _list, "map": _map,
+    "tuple": _tuple, "row": _row, "pojo": _pojo_schema, "enum": _enum, "pickle": _pickle,
+    "avro": _avro,
+}
