@@ -16,7 +16,7 @@ from reference import (
     TypeSerializer,
     TypeSerializerSnapshot,
 )
-from reference.backends import BytesStateBackend, HeapStateBackend, read_savepoint_metadata
+from reference.backends import BytesStateBackend, HeapStateBackend, read_savepoint_metadata, state_data_files
 
 #: How far migration moves a value per version step (an independent oracle for the tests).
 STEP = 1000
@@ -111,18 +111,29 @@ class EvolvingSnapshot(TypeSerializerSnapshot[int]):
 BACKENDS = ("heap", "bytes-memory", "bytes-rocksdb")
 
 
+def _rocksdb_path(store: str) -> str | None:
+    # RocksDB syncs its manifest on open and per column family: on tmpfs that is free.
+    if store != "rocksdb" or not os.path.isdir("/dev/shm"):
+        return None
+    import uuid
+
+    return f"/dev/shm/backend-test-rocksdb-{uuid.uuid4().hex}"
+
+
 def make_backend(kind: str, key_serializer: TypeSerializer[Any], config: dict | None = None, **kw: Any) -> Any:
     if kind == "heap":
         return HeapStateBackend(key_serializer, config=config, **kw)
     store = kind.split("-", 1)[1]
-    return BytesStateBackend(key_serializer, store=store, config=config, **kw)
+    return BytesStateBackend(key_serializer, store=store, path=_rocksdb_path(store), config=config, **kw)
 
 
 def restore_backend(kind: str, path: Any, key_serializer: TypeSerializer[Any], config: dict | None = None) -> Any:
     if kind == "heap":
         return HeapStateBackend.restore(path, key_serializer=key_serializer, config=config)
     store = kind.split("-", 1)[1]
-    return BytesStateBackend.restore(path, key_serializer=key_serializer, config=config, store=store)
+    return BytesStateBackend.restore(
+        path, key_serializer=key_serializer, config=config, store=store, path=_rocksdb_path(store)
+    )
 
 
 def savepoint_content(path: Any) -> tuple[Any, dict[str, list[tuple]]]:
@@ -130,8 +141,11 @@ def savepoint_content(path: Any) -> tuple[Any, dict[str, list[tuple]]]:
     metadata = read_savepoint_metadata(path)
     rows = {}
     for state in metadata.states:
-        table = pq.read_table(os.path.join(os.fspath(path), state.data))
-        rows[state.name] = sorted(zip(*(table.column(c).to_pylist() for c in table.column_names)))
+        found = []
+        for file in state_data_files(path, state):
+            table = pq.ParquetFile(file).read()
+            found += zip(*(table.column(c).to_pylist() for c in table.column_names))
+        rows[state.name] = sorted(found)
     return metadata, rows
 
 
@@ -161,3 +175,13 @@ def fill_backend(backend: Any, states: int = 4, keys: int = 1500) -> Any:
             items.add_all([k, s, 44])
             table.put(f"u{k % 7}", None if k % 5 == 0 else k)
     return backend
+
+
+def scratch_directory() -> Any:
+    """A temporary directory, on tmpfs when the machine has one (many savepoints per test:
+    fsync on a disk-backed /tmp costs milliseconds each)."""
+    import tempfile
+
+    shm = "/dev/shm"
+    base = shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
+    return tempfile.TemporaryDirectory(prefix="backend-test-", dir=base)

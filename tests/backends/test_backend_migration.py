@@ -2,8 +2,18 @@
 value / list / map state x migration / reconfiguration / incompatible, map user-key changes,
 key and namespace serializers, the row-evolution option, kind mismatches, failed migrations."""
 
+import pathlib
+
 import pytest
-from backend_support import BACKENDS, STEP, EvolvingSerializer, make_backend, restore_backend, tree_bytes
+from backend_support import (
+    BACKENDS,
+    STEP,
+    EvolvingSerializer,
+    make_backend,
+    restore_backend,
+    scratch_directory,
+    tree_bytes,
+)
 
 from reference import StateError, StateMigrationError, snapshot_from_bytes
 from reference.backends import (
@@ -64,6 +74,13 @@ def migrated(kind, content, steps=1):
     if kind == "list":
         return [x + delta for x in content]
     return {k: (None if v is None else v + delta) for k, v in content.items()}
+
+
+@pytest.fixture
+def tmp_path():
+    """Savepoints on tmpfs when available (each savepoint fsyncs every file)."""
+    with scratch_directory() as directory:
+        yield pathlib.Path(directory)
 
 
 @pytest.fixture(params=BACKENDS)
