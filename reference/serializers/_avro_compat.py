@@ -164,6 +164,7 @@ class _Parser:
             raise _fail(path, f'a schema object needs a "type" that is a string, got {type_!r}')
         if type_ in PRIMITIVES:
             node = Node(type_, {k: v for k, v in obj.items() if k != "type"})
+            _check_decimal(node, None, path)
             return node
         if type_ in NAMED:
             return self.named(type_, obj, namespace, path, depth)
@@ -264,6 +265,7 @@ class _Parser:
             if type(size) is not int or size < 0:
                 raise _fail(f"{path}/size", f"fixed size must be a non-negative integer, got {size!r}")
             node.size = size
+            _check_decimal(node, size, path)
         return node
 
     def record_fields(self, node: RecordNode, obj: dict[str, Any], namespace: str, path: str, depth: int) -> None:
@@ -306,6 +308,20 @@ class _Parser:
             by_name[name] = field
         node.fields = tuple(parsed)
         node.fields_by_name = by_name
+
+
+def _check_decimal(node: Node, size: int | None, path: str) -> None:
+    """A decimal needs a precision that its bytes can hold and a scale within it (Java would
+    silently drop an invalid one, fastavro would use it: refusing it keeps both readings equal)."""
+    if node.props.get("logicalType") != "decimal" or node.type not in ("bytes", "fixed"):
+        return
+    precision, scale = node.props.get("precision"), node.props.get("scale", 0)
+    if type(precision) is not int or precision < 1:
+        raise _fail(path, f"a decimal needs a positive integer precision, got {precision!r}")
+    if type(scale) is not int or not 0 <= scale <= precision:
+        raise _fail(path, f"a decimal's scale must be an integer in 0..precision, got {scale!r}")
+    if size is not None and precision > int((8 * size - 1) * 0.3010299956639812):
+        raise _fail(path, f"precision {precision} does not fit a decimal in {size} bytes")
 
 
 def _extra(obj: dict[str, Any], type_: str) -> dict[str, Any]:
