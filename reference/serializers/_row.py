@@ -245,7 +245,8 @@ class RowSerializer(TypeSerializer[tuple[Any, ...]]):
             None if item is None else serializer.copy(item)
             for serializer, item in zip(self._cache_serializers, value, strict=False)
         ]
-        return _make_row(values, _kind_of(value))
+        # A copy keeps the exact type (an INSERT ``Row`` stays a ``Row``), unlike a read.
+        return Row(values, value.kind) if type(value) is Row else tuple(values)
 
     def duplicate(self) -> RowSerializer:
         duplicates = [s.duplicate() for s in self._cache_serializers]

@@ -166,6 +166,13 @@ def test_constructor_refuses_bad_fields():
         RowSerializer([("a", INT, 1)])
 
 
+def test_copy_keeps_the_exact_row_type():
+    s = RowSerializer([("x", INT, True)])
+    for value in ((1,), Row((1,)), Row((None,), RowKind.UPDATE_BEFORE)):
+        copy = s.copy(value)
+        assert type(copy) is type(value) and canonical(copy) == canonical(value), f"got {copy!r}, should be {value!r}"
+
+
 def test_row_value_type():
     deleted = Row((1, "a"), RowKind.DELETE)
     assert deleted != (1, "a"), "a DELETE row should not equal the plain (INSERT) tuple"
@@ -370,6 +377,8 @@ def test_changing_a_field_type_is_incompatible_naming_it():
     new = RowSerializer([("id", S, False), ("name", S, True)])
     result = verdict(new, OLD)
     assert result.is_incompatible() and "'id'" in result.reason, f"got {result}, should be incompatible naming 'id'"
+    back = verdict(OLD, new)
+    assert back.is_incompatible() and "'id'" in back.reason, f"got {back}, should be incompatible naming 'id' (back)"
 
 
 def test_adding_not_null_field_is_incompatible_naming_it():
