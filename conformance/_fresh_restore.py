@@ -16,7 +16,7 @@ def main(spec_text: str) -> int:
     from reference.backends import HeapStateBackend, read_savepoint_metadata
     from reference.serializers import LongSerializer
 
-    from ._checks._backends import descriptors
+    from ._state_layout import descriptors
 
     serializer = None
     if spec.get("locator"):

@@ -129,6 +129,10 @@ class Runner:
         return self._work_dir
 
     def close(self) -> None:
+        proc = self.cache.pop("fresh_process", None)
+        if proc is not None:  # started by backends.history, never collected
+            proc.kill()
+            proc.communicate()
         if self._work_dir is not None:
             shutil.rmtree(self._work_dir, ignore_errors=True)
             self._work_dir = None

@@ -14,9 +14,10 @@ from typing import Any
 from hypothesis import strategies as st
 
 from reference import StateError
-from reference.serializers import LongSerializer, StringSerializer
+from reference.serializers import LongSerializer
 
 from .._canonical import show
+from .._state_layout import descriptors, expected_state
 from .._registry import NotApplicable, Violation, check
 from ._migration import Step, declared_steps, resolve
 from ._roundtrip import expect_equal, write
@@ -57,22 +58,6 @@ def restore_backend(ctx: Any, kind: str, savepoint: str) -> Any:
     path = _fresh_dir(ctx, "rocksdb") if store == "rocksdb" else None
     return BytesStateBackend.restore(savepoint, key_serializer=LongSerializer(), config=EVOLUTION_CONFIG,
                                      store=store, path=path)
-
-
-def descriptors(serializer: Any) -> tuple[Any, Any, Any]:
-    from reference.backends import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
-
-    return (ValueStateDescriptor("value", serializer), ListStateDescriptor("list", serializer),
-            MapStateDescriptor("map", StringSerializer(), serializer))
-
-
-def expected_state(values: list[Any]) -> dict[int, tuple[Any, list[Any], dict[str, Any]]]:
-    """Key i holds value i, a list of up to three values from i on, and a map of two."""
-    state = {}
-    n = len(values)
-    for i, v in enumerate(values):
-        state[i] = (v, [values[(i + j) % n] for j in range(min(3, n))], {"a": v, "b": values[(i + 1) % n]})
-    return state
 
 
 def write_history(backend: Any, serializer: Any, values: list[Any]) -> None:
@@ -193,6 +178,8 @@ def full_history(ctx) -> None:  # type: ignore[no-untyped-def]
         return {kind: history(ctx, values, kind) for kind in kinds}
 
     ctx.cache["savepoints"] = bulk_then_shrink(ctx, body)
+    if "heap" in ctx.backends or "bytes" in ctx.backends:
+        _start_fresh_process(ctx)  # runs while the next checks do; backends.fresh_process collects it
 
 
 def savepoints(ctx: Any) -> dict[str, str]:
@@ -225,6 +212,11 @@ def identical(ctx) -> None:  # type: ignore[no-untyped-def]
 
 
 def restore_with(ctx: Any, step: Step, kinds: list[str], values: list[Any], points: dict[str, str]) -> None:
+    with step.active():
+        _restore_with(ctx, step, kinds, values, points)
+
+
+def _restore_with(ctx: Any, step: Step, kinds: list[str], values: list[Any], points: dict[str, str]) -> None:
     after = {}
     for kind in kinds:
         restored = restore_backend(ctx, kind, points[kind])
@@ -288,7 +280,8 @@ def incompatible(ctx) -> None:  # type: ignore[no-untyped-def]
             restored = restore_backend(ctx, kind, first)
             try:
                 try:
-                    read_and_compare(restored, step.new, values, kind)
+                    with step.active():
+                        read_and_compare(restored, step.new, values, kind)
                 except StateMigrationError:
                     pass
                 else:
@@ -310,6 +303,22 @@ def _modules_for(serializer: Any) -> list[str]:
     return sorted(m for m in mods if m != "__main__")
 
 
+def _start_fresh_process(ctx: Any) -> None:
+    serializer = ctx.serializer()
+    if type(serializer).__module__ == "__main__" and not ctx.subject.locator:
+        return
+    values = bulk_values(ctx)
+    points = ctx.cache["savepoints"]
+    savepoint = points.get("bytes/memory") or points["heap"]
+    spec = {"savepoint": savepoint, "keys": len(values), "modules": _modules_for(serializer),
+            "locator": ctx.subject.locator}
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    ctx.cache["fresh_process"] = subprocess.Popen(
+        [sys.executable, "-m", "conformance._fresh_restore", json.dumps(spec)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
 @check(id="backends.fresh_process", family="backends", requires=HISTORY)
 def fresh_process(ctx) -> None:  # type: ignore[no-untyped-def]
     """A savepoint restores and reads back in a fresh Python process (no state that only lives in
@@ -319,20 +328,21 @@ def fresh_process(ctx) -> None:  # type: ignore[no-untyped-def]
     serializer = ctx.serializer()
     if type(serializer).__module__ == "__main__" and not ctx.subject.locator:
         raise NotApplicable("the serializer is defined in __main__; give Subject(locator='module:attr') to restore it elsewhere")
+    if "fresh_process" not in ctx.cache:
+        savepoints(ctx)
+        _start_fresh_process(ctx)
+    proc = ctx.cache.pop("fresh_process")
+    try:
+        stdout, stderr = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise Violation("restoring the savepoint in a fresh Python process did not finish in 120 s, should") from None
     values = bulk_values(ctx)
-    points = savepoints(ctx)
-    savepoint = points.get("bytes/memory") or points["heap"]
-    spec = {"savepoint": savepoint, "keys": len(values), "modules": _modules_for(serializer),
-            "locator": ctx.subject.locator}
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    proc = subprocess.run([sys.executable, "-m", "conformance._fresh_restore", json.dumps(spec)],
-                          capture_output=True, text=True, env=env, timeout=120)
     if proc.returncode != 0:
-        tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+        tail = (stderr.strip().splitlines() or ["(no output)"])[-1]
         raise Violation(f"restoring the savepoint in a fresh Python process failed: {tail}; it should restore "
                         "there too (is some state kept only in the writing process?)")
-    got = json.loads(proc.stdout)
+    got = json.loads(stdout)
     for key, (v, elements, entries) in expected_state(values).items():
         expected = [write(serializer, v).hex(), [write(serializer, e).hex() for e in elements],
                     {k: write(serializer, e).hex() for k, e in entries.items()}]

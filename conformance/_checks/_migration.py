@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from hypothesis import strategies as st
@@ -27,9 +28,25 @@ class Step:
     """One evolution as the checks see it: old serializer -> new serializer, with the oracle."""
 
     def __init__(self, label: str, old: Any, new: Any, expect: str, migrate: Callable[[Any], Any] | None,
-                 reason_contains: str | None = None) -> None:
+                 reason_contains: str | None = None, schemas: tuple[Any, Any] | None = None) -> None:
         self.label, self.old, self.new, self.expect = label, old, new, expect
         self.migrate, self.reason_contains = migrate, reason_contains
+        self.schemas = schemas
+
+    @contextlib.contextmanager
+    def active(self) -> Iterator[None]:
+        """Generated classes keep their qualified names across versions: make the new ones
+        current while the new serializer works, the old ones again afterwards."""
+        if self.schemas is None:
+            yield
+            return
+        import strategies
+
+        strategies.activate(self.schemas[1])
+        try:
+            yield
+        finally:
+            strategies.activate(self.schemas[0])
 
     def expected(self, value: Any) -> Any:
         return value if self.migrate is None else self.migrate(value)
@@ -37,7 +54,8 @@ class Step:
 
 def declared_steps(ctx: Any) -> list[Step]:
     base = ctx.serializer()
-    return [Step(evo.label(i), base, evo.serializer(), evo.expect, evo.migrate, evo.reason_contains)
+    return [Step(evo.label(i), base, evo.serializer(), evo.expect, evo.migrate, evo.reason_contains,
+                 getattr(evo, "_schemas", None))
             for i, evo in enumerate(ctx.subject.evolutions)]
 
 
@@ -52,7 +70,8 @@ def resolve(step: Step) -> tuple[Any, Any]:
 
 
 def judge(step: Step) -> None:
-    result, _ = resolve(step)
+    with step.active():
+        result, _ = resolve(step)
     if result.kind != step.expect:
         why = f" ({result.reason})" if result.reason else ""
         raise Violation(f"{step.label}: the new snapshot judged the old one {result.kind}{why}, should be {step.expect}",
@@ -75,6 +94,11 @@ def verdict(ctx) -> None:  # type: ignore[no-untyped-def]
 
 def migrated_bytes(step: Step, old_bytes_list: list[bytes]) -> tuple[list[Any], Any]:
     """Run the step's migration over a stream of old records; (values read by new, reader)."""
+    with step.active():
+        return _migrated_bytes(step, old_bytes_list)
+
+
+def _migrated_bytes(step: Step, old_bytes_list: list[bytes]) -> tuple[list[Any], Any]:
     result, old_snapshot = resolve(step)
     if result.is_compatible_after_migration():
         prior = guarded("restore_serializer of the old snapshot", old_snapshot.restore_serializer)
@@ -125,22 +149,26 @@ def migrate_element(ctx) -> None:  # type: ignore[no-untyped-def]
     if not steps:
         raise NotApplicable("no evolution needing migration declared")
     for step in steps:
-        _, old_snapshot = resolve(step)
-        prior = old_snapshot.restore_serializer()
-        new_snapshot = step.new.snapshot_configuration()
-
-        def body(value: Any, step: Step = step, prior: Any = prior, new_snapshot: Any = new_snapshot) -> None:
-            element = read_one(prior, write(step.old, value), "the restored old serializer")
-            expected = step.expected(value)
-            got = guarded("migrate_element", new_snapshot.migrate_element, prior, step.new, element)
-            expect_equal(got, expected, f"{step.label}: migrate_element")
-            element = read_one(prior, write(step.old, value), "the restored old serializer")
-            target = DataOutputView()
-            guarded("migrate_element with a target", new_snapshot.migrate_element, prior, step.new, element, target)
-            expect_equal(read_one(step.new, target.getvalue()), expected,
-                         f"{step.label}: what migrate_element wrote to its target")
+        def body(value: Any, step: Step = step) -> None:
+            with step.active():
+                check_element(step, value)
 
         ctx.for_all(ctx.subject.values, body, max_examples=max(10, ctx.examples // 2))
+
+
+def check_element(step: Step, value: Any) -> None:
+    _, old_snapshot = resolve(step)
+    prior = old_snapshot.restore_serializer()
+    new_snapshot = step.new.snapshot_configuration()
+    element = read_one(prior, write(step.old, value), "the restored old serializer")
+    expected = step.expected(value)
+    got = guarded("migrate_element", new_snapshot.migrate_element, prior, step.new, element)
+    expect_equal(got, expected, f"{step.label}: migrate_element")
+    element = read_one(prior, write(step.old, value), "the restored old serializer")
+    target = DataOutputView()
+    guarded("migrate_element with a target", new_snapshot.migrate_element, prior, step.new, element, target)
+    expect_equal(read_one(step.new, target.getvalue()), expected,
+                 f"{step.label}: what migrate_element wrote to its target")
 
 
 def chain_steps(ctx: Any) -> list[list[Step]]:
@@ -200,9 +228,14 @@ def generated(ctx) -> None:  # type: ignore[no-untyped-def]
 
     def body(case: tuple[Any, list[Any]]) -> None:
         evo, values = case
-        old, new = serializer_for(evo.old), serializer_for(evo.new)
+        strategies.activate(evo.new)
+        try:
+            new = serializer_for(evo.new)
+        finally:
+            strategies.activate(evo.old)
+        old = serializer_for(evo.old)
         step = Step(f"generated evolution {evo.change!r}", old, new, evo.expect, evo.migrate,
-                    getattr(evo, "reason_contains", None))
+                    getattr(evo, "reason_contains", None), (evo.old, evo.new))
         judge(step)
         if evo.expect == "incompatible":
             return

@@ -1,0 +1,145 @@
+"""The built-in serializers as subjects: one per serializer class, with values, declared
+evolutions and generated ones from the strategies (``conformance certify --builtins``).
+
+Schemas that need generated classes (pojo, enum) or schemas (avro) are drawn from the
+strategies with a fixed seed, so every process (including the fresh-process restore, which finds
+a subject by ``conformance._builtins:<name>``) rebuilds exactly the same ones.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from reference import types as t
+
+from ._subject import Evolution, Subject
+
+__all__ = ["builtin_subjects", "BUILTIN_NAMES"]
+
+_SEED = 20260401
+
+#: name -> (schema or a strategies family to draw one from, used as a key serializer)
+_PLAN: dict[str, tuple[Any, bool]] = {
+    "boolean": (t.BooleanType(), True),
+    "byte": (t.ByteType(), True),
+    "short": (t.ShortType(), True),
+    "int": (t.IntType(), True),
+    "long": (t.LongType(), True),
+    "float": (t.FloatType(), True),
+    "double": (t.DoubleType(), True),
+    "string": (t.StringType(), True),
+    "bytes": (t.BytesType(), True),
+    "nullable": (t.NullableType(t.LongType()), True),
+    "nullable_padded": (t.NullableType(t.IntType(), padded=True), True),
+    "list": (t.ListType(t.StringType()), True),
+    "map": (t.MapType(t.StringType(), t.NullableType(t.DoubleType())), False),
+    "tuple": (t.TupleType((t.IntType(), t.StringType())), True),
+    "row": (t.RowType((t.RowField("id", t.LongType(), nullable=False), t.RowField("name", t.StringType()),
+                       t.RowField("tags", t.ListType(t.StringType())))), True),
+    "pojo": ("pojo", False),
+    "enum": ("enum", True),
+    "avro": ("avro", False),
+    "pickle": (t.PickleType(), False),
+}
+BUILTIN_NAMES = tuple(_PLAN)
+
+
+def _draw(strategy: Any, pick: int = 12) -> Any:
+    """A deterministic, not-too-simple example of ``strategy`` (the ``pick``-th draw)."""
+    import hypothesis
+    from hypothesis import HealthCheck, Phase, given
+
+    drawn: list[Any] = []
+
+    @hypothesis.seed(_SEED)
+    @hypothesis.settings(max_examples=pick + 1, database=None, phases=[Phase.generate], deadline=None,
+                         suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def collect(value: Any) -> None:
+        drawn.append(value)
+
+    collect()
+    return drawn[min(pick, len(drawn) - 1)]
+
+
+@lru_cache(maxsize=None)
+def _schema(name: str) -> Any:
+    import strategies
+
+    spec = _PLAN[name][0]
+    if not isinstance(spec, str):
+        return spec
+    return _draw(strategies.schemas(families=[spec], max_depth=2, max_leaves=4))
+
+
+class _Activating(Evolution):
+    """An evolution between generated schemas: the new classes are made current while the new
+    serializer is in use, and the old ones again afterwards (they share qualified names)."""
+
+    def __init__(self, old_schema: Any, new_schema: Any, *args: Any, **kwargs: Any) -> None:
+        self._schemas = (old_schema, new_schema)
+        super().__init__(*args, **kwargs)
+
+
+def _evolutions(schema: Any) -> list[Evolution]:
+    import strategies
+    from reference.types import serializer_for
+
+    found: list[Evolution] = []
+    for verdict in ("compatible_after_migration", "compatible_with_reconfigured_serializer", "incompatible"):
+        try:
+            evo = _draw(strategies.evolutions(schema, verdict=verdict), pick=3)
+        except Exception:
+            continue  # no change of that verdict exists for this schema
+        if evo.expect != verdict:
+            continue
+        strategies.activate(evo.new)
+        try:
+            new = serializer_for(evo.new)
+        finally:
+            strategies.activate(schema)
+        migrate = evo.migrate if evo.expect != "incompatible" else None
+        found.append(_Activating(schema, evo.new, new, evo.expect, migrate,
+                                 reason_contains=evo.reason_contains if evo.expect == "incompatible" else None,
+                                 name=f"{evo.change} ({evo.expect})"))
+    return found
+
+
+@lru_cache(maxsize=None)
+def builtin_subject(name: str) -> Subject:
+    import strategies
+    from reference.types import serializer_for
+
+    if name not in _PLAN:
+        raise KeyError(f"no built-in subject {name!r}; known: {', '.join(_PLAN)}")
+    schema = _schema(name)
+    strategies.activate(schema)
+    return Subject(
+        lambda: serializer_for(schema), strategies.values(schema), _evolutions(schema),
+        key=_PLAN[name][1], schema=schema, name=f"builtin:{name}",
+        # Only generated classes need the subject rebuilt in a fresh process; the rest restore
+        # from the savepoint's snapshots alone (and the child stays light).
+        locator=f"conformance._builtins:{name}" if isinstance(_PLAN[name][0], str) else None,
+    )
+
+
+def builtin_subjects(names: Any = None) -> list[Subject]:
+    """Every built-in serializer as a Subject (or those named)."""
+    available = [n for n in _PLAN if n != "avro" or _avro_available()]
+    return [builtin_subject(n) for n in (names or available)]
+
+
+def _avro_available() -> bool:
+    try:
+        from strategies._schemas import _avro_available as available
+
+        return bool(available())
+    except Exception:
+        return False
+
+
+def __getattr__(name: str) -> Any:
+    if name in _PLAN:
+        return builtin_subject(name)
+    raise AttributeError(name)

@@ -1,0 +1,148 @@
+"""What ``conformance certify`` shows and writes: progress (rich, on a terminal only), one
+verdict per failing check with its shrunk example, a summary table, JSON and certificate files."""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import random
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+from ._report import Report, dump, reports_to_json
+from ._runner import Runner
+
+__all__ = ["certify_subjects", "render_report"]
+
+_JOB: dict[str, Any] = {}
+
+
+def _runner_for(subject: Any, args: argparse.Namespace, seed: int, peers: list[tuple[str, Any]]) -> Runner:
+    return Runner(
+        subject, examples=args.examples, backends=args.backend, spark=args.spark, seed=seed,
+        profile=args.profile, update_golden=args.update_golden,
+        expected_failures=_expected(args), options={"peers": [p for p in peers if p[1] is not subject]},
+    )
+
+
+def _expected(args: argparse.Namespace) -> dict[str, str]:
+    from .cli import _expected as parse
+
+    return parse(getattr(args, "expect_failure", None))
+
+
+def _run_one(index: int) -> Report:
+    subject = _JOB["subjects"][index]
+    runner = _runner_for(subject, _JOB["args"], _JOB["seed"], _JOB["peers"])
+    try:
+        return runner.run(_JOB["args"].check)
+    finally:
+        runner.close()
+
+
+def _progress(total: int, enabled: bool) -> Any:
+    if not enabled:
+        return None
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), transient=True)
+
+
+def certify_subjects(subjects: list[Any], args: argparse.Namespace, several: bool) -> int:
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
+    tty = sys.stdout.isatty()
+    peers = [(s.display_name, s.make_serializer()) for s in subjects] if several else []
+    jobs = args.jobs or (min(2, os.cpu_count() or 1) if several else 1)
+    reports: list[Report] = []
+    progress = _progress(len(subjects), tty)
+    if progress is not None:
+        progress.start()
+        task = progress.add_task("certifying", total=len(subjects))
+    try:
+        if jobs > 1 and len(subjects) > 1 and "fork" in multiprocessing.get_all_start_methods():
+            _JOB.update(subjects=subjects, args=args, seed=seed, peers=peers)
+            with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+                for report in pool.map(_run_one, range(len(subjects))):
+                    reports.append(report)
+                    _after(report, progress, tty)
+        else:
+            _JOB.update(subjects=subjects, args=args, seed=seed, peers=peers)
+            for i in range(len(subjects)):
+                report = _run_one(i)
+                reports.append(report)
+                _after(report, progress, tty)
+    finally:
+        if progress is not None:
+            progress.stop()
+    render_summary(reports, tty, seed)
+    if args.json:
+        dump(reports_to_json(reports) if several else reports[0].to_json(), args.json)
+    if args.certificate:
+        data: dict[str, Any] = ({"certified": all(r.certified for r in reports),
+                                 "subjects": [r.certificate() for r in reports]}
+                                if several else reports[0].certificate())
+        dump(data, args.certificate)
+    return 0 if all(r.certified for r in reports) else 1
+
+
+def _after(report: Report, progress: Any, tty: bool) -> None:
+    if progress is not None:
+        progress.advance(progress.task_ids[0])
+        progress.console.print(render_report(report))
+    else:
+        print(render_report(report), flush=True)
+
+
+def render_report(report: Report) -> str:
+    """The subject's verdict and, for each failure, check id, sentence and shrunk example."""
+    counts = {s: sum(r.status == s for r in report.results) for s in ("passed", "failed", "skipped")}
+    verdict = "CERTIFIED" if report.certified else "NOT CERTIFIED"
+    lines = [f"{report.subject}: {verdict} ({counts['passed']} passed, {counts['failed']} failed, "
+             f"{counts['skipped']} skipped)"]
+    for r in report.results:
+        if r.failed:
+            lines.append(f"  FAILED {r.id} [{r.family}]: {r.message}")
+            if r.example is not None:
+                lines.append(f"    smallest failing example: {r.example}")
+    return "\n".join(lines)
+
+
+def render_summary(reports: list[Report], tty: bool, seed: int) -> None:
+    families: list[str] = []
+    for report in reports:
+        for r in report.results:
+            if r.family not in families:
+                families.append(r.family)
+
+    def cell(report: Report, family: str) -> str:
+        rs = [r for r in report.results if r.family == family]
+        if not rs:
+            return "-"
+        failed = sum(r.failed for r in rs)
+        passed = sum(r.passed for r in rs)
+        return f"FAIL {failed}" if failed else (f"ok {passed}" if passed else "skipped")
+
+    if tty:
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title=f"conformance (seed {seed})")
+        table.add_column("subject")
+        for family in families:
+            table.add_column(family)
+        table.add_column("verdict")
+        for report in reports:
+            table.add_row(report.subject, *[cell(report, f) for f in families],
+                          "[green]certified[/]" if report.certified else "[red]NOT certified[/]")
+        Console().print(table)
+    else:
+        width = max([len(r.subject) for r in reports] + [7])
+        print(f"\n{'subject'.ljust(width)}  " + "  ".join(f.ljust(9) for f in families) + "  verdict")
+        for report in reports:
+            print(f"{report.subject.ljust(width)}  " + "  ".join(cell(report, f).ljust(9) for f in families)
+                  + ("  certified" if report.certified else "  NOT certified"))
+    certified = sum(r.certified for r in reports)
+    print(f"{certified} of {len(reports)} subject(s) certified; seed {seed} (rerun with --seed {seed})")
