@@ -1,0 +1,206 @@
+"""Helpers for the Spark tests: a deterministic history written through a reference backend,
+its evolution with an independent oracle, and serializers that cannot go to executors.
+
+This module is shipped to the executors with ``SparkContext.addPyFile`` (see conftest.py), so
+the serializers defined here can be unpickled there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from typing import Any
+
+from reference import DataInputView, DataOutputView, SerializationError
+from reference.backends import (
+    BytesStateBackend,
+    HeapStateBackend,
+    ListStateDescriptor,
+    MapStateDescriptor,
+    ValueStateDescriptor,
+)
+from reference.serializers import (
+    DoubleSerializer,
+    IntSerializer,
+    ListSerializer,
+    LongSerializer,
+    RowSerializer,
+    StringSerializer,
+)
+
+EVOLUTION = {"state.schema-evolution.enable": True}
+KEY = LongSerializer()
+USER_KEY = IntSerializer()
+
+
+def old_row() -> RowSerializer:
+    return RowSerializer(
+        [("id", LongSerializer(), False), ("name", StringSerializer(), True),
+         ("score", DoubleSerializer(), True), ("tags", ListSerializer(StringSerializer()), True)]
+    )
+
+
+def new_row() -> RowSerializer:
+    """Reordered by name and one nullable field added: compatible after migration (FLIP-527)."""
+    return RowSerializer(
+        [("score", DoubleSerializer(), True), ("extra", IntSerializer(), True),
+         ("id", LongSerializer(), False), ("tags", ListSerializer(StringSerializer()), True),
+         ("name", StringSerializer(), True)]
+    )
+
+
+def broken_row() -> RowSerializer:
+    """``score`` changes type: incompatible, the message must name the field."""
+    return RowSerializer(
+        [("id", LongSerializer(), False), ("name", StringSerializer(), True),
+         ("score", StringSerializer(), True), ("tags", ListSerializer(StringSerializer()), True)]
+    )
+
+
+def migrate_oracle(value: tuple) -> tuple:
+    """Written independently of the serializers: the FLIP-527 mapping by field name."""
+    ident, name, score, tags = value
+    return (score, None, ident, tags, name)
+
+
+def old_value(key: int, i: int = 0) -> tuple:
+    # -0.0 and a NaN with payload check bit-exactness through migration.
+    score = [1.5, -0.0, float.fromhex("0x1.8p-3"), 1e308][(key + i) % 4]
+    return (key * 10 + i, None if key % 7 == 0 else f"name-{key}-{i}", score,
+            None if key % 5 == 0 else [f"t{key % 3}", ""])
+
+
+def descriptors(row: RowSerializer) -> list[Any]:
+    return [
+        ValueStateDescriptor("profile", row),
+        ListStateDescriptor("events", row),
+        MapStateDescriptor("by-slot", IntSerializer(), row),
+    ]
+
+
+def new_descriptors() -> list[Any]:
+    """What ``conformance migrate --serializers spark_support:new_descriptors`` loads."""
+    return descriptors(new_row())
+
+
+def history(keys: int) -> dict[str, dict[int, Any]]:
+    """The state content, per state name: key -> value / list / dict (a None map value kept)."""
+    values = {k: old_value(k) for k in range(keys)}
+    lists = {k: [old_value(k, i) for i in range(1 + k % 3)] for k in range(keys) if k % 11 != 3}
+    maps = {k: {s: (None if (k + s) % 4 == 0 else old_value(k, s)) for s in range(k % 4 + 1)}
+            for k in range(keys)}
+    return {"profile": values, "events": lists, "by-slot": maps}
+
+
+def write_history(path: str, keys: int, max_parallelism: int = 128) -> dict[str, dict[int, Any]]:
+    """Write ``history(keys)`` through the bytes backend as a savepoint at ``path``."""
+    content = history(keys)
+    backend = BytesStateBackend(KEY, max_parallelism=max_parallelism)
+    try:
+        value, listing, mapping = descriptors(old_row())
+        for k in range(keys):
+            backend.set_current_key(k)
+            backend.get_value_state(value).update(content["profile"][k])
+            if k in content["events"]:
+                backend.get_list_state(listing).update(content["events"][k])
+            backend.get_map_state(mapping).put_all(content["by-slot"][k])
+        backend.savepoint(path)
+    finally:
+        backend.close()
+    return content
+
+
+def backend_migrated(source: str, out: str, mode: str) -> str:
+    """The single-process reference result: restore with the new serializers, savepoint."""
+    cls = HeapStateBackend if mode == "heap" else BytesStateBackend
+    backend = cls.restore(source, KEY, config=EVOLUTION)
+    try:
+        value, listing, mapping = descriptors(new_row())
+        backend.get_value_state(value)
+        backend.get_list_state(listing)
+        backend.get_map_state(mapping)
+        backend.savepoint(out)
+    finally:
+        backend.close()
+    return out
+
+
+def read_back(path: str, keys: int) -> dict[str, dict[int, Any]]:
+    """Everything in a savepoint, read through a restored heap backend."""
+    backend = HeapStateBackend.restore(path, KEY, config=EVOLUTION)
+    try:
+        value, listing, mapping = descriptors(new_row())
+        result: dict[str, dict[int, Any]] = {"profile": {}, "events": {}, "by-slot": {}}
+        for k in range(keys):
+            backend.set_current_key(k)
+            v = backend.get_value_state(value).value()
+            if v is not None:
+                result["profile"][k] = v
+            elements = backend.get_list_state(listing).get()
+            if elements:
+                result["events"][k] = elements
+            entries = dict(backend.get_map_state(mapping).items())
+            if entries:
+                result["by-slot"][k] = entries
+        return result
+    finally:
+        backend.close()
+
+
+def expected_after_migration(content: dict[str, dict[int, Any]]) -> dict[str, dict[int, Any]]:
+    return {
+        "profile": {k: migrate_oracle(v) for k, v in content["profile"].items()},
+        "events": {k: [migrate_oracle(e) for e in v] for k, v in content["events"].items()},
+        "by-slot": {k: {s: None if e is None else migrate_oracle(e) for s, e in v.items()}
+                    for k, v in content["by-slot"].items()},
+    }
+
+
+def tree_digest(path: str) -> dict[str, str]:
+    """Every file under ``path`` with a digest of its bytes (to prove it untouched)."""
+    result = {}
+    for dirpath, _dirs, files in os.walk(path):
+        for name in files:
+            file = os.path.join(dirpath, name)
+            with open(file, "rb") as handle:
+                result[os.path.relpath(file, path)] = hashlib.sha256(handle.read()).hexdigest()
+    return result
+
+
+class LockedSerializer(LongSerializer):
+    """Holds a lock: cannot be pickled, so it cannot be shipped to executors."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lock = threading.Lock()
+
+
+class ProcessBoundRow(RowSerializer):
+    """A row serializer that works only in the process that created it (a stand-in for
+    serializers bound to process-global state): anywhere else it refuses to work."""
+
+    def __init__(self, fields: Any, supports_row_kind: bool = True) -> None:
+        super().__init__(fields, supports_row_kind)
+        self.pid = os.getpid()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_process_bound_row, (self.fields, self.supports_row_kind, self.pid))
+
+    def _here(self) -> None:
+        if os.getpid() != self.pid:
+            raise SerializationError(f"ProcessBoundRow created in process {self.pid} used in {os.getpid()}")
+
+    def serialize(self, value: Any, target: DataOutputView) -> None:
+        self._here()
+        super().serialize(value, target)
+
+    def deserialize(self, source: DataInputView) -> Any:
+        self._here()
+        return super().deserialize(source)
+
+
+def _process_bound_row(fields: Any, supports_row_kind: bool, pid: int) -> ProcessBoundRow:
+    row = ProcessBoundRow(fields, supports_row_kind)
+    row.pid = pid
+    return row

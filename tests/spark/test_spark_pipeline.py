@@ -1,0 +1,378 @@
+"""The Spark pipeline against the reference backends: savepoints as datasets, migration in
+both modes, rescaling, refusal before writing, atomic output, verification, the CLI."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+import spark_support as sup
+
+from reference import StateMigrationError
+from reference.backends import (
+    BytesStateBackend,
+    ValueStateDescriptor,
+    read_savepoint_metadata,
+    read_state_rows,
+    state_data_files,
+)
+
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
+
+KEYS = 2500
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("history") / "savepoint")
+    content = sup.write_history(path, KEYS)
+    return path, content
+
+
+@pytest.fixture(scope="module")
+def reference_results(source, tmp_path_factory):
+    base = tmp_path_factory.mktemp("reference")
+    return {mode: sup.backend_migrated(source[0], str(base / mode), mode) for mode in ("bytes", "heap")}
+
+
+def rows_of(path):
+    """Every state's rows and snapshots, read with pyarrow (not through Spark)."""
+    meta = read_savepoint_metadata(path)
+    return {
+        s.name: (s.kind, s.value_serializer_snapshot, s.namespace_serializer_snapshot,
+                 s.user_key_serializer_snapshot, sorted(read_state_rows(path, s), key=lambda r: r[:4] + (r[4] or b"",)))
+        for s in meta.states
+    }
+
+
+def assert_same_savepoint_content(got_path, want_path, where):
+    got, want = rows_of(got_path), rows_of(want_path)
+    assert list(got) == list(want), f"got states {list(got)}, should be {list(want)} [{where}]"
+    for name in want:
+        for i, part in enumerate(("kind", "value snapshot", "namespace snapshot", "map key snapshot")):
+            assert got[name][i] == want[name][i], f"got {part} {got[name][i]!r}, should be {want[name][i]!r} [{where}, {name}]"
+        g, w = got[name][4], want[name][4]
+        assert len(g) == len(w), f"got {len(g)} rows, should be {len(w)} [{where}, {name}]"
+        diff = next((i for i, (a, b) in enumerate(zip(g, w, strict=True)) if a != b), None)
+        assert diff is None, f"got row {g[diff]}, should be {w[diff]} [{where}, {name}, row {diff}]"
+
+
+def assert_values(got, want, where):
+    from conformance._canonical import canonical
+
+    for name in want:
+        assert set(got[name]) == set(want[name]), (
+            f"got keys {sorted(set(got[name]) ^ set(want[name]))[:5]} differing, should be none [{where}, {name}]"
+        )
+        for k, v in want[name].items():
+            assert canonical(got[name][k]) == canonical(v), f"got {got[name][k]!r}, should be {v!r} [{where}, {name}, key {k}]"
+
+
+# -- savepoints as datasets -------------------------------------------------------------------
+def test_backend_savepoint_reads_as_dataframe_and_writes_back_byte_identical(spark, source, tmp_path):
+    from conformance._spark.datasets import StateOutput, read_state_dataframe, write_savepoint
+
+    path, _ = source
+    meta = read_savepoint_metadata(path)
+    frames = []
+    for state in meta.states:
+        frame = read_state_dataframe(spark, path, state)
+        assert frame.columns == ["key_group", "key", "namespace", "user_key", "value"], f"got columns {frame.columns} [{state.name}]"
+        # Content equality is proven below: Spark's rows, written back, give the backend's file.
+        frames.append(StateOutput(state, frame))
+    out = tmp_path / "copy"
+    write_savepoint(str(out), frames, max_parallelism=meta.max_parallelism,
+                    key_serializer_snapshot=meta.key_serializer_snapshot, parallelism=1)
+    for state, written in zip(meta.states, read_savepoint_metadata(out).states, strict=True):
+        src_file, = state_data_files(path, state)
+        out_file, = state_data_files(out, written)
+        with open(src_file, "rb") as a, open(out_file, "rb") as b:
+            same = a.read() == b.read()
+        assert same, f"got a data file that differs from the backend's, should be byte-identical [{state.name}]"
+    assert (out / "_SUCCESS").exists(), f"got no _SUCCESS marker in {os.listdir(out)}, should be one"
+
+
+def test_spark_written_savepoint_restores_on_the_backend(spark, source, tmp_path):
+    from conformance._spark.datasets import StateOutput, read_state_dataframe, write_savepoint
+
+    path, content = source
+    meta = read_savepoint_metadata(path)
+    out = str(tmp_path / "p4")
+    write_savepoint(out, [StateOutput(s, read_state_dataframe(spark, path, s)) for s in meta.states],
+                    max_parallelism=meta.max_parallelism, key_serializer_snapshot=meta.key_serializer_snapshot,
+                    parallelism=4)
+    backend = BytesStateBackend.restore(out, sup.KEY)
+    try:
+        value, listing, mapping = sup.descriptors(sup.old_row())
+        for k in (0, 1, 2, KEYS // 2, KEYS - 1):
+            backend.set_current_key(k)
+            got = backend.get_value_state(value).value()
+            assert got == content["profile"][k], f"got {got!r}, should be {content['profile'][k]!r} [key {k}]"
+            got_map = dict(backend.get_map_state(mapping).items())
+            assert got_map == content["by-slot"][k], f"got {got_map!r}, should be {content['by-slot'][k]!r} [key {k}]"
+    finally:
+        backend.close()
+
+
+# -- migration ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", ["bytes", "heap"])
+def test_migration_matches_reference_backend_and_oracle(spark, source, reference_results, tmp_path, mode):
+    from conformance._spark.jobs import migrate_savepoint, verify_savepoint
+
+    path, content = source
+    out = str(tmp_path / f"migrated-{mode}")
+    report = migrate_savepoint(path, sup.descriptors(sup.new_row()), out, mode=mode, config=sup.EVOLUTION, spark=spark)
+    verdicts = {s.name: s.verdict for s in report.states}
+    assert verdicts == dict.fromkeys(verdicts, "compatible_after_migration"), f"got {verdicts}, should all need migration"
+    assert_same_savepoint_content(out, reference_results[mode], f"{mode} mode vs the {mode} backend")
+    assert_same_savepoint_content(out, reference_results["bytes" if mode == "heap" else "heap"], f"{mode} mode vs the other backend")
+    assert_values(sup.read_back(out, KEYS), sup.expected_after_migration(content), f"{mode} mode vs oracle")
+    check = verify_savepoint(out, expect=reference_results[mode], spark=spark)
+    assert check.ok, f"got {check.format()}, should verify clean"
+    assert check.entries == report.rows, f"got {check.entries} verified entries, should be {report.rows}"
+
+
+def test_rescaling_4_2_3_keeps_every_key_in_its_group(spark, source, reference_results, tmp_path):
+    from conformance._spark.datasets import key_group_range
+    from conformance._spark.jobs import migrate_savepoint
+
+    path, content = source
+    previous = path
+    for step, (p, descs, mode) in enumerate(
+        [(4, sup.descriptors(sup.new_row()), "bytes"), (2, [], "bytes"), (3, sup.descriptors(sup.new_row()), "heap")]
+    ):
+        out = str(tmp_path / f"step{step}-p{p}")
+        migrate_savepoint(previous, descs, out, mode=mode, parallelism=p, config=sup.EVOLUTION, spark=spark)
+        meta = read_savepoint_metadata(out)
+        for state in meta.states:
+            files = state_data_files(out, state)
+            assert [os.path.basename(f) for f in files] == [f"part-{i:05d}.parquet" for i in range(p)], (
+                f"got files {files}, should be one per subtask of {p} [{state.name}]"
+            )
+            for i, file in enumerate(files):
+                import pyarrow.parquet as pq
+
+                groups = set(pq.read_table(file, columns=["key_group"]).column(0).to_pylist())
+                allowed = set(key_group_range(meta.max_parallelism, p, i))
+                assert groups <= allowed, f"got key groups {sorted(groups - allowed)[:5]} in subtask {i}, should be in {allowed} [{state.name}]"
+        assert_same_savepoint_content(out, reference_results["bytes"], f"rescaled to {p}")
+        previous = out
+    assert_values(sup.read_back(previous, KEYS), sup.expected_after_migration(content), "after 4 -> 2 -> 3")
+
+
+# -- refusals ---------------------------------------------------------------------------------------
+def _siblings(directory):
+    return sorted(os.listdir(directory))
+
+
+def test_incompatible_state_is_refused_before_anything_is_written(spark, source, tmp_path):
+    from conformance._spark.jobs import migrate_savepoint
+
+    path, _ = source
+    before = sup.tree_digest(path)
+    descs = sup.descriptors(sup.new_row())
+    descs[1] = type(descs[1])("events", sup.broken_row())  # one bad state among good ones
+    with pytest.raises(StateMigrationError) as info:
+        migrate_savepoint(path, descs, str(tmp_path / "out"), config=sup.EVOLUTION, spark=spark)
+    message = str(info.value)
+    for word in ("events", "must not be incompatible", "score"):
+        assert word in message, f"got {message!r}, should mention {word!r}"
+    assert _siblings(tmp_path) == [], f"got {_siblings(tmp_path)}, should be nothing written"
+    assert sup.tree_digest(path) == before, "got a changed input savepoint, should be untouched"
+
+    with pytest.raises(StateMigrationError) as info:
+        migrate_savepoint(path, sup.descriptors(sup.new_row()), str(tmp_path / "out"), spark=spark)
+    assert "state.schema-evolution.enable" in str(info.value), f"got {info.value}, should name the option"
+    assert _siblings(tmp_path) == [], f"got {_siblings(tmp_path)}, should be nothing written"
+
+
+def test_unpicklable_serializer_fails_with_a_clear_message(spark, source, tmp_path):
+    from conformance._spark.jobs import SerializerShippingError, migrate_savepoint
+
+    path, _ = source
+    meta_path = tmp_path / "longs"
+    backend = BytesStateBackend(sup.KEY)
+    try:
+        for k in range(100):
+            backend.set_current_key(k)
+            backend.get_value_state(ValueStateDescriptor("n", sup.KEY)).update(k)
+        backend.savepoint(str(meta_path))
+    finally:
+        backend.close()
+    with pytest.raises(SerializerShippingError) as info:
+        migrate_savepoint(str(meta_path), [ValueStateDescriptor("n", sup.LockedSerializer())],
+                          str(tmp_path / "out"), mode="heap", spark=spark)
+    assert "cannot be pickled" in str(info.value) and "'n'" in str(info.value), f"got {info.value}"
+    assert not (tmp_path / "out").exists(), "got an output directory, should be nothing written"
+
+
+def test_serializer_bound_to_one_process_fails_with_a_clear_message(spark, source, tmp_path):
+    from conformance._spark.jobs import SparkJobError, migrate_savepoint
+
+    path, _ = source
+    bound = sup.ProcessBoundRow(sup.new_row().fields)
+    with pytest.raises(SparkJobError) as info:
+        migrate_savepoint(path, [ValueStateDescriptor("profile", bound)], str(tmp_path / "out"),
+                          mode="heap", config=sup.EVOLUTION, spark=spark)
+    message = str(info.value)
+    for word in ("profile", "ProcessBoundRow created in process", "executor"):
+        assert word in message, f"got {message!r}, should mention {word!r}"
+    assert _siblings(tmp_path) == [], f"got {_siblings(tmp_path)}, should be no output"
+
+
+# -- atomic output ------------------------------------------------------------------------------------
+def test_injected_task_failure_leaves_no_output_and_input_untouched(spark, source, tmp_path):
+    from conformance._spark.jobs import SparkJobError, migrate_savepoint
+
+    path, _ = source
+    before = sup.tree_digest(path)
+
+    def fail_subtask_two(subtask):
+        if subtask == 2:
+            raise RuntimeError("injected failure in subtask 2")
+
+    with pytest.raises(SparkJobError) as info:
+        migrate_savepoint(path, sup.descriptors(sup.new_row()), str(tmp_path / "out"), parallelism=3,
+                          config=sup.EVOLUTION, spark=spark, _fault=fail_subtask_two)
+    assert "injected failure in subtask 2" in str(info.value), f"got {info.value}"
+    assert _siblings(tmp_path) == [], f"got {_siblings(tmp_path)}, should be no output and no temporary"
+    assert sup.tree_digest(path) == before, "got a changed input savepoint, should be untouched"
+
+
+def test_killed_driver_leaves_no_output_and_input_untouched(source, tmp_path):
+    path, _ = source
+    before = sup.tree_digest(path)
+    out = tmp_path / "out"
+    marker = tmp_path / "writing"
+    script = textwrap.dedent(f"""
+        import os, sys, time
+        sys.path.insert(0, {os.path.dirname(__file__)!r})
+        import spark_support as sup
+        from conformance._spark.jobs import migrate_savepoint
+        from conformance._spark.session import get_session
+        spark = get_session("local[2]")
+        spark.sparkContext.addPyFile(sup.__file__)
+        def hang(subtask):
+            open({str(marker)!r}, "w").close()
+            time.sleep(600)
+        migrate_savepoint({path!r}, sup.descriptors(sup.new_row()), {str(out)!r}, parallelism=2,
+                          config=sup.EVOLUTION, spark=spark, _fault=hang)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        assert marker.exists(), f"got no write in progress (exit {proc.poll()}), should have reached the write"
+        temps = [n for n in _siblings(tmp_path) if n.startswith(".out.tmp-")]
+        assert temps, f"got {_siblings(tmp_path)}, should show the temporary output while writing"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the driver, its JVM and Python workers
+        proc.wait(timeout=60)
+    assert not out.exists(), f"got {out} after the driver was killed, should not exist"
+    assert sup.tree_digest(path) == before, "got a changed input savepoint, should be untouched"
+
+
+# -- verify -------------------------------------------------------------------------------------------
+def test_verify_reports_undecodable_values_misplaced_keys_and_mismatches(spark, source, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from conformance._spark.jobs import verify_savepoint
+
+    path, _ = source
+    clean = verify_savepoint(path, spark=spark)
+    assert clean.ok and clean.entries == sum(s.rows for s in read_savepoint_metadata(path).states), (
+        f"got {clean.format()}, should be clean with every row counted"
+    )
+    import shutil
+
+    broken = tmp_path / "broken"
+    shutil.copytree(path, broken)
+    meta = read_savepoint_metadata(broken)
+    state = meta.state("profile")
+    file, = state_data_files(broken, state)
+    table = pq.read_table(file)
+    values = table.column("value").to_pylist()
+    values[10] = values[10] + b"\x00"  # one byte left over
+    groups = table.column("key_group").to_pylist()
+    groups[20] = (groups[20] + 1) % meta.max_parallelism  # a key outside its key group
+    table = table.set_column(4, "value", pa.array(values, pa.binary()))
+    table = table.set_column(0, "key_group", pa.array(groups, pa.int32()))
+    pq.write_table(table, file)
+    report = verify_savepoint(str(broken), expect=path, spark=spark)
+    profile = next(s for s in report.states if s.name == "profile")
+    assert not report.ok and profile.bad_entries == 2, f"got {report.format()}, should find 2 bad entries"
+    text = "\n".join(profile.samples)
+    assert "left" in text and "key group" in text, f"got samples {profile.samples}, should say what is wrong"
+    assert profile.mismatches == 3, f"got {profile.mismatches} mismatches, should be 3 (a value and a key moved)"
+    others = [s for s in report.states if s.name != "profile"]
+    assert all(s.ok for s in others), f"got {report.format()}, should flag only 'profile'"
+
+
+# -- CLI -------------------------------------------------------------------------------------------------
+def _cli(*argv):
+    from conformance._spark.cli import add_parsers
+
+    parser = argparse.ArgumentParser(prog="conformance")
+    add_parsers(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(list(argv))
+    return args.func(args)
+
+
+def test_cli_migrate_and_verify_exit_statuses(spark, source, reference_results, tmp_path, capsys):
+    path, _ = source
+    out = str(tmp_path / "cli-out")
+    spec = "spark_support:new_descriptors"
+    status = _cli("migrate", path, "--serializers", spec, "--out", out, "--schema-evolution", "--spark", "local[2]")
+    assert status == 0, f"got exit {status}, should be 0: {capsys.readouterr().err}"
+    status = _cli("verify", out, "--expect", reference_results["bytes"], "--spark", "local[2]")
+    assert status == 0, f"got exit {status}, should be 0: {capsys.readouterr()}"
+    status = _cli("verify", out, "--expect", path, "--spark", "local[2]")
+    assert status == 1, f"got exit {status}, should be 1 (content differs from the unmigrated savepoint)"
+    status = _cli("migrate", path, "--serializers", spec, "--out", str(tmp_path / "again"), "--spark", "local[2]")
+    assert status == 1, f"got exit {status}, should be 1 (row evolution refused without the option)"
+    assert "state.schema-evolution.enable" in capsys.readouterr().err
+    status = _cli("migrate", path, "--serializers", "no_such_module:X", "--out", str(tmp_path / "x"))
+    assert status == 2, f"got exit {status}, should be 2 (unusable --serializers)"
+    status = _cli("verify", str(tmp_path / "missing"))
+    assert status == 2, f"got exit {status}, should be 2 (not a savepoint)"
+    status = _cli("migrate", path, "--serializers", spec, "--out", out, "--schema-evolution")
+    assert status == 2, f"got exit {status}, should be 2 (the output exists)"
+    assert not os.path.exists(tmp_path / "x"), "got output for an unusable command, should be none"
+
+
+def test_session_is_reused_and_a_second_master_refused(spark):
+    from conformance._spark.session import SparkSessionError, get_session
+
+    assert get_session() is spark, "got a new session, should reuse the running one"
+    with pytest.raises(SparkSessionError) as info:
+        get_session("local[3]")
+    assert "local[2]" in str(info.value) and "local[3]" in str(info.value), f"got {info.value}"
+    conf = spark.sparkContext.getConf()
+    assert conf.get("spark.pyspark.python") == sys.executable, f"got {conf.get('spark.pyspark.python')}, should be {sys.executable}"
+    assert conf.get("spark.ui.enabled") == "false", f"got UI {conf.get('spark.ui.enabled')}, should be off"
+
+
+def test_missing_and_wrong_java_are_named(tmp_path, monkeypatch):
+    from conformance._spark.session import JavaNotFoundError, JavaVersionError, StateError, java_version
+
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "nojdk"))
+    with pytest.raises(JavaNotFoundError) as info:
+        java_version()
+    assert isinstance(info.value, StateError) and "Java not found" in str(info.value) and "nojdk" in str(info.value), f"got {info.value}"
+    fake = tmp_path / "jdk11" / "bin"
+    fake.mkdir(parents=True)
+    (fake / "java").write_text('#!/bin/sh\necho \'openjdk version "11.0.2" 2019-01-15\' >&2\n')
+    (fake / "java").chmod(0o755)
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "jdk11"))
+    with pytest.raises(JavaVersionError) as info:
+        java_version()
+    assert "Java 11" in str(info.value) and "17" in str(info.value), f"got {info.value}"
