@@ -238,6 +238,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'fastavro schemaless (baseline)':34}{_fmt(avro_w)} {_fmt(avro_r)}{1.0:>11.2f}{1.0:>12.2f}")
     print(f"{'reference RowSerializer':34}{_fmt(row_w)} {_fmt(row_r)}{row_w / avro_w:>11.2f}{row_r / avro_r:>12.2f}")
     print(f"{'reference TupleSerializer':34}{_fmt(tup_w)} {_fmt(tup_r)}{tup_w / avro_w:>11.2f}{tup_r / avro_r:>12.2f}")
+    try:
+        avro_serializer = s.AvroSerializer(AVRO_SCHEMA)
+    except NotImplementedError:
+        avro_serializer = None
+    if avro_serializer is not None:
+        ref_avro_w, ref_avro_r = bench_reference(avro_serializer, records, repeat)
+        print(f"{'reference AvroSerializer':34}{_fmt(ref_avro_w)} {_fmt(ref_avro_r)}"
+              f"{ref_avro_w / avro_w:>11.2f}{ref_avro_r / avro_r:>12.2f}")
     row_size = sum(len(row.to_bytes(r)) for r in rows[:1000]) / 1000
     buf_sizes = []
     parsed = fastavro.parse_schema(AVRO_SCHEMA)
