@@ -314,12 +314,19 @@ def test_pickle_copy_serialized_copies_one_record():
         b"\x00\x00\x00\x02\x80\x05",  # truncated pickle
         b"\x00\x00\x00\x10\x80\x05",  # length beyond the data
         b"\xff\xff\xff\xff",  # negative length
-        b"\x00\x00\x00\x1d\x80\x05\x95\x12\x00\x00\x00\x00\x00\x00\x00\x8c\x04nope\x94\x8c\x04Nope\x94\x93\x94.",
     ],
-    ids=["garbage", "truncated", "long-length", "negative-length", "missing-global"],
+    ids=["garbage", "truncated", "long-length", "negative-length"],
 )
 def test_pickle_corrupt_payload_is_serialization_error(data):
     with pytest.raises(SerializationError):
+        PickleSerializer().from_bytes(data)
+
+
+def test_pickle_of_a_class_that_is_not_importable_is_serialization_error():
+    # STACK_GLOBAL of "no_such_module_for_pickle:Nope", then STOP
+    payload = b"\x80\x05\x8c\x19no_such_module_for_pickle\x94\x8c\x04Nope\x94\x93\x94."
+    data = struct.pack(">i", len(payload)) + payload
+    with pytest.raises(SerializationError, match="ModuleNotFoundError"):
         PickleSerializer().from_bytes(data)
 
 
