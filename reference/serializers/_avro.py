@@ -243,6 +243,8 @@ class _Decoder:
             raw = self.take(self.long(), t)
             if (t if r is None else r.type) == "bytes":
                 return raw
+            if t == "bytes":  # promoted to string: as Java, malformed UTF-8 becomes U+FFFD
+                return raw.decode("utf-8", "replace")
             try:
                 return raw.decode("utf-8")
             except UnicodeDecodeError as exc:

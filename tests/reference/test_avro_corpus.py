@@ -162,8 +162,12 @@ def test_fastavro_resolution_agrees_unless_noted(group: str, pair: dict[str, Any
     reader = fastavro.parse_schema(pair["reader"])
     data = io.BytesIO()
     fastavro.schemaless_writer(data, writer, decode(pair["datum"]))
-    resolved = fastavro.schemaless_reader(io.BytesIO(data.getvalue()), writer, reader)
     expected = decode(pair["expected"])
+    try:
+        resolved = fastavro.schemaless_reader(io.BytesIO(data.getvalue()), writer, reader)
+    except UnicodeDecodeError:
+        assert "fastavro" in pair, f"fastavro failed to decode UTF-8, which the pair does not note [{group}/{pair['id']}]"
+        return
     if "fastavro" in pair:
         assert exact(resolved) != exact(expected), (
             f"got fastavro's {resolved!r} equal to {expected!r}, should differ as noted "

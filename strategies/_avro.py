@@ -1,0 +1,381 @@
+"""Hypothesis strategies for Avro: schemas, values built from them, and schema evolutions.
+
+Schemas are plain JSON objects (dicts, lists, type names) with unique names and no named type
+used twice, so a change at one place changes exactly that place. Values are built from the
+schema (never filtered). Unions only mix branches whose values fastavro cannot confuse when it
+picks a branch to write (no two numeric types, no boolean with a number, one dict-valued and
+one list-valued branch at most): such a value reads back exactly as it was drawn.
+
+Evolutions (``apply_change``) apply one labelled change at the root or at a field of a root
+record and give the expected verdict and, for compatible ones, the expected migrated value as
+Avro's resolution defines it, built by hand per change (not by the serializer under test).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import struct
+from collections.abc import Callable
+from typing import Any
+
+from hypothesis import strategies as st
+
+from reference.serializers import AvroSerializer
+from reference.types import AvroType
+
+__all__ = [
+    "available", "avro_schemas", "avro_values", "change_labels", "change_kind", "apply_change",
+    "COMPATIBLE_CHANGES", "INCOMPATIBLE_CHANGES", "schema_values",
+]
+
+AFTER_MIGRATION = "compatible_after_migration"
+INCOMPATIBLE = "incompatible"
+
+#: compatible change label -> what it does
+COMPATIBLE_CHANGES = (
+    "avro.add_field_with_default", "avro.remove_field", "avro.promote", "avro.add_enum_symbol",
+    "avro.widen_union", "avro.add_alias",
+)
+#: incompatible change label -> the incompatibility kind its reason names
+INCOMPATIBLE_CHANGES = {
+    "avro.narrow": "type_mismatch",
+    "avro.add_field_without_default": "reader_field_missing_default_value",
+    "avro.remove_enum_symbol": "missing_enum_symbols",
+    "avro.rename_record": "name_mismatch",
+    "avro.change_fixed_size": "fixed_size_mismatch",
+}
+
+_PRIMITIVES = ("int", "long", "string", "boolean", "double", "float", "bytes", "null")
+_NUMBERS = frozenset(("int", "long", "float", "double"))
+_PROMOTIONS = {
+    "int": ("long", "float", "double"), "long": ("float", "double"), "float": ("double",),
+    "string": ("bytes",), "bytes": ("string",),
+}
+_NARROWINGS = {"long": ("int",), "float": ("int", "long"), "double": ("float", "int", "long")}
+_FIELD_NAMES = ("a", "b", "c", "id", "name", "x", "y", "count")
+_SYMBOLS = ("A", "B", "C", "D", "E")
+# Defaults whose JSON form is exactly the value every reader fills in (floats exact in 32 bits)
+_DEFAULTS: dict[str, tuple[Any, ...]] = {
+    "int": (0, -1, 7), "long": (0, 1 << 40), "string": ("", "n/a"), "boolean": (False, True),
+    "double": (0.0, -2.5), "float": (0.5, -1.25), "null": (None,),
+}
+
+
+def available() -> bool:
+    return True
+
+
+def _avro_type(schema: Any) -> AvroType:
+    return AvroType(AvroSerializer(schema).schema_json)
+
+
+def _family(schema: Any) -> str:
+    t = schema if isinstance(schema, str) else schema["type"]
+    if t in _NUMBERS or t == "boolean":
+        return "number"  # booleans are ints to fastavro's branch picking
+    if t in ("record", "map"):
+        return "dict"
+    return {"string": "text", "enum": "text", "bytes": "binary", "fixed": "binary"}.get(t, t)
+
+
+@st.composite
+def _schema(draw: Any, depth: int, names: list[int], top: bool = False, union: bool = True) -> Any:
+    def fresh(prefix: str) -> str:
+        names[0] += 1
+        return f"{prefix}{names[0]}"
+
+    kinds = ["primitive", "enum", "fixed"]
+    if depth > 0:
+        kinds += ["record", "array", "map"] + (["union"] if union else [])
+    if top and depth > 0:
+        kinds = ["record", *kinds]  # records first: the most common top-level Avro schema
+    kind = draw(st.sampled_from(kinds), label="avro kind")
+    if kind == "primitive":
+        return draw(st.sampled_from(_PRIMITIVES[:-1]), label="avro primitive")
+    if kind == "enum":
+        n = draw(st.integers(1, len(_SYMBOLS)), label="enum size")
+        return {"type": "enum", "name": fresh("E"), "symbols": list(_SYMBOLS[:n])}
+    if kind == "fixed":
+        return {"type": "fixed", "name": fresh("F"), "size": draw(st.integers(0, 4), label="fixed size")}
+    if kind == "array":
+        return {"type": "array", "items": draw(_schema(depth - 1, names), label="items")}
+    if kind == "map":
+        return {"type": "map", "values": draw(_schema(depth - 1, names), label="values")}
+    if kind == "union":
+        branches: list[Any] = []
+        families: set[str] = set()
+        if draw(st.booleans(), label="nullable union"):
+            branches.append("null")
+            families.add("null")
+        for _ in range(draw(st.integers(1, 3), label="union size")):
+            branch = draw(_schema(depth - 1, names, union=False), label="branch")
+            if _family(branch) not in families:
+                families.add(_family(branch))
+                branches.append(branch)
+        return branches
+    count = draw(st.integers(0, 4), label="field count")
+    chosen = draw(st.lists(st.sampled_from(_FIELD_NAMES), min_size=count, max_size=count, unique=True), label="field names")
+    fields = [{"name": n, "type": draw(_schema(depth - 1, names), label=f"field {n}")} for n in chosen]
+    return {"type": "record", "name": fresh("R"), "namespace": "gen", "fields": fields}
+
+
+def avro_schemas(depth: int = 2) -> st.SearchStrategy[AvroType]:
+    """Random Avro schemas as ``reference.types.AvroType`` (canonical JSON)."""
+    return st.deferred(lambda: _schema(max(depth, 0), [0], top=True)).map(_avro_type)
+
+
+def raw_avro_schemas(depth: int = 2) -> st.SearchStrategy[Any]:
+    """Random Avro schemas as JSON objects."""
+    return st.deferred(lambda: _schema(max(depth, 0), [0], top=True))
+
+
+# -- values --------------------------------------------------------------------------------------
+def schema_values(schema: Any) -> st.SearchStrategy[Any]:
+    """Values of a schema given as JSON objects (canonical form: named types defined inline)."""
+    return _values(schema, {})
+
+
+def avro_values(avro_type: AvroType) -> st.SearchStrategy[Any]:
+    return schema_values(avro_type.schema)
+
+
+def _values(schema: Any, named: dict[str, Any]) -> st.SearchStrategy[Any]:
+    if isinstance(schema, list):
+        return st.one_of([_values(b, named) for b in schema])
+    if isinstance(schema, str):
+        if schema in named:
+            return st.deferred(lambda: _values(named[schema], named))
+        return _primitive(schema)
+    t = schema["type"]
+    if t in ("record", "enum", "fixed"):
+        named[schema["name"]] = schema
+    if t == "record":
+        names = [f["name"] for f in schema["fields"]]
+        parts = st.tuples(*(_values(f["type"], named) for f in schema["fields"]))
+        return parts.map(lambda values: dict(zip(names, values)))  # in field order, as read back
+    if t == "enum":
+        return st.sampled_from(schema["symbols"])
+    if t == "fixed":
+        return st.binary(min_size=schema["size"], max_size=schema["size"])
+    if t == "array":
+        return st.lists(_values(schema["items"], named), max_size=3)
+    if t == "map":
+        return st.dictionaries(st.text(max_size=4), _values(schema["values"], named), max_size=3)
+    if "logicalType" in schema:
+        raise ValueError(f"schema_values does not build logical-type values ({schema['logicalType']})")
+    return _primitive(t)
+
+
+def _primitive(t: str) -> st.SearchStrategy[Any]:
+    return {
+        "null": st.none(),
+        "boolean": st.booleans(),
+        "int": st.integers(-(1 << 31), (1 << 31) - 1),
+        "long": st.integers(-(1 << 63), (1 << 63) - 1),
+        "float": st.floats(width=32),
+        "double": st.floats(),
+        "bytes": st.binary(max_size=8),
+        "string": st.text(max_size=8),
+    }[t]
+
+
+# -- evolutions ----------------------------------------------------------------------------------
+def _type_name(schema: Any) -> str:
+    if isinstance(schema, list):
+        return "union"
+    return schema if isinstance(schema, str) else schema["type"]
+
+
+def _labels_at(schema: Any) -> list[str]:
+    t = _type_name(schema)
+    labels = []
+    if t == "record":
+        labels += ["avro.add_field_with_default", "avro.add_field_without_default", "avro.add_alias", "avro.rename_record"]
+        if schema["fields"]:
+            labels.append("avro.remove_field")
+    if t in _PROMOTIONS:
+        labels.append("avro.promote")
+    if t in _NARROWINGS:
+        labels.append("avro.narrow")
+    if t == "enum":
+        labels.append("avro.add_enum_symbol")
+        if len(schema["symbols"]) >= 2 and "default" not in schema:
+            labels.append("avro.remove_enum_symbol")
+    if t == "fixed":
+        labels.append("avro.change_fixed_size")
+    if _widenings(schema):
+        labels.append("avro.widen_union")
+    return labels
+
+
+def _widenings(schema: Any) -> list[Any]:
+    """Branches that may be appended to ``schema`` (made a union if it is not one)."""
+    families = {_family(b) for b in (schema if isinstance(schema, list) else [schema])}
+    options = ("null", "string", "long", "bytes", {"type": "array", "items": "int"})
+    return [p for p in options if _family(p) not in families]
+
+
+def _sites(schema: Any) -> list[tuple[int | None, Any]]:
+    """The root (None) and the fields of a root record (their positions)."""
+    sites: list[tuple[int | None, Any]] = [(None, schema)]
+    if _type_name(schema) == "record":
+        sites += [(i, f["type"]) for i, f in enumerate(schema["fields"])]
+    return sites
+
+
+def change_labels(avro_type: AvroType) -> list[str]:
+    """Every change ``apply_change`` can make to this schema, compatible ones first."""
+    found = {label for _, site in _sites(avro_type.schema) for label in _labels_at(site)}
+    order = [*COMPATIBLE_CHANGES, *INCOMPATIBLE_CHANGES]
+    return [label for label in order if label in found]
+
+
+def change_kind(label: str) -> str:
+    if label in COMPATIBLE_CHANGES:
+        return AFTER_MIGRATION
+    if label in INCOMPATIBLE_CHANGES:
+        return INCOMPATIBLE
+    raise KeyError(label)
+
+
+class AvroMigration:
+    """The expected migration of a whole value (a callable, like the oracle's migrations)."""
+
+    is_identity = False
+
+    def __init__(self, function: Callable[[Any], Any], description: str) -> None:
+        self.function = function
+        self.description = description
+
+    def __call__(self, value: Any) -> Any:
+        return self.function(copy.deepcopy(value))
+
+    def __repr__(self) -> str:
+        return f"<avro migration: {self.description}>"
+
+
+def _float32(value: float) -> float:
+    return struct.unpack("<f", struct.pack("<f", value))[0]
+
+
+def _convert(value: Any, old: str, new: str) -> Any:
+    """Avro's promotion of one value (to float: rounded to 32 bits, as a float field holds)."""
+    if new == "float":
+        return _float32(float(value))
+    if new == "double":
+        return float(value)
+    if new == "bytes":
+        return value.encode("utf-8")
+    if new == "string":
+        return value.decode("utf-8", "replace")  # as Java's reader: malformed bytes become U+FFFD
+    return value
+
+
+def _fresh_name(taken: set[str], pool: tuple[str, ...], prefix: str) -> list[str]:
+    free = [n for n in pool if n not in taken]
+    return free + [f"{prefix}{i}" for i in range(len(taken) + 2) if f"{prefix}{i}" not in taken]
+
+
+def _apply_at_site(draw: Any, site: Any, label: str) -> tuple[Any, Callable[[Any], Any] | None, str]:
+    """The changed site schema, the migration of a site value, and what it did."""
+    new = copy.deepcopy(site)
+    if label in ("avro.add_field_with_default", "avro.add_field_without_default"):
+        taken = {f["name"] for f in site["fields"]}
+        name = draw(st.sampled_from(_fresh_name(taken, _FIELD_NAMES, "f")), label="new field name")
+        position = draw(st.integers(0, len(site["fields"])), label="new field position")
+        ftype = draw(st.sampled_from(sorted(_DEFAULTS)), label="new field type")
+        field: dict[str, Any] = {"name": name, "type": ftype}
+        if label == "avro.add_field_with_default":
+            default = draw(st.sampled_from(_DEFAULTS[ftype]), label="default")
+            field["default"] = default
+        new["fields"].insert(position, field)
+        order = [f["name"] for f in new["fields"]]
+
+        def add(value: dict[str, Any]) -> dict[str, Any]:
+            merged = dict(value, **{name: field.get("default")})
+            return {k: merged[k] for k in order}
+
+        return new, add, name
+    if label == "avro.remove_field":
+        index = draw(st.integers(0, len(site["fields"]) - 1), label="removed field")
+        name = new["fields"].pop(index)["name"]
+        return new, lambda value: {k: v for k, v in value.items() if k != name}, name
+    if label == "avro.add_alias":
+        old_full = f"{site.get('namespace', '')}.{site['name']}".lstrip(".")
+        new["name"] = site["name"] + "Renamed"
+        new["aliases"] = [old_full]
+        renamed: dict[str, str] = {}
+        if site["fields"] and draw(st.booleans(), label="also rename a field"):
+            index = draw(st.integers(0, len(site["fields"]) - 1), label="renamed field")
+            taken = {f["name"] for f in site["fields"]}
+            old_name = site["fields"][index]["name"]
+            new_name = draw(st.sampled_from(_fresh_name(taken, _FIELD_NAMES, "g")), label="new field name")
+            new["fields"][index] = dict(new["fields"][index], name=new_name, aliases=[old_name])
+            renamed[old_name] = new_name
+        return new, lambda value: {renamed.get(k, k): v for k, v in value.items()}, site["name"]
+    if label == "avro.rename_record":
+        new["name"] = site["name"] + "Moved"
+        return new, None, site["name"]
+    if label in ("avro.promote", "avro.narrow"):
+        old_t = _type_name(site)
+        table = _PROMOTIONS if label == "avro.promote" else _NARROWINGS
+        new_t = draw(st.sampled_from(table[old_t]), label="new type")
+        return new_t, (lambda value: _convert(value, old_t, new_t)), old_t
+    if label == "avro.add_enum_symbol":
+        symbols = list(site["symbols"])
+        extra = next(f"S{i}" for i in range(len(symbols) + 1) if f"S{i}" not in symbols)
+        symbols.insert(draw(st.integers(0, len(symbols)), label="symbol position"), extra)
+        new["symbols"] = symbols
+        return new, (lambda value: value), extra
+    if label == "avro.remove_enum_symbol":
+        symbols = list(site["symbols"])
+        removed = symbols.pop(draw(st.integers(0, len(symbols) - 1), label="removed symbol"))
+        new["symbols"] = symbols
+        return new, None, removed
+    if label == "avro.change_fixed_size":
+        new["size"] = site["size"] + draw(st.sampled_from((1, 2, 8)), label="size change")
+        return new, None, str(site["size"])
+    if label == "avro.widen_union":
+        branches = site if isinstance(site, list) else [site]
+        extra = draw(st.sampled_from(_widenings(site)), label="new branch")
+        # appended last: Avro resolves into the first branch that reads a value, so an added
+        # branch in front could capture existing values (e.g. double before int)
+        return [*copy.deepcopy(branches), extra], (lambda value: value), _type_name(extra)
+    raise KeyError(label)
+
+
+def apply_change(draw: Any, avro_type: AvroType, label: str) -> tuple[AvroType, AvroMigration | None, str | None]:
+    """Apply change ``label`` at a drawn site: (new type, expected migration or None, a word the
+    incompatibility reason must contain or None)."""
+    schema = avro_type.schema
+    sites = [(pos, site) for pos, site in _sites(schema) if label in _labels_at(site)]
+    if not sites:
+        raise ValueError(f"change {label!r} does not apply to {avro_type.schema_json}")
+    position, site = draw(st.sampled_from(sites), label="change site")
+    new_site, migrate_site, what = _apply_at_site(draw, site, label)
+    if position is None:
+        new_schema, migrate = new_site, migrate_site
+    else:
+        new_schema = copy.deepcopy(schema)
+        new_schema["fields"][position]["type"] = new_site
+        name = schema["fields"][position]["name"]
+
+        def migrate(value: dict[str, Any]) -> dict[str, Any]:
+            return {k: (migrate_site(v) if k == name else v) for k, v in value.items()}  # type: ignore[misc]
+
+    if label in INCOMPATIBLE_CHANGES:
+        return _avro_type(new_schema), None, INCOMPATIBLE_CHANGES[label]
+    assert migrate_site is not None
+    return _avro_type(new_schema), AvroMigration(migrate, f"{label} at {what}"), None
+
+
+def evolution(schema: Any, label: str) -> st.SearchStrategy[tuple[Any, AvroMigration | None, str | None]]:
+    """A strategy of (new schema as JSON objects, migration, reason word) for one change."""
+
+    @st.composite
+    def build(draw: Any) -> tuple[Any, AvroMigration | None, str | None]:
+        new, migration, reason = apply_change(draw, _avro_type(schema), label)
+        return json.loads(new.schema_json), migration, reason
+
+    return build()
