@@ -104,7 +104,13 @@ class EnumSerializer(TypeSerializer[enum.Enum]):
         return value
 
     def create_instance(self) -> enum.Enum:
-        return next(m for m in self._cache_members if m is not None)
+        for member in self._cache_members:
+            if member is not None:
+                return member
+        raise StateError(
+            f"EnumSerializer({qualified_name(self.enum_type)}): the class has none of the "
+            f"members {list(self.symbols)} any more; there is no instance to create"
+        )
 
     @property
     def is_immutable_type(self) -> bool:
