@@ -192,7 +192,7 @@ class BatchingTable(DelegatingTable[K, V, U]):
         loop = self._bind()
         previous, done = self._tail, loop.create_future()
         self._tail = done
-        task = loop.create_task(self._run(batch, previous, done))
+        task = loop.create_task(self._run_batch(batch, previous, done))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -205,7 +205,7 @@ class BatchingTable(DelegatingTable[K, V, U]):
             if self._tail is tail:
                 self._tail = None
 
-    async def _run(self, batch: list[_Op], previous: asyncio.Future[None] | None,
+    async def _run_batch(self, batch: list[_Op], previous: asyncio.Future[None] | None,
                    done: asyncio.Future[None]) -> None:
         try:
             if previous is not None:

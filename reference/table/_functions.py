@@ -8,7 +8,7 @@ failing ``update_async`` with ``RecordNotFoundError``.
 
 from __future__ import annotations
 
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from ._api import each_entry
 from ._errors import UnsupportedTableOperationError

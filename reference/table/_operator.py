@@ -35,6 +35,7 @@ from ._errors import (
 __all__ = ["SendToTableWithUpdate", "send_to_table_with_update"]
 
 log = logging.getLogger("reference.table")
+log.addHandler(logging.NullHandler())  # a library logs; the application decides where it goes
 
 
 class SendToTableWithUpdate:

@@ -219,7 +219,9 @@ class RetriableTable(DelegatingTable[K, V, U]):
         retries = 0
         remaining = list(range(len(items)))  # positions (in ``items``) still to write
         final: dict[int, BaseException] = {}
+        whole: BaseException | None = None  # the call failed as a whole, for every entry
         while True:
+            whole = None
             try:
                 await call([items[i] for i in remaining])
                 failed: dict[int, BaseException] = {}
@@ -227,6 +229,7 @@ class RetriableTable(DelegatingTable[K, V, U]):
                 failed = {remaining[j]: e for j, e in exc.failures.items() if j < len(remaining)}
             except Exception as exc:
                 failed = {i: exc for i in remaining}
+                whole = exc
             retry = {i: e for i, e in failed.items() if self._retriable(policy, function, e)}
             final.update({i: e for i, e in failed.items() if i not in retry})
             if retry and len(retry) < len(remaining):
@@ -246,9 +249,9 @@ class RetriableTable(DelegatingTable[K, V, U]):
         self._end(metrics, retries, started, failed=any(_is_io_failure(e) for e in final.values()))
         if not final:
             return
-        if len(final) == len(items) and len({id(e) for e in final.values()}) == 1:
-            only = next(iter(final.values()))
-            if not isinstance(only, BatchWriteError) and self._retriable(policy, function, only):
+        if whole is not None and len(final) == len(items) and all(e is whole for e in final.values()):
+            only = whole
+            if self._retriable(policy, function, only):
                 raise RetriesExhaustedError(
                     f"table {self.name!r}: {what} of {len(items)} entries still failed after "
                     f"{retries + 1} attempt(s) ({type(only).__name__}: {only}); check the store "

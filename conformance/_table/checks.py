@@ -1,0 +1,115 @@
+"""The ``table`` family of checks (registered in the harness's check registry).
+
+Each check takes a context with ``subject`` (a ``TableSubject``), ``settings`` (hypothesis
+settings for the state machines) and raises ``Violation`` / ``NotApplicable``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from hypothesis import find
+from hypothesis.errors import NoSuchExample
+
+from .._registry import NotApplicable, Violation, check
+from ._machine import build_machine
+from ._runmachine import run_machine
+from ._store import HarnessStore
+
+__all__: list[str] = []
+
+_METHODS = ("get", "get_all", "put", "put_all", "delete", "delete_all", "update", "update_all")
+
+
+@check(id="table.subject", family="table")
+def subject_usable(ctx: Any) -> None:
+    """The factory builds a table with the whole API, and the strategies give examples."""
+    subject = ctx.subject
+    for what in ("keys", "values", "updates"):
+        try:
+            find(getattr(subject, what), lambda _: True)
+        except NoSuchExample:
+            raise Violation(f"the subject's {what} strategy gives no example; give one that does") from None
+    table = subject.make_table(HarnessStore(subject.apply_update))
+    missing = [m for base in _METHODS for m in (base, base + "_async") if not callable(getattr(table, m, None))]
+    if missing:
+        raise Violation(
+            f"the table {type(table).__name__} lacks {', '.join(missing)}; a table needs the whole "
+            f"ReadWriteTable API (subclass reference.table.ReadWriteTable)"
+        )
+
+
+@check(id="table.nulls", family="table", requires=("table.subject",))
+def nulls_rejected(ctx: Any) -> None:
+    """A None key or update is refused when the method is called, and nothing reaches the store."""
+    subject = ctx.subject
+    store = HarnessStore(subject.apply_update)
+    table = subject.make_table(store)
+    key = find(subject.keys, lambda _: True)
+    value = find(subject.values, lambda _: True)
+    update = find(subject.updates, lambda _: True)
+    calls = [
+        ("get_async(None)", lambda: table.get_async(None)),
+        ("get_all_async([None])", lambda: table.get_all_async([None])),
+        ("put_async(None, value)", lambda: table.put_async(None, value)),
+        ("put_all_async([(None, value)])", lambda: table.put_all_async([(None, value)])),
+        ("delete_async(None)", lambda: table.delete_async(None)),
+        ("delete_all_async([None])", lambda: table.delete_all_async([None])),
+        ("update_async(None, update)", lambda: table.update_async(None, update)),
+        ("update_async(key, None)", lambda: table.update_async(key, None)),
+        ("update_all_async([(None, update)])", lambda: table.update_all_async([(None, update)])),
+        ("update_all_async([(key, None)])", lambda: table.update_all_async([(key, None)])),
+    ]
+    loop = asyncio.new_event_loop()
+    try:
+        for what, call in calls:
+            try:
+                awaitable = call()
+            except Exception:
+                continue  # refused synchronously, as it should be
+            try:
+                loop.run_until_complete(asyncio.wait_for(_await(awaitable), 10))
+            except Exception as exc:
+                raise Violation(
+                    f"{what}: got {type(exc).__name__} only when awaited, should be refused when "
+                    f"the method is called"
+                ) from exc
+            raise Violation(f"{what}: got success, should be refused when the method is called")
+    finally:
+        loop.close()
+        close = getattr(table, "close", None)
+        if close is not None:
+            close()
+    if subject.observes_io and store.counts.write_calls:
+        raise Violation(
+            f"null arguments reached the store: got {store.counts.write_calls} write calls, should be 0"
+        )
+
+
+@check(id="table.sequential", family="table", requires=("table.subject",))
+def sequential(ctx: Any) -> None:
+    """Random sequences of single operations (sync and async) and update messages under both
+    contracts match the model: results, errors, records, PUTs and updates reaching the store."""
+    run_machine(build_machine(ctx.subject, concurrent=False, faults=False), ctx.settings)
+
+
+@check(id="table.concurrent", family="table", requires=("table.sequential",))
+def concurrent(ctx: Any) -> None:
+    """Operations issued together (batches, same-key order) and message streams match the model
+    applied in the order of issue; only the operations that failed fail."""
+    run_machine(build_machine(ctx.subject, concurrent=True, faults=False), ctx.settings)
+
+
+@check(id="table.faults", family="table", requires=("table.sequential",))
+def faults(ctx: Any) -> None:
+    """Injected store failures: permanent ones fail exactly their operation (a failed default
+    put is logged and the update still tried); transient ones within the declared retries are
+    absorbed; writer retry metrics count exactly what the store saw."""
+    if not ctx.subject.observes_io:
+        raise NotApplicable("the table does its own I/O (zero-argument factory): no failures can be injected")
+    run_machine(build_machine(ctx.subject, concurrent=False, faults=True), ctx.settings)
+
+
+async def _await(awaitable: Any) -> Any:
+    return await awaitable

@@ -1,0 +1,237 @@
+"""A zoo of broken table implementations: the certification must catch each one, with the
+check that owns the broken behaviour, and a message saying what went wrong.
+
+Each entry is a realistic bug (most of them are hazards Samza's own code has or had).
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import strategies as st
+
+from conformance import TableSubject
+from conformance._table import certify_table
+from reference.table import (
+    BatchingTable,
+    CompleteBatching,
+    LocalTable,
+    ReadWriteTable,
+    RecordNotFoundError,
+    RemoteTable,
+    RetriableTable,
+    RetryPolicy,
+    SendToTableWithUpdate,
+    TableError,
+    UpdateContract,
+    find_cause,
+)
+from reference.table._batching import _ORDER
+
+KEYS = st.integers(0, 3)
+VALUES = st.integers(-5, 5)
+UPDATES = st.integers(-3, 3)
+
+
+def add(value: int, update: int) -> int:
+    return value + update
+
+
+def subject(factory, **kwargs) -> TableSubject:
+    return TableSubject(factory, KEYS, VALUES, UPDATES, add, **kwargs)
+
+
+# ---- the zoo ----------------------------------------------------------------------------
+class StaleReadModifyWrite(ReadWriteTable):
+    """Implements update as read-modify-write over a read cache that writes do not invalidate:
+    the update is applied to a stale record."""
+
+    def __init__(self, inner: ReadWriteTable) -> None:
+        super().__init__("stale")
+        self.inner = inner
+        self.seen: dict = {}
+
+    async def _get(self, key):
+        value = await self.inner.get_async(key)
+        self.seen[key] = value
+        return value
+
+    async def _put(self, key, value):
+        await self.inner.put_async(key, value)
+
+    async def _delete(self, key):
+        await self.inner.delete_async(key)
+
+    async def _update(self, key, update):
+        base = self.seen[key] if key in self.seen else await self.inner.get_async(key)
+        if base is None:
+            raise RecordNotFoundError(f"no record for {key!r}")
+        await self.inner.put_async(key, add(base, update))
+
+
+class DefaultPutTwice(SendToTableWithUpdate):
+    """Puts the default twice on a first-time update ("make sure it is there")."""
+
+    async def _send(self, key, message):
+        try:
+            await self.table.update_async(key, message.update)
+            return
+        except Exception as exc:
+            if find_cause(exc, RecordNotFoundError) is None or not message.has_default \
+                    or self.contract is UpdateContract.UPDATE_ONLY:
+                return await super()._send(key, message)
+        await self.table.put_async(key, message.default)
+        await self.table.put_async(key, message.default)
+        await self.table.update_async(key, message.update)
+
+
+class UpdateAllAsDict(RemoteTable):
+    """``update_all`` builds a dict of its entries: two updates of one key collapse into one."""
+
+    async def _update_all(self, entries):
+        await self.table.update_all_async(list(dict(entries).items()))
+
+
+class SilentMissing(RemoteTable):
+    """Swallows ``RecordNotFoundError``: an update of a missing record silently does nothing."""
+
+    async def _update(self, key, update):
+        try:
+            await self.table.update_async(key, update)
+        except RecordNotFoundError:
+            pass
+
+
+class TypeGroupedBatching(BatchingTable):
+    """Samza's complete batch: all puts, then all updates, then all deletes of a batch, which
+    reorders operations on the same key."""
+
+    async def _run_batch(self, batch, previous, done):
+        # group by type only, ignoring per-key order
+        import asyncio
+
+        try:
+            if previous is not None:
+                await asyncio.shield(previous)
+            for kind in _ORDER:
+                ops = [op for op in batch if op.kind == kind]
+                if ops:
+                    await self._send(kind, ops)
+        finally:
+            if not done.done():
+                done.set_result(None)
+            if self._tail is done:
+                self._tail = None
+
+
+class FailWholeBatch(BatchingTable):
+    """When one entry of a bulk call fails, fails every operation of the call with that error."""
+
+    async def _send(self, kind, ops):
+        from reference.table import BatchWriteError
+
+        try:
+            if kind == "put":
+                await self.table.put_all_async([(op.key, op.value) for op in ops])
+            elif kind == "update":
+                await self.table.update_all_async([(op.key, op.value) for op in ops])
+            else:
+                await self.table.delete_all_async([op.key for op in ops])
+        except BatchWriteError as exc:
+            first = next(iter(exc.failures.values()))
+            for op in ops:
+                op.settle(first)
+        except Exception as exc:
+            for op in ops:
+                op.settle(exc)
+        else:
+            for op in ops:
+                op.settle(None)
+
+
+class SuccessAfterRetriesCounted(RetriableTable):
+    """Counts an operation that succeeded after retries as a success too."""
+
+    def _end(self, metrics, retries, started, failed):
+        super()._end(metrics, retries, started, failed)
+        if retries and not failed:
+            metrics.success_count += 1
+
+
+class WrapsErrors(RemoteTable):
+    """A correct table that raises its own error for every store error (the store's error stays
+    reachable as ``__context__``)."""
+
+    async def _update(self, key, update):
+        try:
+            await self.table.update_async(key, update)
+        except Exception:
+            raise TableError(f"my-store: update of {key!r} failed")  # noqa: B904
+
+
+class OneLevelCause(SendToTableWithUpdate):
+    """Samza's check: looks for ``RecordNotFoundError`` only as the error's direct cause."""
+
+    async def _send(self, key, message):
+        try:
+            await self.table.update_async(key, message.update)
+            return
+        except Exception as exc:
+            if not isinstance(exc.__cause__, RecordNotFoundError):
+                from reference.table import UpdateFailedError
+
+                raise UpdateFailedError(f"update of {key!r} failed") from exc
+            if not message.has_default or self.contract is UpdateContract.UPDATE_ONLY:
+                return await super()._send(key, message)
+        await self.table.put_async(key, message.default)
+        await self.table.update_async(key, message.update)
+
+
+def _batched(batching_cls):
+    def factory(read, write):
+        return batching_cls(RemoteTable(read, write), CompleteBatching(4, 0.0))
+    return factory
+
+
+def _retried(read, write):
+    inner = RemoteTable(read, write)
+    return SuccessAfterRetriesCounted(inner, None, RetryPolicy(max_retries=3), write_function=write)
+
+
+ZOO = {
+    "stale_update": (subject(lambda r, w: StaleReadModifyWrite(RemoteTable(r, w))), "table.sequential"),
+    "stale_update_own_store": (subject(lambda: StaleReadModifyWrite(LocalTable())), "table.sequential"),
+    "default_put_twice": (subject(lambda r, w: RemoteTable(r, w), operator_factory=DefaultPutTwice),
+                          "table.sequential"),
+    "update_all_drops_entries": (subject(lambda r, w: UpdateAllAsDict(r, w)), "table.sequential"),
+    "missing_record_not_signalled": (subject(lambda r, w: SilentMissing(r, w)), "table.sequential"),
+    "batch_reorders_same_key": (subject(_batched(TypeGroupedBatching)), "table.concurrent"),
+    "batch_fails_every_operation": (subject(_batched(FailWholeBatch)), "table.sequential"),
+    "metrics_miscounted": (subject(_retried, write_retries=3,
+                                   write_metrics=lambda t: t.write_metrics), "table.faults"),
+    "cause_checked_one_level_deep": (subject(lambda r, w: WrapsErrors(r, w), operator_factory=OneLevelCause),
+                                     "table.sequential"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_table_zoo_is_caught(name: str) -> None:
+    zoo_subject, check_id = ZOO[name]
+    results = {r.id: r for r in certify_table(zoo_subject)}
+    failed = [r.id for r in results.values() if r.status == "failed"]
+    assert failed, f"got every check passing for zoo table {name!r}, should fail {check_id}"
+    assert failed[0] == check_id, (
+        f"got first failure in {failed[0]} ({results[failed[0]].message}), should be {check_id} "
+        f"[zoo {name}]"
+    )
+    result = results[check_id]
+    assert "should be" in result.message, f"got message {result.message!r}, should say what was expected"
+    assert result.example and "state = TableMachine()" in result.example, (
+        f"got example {result.example!r}, should show hypothesis' shrunk steps [zoo {name}]"
+    )
+
+
+def test_table_zoo_wrapping_errors_is_fine_with_the_reference_operator() -> None:
+    """The table of the last zoo entry is correct: only the one-level cause check was broken."""
+    results = certify_table(subject(lambda r, w: WrapsErrors(r, w)))
+    failed = [str(r) for r in results if r.status == "failed"]
+    assert not failed, f"got failures {failed}, should certify a table that wraps its errors"
