@@ -237,6 +237,26 @@ class PojoSerializer(TypeSerializer[Any]):
             setter(obj, name, value)
         return obj
 
+    def _instance_from_object(self, obj: Any, overrides: dict[str, Any]) -> Any:
+        """An instance of the current class with ``obj``'s values by field name (``overrides``
+        win); fields ``obj`` lacks take the dataclass default, else their zero / None."""
+        serializers = dict(self.fields)
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(self.dataclass_type):
+            if f.name in overrides:
+                values[f.name] = overrides[f.name]
+            elif hasattr(obj, f.name):
+                values[f.name] = getattr(obj, f.name)
+            elif f.default is not dataclasses.MISSING:
+                values[f.name] = f.default
+            elif f.default_factory is not dataclasses.MISSING:
+                values[f.name] = f.default_factory()
+            elif f.name in serializers:
+                values[f.name] = _zero_for(serializers[f.name])
+            else:
+                values[f.name] = self._cache_missing_zero.get(f.name)
+        return self._new_instance(values)
+
     # -- TypeSerializer ----------------------------------------------------------------------
     def serialize(self, value: Any, target: DataOutputView) -> None:
         if value is None:
@@ -523,7 +543,11 @@ class PojoSerializerSnapshot(CompositeTypeSerializerSnapshot[Any]):
                 value = getattr(element, name, None)
                 if value is not None:
                     changes[name] = snap.migrate_element(prior_fields[name], new_field, value)
-            if changes:
+            if type(element) is not new.dataclass_type:
+                # An object of an earlier version of the class (e.g. restored before the new
+                # release was loaded): rebuild it as the current class by field name.
+                migrated = new._instance_from_object(element, changes)
+            elif changes:
                 values = {name: getattr(element, name, None) for name in new._cache_names}
                 values.update(changes)
                 migrated = new._new_instance(values)

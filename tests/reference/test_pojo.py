@@ -496,3 +496,15 @@ def test_unknown_runtime_class_fails_to_unpickle_with_a_clear_error(release):
     assert text.startswith("StateError") and release.name in text and "register" in text, (
         f"got {text!r} {done.stderr[-300:]!r}, should be a StateError naming the class and register_type"
     )
+
+
+def test_migrate_element_rebuilds_objects_of_an_earlier_class_version(release):
+    v1 = release.define([("a", int), ("gone", str)])
+    old_object = v1(3, "x")
+    old_snapshot = snapshot_from_bytes(snapshot_to_bytes(PojoSerializer(v1).snapshot_configuration()))
+    v2 = release.define([("a", int), ("n", int), ("b", str, dataclasses.field(default="d"))])
+    new = PojoSerializer(v2)
+    prior = old_snapshot.restore_serializer()
+    element = new.snapshot_configuration().migrate_element(prior, new, old_object)
+    want = v2(a=3, n=0, b="d")
+    assert type(element) is v2 and canonical(element) == canonical(want), f"got {element!r}, should be {want!r}"
