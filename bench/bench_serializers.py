@@ -125,16 +125,23 @@ def as_avro(row: tuple[Any, ...]) -> dict[str, Any]:
     return record
 
 
-def best_rate(n: int, repeat: int, run: Callable[[], None]) -> float:
-    best = float("inf")
+Runs = tuple[Callable[[], Any], Callable[[], Any]]
+
+
+def measure(n: int, repeat: int, runs: dict[str, Runs]) -> dict[str, tuple[float, float]]:
+    """Records/s (serialize, deserialize) per entry, best of ``repeat`` rounds. Each round runs
+    every entry in turn, so load from other processes hits subject and baseline alike."""
+    best = {name: [float("inf"), float("inf")] for name in runs}
     for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - start)
-    return n / best
+        for name, pair in runs.items():
+            for i, run in enumerate(pair):
+                start = time.perf_counter()
+                run()
+                best[name][i] = min(best[name][i], time.perf_counter() - start)
+    return {name: (n / w, n / r) for name, (w, r) in best.items()}
 
 
-def bench_reference(serializer: Any, values: list[Any], repeat: int) -> tuple[float, float]:
+def reference_runs(serializer: Any, values: list[Any]) -> Runs:
     def write() -> list[bytes]:
         out = DataOutputView()
         result = []
@@ -151,10 +158,10 @@ def bench_reference(serializer: Any, values: list[Any], repeat: int) -> tuple[fl
         for data in encoded:
             deserialize(DataInputView(data))
 
-    return best_rate(len(values), repeat, write), best_rate(len(values), repeat, read)
+    return write, read
 
 
-def bench_fastavro(records: list[dict[str, Any]], repeat: int) -> tuple[float, float]:
+def fastavro_runs(records: list[dict[str, Any]]) -> Runs:
     schema = fastavro.parse_schema(AVRO_SCHEMA)
     writer, reader = fastavro.schemaless_writer, fastavro.schemaless_reader
 
@@ -172,10 +179,10 @@ def bench_fastavro(records: list[dict[str, Any]], repeat: int) -> tuple[float, f
         for data in encoded:
             reader(io.BytesIO(data), schema, None)
 
-    return best_rate(len(records), repeat, write), best_rate(len(records), repeat, read)
+    return write, read
 
 
-def bench_pickle(values: list[Any], repeat: int) -> tuple[float, float]:
+def pickle_runs(values: list[Any]) -> Runs:
     encoded = [pickle.dumps(v, protocol=5) for v in values]
 
     def write() -> None:
@@ -186,7 +193,7 @@ def bench_pickle(values: list[Any], repeat: int) -> tuple[float, float]:
         for data in encoded:
             pickle.loads(data)
 
-    return best_rate(len(values), repeat, write), best_rate(len(values), repeat, read)
+    return write, read
 
 
 def builtin_cases(n: int) -> list[tuple[str, Any, list[Any]]]:
@@ -229,37 +236,36 @@ def main(argv: list[str] | None = None) -> int:
     records = [as_avro(r) for r in rows]
     row = row_serializer()
     assert row.deserialize(DataInputView(row.to_bytes(rows[0]))) == rows[0]
-    avro_w, avro_r = bench_fastavro(records, repeat)
-    row_w, row_r = bench_reference(row, rows, repeat)
-    tup_w, tup_r = bench_reference(tuple_serializer(), rows, repeat)
+    runs: dict[str, Runs] = {
+        "fastavro schemaless (baseline)": fastavro_runs(records),
+        "reference RowSerializer": reference_runs(row, rows),
+        "reference TupleSerializer": reference_runs(tuple_serializer(), rows),
+    }
+    try:
+        runs["reference AvroSerializer"] = reference_runs(s.AvroSerializer(AVRO_SCHEMA), records)
+    except NotImplementedError:
+        pass
+    rates = measure(n, repeat, runs)
+    base_w, base_r = rates["fastavro schemaless (baseline)"]
 
     print("\nNested row of 10 fields (records/s; ratio = reference / fastavro)")
     print(f"{'':34}{'serialize':>12}{'deserialize':>13}{'ratio ser':>11}{'ratio deser':>12}")
-    print(f"{'fastavro schemaless (baseline)':34}{_fmt(avro_w)} {_fmt(avro_r)}{1.0:>11.2f}{1.0:>12.2f}")
-    print(f"{'reference RowSerializer':34}{_fmt(row_w)} {_fmt(row_r)}{row_w / avro_w:>11.2f}{row_r / avro_r:>12.2f}")
-    print(f"{'reference TupleSerializer':34}{_fmt(tup_w)} {_fmt(tup_r)}{tup_w / avro_w:>11.2f}{tup_r / avro_r:>12.2f}")
-    try:
-        avro_serializer = s.AvroSerializer(AVRO_SCHEMA)
-    except NotImplementedError:
-        avro_serializer = None
-    if avro_serializer is not None:
-        ref_avro_w, ref_avro_r = bench_reference(avro_serializer, records, repeat)
-        print(f"{'reference AvroSerializer':34}{_fmt(ref_avro_w)} {_fmt(ref_avro_r)}"
-              f"{ref_avro_w / avro_w:>11.2f}{ref_avro_r / avro_r:>12.2f}")
+    for name, (w, r) in rates.items():
+        print(f"{name:34}{_fmt(w)} {_fmt(r)}{w / base_w:>11.2f}{r / base_r:>12.2f}")
     row_size = sum(len(row.to_bytes(r)) for r in rows[:1000]) / 1000
-    buf_sizes = []
     parsed = fastavro.parse_schema(AVRO_SCHEMA)
+    avro_sizes = []
     for r in records[:1000]:
         b = io.BytesIO()
         fastavro.schemaless_writer(b, parsed, r)
-        buf_sizes.append(len(b.getvalue()))
-    print(f"mean record size: reference row {row_size:.1f} bytes, avro {sum(buf_sizes) / len(buf_sizes):.1f} bytes")
+        avro_sizes.append(len(b.getvalue()))
+    print(f"mean record size: reference row {row_size:.1f} bytes, avro {sum(avro_sizes) / len(avro_sizes):.1f} bytes")
 
     print("\nBuilt-ins (records/s; ratio = reference / stdlib pickle of the same value)")
     print(f"{'':26}{'serialize':>12}{'deserialize':>13}{'ratio ser':>11}{'ratio deser':>12}")
     for name, serializer, values in builtin_cases(n):
-        w, r = bench_reference(serializer, values, repeat)
-        pw, pr = bench_pickle(values, repeat)
+        pair = measure(n, repeat, {"ref": reference_runs(serializer, values), "pickle": pickle_runs(values)})
+        (w, r), (pw, pr) = pair["ref"], pair["pickle"]
         print(f"{name:26}{_fmt(w)} {_fmt(r)}{w / pw:>11.2f}{r / pr:>12.2f}")
     return 0
 
