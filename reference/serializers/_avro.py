@@ -417,6 +417,29 @@ class AvroSerializer(TypeSerializer[Any]):
         source.skip_bytes(stop - pos)
         return value
 
+    def to_bytes(self, value: Any) -> bytes:
+        out = DataOutputView()
+        self.serialize(value, out)
+        return out.getvalue()
+
+    def from_bytes(self, data: bytes) -> Any:
+        """One value from exactly ``data`` (bytes left over are an error)."""
+        if type(data) is not bytes or self._cache_guard:
+            return super().from_bytes(data)
+        buf = BytesIO(data)  # the common case without the view: as cheap as fastavro alone
+        try:
+            value = _fastavro_read(buf, self._cache_fastavro, None)
+        except EOFError as exc:
+            raise EndOfDataError(f"{self!r}: Avro data ends too soon ({exc}); it is truncated or corrupt") from None
+        except Exception as exc:
+            raise SerializationError(f"{self!r}: corrupt Avro data: {type(exc).__name__}: {exc}") from None
+        if buf.tell() != len(data):
+            raise SerializationError(
+                f"{self!r} left {len(data) - buf.tell()} of {len(data)} bytes unread after one "
+                "value; the bytes were not written with this schema or are corrupt"
+            )
+        return value
+
     def _bounded_read(self, data: bytes, pos: int, end: int) -> int:
         decoder = _Decoder(data, pos, end)
         try:
