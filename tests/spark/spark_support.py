@@ -12,7 +12,13 @@ import os
 import threading
 from typing import Any
 
-from reference import DataInputView, DataOutputView, SerializationError
+from reference import (
+    DataInputView,
+    DataOutputView,
+    SerializationError,
+    SimpleTypeSerializerSnapshot,
+    TypeSerializer,
+)
 from reference.backends import (
     BytesStateBackend,
     HeapStateBackend,
@@ -204,3 +210,37 @@ def _process_bound_row(fields: Any, supports_row_kind: bool, pid: int) -> Proces
     row = ProcessBoundRow(fields, supports_row_kind)
     row.pid = pid
     return row
+
+
+_CODES: dict[str, int] = {}
+_NAMES: list[str] = []
+
+
+class InternedStringSerializer(TypeSerializer[str]):
+    """Writes each string as an int code from a process-global intern table: it round-trips
+    in the process that wrote, and nowhere else (the kind of serializer Spark must expose)."""
+
+    def serialize(self, value: str, target: DataOutputView) -> None:
+        code = _CODES.get(value)
+        if code is None:
+            code = _CODES[value] = len(_NAMES)
+            _NAMES.append(value)
+        target.write_int(code)
+
+    def deserialize(self, source: DataInputView) -> str:
+        code = source.read_int()
+        if not 0 <= code < len(_NAMES):
+            raise SerializationError(f"InternedStringSerializer: code {code} is unknown in process {os.getpid()}")
+        return _NAMES[code]
+
+    @property
+    def is_immutable_type(self) -> bool:
+        return True
+
+    def snapshot_configuration(self) -> InternedStringSnapshot:
+        return InternedStringSnapshot()
+
+
+class InternedStringSnapshot(SimpleTypeSerializerSnapshot[str]):
+    def __init__(self) -> None:
+        super().__init__(InternedStringSerializer)
