@@ -94,6 +94,7 @@ def load_families(spark: bool = False, table: bool = False) -> None:
 
 def all_checks(families: tuple[str, ...] | None = None) -> list[Check]:
     """Registered checks in run order (layer, then registration order)."""
+    load_families()
     checks = sorted(_CHECKS.values(), key=lambda c: (c.layer, c.order))
     if families is not None:
         checks = [c for c in checks if c.family in families]
@@ -101,6 +102,7 @@ def all_checks(families: tuple[str, ...] | None = None) -> list[Check]:
 
 
 def get_check(check_id: str) -> Check:
+    load_families()
     try:
         return _CHECKS[check_id]
     except KeyError:

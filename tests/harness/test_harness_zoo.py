@@ -1,0 +1,129 @@
+"""The harness's own proof: every broken serializer of the zoo is caught by the check meant for
+its bug (and no earlier layer), and the correct serializers it is built from certify."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+from hypothesis import strategies as st
+from zoo import GOLDEN, ZOO
+from zoo_base import (
+    MATRIX,
+    RECORD_VALUES,
+    TAGS,
+    TEXT,
+    FixedIntSerializer,
+    Matrix,
+    PairSerializer,
+    RecordSerializer,
+    TagSetSerializer,
+    TextSerializer,
+    by_name,
+    fixed_int_values,
+)
+
+from conformance import Evolution, Subject, check_serializer
+from conformance._registry import LAYERS, all_checks, get_check
+
+EXAMPLES = 25
+SEED = 12345
+
+
+def families_through(check_id: str) -> tuple[str, ...]:
+    """Every check id at or below the layer of ``check_id`` (backends only when needed)."""
+    layer = get_check(check_id).layer
+    return tuple(c.id for c in all_checks() if c.layer <= layer and c.family not in ("spark", "table"))
+
+
+def assert_caught(report, check_id: str) -> None:
+    result = report[check_id]
+    assert result.status == "failed", f"got {check_id} {result.status} ({result.message}), should be failed"
+    assert result.message, f"got an empty message for {check_id}, should say what is wrong"
+    layer = get_check(check_id).layer
+    early = [r for r in report.results if r.failed and get_check(r.id).layer < layer]
+    assert not early, (
+        f"got earlier-layer failures {[(r.id, r.message) for r in early]}, should be caught by {check_id} only"
+    )
+
+
+def test_the_zoo_is_big_enough():
+    assert len(ZOO) + len(GOLDEN) >= 30, f"got {len(ZOO) + len(GOLDEN)} zoo entries, should be at least 30"
+
+
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_zoo_entry_is_caught_by_its_check(name):
+    check_id, make = ZOO[name]
+    # One backend is enough to catch a backends bug; the correct twins below use all three.
+    report = check_serializer(make(), examples=EXAMPLES, seed=SEED, checks=families_through(check_id),
+                              backends=("heap",))
+    assert_caught(report, check_id)
+    assert not report.certified, f"got certified for {name!r}, should not be"
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN))
+def test_golden_zoo_entry_is_caught(name, tmp_path, monkeypatch):
+    check_id, cls = GOLDEN[name]
+    values = fixed_int_values(4)
+    recorded = check_serializer(Subject(cls(4), values, golden=tmp_path, release="1.0"), examples=EXAMPLES,
+                                seed=SEED, checks=("versioning",), update_golden=True)
+    assert recorded.certified, f"got {recorded.failures}, should record and re-read release 1.0"
+    assert (tmp_path / "1.0" / "manifest.json").is_file(), f"got {list(tmp_path.iterdir())}, should hold 1.0/"
+    monkeypatch.setattr(cls, "byte_order", "little")  # release 2 changes the format
+    report = check_serializer(Subject(cls(4), values, golden=tmp_path), examples=EXAMPLES, seed=SEED,
+                              checks=families_through(check_id))
+    assert_caught(report, check_id)
+
+
+def test_shrunk_examples_are_minimal_and_messages_say_got_and_should():
+    check_id, make = ZOO["-0.0 lost"]
+    result = check_serializer(make(), examples=EXAMPLES, seed=SEED, checks=("roundtrip.bit_exact",))[check_id]
+    assert result.example == "-0.0", f"got example {result.example!r}, should be the shrunk -0.0"
+    assert "got 0.0, should be -0.0" in result.message, f"got message {result.message!r}"
+    check_id, make = ZOO["length prefix counts characters"]
+    result = check_serializer(make(), examples=EXAMPLES, seed=SEED, checks=(check_id,))[check_id]
+    assert result.example is not None and len(ast.literal_eval(result.example)) == 1, (
+        f"got example {result.example!r}, should be a one-character string"
+    )
+
+
+CORRECT = {
+    "fixed int": lambda: Subject(FixedIntSerializer(4), fixed_int_values(4), key=True, evolutions=[
+        Evolution(FixedIntSerializer(8), "compatible_after_migration", migrate=lambda v: v),
+        Evolution(FixedIntSerializer(2), "incompatible", reason_contains="narrows"),
+        Evolution(FixedIntSerializer(4), "compatible_as_is"),
+    ], chains=[[Evolution(FixedIntSerializer(4), "compatible_as_is"),
+                Evolution(FixedIntSerializer(8), "compatible_after_migration", migrate=lambda v: v)]]),
+    "text": lambda: Subject(TextSerializer(), TEXT, key=True),
+    "matrix": lambda: Subject(Matrix(), MATRIX),
+    "tags": lambda: Subject(TagSetSerializer(), TAGS, key=True),
+    "record": lambda: Subject(RecordSerializer("a", "b"), RECORD_VALUES, evolutions=[
+        Evolution(RecordSerializer("b", "c", "a"), "compatible_after_migration",
+                  migrate=by_name(("a", "b"), ("b", "c", "a"))),
+        Evolution(RecordSerializer("a"), "incompatible", reason_contains="b"),
+    ]),
+    "pair": lambda: Subject(PairSerializer(FixedIntSerializer(4), TextSerializer()),
+                            st.tuples(fixed_int_values(4), TEXT), evolutions=[
+        Evolution(PairSerializer(FixedIntSerializer(8), TextSerializer()), "compatible_after_migration",
+                  migrate=lambda v: v),
+        Evolution(PairSerializer(FixedIntSerializer(2), TextSerializer()), "incompatible"),
+    ]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CORRECT))
+def test_correct_twins_certify_without_backends(name):
+    report = check_serializer(CORRECT[name](), examples=EXAMPLES, seed=SEED,
+                              checks=tuple(f for f in LAYERS if f not in ("backends", "spark", "table")))
+    assert report.certified, f"got failures {[str(r) for r in report.failures]}, should certify"
+    assert sum(r.passed for r in report.results) >= 15, f"got {[str(r) for r in report.results]}, should mostly pass"
+
+
+@pytest.mark.parametrize("name", ["fixed int", "record"])
+def test_correct_twins_certify_on_every_backend(name):
+    report = check_serializer(CORRECT[name](), examples=EXAMPLES, seed=SEED, checks=("backends",))
+    assert report.certified, f"got failures {[str(r) for r in report.failures]}, should certify"
+    statuses = {r.id: r.status for r in report.results}
+    for check_id in ("backends.history", "backends.identical_savepoints", "backends.evolution",
+                     "backends.incompatible", "backends.fresh_process"):
+        assert statuses.get(check_id) == "passed", f"got {check_id} {statuses.get(check_id)}, should pass"

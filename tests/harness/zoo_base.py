@@ -1,0 +1,358 @@
+"""Correct user-style serializers the zoo's broken ones are small variations of.
+
+Each must certify (tests/harness/test_harness_zoo.py), so that a zoo entry being caught is the
+harness noticing the one bug it carries, not noise.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+from reference import (
+    CompositeTypeSerializerSnapshot,
+    DataInputView,
+    DataOutputView,
+    SchemaCompatibility,
+    SerializationError,
+    SnapshotFormatError,
+    TypeSerializer,
+    TypeSerializerSnapshot,
+)
+
+INT32 = st.integers(-(2**31), 2**31 - 1)
+
+
+# -- A: a fixed-width signed integer; the width is configuration -----------------------------
+class FixedIntSerializer(TypeSerializer[int]):
+    """Signed big-endian integers of ``width`` bytes (4 or 8). Widening migrates; narrowing is
+    incompatible."""
+
+    def __init__(self, width: int = 8) -> None:
+        self.width = width
+
+    def serialize(self, value: int, target: DataOutputView) -> None:
+        try:
+            target.write(value.to_bytes(self.width, "big", signed=True))
+        except OverflowError:
+            raise SerializationError(f"{value} does not fit {self.width} bytes") from None
+
+    def deserialize(self, source: DataInputView) -> int:
+        return int.from_bytes(source.read_fully(self.width), "big", signed=True)
+
+    def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
+        target.write(source.read_fully(self.width))
+
+    @property
+    def is_immutable_type(self) -> bool:
+        return True
+
+    @property
+    def length(self) -> int:
+        return self.width
+
+    def create_instance(self) -> int:
+        return 0
+
+    def duplicate(self) -> FixedIntSerializer:
+        return self
+
+    def snapshot_configuration(self) -> FixedIntSnapshot:
+        return FixedIntSnapshot(self.width)
+
+
+class FixedIntSnapshot(TypeSerializerSnapshot[int]):
+    def __init__(self, width: int = 0) -> None:
+        self.width = width
+
+    def get_current_version(self) -> int:
+        return 1
+
+    def write_snapshot(self, target: DataOutputView) -> None:
+        target.write_int(self.width)
+
+    def read_snapshot(self, read_version: int, source: DataInputView) -> None:
+        if read_version != 1:
+            raise SnapshotFormatError(f"FixedIntSnapshot: unknown version {read_version}")
+        self.width = source.read_int()
+        if self.width not in (1, 2, 4, 8):
+            raise SnapshotFormatError(f"FixedIntSnapshot: width {self.width} is not 1, 2, 4 or 8")
+
+    def restore_serializer(self) -> FixedIntSerializer:
+        return FixedIntSerializer(self.width)
+
+    def resolve_schema_compatibility(self, old_snapshot: TypeSerializerSnapshot[int]) -> SchemaCompatibility[int]:
+        if not isinstance(old_snapshot, FixedIntSnapshot):
+            return SchemaCompatibility.incompatible(f"{type(old_snapshot).__name__} is not a FixedIntSnapshot")
+        if old_snapshot.width == self.width:
+            return SchemaCompatibility.compatible_as_is()
+        if old_snapshot.width < self.width:
+            return SchemaCompatibility.compatible_after_migration()
+        return SchemaCompatibility.incompatible(f"width narrows from {old_snapshot.width} to {self.width}")
+
+
+def fixed_int_values(width: int = 4) -> Any:
+    bits = 8 * width
+    return st.integers(-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+
+
+# -- B: length-prefixed UTF-8 text -----------------------------------------------------------
+class TextSerializer(TypeSerializer[str]):
+    """int byte length, then UTF-8."""
+
+    def serialize(self, value: str, target: DataOutputView) -> None:
+        data = value.encode("utf-8", "surrogatepass")
+        target.write_int(len(data))
+        target.write(data)
+
+    def deserialize(self, source: DataInputView) -> str:
+        return source.read_fully(source.read_int()).decode("utf-8", "surrogatepass")
+
+    def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
+        size = source.read_int()
+        target.write_int(size)
+        target.write(source.read_fully(size))
+
+    @property
+    def is_immutable_type(self) -> bool:
+        return True
+
+    def snapshot_configuration(self) -> TextSnapshot:
+        return TextSnapshot()
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return hash(type(self).__name__)
+
+
+class TextSnapshot(TypeSerializerSnapshot[str]):
+    def get_current_version(self) -> int:
+        return 1
+
+    def write_snapshot(self, target: DataOutputView) -> None:
+        pass
+
+    def read_snapshot(self, read_version: int, source: DataInputView) -> None:
+        pass
+
+    def restore_serializer(self) -> TextSerializer:
+        return TextSerializer()
+
+    def resolve_schema_compatibility(self, old_snapshot: TypeSerializerSnapshot[str]) -> SchemaCompatibility[str]:
+        if isinstance(old_snapshot, TextSnapshot):
+            return SchemaCompatibility.compatible_as_is()
+        return SchemaCompatibility.incompatible("not text")
+
+
+TEXT = st.text()
+
+
+# -- C: nested mutable values -----------------------------------------------------------------
+class Matrix(TypeSerializer[list]):
+    """A list of rows, each a list of ints (int counts, longs)."""
+
+    def serialize(self, value: list, target: DataOutputView) -> None:
+        target.write_int(len(value))
+        for row in value:
+            target.write_int(len(row))
+            for item in row:
+                target.write_long(item)
+
+    def deserialize(self, source: DataInputView) -> list:
+        rows = source.read_int()
+        if rows < 0 or rows * 4 > source.available():
+            raise SerializationError(f"corrupt row count {rows}")
+        result = []
+        for _ in range(rows):
+            n = source.read_int()
+            if n < 0 or n * 8 > source.available():
+                raise SerializationError(f"corrupt row length {n}")
+            result.append([source.read_long() for _ in range(n)])
+        return result
+
+    def copy(self, value: list) -> list:
+        return [list(row) for row in value]
+
+    def snapshot_configuration(self) -> MatrixSnapshot:
+        return MatrixSnapshot()
+
+
+class MatrixSnapshot(TypeSerializerSnapshot[list]):
+    def get_current_version(self) -> int:
+        return 1
+
+    def write_snapshot(self, target: DataOutputView) -> None:
+        pass
+
+    def read_snapshot(self, read_version: int, source: DataInputView) -> None:
+        pass
+
+    def restore_serializer(self) -> Matrix:
+        return Matrix()
+
+    def resolve_schema_compatibility(self, old_snapshot: TypeSerializerSnapshot[list]) -> SchemaCompatibility[list]:
+        if type(old_snapshot) is MatrixSnapshot:
+            return SchemaCompatibility.compatible_as_is()
+        return SchemaCompatibility.incompatible("not a matrix")
+
+
+MATRIX = st.lists(st.lists(st.integers(-(2**63), 2**63 - 1), max_size=3), max_size=3)
+
+
+# -- D: a set of tags, usable as a key (entries written sorted) --------------------------------
+class TagSetSerializer(TypeSerializer[frozenset]):
+    def serialize(self, value: frozenset, target: DataOutputView) -> None:
+        target.write_int(len(value))
+        for tag in self.ordered(value):
+            target.write_utf(tag)
+
+    def ordered(self, value: frozenset) -> list[str]:
+        return sorted(value)
+
+    def deserialize(self, source: DataInputView) -> frozenset:
+        n = source.read_int()
+        if n < 0 or n * 2 > source.available():
+            raise SerializationError(f"corrupt tag count {n}")
+        return frozenset(source.read_utf() for _ in range(n))
+
+    @property
+    def is_immutable_type(self) -> bool:
+        return True
+
+    def snapshot_configuration(self) -> TagSetSnapshot:
+        return TagSetSnapshot()
+
+
+class TagSetSnapshot(TypeSerializerSnapshot[frozenset]):
+    def get_current_version(self) -> int:
+        return 1
+
+    def write_snapshot(self, target: DataOutputView) -> None:
+        pass
+
+    def read_snapshot(self, read_version: int, source: DataInputView) -> None:
+        pass
+
+    def restore_serializer(self) -> TypeSerializer[frozenset]:
+        return TagSetSerializer()
+
+    def resolve_schema_compatibility(self, old_snapshot: TypeSerializerSnapshot[frozenset]) -> SchemaCompatibility[frozenset]:
+        if isinstance(old_snapshot, TagSetSnapshot):
+            return SchemaCompatibility.compatible_as_is()
+        return SchemaCompatibility.incompatible("not a tag set")
+
+
+TAGS = st.frozensets(st.text("abcdefghij", min_size=1, max_size=4), max_size=8)
+
+
+# -- E: records with named nullable long fields, evolving by name ------------------------------
+class RecordSerializer(TypeSerializer[tuple]):
+    """Tuples of optional longs, one per named field: a null mask byte per field, then values."""
+
+    def __init__(self, *fields: str) -> None:
+        self.fields = tuple(fields)
+
+    def serialize(self, value: tuple, target: DataOutputView) -> None:
+        if len(value) != len(self.fields):
+            raise SerializationError(f"record of {len(self.fields)} fields got {value!r}")
+        for item in value:
+            target.write_boolean(item is None)
+            if item is not None:
+                target.write_long(item)
+
+    def deserialize(self, source: DataInputView) -> tuple:
+        return tuple(None if source.read_boolean() else source.read_long() for _ in self.fields)
+
+    @property
+    def is_immutable_type(self) -> bool:
+        return True
+
+    def snapshot_configuration(self) -> RecordSnapshot:
+        return RecordSnapshot(self.fields)
+
+
+class RecordSnapshot(TypeSerializerSnapshot[tuple]):
+    def __init__(self, fields: tuple[str, ...] = ()) -> None:
+        self.fields = tuple(fields)
+
+    def get_current_version(self) -> int:
+        return 1
+
+    def write_snapshot(self, target: DataOutputView) -> None:
+        target.write_int(len(self.fields))
+        for name in self.fields:
+            target.write_utf(name)
+
+    def read_snapshot(self, read_version: int, source: DataInputView) -> None:
+        n = source.read_int()
+        if n < 0 or n * 2 > source.available():
+            raise SnapshotFormatError(f"RecordSnapshot: corrupt field count {n}")
+        self.fields = tuple(source.read_utf() for _ in range(n))
+
+    def restore_serializer(self) -> RecordSerializer:
+        return RecordSerializer(*self.fields)
+
+    def resolve_schema_compatibility(self, old_snapshot: TypeSerializerSnapshot[tuple]) -> SchemaCompatibility[tuple]:
+        if not isinstance(old_snapshot, RecordSnapshot):
+            return SchemaCompatibility.incompatible("not a record")
+        removed = [f for f in old_snapshot.fields if f not in self.fields]
+        if removed:
+            return SchemaCompatibility.incompatible(f"field {removed[0]!r} was removed")
+        if old_snapshot.fields == self.fields:
+            return SchemaCompatibility.compatible_as_is()
+        return SchemaCompatibility.compatible_after_migration()
+
+    def migrate_element(self, prior: Any, new: Any, element: Any, target: DataOutputView | None = None) -> Any:
+        by_name = dict(zip(prior.fields, element))
+        migrated = tuple(self.fill(by_name, name) for name in new.fields)
+        if target is not None:
+            new.serialize(migrated, target)
+        return migrated
+
+    def fill(self, by_name: dict[str, Any], name: str) -> Any:
+        return by_name.get(name)
+
+
+RECORD_VALUES = st.tuples(st.none() | st.integers(-(2**63), 2**63 - 1), st.none() | st.integers(-(2**63), 2**63 - 1))
+
+
+def by_name(old_fields: tuple[str, ...], new_fields: tuple[str, ...]) -> Any:
+    """The oracle: each new field takes the old field of the same name, else None."""
+    def migrate(value: tuple) -> tuple:
+        named = dict(zip(old_fields, value))
+        return tuple(named.get(name) for name in new_fields)
+    return migrate
+
+
+# -- F: a pair, as a proper composite ------------------------------------------------------------
+class PairSerializer(TypeSerializer[tuple]):
+    def __init__(self, first: TypeSerializer[Any], second: TypeSerializer[Any]) -> None:
+        self.first, self.second = first, second
+
+    def serialize(self, value: tuple, target: DataOutputView) -> None:
+        self.first.serialize(value[0], target)
+        self.second.serialize(value[1], target)
+
+    def deserialize(self, source: DataInputView) -> tuple:
+        return (self.first.deserialize(source), self.second.deserialize(source))
+
+    @property
+    def is_immutable_type(self) -> bool:
+        return self.first.is_immutable_type and self.second.is_immutable_type
+
+    def snapshot_configuration(self) -> TypeSerializerSnapshot[tuple]:
+        return PairSnapshot(self)
+
+
+class PairSnapshot(CompositeTypeSerializerSnapshot[tuple]):
+    def get_current_outer_snapshot_version(self) -> int:
+        return 1
+
+    def get_nested_serializers(self, outer: Any) -> list[TypeSerializer[Any]]:
+        return [outer.first, outer.second]
+
+    def create_outer_serializer_with_nested_serializers(self, nested: Any) -> PairSerializer:
+        return PairSerializer(nested[0], nested[1])
