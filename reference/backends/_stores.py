@@ -208,6 +208,15 @@ class _RocksTable(Table):
         self._write(self._name, ((_encode((kg, k, ns)) + (uk or b""), v) for kg, k, ns, uk, v in rows))
 
     def _write(self, cf_name: str, pairs: Iterable[tuple[bytes, bytes]]) -> None:
+        try:
+            self._write_batches(cf_name, pairs)
+        except BaseException:
+            # The traceback would keep iterators and column-family handles alive, and a live
+            # handle keeps the database locked after close(): clear those frames' locals.
+            traceback.clear_frames(sys.exc_info()[2])
+            raise
+
+    def _write_batches(self, cf_name: str, pairs: Iterable[tuple[bytes, bytes]]) -> None:
         from rocksdict import WriteBatch
 
         handle = self._store._db.get_column_family_handle(cf_name)
@@ -234,9 +243,6 @@ class _RocksTable(Table):
         try:
             self._write(name, ((k, fn(v)) for k, v in self._cf.items()))
         except BaseException:
-            # The traceback would keep iterators and column-family handles alive, and a live
-            # handle keeps the database locked after close(): clear those frames' locals.
-            traceback.clear_frames(sys.exc_info()[2])
             del cf
             self._store._drop_column_family(name)
             raise

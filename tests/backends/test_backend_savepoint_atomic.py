@@ -40,7 +40,12 @@ def _kill_writer_at_random(tmp_path, rng):
     try:
         line = process.stdout.readline()
         assert line.strip() == "READY", f"got {line!r} {process.stderr.read()[:2000]}, should be READY"
-        time.sleep(rng.uniform(0.0, 1.0))
+        # Time one complete savepoint, then kill at a random point of about the next one
+        # (relative timing keeps the test meaningful on a loaded machine).
+        start = time.monotonic()
+        line = process.stdout.readline()
+        assert line.startswith("DONE"), f"got {line!r}, should be DONE 0"
+        time.sleep(rng.uniform(0.0, 1.3 * (time.monotonic() - start)))
     finally:
         process.send_signal(signal.SIGKILL)
         process.wait()
