@@ -339,6 +339,13 @@ class DelegatingTable(ReadWriteTable[K, V, U]):
         self.table = table
         self.supports_updates = table.supports_updates
 
+    def _refuse_updates(self) -> UnsupportedTableOperationError:
+        # the layer that refuses knows why (compact batching, read-only, ...)
+        inner = self.table
+        if not getattr(inner, "supports_updates", True) and hasattr(inner, "_refuse_updates"):
+            return inner._refuse_updates()  # type: ignore[no-any-return]
+        return super()._refuse_updates()
+
     async def _get(self, key: K) -> V | None:
         return await self.table.get_async(key)
 

@@ -11,7 +11,8 @@ which). Batches run one after another, never overlapping.
 ``CompactBatching``: only the last put/delete per key is sent; updates cannot be compacted
 (two partial updates do not combine into one), so a compact-batching table refuses them.
 
-Reads first wait for every write issued before them, so a get sees the table's own writes.
+Reads take their turn in the order of issue: a get sees every write issued before it and none
+issued after it.
 """
 
 from __future__ import annotations
@@ -123,12 +124,27 @@ class BatchingTable(DelegatingTable[K, V, U]):
 
     # ---- reads see earlier writes ---------------------------------------------------
     async def _get(self, key: K) -> V | None:
-        await self._drain()
-        return await self.table.get_async(key)
+        return await self._in_turn(lambda: self.table.get_async(key))
 
     async def _get_all(self, keys: list[K]) -> dict[K, V]:
-        await self._drain()
-        return await self.table.get_all_async(keys)
+        return await self._in_turn(lambda: self.table.get_all_async(keys))
+
+    async def _in_turn(self, read: Any) -> Any:
+        """Run a read in its place in the order of issue: after every write issued before it
+        (pending ones are sent now) and before any write issued after it."""
+        loop = self._bind()
+        self._start_all()
+        previous, done = self._tail, loop.create_future()
+        self._tail = done
+        try:
+            if previous is not None:
+                await asyncio.shield(previous)
+            return await read()
+        finally:
+            if not done.done():
+                done.set_result(None)
+            if self._tail is done:
+                self._tail = None
 
     async def _flush(self) -> None:
         await self._drain()
@@ -197,13 +213,13 @@ class BatchingTable(DelegatingTable[K, V, U]):
         task.add_done_callback(self._tasks.discard)
 
     async def _drain(self) -> None:
+        """Wait for every write issued before this call (not for later ones: a read must not
+        see a write issued after it)."""
         self._bind()
         self._start_all()
-        while self._tail is not None:
-            tail = self._tail
+        tail = self._tail  # batches run in order: this one ends after all earlier ones
+        if tail is not None:
             await asyncio.shield(tail)
-            if self._tail is tail:
-                self._tail = None
 
     async def _run_batch(self, batch: list[_Op], previous: asyncio.Future[None] | None,
                    done: asyncio.Future[None]) -> None:

@@ -42,38 +42,56 @@ class CachingTable(DelegatingTable[K, V, U]):
         super().__init__(table, name)
         self.cache: MutableMapping[Any, Any] = {} if cache is None else cache
         self.supports_updates = False
+        # bumped by every write of a key: a read that started before a write must not cache the
+        # value it fetched (it may be older than the write)
+        self._versions: dict[Any, int] = {}
+
+    def _invalidate(self, key: Any) -> None:
+        self.cache.pop(key, None)
+        self._versions[key] = self._versions.get(key, 0) + 1
 
     async def _get(self, key: K) -> V | None:
         if key in self.cache:
             return self.cache[key]
+        version = self._versions.get(key, 0)
         value = await self.table.get_async(key)
-        if value is not None:
+        if value is not None and self._versions.get(key, 0) == version:
             self.cache[key] = value
         return value
 
     async def _get_all(self, keys: list[K]) -> dict[K, V]:
         missing = [k for k in keys if k not in self.cache]
+        versions = {k: self._versions.get(k, 0) for k in missing}
         fetched = await self.table.get_all_async(missing) if missing else {}
-        self.cache.update(fetched)
-        return {k: self.cache[k] for k in keys if k in self.cache}
+        found = {k: self.cache[k] for k in keys if k in self.cache}
+        for key, value in fetched.items():
+            found[key] = value
+            if self._versions.get(key, 0) == versions[key]:
+                self.cache[key] = value
+        return {k: found[k] for k in keys if k in found}
 
     async def _put(self, key: K, value: V) -> None:
-        self.cache.pop(key, None)  # a failed write must not leave a record the store lacks
+        self._invalidate(key)  # a failed write must not leave a record the store lacks
         await self.table.put_async(key, value)
+        self._invalidate(key)
         self.cache[key] = value
 
     async def _put_all(self, entries: list[tuple[K, V]]) -> None:
         for key, _ in entries:
-            self.cache.pop(key, None)
+            self._invalidate(key)
         await self.table.put_all_async(entries)
         for key, value in entries:
+            self._invalidate(key)
             self.cache[key] = value
 
     async def _delete(self, key: K) -> None:
-        self.cache.pop(key, None)
+        self._invalidate(key)
         await self.table.delete_async(key)
+        self._invalidate(key)
 
     async def _delete_all(self, keys: list[K]) -> None:
         for key in keys:
-            self.cache.pop(key, None)
+            self._invalidate(key)
         await self.table.delete_all_async(keys)
+        for key in keys:
+            self._invalidate(key)

@@ -9,6 +9,7 @@ from typing import Any
 
 from ._api import DelegatingTable, K, ReadWriteTable, U, V
 from ._batching import BatchingTable, CompactBatching, CompleteBatching
+from ._errors import UnsupportedTableOperationError
 from ._functions import TableReadFunction, TableWriteFunction
 from ._rate import RateLimitedTable, RateLimiter
 from ._retry import RetriableTable, RetryMetrics, RetryPolicy
@@ -33,6 +34,11 @@ class FunctionTable(ReadWriteTable[K, V, U]):
         if self.write_function is None:
             raise _read_only(self.name)
         return self.write_function
+
+    def _refuse_updates(self) -> UnsupportedTableOperationError:
+        if self.write_function is None:
+            return _read_only(self.name)
+        return super()._refuse_updates()
 
     async def _get(self, key: K) -> V | None:
         return await self.read_function.get_async(key)
@@ -63,9 +69,7 @@ class FunctionTable(ReadWriteTable[K, V, U]):
             await self.write_function.flush_async()
 
 
-def _read_only(name: str) -> Exception:
-    from ._errors import UnsupportedTableOperationError
-
+def _read_only(name: str) -> UnsupportedTableOperationError:
     return UnsupportedTableOperationError(
         f"table {name!r} is read-only (no write function); give the remote table a "
         f"TableWriteFunction to write to it"

@@ -235,3 +235,7 @@ def test_table_zoo_wrapping_errors_is_fine_with_the_reference_operator() -> None
     results = certify_table(subject(lambda r, w: WrapsErrors(r, w)))
     failed = [str(r) for r in results if r.status == "failed"]
     assert not failed, f"got failures {failed}, should certify a table that wraps its errors"
+
+
+#: for the CLI tests
+MISSING_NOT_SIGNALLED = ZOO["missing_record_not_signalled"][0]
