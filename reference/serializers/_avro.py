@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import struct
+import threading
 from io import BytesIO
 from typing import Any
 
@@ -89,11 +90,20 @@ class _Resolution:
         ]
         self._branches: dict[tuple[int, int], tuple[Any, Node]] = {}
         self._pairings: dict[tuple[int, int], tuple[list[tuple[Any, Any]], list[Any]]] = {}
+        # The checker's memo marks pairs in progress: a concurrent lookup must not see them.
+        self._lock = threading.Lock()
 
     def branch(self, reader_union: Any, writer: Node) -> tuple[Any, Node]:
         """Avro's rule: the first reader branch that reads the writer's type; returns the tag
         fastavro's tuple notation uses to write exactly that branch, and the branch."""
         key = (id(reader_union), id(writer))
+        found = self._branches.get(key)
+        if found is None:
+            with self._lock:
+                return self._choose_branch(key, reader_union, writer)
+        return found
+
+    def _choose_branch(self, key: tuple[int, int], reader_union: Any, writer: Node) -> tuple[Any, Node]:
         found = self._branches.get(key)
         if found is None:
             for branch in reader_union.branches:

@@ -355,3 +355,19 @@ def test_migrating_through_a_list_over_bytes() -> None:
     new.snapshot_configuration().migrate_state(old, new, source, target)
     got = new.from_bytes(target.getvalue())
     assert got == [{"x": 5, "y": "?"}] and type(got[0]["x"]) is int, f"got {got!r}, should be [{{'x': 5, 'y': '?'}}]"
+
+
+def test_concurrent_migrations_agree() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    old = AvroSerializer(["null", "int", {"type": "record", "name": "Q", "fields": [{"name": "v", "type": "float"}]}])
+    new = AvroSerializer(["null", "double", "string", {"type": "record", "name": "Q", "fields": [{"name": "v", "type": "double"}]}])
+    values = [None, 3, {"v": 0.5}] * 50
+    expected = [None, 3.0, {"v": 0.5}] * 50
+
+    def migrate(value: object) -> object:
+        return new.snapshot_configuration().migrate_element(old, new, value)
+
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(migrate, values))
+    assert bits(got) == bits(expected), f"got {got[:3]}..., should be {expected[:3]}... from every thread"
