@@ -404,9 +404,9 @@ def write_state_rows(
     import pyarrow.parquet as pq
 
     os.makedirs(os.fspath(directory), exist_ok=True)
-    columns = list(zip(*rows)) if rows else [(), (), (), (), ()]
+    columns = list(zip(*rows, strict=True)) if rows else [(), (), (), (), ()]
     table = pa.Table.from_arrays(
-        [pa.array(list(col), type=f.type) for col, f in zip(columns, savepoint_arrow_schema())],
+        [pa.array(list(col), type=f.type) for col, f in zip(columns, savepoint_arrow_schema(), strict=True)],
         schema=savepoint_arrow_schema(),
     )
     file = os.path.join(os.fspath(directory), data_file_name(part))
@@ -437,6 +437,6 @@ def read_state_rows(
         try:
             for batch in parquet.iter_batches(batch_size=ROW_GROUP_SIZE):
                 cols = [batch.column(i).to_pylist() for i in range(5)]
-                yield from zip(*cols)
+                yield from zip(*cols, strict=True)
         except (OSError, pa.ArrowException) as exc:
             raise SavepointFormatError(f"data file {file!r} of state {state.name!r} is corrupt: {exc}") from None

@@ -10,7 +10,7 @@ from ._heap import HeapListState, HeapMapState, HeapValueState
 __all__ = ["State", "ValueState", "ListState", "MapState"]
 
 
-class State(abc.ABC):
+class State(abc.ABC):  # noqa: B024 - a marker: implementations are registered
     """A keyed state object: reads and writes the backend's current key, in the namespace set
     by ``set_current_namespace(ns)`` (the default namespace when the descriptor has no
     namespace serializer)."""
@@ -31,9 +31,9 @@ class MapState(State):
     be None (a null map value), a user key may not."""
 
 
-for _cls in (HeapValueState, BytesValueState):
-    ValueState.register(_cls)
-for _cls in (HeapListState, BytesListState):
-    ListState.register(_cls)
-for _cls in (HeapMapState, BytesMapState):
-    MapState.register(_cls)
+ValueState.register(HeapValueState)
+ValueState.register(BytesValueState)
+ListState.register(HeapListState)
+ListState.register(BytesListState)
+MapState.register(HeapMapState)
+MapState.register(BytesMapState)

@@ -9,9 +9,9 @@ new column family) that replaces the old one only when every entry has been rewr
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
-import gc
 import struct
 import sys
 import tempfile
@@ -36,18 +36,30 @@ _BATCH = 8192
 class Table:
     """The operations a state needs from its store."""
 
-    def get(self, primary: Primary) -> bytes | None: ...
-    def put(self, primary: Primary, value: bytes) -> None: ...
-    def delete(self, primary: Primary) -> None: ...
-    def map_get(self, primary: Primary, user_key: bytes) -> bytes | None: ...
-    def map_put(self, primary: Primary, user_key: bytes, value: bytes) -> None: ...
-    def map_delete(self, primary: Primary, user_key: bytes) -> None: ...
-    def map_items(self, primary: Primary) -> Iterator[tuple[bytes, bytes]]: ...
-    def map_clear(self, primary: Primary) -> None: ...
-    def rows(self) -> Iterator[Row]: ...
-    def load(self, rows: Iterable[Row]) -> None: ...
-    def transform(self, fn: Callable[[bytes], bytes]) -> None: ...
-    def drop(self) -> None: ...
+    def get(self, primary: Primary) -> bytes | None:
+        raise NotImplementedError
+    def put(self, primary: Primary, value: bytes) -> None:
+        raise NotImplementedError
+    def delete(self, primary: Primary) -> None:
+        raise NotImplementedError
+    def map_get(self, primary: Primary, user_key: bytes) -> bytes | None:
+        raise NotImplementedError
+    def map_put(self, primary: Primary, user_key: bytes, value: bytes) -> None:
+        raise NotImplementedError
+    def map_delete(self, primary: Primary, user_key: bytes) -> None:
+        raise NotImplementedError
+    def map_items(self, primary: Primary) -> Iterator[tuple[bytes, bytes]]:
+        raise NotImplementedError
+    def map_clear(self, primary: Primary) -> None:
+        raise NotImplementedError
+    def rows(self) -> Iterator[Row]:
+        raise NotImplementedError
+    def load(self, rows: Iterable[Row]) -> None:
+        raise NotImplementedError
+    def transform(self, fn: Callable[[bytes], bytes]) -> None:
+        raise NotImplementedError
+    def drop(self) -> None:
+        raise NotImplementedError
 
 
 # -- memory -----------------------------------------------------------------------------------
@@ -268,11 +280,11 @@ class RocksDBStore:
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         from rocksdict import Options, Rdict
 
+        self._owned_dir: str | None = None
         if path is None:
             self._owned_dir = tempfile.mkdtemp(prefix="state-rocksdb-")
             self._path = os.path.join(self._owned_dir, "db")
         else:
-            self._owned_dir = None
             base = os.fspath(path)
             if os.path.isdir(base) and os.listdir(base):
                 raise StateError(

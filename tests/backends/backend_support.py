@@ -144,7 +144,7 @@ def savepoint_content(path: Any) -> tuple[Any, dict[str, list[tuple]]]:
         found = []
         for file in state_data_files(path, state):
             table = pq.ParquetFile(file).read()
-            found += zip(*(table.column(c).to_pylist() for c in table.column_names))
+            found += zip(*(table.column(c).to_pylist() for c in table.column_names), strict=True)
         rows[state.name] = sorted(found)
     return metadata, rows
 

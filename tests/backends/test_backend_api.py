@@ -14,14 +14,16 @@ from backend_support import BACKENDS, make_backend, restore_backend, scratch_dir
 
 from reference import SerializationError, StateError, StateMigrationError
 from reference.backends import (
+    ListState,
     ListStateDescriptor,
+    MapState,
     MapStateDescriptor,
     SavepointFormatError,
+    ValueState,
     ValueStateDescriptor,
     read_savepoint_metadata,
     state_data_files,
 )
-from reference.backends import ListState, MapState, ValueState
 from reference.serializers import (
     DoubleSerializer,
     IntSerializer,
@@ -50,22 +52,22 @@ def backend(request):
 
 def test_empty_reads_and_clearing(backend):
     v = backend.get_value_state(ValueStateDescriptor("v", LongSerializer()))
-    l = backend.get_list_state(ListStateDescriptor("l", LongSerializer()))
+    lst = backend.get_list_state(ListStateDescriptor("l", LongSerializer()))
     m = backend.get_map_state(MapStateDescriptor("m", StringSerializer(), LongSerializer()))
-    assert isinstance(v, ValueState) and isinstance(l, ListState) and isinstance(m, MapState), (
-        f"got {type(v).__name__}/{type(l).__name__}/{type(m).__name__}, should be the public state types"
+    assert isinstance(v, ValueState) and isinstance(lst, ListState) and isinstance(m, MapState), (
+        f"got {type(v).__name__}/{type(lst).__name__}/{type(m).__name__}, should be the public state types"
     )
     backend.set_current_key("k")
     assert v.value() is None, f"got {v.value()!r}, should be None for an empty value state"
-    assert l.get() == [], f"got {l.get()!r}, should be [] for an empty list state"
+    assert lst.get() == [], f"got {lst.get()!r}, should be [] for an empty list state"
     assert m.items() == [] and m.is_empty(), f"got {m.items()!r}, should be empty"
     v.update(5)
     v.update(None)
     assert v.value() is None, f"got {v.value()!r}, should be None after update(None)"
-    l.add_all([1, 2])
-    l.update([])
-    assert l.get() == [], f"got {l.get()!r}, should be [] after update([])"
-    l.add_all([])
+    lst.add_all([1, 2])
+    lst.update([])
+    assert lst.get() == [], f"got {lst.get()!r}, should be [] after update([])"
+    lst.add_all([])
     assert backend.keys("l") == [], f"got {backend.keys('l')}, should be [] (empty add_all stores nothing)"
     m.put("a", None)
     assert m.contains("a") and m.get("a") is None, "got no entry for a null map value, should hold a -> None"
@@ -78,7 +80,7 @@ def test_empty_reads_and_clearing(backend):
 
 def test_misuse_is_a_clear_state_error(backend):
     v = backend.get_value_state(ValueStateDescriptor("v", LongSerializer()))
-    l = backend.get_list_state(ListStateDescriptor("l", LongSerializer()))
+    lst = backend.get_list_state(ListStateDescriptor("l", LongSerializer()))
     m = backend.get_map_state(MapStateDescriptor("m", StringSerializer(), LongSerializer()))
     with pytest.raises(StateError, match="set_current_key"):
         v.value()
@@ -86,10 +88,10 @@ def test_misuse_is_a_clear_state_error(backend):
         backend.set_current_key(None)
     backend.set_current_key("k")
     with pytest.raises(StateError, match="None cannot be added"):
-        l.add(None)
+        lst.add(None)
     with pytest.raises(StateError, match="None cannot be added"):
-        l.update([1, None])
-    assert l.get() == [], f"got {l.get()}, should be [] after refused updates"
+        lst.update([1, None])
+    assert lst.get() == [], f"got {lst.get()}, should be [] after refused updates"
     with pytest.raises(StateError, match="user keys may not be None"):
         m.put(None, 1)
     with pytest.raises(StateError, match="no namespace serializer"):
@@ -109,16 +111,16 @@ def test_namespaces_separate_every_kind(tmp_path, kind):
     ns = IntSerializer()
     try:
         v = backend.get_value_state(ValueStateDescriptor("v", LongSerializer(), namespace_serializer=ns))
-        l = backend.get_list_state(ListStateDescriptor("l", LongSerializer(), namespace_serializer=ns))
+        lst = backend.get_list_state(ListStateDescriptor("l", LongSerializer(), namespace_serializer=ns))
         m = backend.get_map_state(MapStateDescriptor("m", StringSerializer(), LongSerializer(), namespace_serializer=ns))
         backend.set_current_key("k")
         with pytest.raises(StateError, match="set_current_namespace"):
             v.value()
         for window in (1, 2):
-            for state in (v, l, m):
+            for state in (v, lst, m):
                 state.set_current_namespace(window)
             v.update(window)
-            l.add_all([window, window])
+            lst.add_all([window, window])
             m.put("x", window)
         path = backend.savepoint(tmp_path / "sp")
     finally:
@@ -127,14 +129,14 @@ def test_namespaces_separate_every_kind(tmp_path, kind):
         restored = restore_backend(second, path, KEY)
         try:
             v = restored.get_value_state(ValueStateDescriptor("v", LongSerializer(), namespace_serializer=ns))
-            l = restored.get_list_state(ListStateDescriptor("l", LongSerializer(), namespace_serializer=ns))
+            lst = restored.get_list_state(ListStateDescriptor("l", LongSerializer(), namespace_serializer=ns))
             m = restored.get_map_state(MapStateDescriptor("m", StringSerializer(), LongSerializer(), namespace_serializer=ns))
             restored.set_current_key("k")
             for window in (1, 2, 3):
-                for state in (v, l, m):
+                for state in (v, lst, m):
                     state.set_current_namespace(window)
                 want = None if window == 3 else window
-                got = (v.value(), l.get(), dict(m.items()))
+                got = (v.value(), lst.get(), dict(m.items()))
                 should = (want, [] if want is None else [want, want], {} if want is None else {"x": want})
                 assert got == should, f"got {got}, should be {should} (window {window}, {kind} -> {second})"
             assert restored.keys("m", namespace=2) == ["k"], f"got {restored.keys('m', namespace=2)}, should be ['k']"

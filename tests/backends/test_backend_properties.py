@@ -4,7 +4,6 @@ for heap and bytes backends given the same history."""
 
 import os
 
-
 from backend_support import (
     BACKENDS,
     STEP,
@@ -50,12 +49,12 @@ def descriptors(version):
 
 
 def open_states(backend, version):
-    v, l, m, w = descriptors(version)
-    return backend.get_value_state(v), backend.get_list_state(l), backend.get_map_state(m), backend.get_value_state(w)
+    v, lst, m, w = descriptors(version)
+    return backend.get_value_state(v), backend.get_list_state(lst), backend.get_map_state(m), backend.get_value_state(w)
 
 
 def apply(backend, states, model, op):
-    v, l, m, w = states
+    v, lst, m, w = states
     name, key = op[0], op[1]
     backend.set_current_key(key)
     if name == "set_value":
@@ -65,14 +64,14 @@ def apply(backend, states, model, op):
         else:
             model["v"][key] = op[2]
     elif name == "add":
-        l.add(op[2])
+        lst.add(op[2])
         model["l"].setdefault(key, []).append(op[2])
     elif name == "add_all":
-        l.add_all(op[2])
+        lst.add_all(op[2])
         if op[2]:
             model["l"].setdefault(key, []).extend(op[2])
     elif name == "update_list":
-        l.update(op[2])
+        lst.update(op[2])
         if op[2]:
             model["l"][key] = list(op[2])
         else:
@@ -86,7 +85,7 @@ def apply(backend, states, model, op):
         if not model["m"].get(key, True):
             del model["m"][key]
     elif name == "clear":
-        {"v": v, "l": l, "m": m}[op[2]].clear()
+        {"v": v, "l": lst, "m": m}[op[2]].clear()
         model[op[2]].pop(key, None)
     elif name == "window":
         w.set_current_namespace(op[2])
@@ -98,14 +97,14 @@ def apply(backend, states, model, op):
 
 
 def check(backend, states, model, shift, where):
-    v, l, m, w = states
+    v, lst, m, w = states
     for key in ["k0", "k1", "k2", "", "ключ"]:
         backend.set_current_key(key)
         expected_v = model["v"].get(key)
         expected_v = None if expected_v is None else expected_v + shift
         assert v.value() == expected_v, f"got {v.value()!r}, should be {expected_v!r} (value, key {key!r}, {where})"
         expected_l = [x + shift for x in model["l"].get(key, [])]
-        assert l.get() == expected_l, f"got {l.get()!r}, should be {expected_l!r} (list, key {key!r}, {where})"
+        assert lst.get() == expected_l, f"got {lst.get()!r}, should be {expected_l!r} (list, key {key!r}, {where})"
         expected_m = {k: (None if x is None else x + shift) for k, x in model["m"].get(key, {}).items()}
         got_m = dict(m.items())
         assert got_m == expected_m, f"got {got_m!r}, should be {expected_m!r} (map, key {key!r}, {where})"

@@ -21,7 +21,7 @@ from reference.backends import (
     write_state_rows,
 )
 from reference.backends._murmur import murmur3_32
-from reference.serializers import IntSerializer, LongSerializer, MapSerializer, StringSerializer
+from reference.serializers import IntSerializer, LongSerializer, StringSerializer
 
 
 @pytest.mark.parametrize(
