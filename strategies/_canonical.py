@@ -29,7 +29,7 @@ def canonical(value: Any) -> Any:
     Floats compare by bits (NaN payloads, -0.0), bool/int/float never mix, lists and tuples
     compare in order, dicts in insertion order, dataclasses by class name and fields, enum
     members by class name and member name, tuple subclasses (row kinds) by their class and
-    ``kind``.
+    ``kind`` (an INSERT row equals the plain tuple, as in ``reference``).
     """
     cls = type(value)
     if value is None:
@@ -55,6 +55,9 @@ def canonical(value: Any) -> Any:
     if isinstance(value, tuple):
         kind = getattr(value, "kind", None)
         kind_name = getattr(kind, "name", kind)
+        if kind_name == "INSERT":
+            # reference.serializers.Row: an INSERT row *is* the plain tuple of its values.
+            return ("tuple", tuple(canonical(v) for v in value))
         return (_type_name(value), repr(kind_name), tuple(canonical(v) for v in value))
     if isinstance(value, (bytearray, memoryview)):
         return (cls.__name__, bytes(value))

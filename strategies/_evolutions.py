@@ -11,7 +11,8 @@ types), each a labelled draw.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from hypothesis import assume
@@ -23,7 +24,7 @@ from reference.types import serializer_for
 
 from . import _oracle as o
 from . import _pojo
-from ._schemas import ENUM_NAMES, POJO_NAMES, PRIMITIVE_TYPES, ROW_NAMES
+from ._schemas import ENUM_NAMES, POJO_NAMES, PRIMITIVE_TYPES, ROW_NAMES, _integers
 from ._values import _values
 
 __all__ = [
@@ -63,6 +64,13 @@ CHANGES: dict[str, str] = {
     "enum.reorder": RECONFIGURED,
     "enum.remove": INCOMPATIBLE,
 }
+def _add_avro_changes() -> None:
+    from . import _avro_bridge
+
+    CHANGES.update(_avro_bridge.change_table())
+
+
+_add_avro_changes()
 EVOLUTION_FAMILIES = ("identity", "simple", "pickle", "composite", "row", "pojo", "enum", "avro")
 
 _ROW_MIGRATING = ("row.add_nullable_field", "row.reorder")
@@ -200,6 +208,11 @@ def _base_kind(label: str, node: Any) -> str:
 
 def candidates(schema: Any) -> list[_Candidate]:
     """Every (site, change) of ``schema`` with its final verdict, simplest first."""
+    return list(_candidates(schema))
+
+
+@functools.lru_cache(maxsize=4096)
+def _candidates(schema: Any) -> tuple[_Candidate, ...]:
     out = [_Candidate((), (), schema, "identity", "identity", AS_IS)]
     for path, ancestors, node in _sites(schema):
         for base in _labels_for(node):
@@ -213,7 +226,7 @@ def candidates(schema: Any) -> list[_Candidate]:
                 elif any(isinstance(a, t.RowType) for a in ancestors):
                     label = "row.nested"
             out.append(_Candidate(path, ancestors, node, base, label, kind))
-    return out
+    return tuple(out)
 
 
 def _matches(candidate: _Candidate, family: str | None, verdict: str | None) -> bool:
@@ -241,19 +254,36 @@ class _Applied:
     reason: str | None = None
 
 
+def _pick(draw: Any, options: Sequence[Any], label: str) -> Any:
+    """``sampled_from`` without building a strategy per draw (shrinks to the first)."""
+    if len(options) == 1:
+        return options[0]
+    return options[draw(_integers(0, len(options) - 1), label=label)]
+
+
+@functools.lru_cache(maxsize=None)
+def _permutations(n: int) -> st.SearchStrategy[list[int]]:
+    return st.permutations(range(n))
+
+
+@functools.lru_cache(maxsize=None)
+def _maybe(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.one_of(st.none(), strategy)
+
+
 def _fresh(draw: Any, pool: tuple[str, ...], taken: set[str], label: str, prefix: str) -> str:
     free = [n for n in pool if n not in taken]
     free += [f"{prefix}{i}" for i in range(len(taken) + 2) if f"{prefix}{i}" not in taken]
-    return draw(st.sampled_from(free), label=label)
+    return _pick(draw, free, label)
 
 
 def _other_type(draw: Any, old: Any, label: str) -> Any:
     options = [p for p in PRIMITIVE_TYPES if type(p) is not type(old)]
-    return draw(st.sampled_from(options), label=label)
+    return _pick(draw, options, label)
 
 
 def _permutation(draw: Any, n: int, label: str) -> list[int]:
-    perm = draw(st.permutations(range(n)), label=label)
+    perm = draw(_permutations(n), label=label)
     if perm == list(range(n)):
         perm = perm[1:] + perm[:1]  # a permutation that changes something, by construction
     return list(perm)
@@ -275,7 +305,7 @@ def _apply(draw: Any, c: _Candidate) -> _Applied:
         return _Applied(_other_type(draw, node, "new type"), None)
     if base == "pickle.change":
         if isinstance(node, t.PickleType):
-            return _Applied(draw(st.sampled_from(PRIMITIVE_TYPES), label="new type"), None)
+            return _Applied(_pick(draw, PRIMITIVE_TYPES, "new type"), None)
         return _Applied(t.PickleType(), None)
     if base == "composite.class_change":
         if isinstance(node, t.NullableType):
@@ -288,7 +318,7 @@ def _apply(draw: Any, c: _Candidate) -> _Applied:
     if base == "composite.nullable_padding":
         return _Applied(t.NullableType(node.inner, padded=not node.padded), None, "padding")
     if base == "composite.tuple_arity":
-        extra = draw(st.sampled_from(PRIMITIVE_TYPES), label="new tuple field")
+        extra = _pick(draw, PRIMITIVE_TYPES, "new tuple field")
         return _Applied(t.TupleType((*node.fields, extra)), None)
     if base.startswith("row."):
         return _apply_row(draw, node, base)
@@ -314,9 +344,9 @@ def _apply_row(draw: Any, node: t.RowType, base: str) -> _Applied:
     names = {f.name for f in fields}
     ident = tuple(o.IDENTITY for _ in range(n))
     if base in ("row.add_nullable_field", "row.add_not_null_field"):
-        pos = draw(st.integers(0, n), label="position")
+        pos = draw(_integers(0, n), label="position")
         name = _fresh(draw, ROW_NAMES, names, "new field name", "f")
-        ftype = draw(st.sampled_from(PRIMITIVE_TYPES), label="new field type")
+        ftype = _pick(draw, PRIMITIVE_TYPES, "new field type")
         nullable = base == "row.add_nullable_field"
         fields.insert(pos, t.RowField(name, ftype, nullable=nullable))
         if not nullable:
@@ -329,8 +359,8 @@ def _apply_row(draw: Any, node: t.RowType, base: str) -> _Applied:
         perm = _permutation(draw, n, "field order")
         new_fields = tuple(fields[i] for i in perm)
         return _Applied(t.RowType(new_fields), o.RowMigration(tuple(perm), ident))
-    i = draw(st.integers(0, n - 1), label="field index") if base != "row.make_not_null" else \
-        draw(st.sampled_from([k for k, f in enumerate(fields) if f.nullable]), label="field index")
+    i = draw(_integers(0, n - 1), label="field index") if base != "row.make_not_null" else \
+        _pick(draw, [k for k, f in enumerate(fields) if f.nullable], "field index")
     old = fields[i]
     if base == "row.remove_field":
         del fields[i]
@@ -354,15 +384,15 @@ def _apply_pojo(draw: Any, node: t.PojoType, base: str) -> _Applied:
         return _Applied(new, None, qualname)
     if base in ("pojo.add_field_with_default", "pojo.add_field"):
         name = _fresh(draw, POJO_NAMES, names, "new field name", "f")
-        ftype = draw(st.sampled_from(PRIMITIVE_TYPES), label="new field type")
+        ftype = _pick(draw, PRIMITIVE_TYPES, "new field type")
         if base == "pojo.add_field_with_default":
-            default = draw(st.one_of(st.none(), _values(ftype, False)), label="default")
+            default = draw(_maybe(_values(ftype, False)), label="default")
             missing = default
             added = _pojo.PojoField(name, ftype, default)
         else:
             missing = _pojo_zero(ftype)
             added = _pojo.PojoField(name, ftype)
-        pos = draw(st.integers(0, len(fields)), label="position")
+        pos = draw(_integers(0, len(fields)), label="position")
         fields.insert(pos, added)
         new = _pojo.pojo_type(tuple(fields), qualname)
         plan = tuple(
@@ -370,7 +400,7 @@ def _apply_pojo(draw: Any, node: t.PojoType, base: str) -> _Applied:
             for f in fields
         )
         return _Applied(new, o.PojoMigration(new.cls, plan))
-    i = draw(st.integers(0, len(fields) - 1), label="field index")
+    i = draw(_integers(0, len(fields) - 1), label="field index")
     old = fields[i]
     if base == "pojo.remove_field":
         del fields[i]
@@ -392,7 +422,7 @@ def _apply_enum(draw: Any, node: t.EnumType, base: str) -> _Applied:
         perm = _permutation(draw, len(members), "member order")
         members = [members[i] for i in perm]
     elif base == "enum.remove":
-        i = draw(st.integers(0, len(members) - 1), label="removed member")
+        i = draw(_integers(0, len(members) - 1), label="removed member")
         removed = members.pop(i)
         return _Applied(_pojo.enum_type(tuple(members), qualname), None, removed)
     new = _pojo.enum_type(tuple(members), qualname)
@@ -457,7 +487,7 @@ def _wrap(m: o.Migration | None, make: Callable[[o.Migration], o.Migration]) -> 
 
 # -- the public strategies ---------------------------------------------------------------------
 def _draw_evolution(draw: Any, schema: Any, family: str | None, verdict: str | None) -> SchemaEvolution:
-    options = [c for c in candidates(schema) if _matches(c, family, verdict)]
+    options = [c for c in _candidates(schema) if _matches(c, family, verdict)]
     # No change of the asked kind exists in this schema: this example is not usable (pair the
     # call with schemas(families=...) that can have one).
     assume(options)
@@ -466,11 +496,11 @@ def _draw_evolution(draw: Any, schema: Any, family: str | None, verdict: str | N
     labels = list(dict.fromkeys(c.label for c in options))
     if labels[0] == "identity" and len(labels) > 1:
         # No change is the simplest evolution (shrinking ends there) but only one in ten.
-        if draw(st.integers(0, 9), label="no change?") != 0:
+        if draw(_integers(0, 9), label="no change?") != 0:
             labels = labels[1:]
-    label = labels[0] if len(labels) == 1 else draw(st.sampled_from(labels), label="change")
+    label = labels[0] if len(labels) == 1 else _pick(draw, labels, "change")
     options = [c for c in options if c.label == label]
-    c = options[0] if len(options) == 1 else draw(st.sampled_from(options), label="where")
+    c = options[0] if len(options) == 1 else _pick(draw, options, "where")
     applied = _apply(draw, c)
     new, migration = _rebuild(schema, c.path, applied)
     if c.expect == INCOMPATIBLE:
@@ -493,7 +523,11 @@ def evolutions(schema: Any, family: str | None = None, verdict: str | None = Non
     verdict; simpler changes (none at all, then changes near the root) are drawn first.
     """
     _check_filters(family, verdict)
+    return _evolutions(schema, family, verdict)
 
+
+@functools.lru_cache(maxsize=4096)
+def _evolutions(schema: Any, family: str | None, verdict: str | None) -> st.SearchStrategy[SchemaEvolution]:
     @st.composite
     def draw_it(draw: Any) -> SchemaEvolution:
         return _draw_evolution(draw, schema, family, verdict)

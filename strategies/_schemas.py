@@ -7,6 +7,7 @@ budgeted twice: by depth and by the number of leaves.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any
 
@@ -58,6 +59,27 @@ def _avro_available() -> bool:
     return _avro_bridge.available()
 
 
+# Strategies are built once: constructing and validating them per draw costs more than
+# drawing from them.
+_BOOLEANS = st.booleans()
+_PRIMITIVE = st.sampled_from(PRIMITIVE_TYPES)
+
+
+@functools.lru_cache(maxsize=None)
+def _sampled(options: tuple[Any, ...]) -> st.SearchStrategy[Any]:
+    return st.sampled_from(options)
+
+
+@functools.lru_cache(maxsize=None)
+def _integers(low: int, high: int) -> st.SearchStrategy[int]:
+    return st.integers(low, high)
+
+
+@functools.lru_cache(maxsize=None)
+def _unique_names(pool: tuple[str, ...], n: int) -> st.SearchStrategy[list[str]]:
+    return st.lists(st.sampled_from(pool), min_size=n, max_size=n, unique=True)
+
+
 class _Budget:
     __slots__ = ("leaves", "classes")
 
@@ -75,6 +97,13 @@ class _Budget:
 
 def schemas(
     families: Iterable[str] | None = None, max_depth: int = 3, max_leaves: int = 8
+) -> st.SearchStrategy[Any]:
+    return _schemas(None if families is None else tuple(families), max_depth, max_leaves)
+
+
+@functools.lru_cache(maxsize=256)
+def _schemas(
+    families: tuple[str, ...] | None, max_depth: int, max_leaves: int
 ) -> st.SearchStrategy[Any]:
     """Random nested state types of ``reference.types``.
 
@@ -113,7 +142,7 @@ def _draw(draw: Any, choices: tuple[str, ...], allowed: tuple[str, ...], depth: 
         narrowed = choices
     if hashable:
         narrowed = tuple(f for f in narrowed if f in _HASHABLE_FAMILIES) or ("primitive",)
-    family = narrowed[0] if len(narrowed) == 1 else draw(st.sampled_from(narrowed), label="family")
+    family = narrowed[0] if len(narrowed) == 1 else draw(_sampled(narrowed), label="family")
     return _BUILDERS[family](draw, allowed, depth - 1, budget, hashable)
 
 
@@ -123,12 +152,12 @@ def _nested(draw: Any, allowed: tuple[str, ...], depth: int, budget: _Budget, ha
 
 def _primitive(draw: Any, allowed: Any, depth: int, budget: _Budget, hashable: bool) -> Any:
     budget.leaves -= 1
-    return draw(st.sampled_from(PRIMITIVE_TYPES), label="primitive")
+    return draw(_PRIMITIVE, label="primitive")
 
 
 def _nullable(draw: Any, allowed: Any, depth: int, budget: _Budget, hashable: bool) -> Any:
     inner = _nested(draw, allowed, depth, budget, hashable)
-    padded = draw(st.booleans(), label="padded")
+    padded = draw(_BOOLEANS, label="padded")
     return t.NullableType(inner, padded=padded)
 
 
@@ -143,7 +172,7 @@ def _map(draw: Any, allowed: Any, depth: int, budget: _Budget, hashable: bool) -
 
 def _arity(draw: Any, budget: _Budget, low: int, high: int, label: str) -> int:
     high = max(low, min(high, budget.leaves))
-    return draw(st.integers(low, high), label=label)
+    return draw(_integers(low, high), label=label)
 
 
 def _tuple(draw: Any, allowed: Any, depth: int, budget: _Budget, hashable: bool) -> Any:
@@ -152,7 +181,7 @@ def _tuple(draw: Any, allowed: Any, depth: int, budget: _Budget, hashable: bool)
 
 
 def _names(draw: Any, pool: tuple[str, ...], n: int, label: str) -> list[str]:
-    return draw(st.lists(st.sampled_from(pool), min_size=n, max_size=n, unique=True), label=label)
+    return draw(_unique_names(pool, n), label=label)
 
 
 def _row(draw: Any, allowed: Any, depth: int, budget: _Budget, hashable: bool) -> Any:
@@ -164,7 +193,7 @@ def _row(draw: Any, allowed: Any, depth: int, budget: _Budget, hashable: bool) -
         if isinstance(field_type, t.NullableType):
             # A row carries its own null mask: a Nullable field type would be a second one.
             field_type = field_type.inner
-        nullable = draw(st.booleans(), label="nullable")
+        nullable = draw(_BOOLEANS, label="nullable")
         fields.append(t.RowField(name, field_type, nullable=nullable))
     return t.RowType(tuple(fields))
 
@@ -181,7 +210,7 @@ def _pojo_schema(draw: Any, allowed: Any, depth: int, budget: _Budget, hashable:
 
 def _enum(draw: Any, allowed: Any, depth: int, budget: _Budget, hashable: bool) -> Any:
     budget.leaves -= 1
-    n = draw(st.integers(1, 4), label="enum size")
+    n = draw(_integers(1, 4), label="enum size")
     members = tuple(_names(draw, ENUM_NAMES, n, "enum members"))
     return _pojo.enum_type(members, _pojo.derived_name("Enum", members, budget.next_class()))
 

@@ -51,6 +51,13 @@ _FLOAT64 = st.one_of(
     st.floats(),
     st.integers(0, 2**64 - 1).map(float64_from_bits),
 )
+def _row_kinds() -> list[Any]:
+    from reference.serializers import RowKind
+
+    return [k for k in RowKind if k.name != "INSERT"]
+
+
+_KINDS = _row_kinds()
 _TEXT = st.text(max_size=12)  # hypothesis' default alphabet: all of Unicode but surrogates
 _PICKLE_SOME = st.one_of(st.integers(), st.booleans(), _TEXT, st.binary(max_size=8), _FLOAT64)
 _PICKLED_ANY = st.recursive(
@@ -101,10 +108,12 @@ def _values(schema: Any, allow_none: bool) -> st.SearchStrategy[Any]:
     if kind is t.TupleType:
         return st.tuples(*[_values(f, False) for f in schema.fields])
     if kind is t.RowType:
-        return st.tuples(*[
+        fields = st.tuples(*[
             _or_none(_values(f.type, False)) if f.nullable else _values(f.type, False)
             for f in schema.fields
         ])
+        # A plain tuple is an INSERT row; the other kinds are carried by reference's Row.
+        return st.one_of(fields, st.builds(_row_with_kind, fields, st.sampled_from(_KINDS)))
     if kind is t.PojoType:
         return st.builds(schema.cls, **{
             f.name: _or_none(_values(f.type, False)) for f in _pojo.pojo_fields(schema)
@@ -114,8 +123,14 @@ def _values(schema: Any, allow_none: bool) -> st.SearchStrategy[Any]:
     if kind is t.AvroType:
         from . import _avro_bridge
 
-        return _avro_bridge.avro_values(schema)
+        return _avro_bridge.avro_values(schema, allow_none)
     raise TypeError(f"values: not a logical type: {schema!r}")
+
+
+def _row_with_kind(values: tuple[Any, ...], kind: Any) -> Any:
+    from reference.serializers import Row
+
+    return Row(values, kind)
 
 
 def _or_none(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:

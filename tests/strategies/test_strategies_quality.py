@@ -1,0 +1,158 @@
+"""Quality of the strategies themselves: planted bugs shrink to minimal examples, every
+family / change / verdict is generated, and the same seed gives the same examples."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections import Counter
+from typing import Any
+
+from hypothesis import HealthCheck, find, given, seed, settings
+from hypothesis import strategies as st
+
+import strategies
+from reference import types as t
+from strategies._schemas import family_of
+from strategies._evolutions import _sites
+
+
+# -- shrinking ---------------------------------------------------------------------------------
+def _migrate_rows_by_position(ev: strategies.SchemaEvolution, value: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The planted bug: new field i takes old field i (FLIP-527 maps by name); the row kind
+    is kept, so that only the by-position mapping is wrong."""
+    out = tuple(value[i] if i < len(value) else None for i in range(len(ev.new.fields)))
+    return out if type(value) is tuple else type(value)(out, value.kind)
+
+
+@st.composite
+def _row_cases(draw: Any, change: str | None = None) -> tuple[Any, Any]:
+    schema = draw(strategies.schemas(families=("row",), max_depth=1), label="schema")
+    ev = draw(strategies.evolutions(schema, family="row", verdict="compatible"), label="evolution")
+    value = draw(strategies.values(schema), label="value")
+    return ev, value
+
+
+def _caught(case: tuple[Any, Any], change: str | None = None) -> bool:
+    ev, value = case
+    if change is not None and ev.change != change:
+        return False
+    return not strategies.values_equal(_migrate_rows_by_position(ev, value), ev.migrate(value))
+
+
+_SHRINK = settings(database=None, derandomize=True, max_examples=2000,
+                   suppress_health_check=list(HealthCheck))
+
+
+def test_strategies_shrink_a_by_position_row_migration_to_a_minimal_row() -> None:
+    ev, value = find(_row_cases(), _caught, settings=_SHRINK)
+    want_old = t.RowType((t.RowField("a", t.IntType(), nullable=False),))
+    assert ev.old == want_old, f"got old schema {ev.old!r}, should shrink to {want_old!r}"
+    assert ev.change == "row.add_nullable_field", f"got change {ev.change}, should be row.add_nullable_field"
+    assert len(ev.new.fields) == 2 and ev.new.fields[1].name == "a", (
+        f"got new schema {ev.new!r}, should be two fields with the new one first"
+    )
+    assert value == (0,) and type(value) is tuple, f"got value {value!r}, should shrink to (0,)"
+
+
+def test_strategies_shrink_a_by_position_reorder_to_two_fields() -> None:
+    ev, value = find(_row_cases(), lambda c: _caught(c, "row.reorder"), settings=_SHRINK)
+    assert len(ev.old.fields) == 2, f"got {ev.old!r}, should shrink to a row of two fields"
+    assert all(f.type == t.IntType() and not f.nullable for f in ev.old.fields), (
+        f"got {ev.old!r}, should shrink to two NOT NULL Int fields"
+    )
+    assert sorted(value) == [0, 1] and type(value) is tuple, (
+        f"got value {value!r}, should shrink to two distinct small ints (0 and 1)"
+    )
+
+
+# -- coverage ----------------------------------------------------------------------------------
+def _avro_enabled() -> bool:
+    from strategies import _avro_bridge
+
+    return _avro_bridge.available()
+
+
+_SELECTIONS = [
+    None, ("row",), ("pojo",), ("enum",), ("list", "row"), ("map", "tuple", "nullable"),
+    ("row", "pojo", "enum"),
+]
+if _avro_enabled():
+    _SELECTIONS += [("avro",), ("avro", "list", "map")]
+
+
+def _draw_many(selection: Any, n: int, counts: dict[str, Counter[str]]) -> None:
+    @settings(max_examples=n, database=None, derandomize=True, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(st.data())
+    def collect(data: Any) -> None:
+        schema = data.draw(strategies.schemas(families=selection))
+        ev = data.draw(strategies.evolutions(schema))
+        for _, _, node in _sites(schema):
+            counts["family"][family_of(node)] += 1
+        counts["change"][ev.change] += 1
+        counts["kind"][ev.expect] += 1
+
+    collect()
+
+
+def test_strategies_cover_every_family_change_and_verdict() -> None:
+    counts: dict[str, Counter[str]] = {"family": Counter(), "change": Counter(), "kind": Counter()}
+    for selection in _SELECTIONS:
+        _draw_many(selection, 150, counts)
+    families = {f for f in strategies.FAMILIES if f != "avro" or _avro_enabled()}
+    missing = families - set(counts["family"])
+    assert not missing, f"got no schema of families {sorted(missing)}, should generate every family"
+    labels = set(strategies.CHANGES)
+    missing = labels - set(counts["change"])
+    assert not missing, f"got no evolution {sorted(missing)}, should generate every change ({counts['change']})"
+    missing = set(strategies.KINDS) - set(counts["kind"])
+    assert not missing, f"got no verdict {sorted(missing)}, should generate every verdict kind"
+
+
+# -- determinism -------------------------------------------------------------------------------
+def _examples() -> list[str]:
+    seen: list[str] = []
+
+    @seed(20261121)
+    @settings(max_examples=40, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.data())
+    def collect(data: Any) -> None:
+        schema = data.draw(strategies.schemas())
+        value = data.draw(strategies.values(schema))
+        ev = data.draw(strategies.evolutions(schema))
+        seen.append(repr((schema, strategies.canonical(value), ev.new, ev.expect, ev.change)))
+
+    collect()
+    return seen
+
+
+def test_strategies_same_seed_same_examples() -> None:
+    first, second = _examples(), _examples()
+    assert first == second, "got different examples for the same seed, should be identical"
+
+
+_SCRIPT = """
+import sys
+sys.path.insert(0, {tests!r})
+from test_strategies_quality import _examples
+print("\\n".join(_examples()))
+"""
+
+
+def test_strategies_same_seed_same_examples_in_another_process() -> None:
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, PYTHONHASHSEED="12345")
+    out = subprocess.run(
+        [sys.executable, "-c", _SCRIPT.format(tests=here)], capture_output=True, text=True,
+        env=env, cwd=os.path.dirname(os.path.dirname(here)), timeout=300,
+    )
+    assert out.returncode == 0, f"got exit {out.returncode}: {out.stderr[-2000:]}, should run"
+    got = out.stdout.splitlines()
+    want = _examples()
+    assert got == want, (
+        f"got {len(got)} examples differing from this process's {len(want)} (first difference: "
+        f"{next(((a, b) for a, b in zip(got, want) if a != b), None)}), should be identical: "
+        "generated class names must not depend on the process"
+    )
