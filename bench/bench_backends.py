@@ -3,8 +3,9 @@
 The evolution adds a nullable field and reorders fields (FLIP-527). Reported, all in the same
 run: entries/s of the bytes backend's migration for store="memory" and store="rocksdb"; the
 naive path (read every value into objects with the old serializer, convert, write with the new);
-and fastavro's resolving read + write of the equivalent Avro records. Ratios are against
-fastavro, the goal.
+and fastavro's resolving read + write of the equivalent Avro records, per record
+(schemaless_reader/writer) and in bulk (container file reader/writer). Ratios are against the
+faster fastavro path, the goal.
 
     python bench/bench_backends.py [--entries 1000000] [--stores memory,rocksdb] [--repeat 1]
 """
@@ -148,6 +149,27 @@ def bench_fastavro(n: int) -> float:
     return elapsed
 
 
+def bench_fastavro_container(n: int) -> float:
+    """fastavro's bulk path: an Avro container file read with a reader schema (resolution
+    planned once per file) and written to a new container."""
+    writer = fastavro.parse_schema(AVRO_V1)
+    reader = fastavro.parse_schema(AVRO_V2)
+    records = []
+    for i in range(n):
+        pid, name, score, address = person(i)
+        records.append({"id": pid, "name": name, "score": score,
+                        "address": None if address is None else {"street": address[0], "zip": address[1]}})
+    source = io.BytesIO()
+    fastavro.writer(source, writer, records, codec="null")
+    del records
+    start = time.perf_counter()
+    source.seek(0)
+    target = io.BytesIO()
+    fastavro.writer(target, reader, fastavro.reader(source, reader_schema=reader), codec="null")
+    elapsed = time.perf_counter() - start
+    return elapsed
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--entries", type=int, default=1_000_000)
@@ -171,9 +193,12 @@ def main(argv: list[str] | None = None) -> int:
             results["naive objects"] = min(t, results.get("naive objects", t))
             del values
             t = bench_fastavro(n)
-            results["fastavro resolve+write"] = min(t, results.get("fastavro resolve+write", t))
-        base = n / results["fastavro resolve+write"]
-        print(f"{'path':<26}{'entries/s':>12}{'vs fastavro':>13}")
+            results["fastavro per record"] = min(t, results.get("fastavro per record", t))
+            t = bench_fastavro_container(n)
+            results["fastavro container"] = min(t, results.get("fastavro container", t))
+        # the goal is the faster of fastavro's two paths
+        base = n / min(results["fastavro per record"], results["fastavro container"])
+        print(f"{'path':<26}{'entries/s':>12}{'vs fastavro':>13}   ({n} entries)")
         for name, seconds in results.items():
             rate = n / seconds
             print(f"{name:<26}{rate:>12,.0f}{rate / base:>12.2f}x")
