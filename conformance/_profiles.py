@@ -1,7 +1,10 @@
-"""Hypothesis profiles ``dev``, ``ci`` and ``certify`` for the harness and the suite.
+"""Hypothesis profiles ``dev``, ``ci`` and ``certify`` for the harness and the project's suite.
 
-``ci`` is built on top of hypothesis' own ``ci`` profile when it has one (its keys are kept);
-``certify`` is derandomized, and the harness always runs it with a recorded seed.
+``ci`` is built on hypothesis' own ``ci`` profile when it has one (its keys are kept, ours are
+added on top); ``certify`` is derandomized, and the harness always runs with a recorded seed.
+The harness uses these settings privately; ``register_profiles()`` publishes them under their
+names (the project's tests/conftest.py does; a user's own profiles are never replaced by the
+harness).
 """
 
 from __future__ import annotations
@@ -10,44 +13,55 @@ import os
 
 from hypothesis import HealthCheck, settings
 
-__all__ = ["register_profiles", "harness_settings", "PROFILES", "default_profile"]
+__all__ = ["register_profiles", "profile_settings", "harness_settings", "PROFILES", "default_profile"]
 
 PROFILES = ("dev", "ci", "certify")
 _SUPPRESS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example]
 
 
-def _existing(name: str) -> settings | None:
-    try:
-        return settings.get_profile(name)
-    except Exception:
-        return None
+def _hypothesis_ci() -> settings | None:
+    """Hypothesis' own ``ci`` profile (read before anyone registers ours over it)."""
+    global _HYPOTHESIS_CI
+    if _HYPOTHESIS_CI is None:
+        try:
+            _HYPOTHESIS_CI = settings.get_profile("ci")
+        except Exception:
+            _HYPOTHESIS_CI = False  # type: ignore[assignment]
+    return _HYPOTHESIS_CI or None
+
+
+_HYPOTHESIS_CI: settings | None = None
+_hypothesis_ci()  # capture it at import, before register_profiles() can shadow the name
+
+
+def profile_settings(name: str) -> settings:
+    """The settings of one of our profiles, without registering anything."""
+    if name == "dev":
+        return settings(max_examples=50, deadline=None)
+    if name == "ci":
+        parent = _hypothesis_ci()
+        if parent is not None:
+            return settings(parent, deadline=None,
+                            suppress_health_check=sorted(set(parent.suppress_health_check) | {HealthCheck.too_slow}, key=lambda h: h.value))
+        return settings(max_examples=100, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+    if name == "certify":
+        return settings(max_examples=1000, deadline=None, derandomize=True,
+                        suppress_health_check=[HealthCheck.too_slow])
+    raise ValueError(f"unknown hypothesis profile {name!r}; use one of {', '.join(PROFILES)}")
 
 
 def register_profiles() -> None:
-    """Register the three profiles (idempotent; never replaces hypothesis' own ``ci`` keys)."""
-    if "conformance" in getattr(register_profiles, "_done", ""):
-        return
-    settings.register_profile("dev", max_examples=50, deadline=None)
-    parent = _existing("ci")
-    if parent is not None and getattr(parent, "_conformance", False) is False:
-        settings.register_profile(
-            "ci", parent=parent, deadline=None,
-            suppress_health_check=list(parent.suppress_health_check) + [HealthCheck.too_slow],
-        )
-    else:
-        settings.register_profile(
-            "ci", max_examples=100, deadline=None, derandomize=True,
-            suppress_health_check=[HealthCheck.too_slow],
-        )
-    settings.register_profile(
-        "certify", max_examples=1000, deadline=None, derandomize=True,
-        suppress_health_check=[HealthCheck.too_slow],
-    )
-    register_profiles._done = "conformance"  # type: ignore[attr-defined]
+    """Register ``dev``, ``ci`` and ``certify`` under their names (for the project's suite)."""
+    for name in PROFILES:
+        settings.register_profile(name, profile_settings(name))
 
 
 def default_profile() -> str:
-    return os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
+    """``HYPOTHESIS_PROFILE`` when it names one of ours, else ``ci`` under CI, else ``dev``."""
+    env = os.environ.get("HYPOTHESIS_PROFILE")
+    if env in PROFILES:
+        return env
+    return "ci" if os.environ.get("CI") else "dev"
 
 
 def harness_settings(profile: str | None = None, examples: int | None = None) -> settings:
@@ -55,11 +69,7 @@ def harness_settings(profile: str | None = None, examples: int | None = None) ->
     reproduced by their recorded seed), one bug reported per check."""
     from hypothesis import Phase, Verbosity
 
-    register_profiles()
-    name = profile or default_profile()
-    if name not in PROFILES:
-        raise ValueError(f"unknown hypothesis profile {name!r}; use one of {', '.join(PROFILES)}")
-    base = settings.get_profile(name)
+    base = profile_settings(profile or default_profile())
     return settings(
         base,
         max_examples=examples if examples is not None else base.max_examples,

@@ -1,21 +1,14 @@
-"""Hypothesis profiles shared by the whole suite.
-
-``dev`` (default): quick; ``ci``: hypothesis' own CI profile keys are left alone, we only set
-what we need on top; ``certify``: many examples, derandomized.
-"""
+"""Hypothesis profiles shared by the whole suite: ``dev`` (default), ``ci`` (hypothesis' own CI
+profile keys kept, ours added on top), ``certify`` (many examples, derandomized). They are
+defined once, in conformance/_profiles.py; HYPOTHESIS_PROFILE picks one."""
 
 import os
 
-from hypothesis import HealthCheck, settings
+from hypothesis import settings
 
-settings.register_profile("dev", max_examples=50, deadline=None)
-settings.register_profile(
-    "ci", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
-settings.register_profile(
-    "certify", max_examples=1000, deadline=None, derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+from conformance._profiles import register_profiles
+
+register_profiles()
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 

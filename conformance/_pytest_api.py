@@ -1,0 +1,176 @@
+"""pytest entry points: ``parametrize_checks`` (one test per check) and the
+``SerializerConformance`` base class. Loaded only when used, so ``import conformance`` does not
+import pytest."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+import zlib
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import pytest
+
+from ._registry import all_checks
+from ._report import CheckResult
+from ._runner import Runner, UnknownCheckWarning
+from ._subject import Subject, as_subject
+
+__all__ = ["parametrize_checks", "SerializerConformance", "check_ids", "run_check"]
+
+_RUNNERS: dict[tuple[Any, ...], tuple[Any, Runner]] = {}
+
+
+def _option(config: Any, name: str, default: Any = None) -> Any:
+    try:
+        value = config.getoption(name)
+    except (ValueError, AttributeError):
+        return default
+    return default if value is None else value
+
+
+def check_ids(config: Any = None, select: Iterable[str] | None = None) -> list[str]:
+    """Ids of the checks a test run covers (spark only with ``--conformance-spark MASTER``)."""
+    spark = _option(config, "conformance_spark", "off") if config is not None else "off"
+    if spark != "off":
+        from ._registry import load_families
+
+        load_families(spark=True)
+    ids = [c.id for c in all_checks() if c.family != "table" and (c.family != "spark" or spark != "off")]
+    if select is not None:
+        wanted = set(select)
+        ids = [i for i in ids if i in wanted or i.split(".", 1)[0] in wanted]
+    return ids
+
+
+def _warn_unknown(expected_failures: Mapping[str, str]) -> None:
+    known = set(check_ids())
+    for check_id in expected_failures:
+        if check_id not in known:
+            warnings.warn(
+                f"expected failure {check_id!r} names no check; known checks: {', '.join(sorted(known))}",
+                UnknownCheckWarning, stacklevel=3,
+            )
+
+
+def _runner(config: Any, subject: Subject) -> Runner:
+    examples = _option(config, "conformance_examples")
+    profile = _option(config, "conformance_profile")
+    backends = tuple(b for b in str(_option(config, "conformance_backend", "heap,bytes")).split(",") if b)
+    spark = _option(config, "conformance_spark", "off")
+    seed = _option(config, "conformance_seed")
+    if seed is None:  # stable across xdist workers and reruns: derived from the subject
+        seed = zlib.crc32(subject.display_name.encode("utf-8", "replace"))
+    key = (id(subject), examples, profile, backends, spark, seed)
+    cached = _RUNNERS.get(key)
+    if cached is None or cached[0] is not subject:
+        runner = Runner(subject, examples=examples, profile=profile, backends=backends, spark=spark, seed=seed)
+        _RUNNERS[key] = (subject, runner)  # keeps the subject alive, so its id stays unique
+        return runner
+    return cached[1]
+
+
+def run_check(config: Any, subject: Any, check_id: str, record_property: Callable[[str, Any], None] | None,
+              expected_failures: Mapping[str, str] | None = None) -> CheckResult:
+    """Run one check (its prerequisites once per subject) and turn its result into the test
+    outcome: failure, xfail (expected), skip, or pass. JUnit properties are recorded."""
+    subject = as_subject(subject)
+    runner = _runner(config, subject)
+    result = runner.result(check_id)
+    expected = (expected_failures or {}).get(check_id)
+    if record_property is not None:
+        record_property("conformance_subject", subject.display_name)
+        record_property("conformance_check", check_id)
+        record_property("conformance_family", result.family)
+        record_property("conformance_status", result.status)
+        record_property("conformance_seed", runner.seed)
+        if result.message:
+            record_property("conformance_message", result.message)
+        if result.example is not None:
+            record_property("conformance_example", result.example)
+        if expected is not None:
+            record_property("conformance_expected_failure", expected)
+    if result.failed:
+        if expected is not None:
+            pytest.xfail(f"{check_id}: expected failure ({expected}): {result.message}")
+        text = f"{check_id} [{result.family}]: {result.message}"
+        if result.example is not None:
+            text += f"\nsmallest failing example: {result.example}"
+        text += f"\n(reproduce with --conformance-seed {runner.seed})"
+        pytest.fail(text, pytrace=False)
+    if result.status == "skipped":
+        pytest.skip(f"{check_id}: {result.message}")
+    return result
+
+
+def parametrize_checks(
+    subject_or_fixture: Any,
+    expected_failures: Mapping[str, str] | None = None,
+    *,
+    checks: Iterable[str] | None = None,
+) -> Callable[[Callable[..., Any]], Any]:
+    """Decorate a test function to run once per check, with ids like ``[roundtrip.bit_exact]``.
+
+    ``subject_or_fixture`` is a ``Subject`` (or serializer with values) or the name of a fixture
+    giving one. The check runs before the test body; the body may take ``conformance_result``.
+    ``expected_failures`` maps check ids to reasons (those tests xfail); unknown ids warn.
+    """
+    expected = dict(expected_failures or {})
+    _warn_unknown(expected)
+    ids = check_ids(None, checks)
+
+    def decorate(func: Callable[..., Any]) -> Any:
+        signature = inspect.signature(func)
+        wants_result = "conformance_result" in signature.parameters
+        user_params = [p for name, p in signature.parameters.items() if name != "conformance_result"]
+        extra = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY)
+                 for n in ("conformance_check_id", "request", "record_property")
+                 if n not in signature.parameters]
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            check_id = kwargs.pop("conformance_check_id") if "conformance_check_id" not in signature.parameters else kwargs["conformance_check_id"]
+            request = kwargs["request"] if "request" in signature.parameters else kwargs.pop("request")
+            record = kwargs["record_property"] if "record_property" in signature.parameters else kwargs.pop("record_property")
+            subject = (request.getfixturevalue(subject_or_fixture) if isinstance(subject_or_fixture, str)
+                       else subject_or_fixture)
+            result = run_check(request.config, subject, check_id, record, expected)
+            if wants_result:
+                kwargs["conformance_result"] = result
+            return func(*args, **kwargs)
+
+        del wrapper.__wrapped__  # pytest must see the wrapper's own signature
+        wrapper.__signature__ = signature.replace(parameters=user_params + extra)  # type: ignore[attr-defined]
+        return pytest.mark.parametrize("conformance_check_id", ids, ids=ids)(wrapper)
+
+    return decorate
+
+
+class SerializerConformance:
+    """Base class: subclasses give ``subject`` (a ``conformance.Subject`` attribute or a fixture
+    named ``subject``) and get one test per check, ``test_conformance[<check id>]``.
+
+    ``expected_failures = {check_id: reason}`` marks known failures (they xfail);
+    ``conformance_checks = ("roundtrip", ...)`` restricts the checks.
+    """
+
+    expected_failures: Mapping[str, str] = {}
+    conformance_checks: Iterable[str] | None = None
+
+    def pytest_generate_tests(self, metafunc: Any) -> None:
+        if "conformance_check_id" in metafunc.fixturenames:
+            _warn_unknown(self.expected_failures)
+            ids = check_ids(metafunc.config, self.conformance_checks)
+            metafunc.parametrize("conformance_check_id", ids, ids=ids)
+
+    def _conformance_subject(self, request: Any) -> Any:
+        given = getattr(type(self), "subject", None)
+        if isinstance(given, Subject):
+            return given
+        return request.getfixturevalue("subject")
+
+    def test_conformance(self, conformance_check_id: str, request: Any, record_property: Any) -> None:
+        run_check(request.config, self._conformance_subject(request), conformance_check_id, record_property,
+                  self.expected_failures)

@@ -1,0 +1,153 @@
+"""The pytest entry points, run in real pytest sessions (pytester): one test per check with
+readable ids, the base class, expected failures, options, JUnit properties, and the terminal
+summary, also under ``-n 2``."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+SUITE = '''
+import pytest
+from hypothesis import strategies as st
+import conformance
+from conformance import Subject
+from reference.serializers import LongSerializer, StringSerializer
+
+LONGS = Subject(LongSerializer(), st.integers(-2**63, 2**63 - 1))
+
+
+class DropsLast(StringSerializer):
+    def serialize(self, value, target):
+        super().serialize(value[:-1] if value else value, target)
+
+
+@conformance.parametrize_checks(LONGS, checks=("roundtrip",))
+def test_longs(conformance_result):
+    assert conformance_result.status == "passed", conformance_result
+
+
+@conformance.parametrize_checks("broken", checks=("roundtrip.bit_exact", "roundtrip.sequence"),
+                                expected_failures={"roundtrip.sequence": "known"})
+def test_broken():
+    pass
+
+
+@pytest.fixture
+def broken():
+    return Subject(DropsLast(), st.text())
+
+
+class TestStrings(conformance.SerializerConformance):
+    subject = Subject(StringSerializer(), st.text())
+    conformance_checks = ("roundtrip", "snapshot")
+'''
+
+
+def outcomes(result):
+    return result.parseoutcomes()
+
+
+def test_one_test_per_check_with_readable_ids(pytester):
+    pytester.makepyfile(test_suite=SUITE)
+    result = pytester.runpytest("--collect-only", "-q", "-p", "no:cacheprovider")
+    text = result.stdout.str()
+    for test_id in ("test_longs[roundtrip.bit_exact]", "test_longs[roundtrip.copy_serialized]",
+                    "test_broken[roundtrip.sequence]", "TestStrings::test_conformance[snapshot.restore]"):
+        assert test_id in text, f"got collection:\n{text}\nshould list {test_id}"
+    assert "test_longs[backends.history]" not in text, "got a backends test, should only collect roundtrip"
+
+
+def test_results_summary_and_junit_properties(pytester):
+    pytester.makepyfile(test_suite=SUITE)
+    junit = pytester.path / "junit.xml"
+    result = pytester.runpytest("-p", "no:cacheprovider", "--conformance-examples", "15",
+                                f"--junitxml={junit}")
+    counts = outcomes(result)
+    # test_broken: bit_exact fails for real, sequence is an expected failure (skipped as a
+    # prerequisite failure, so it is skipped rather than xfailed).
+    assert counts.get("failed") == 1, f"got {counts}, should have exactly the one real failure"
+    text = result.stdout.str()
+    assert "roundtrip.bit_exact [roundtrip]: reading back what serialize wrote got ''" in text, text
+    assert "smallest failing example: '0'" in text, f"got:\n{text}\nshould show the shrunk example"
+    assert re.search(r"^=+ conformance =+$", text, re.M), f"got:\n{text}\nshould have a conformance section"
+    assert "DropsLast(): NOT certified" in text, f"got:\n{text}\nshould summarise the broken subject"
+    assert "StringSerializer(): certified" in text, f"got:\n{text}\nshould summarise the good subject"
+    tree = ET.parse(junit)
+    props = {(p.get("name"), p.get("value")) for p in tree.iter("property")}
+    assert ("conformance_check", "roundtrip.bit_exact") in props, f"got properties {sorted(props)[:10]}"
+    assert ("conformance_status", "failed") in props, f"got properties {sorted(props)[:10]}"
+
+
+def test_summary_under_xdist(pytester):
+    pytester.makepyfile(test_suite=SUITE)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--conformance-examples", "10")
+    text = result.stdout.str()
+    assert "DropsLast(): NOT certified" in text, f"got:\n{text}\nshould summarise across workers"
+    assert "StringSerializer(): certified" in text, f"got:\n{text}"
+    counts = outcomes(result)
+    assert counts.get("failed") == 1 and counts.get("passed", 0) >= 15, f"got {counts}"
+
+
+def test_unknown_expected_failure_ids_warn(pytester):
+    pytester.makepyfile(test_typo='''
+from hypothesis import strategies as st
+import conformance
+from reference.serializers import LongSerializer
+
+@conformance.parametrize_checks(conformance.Subject(LongSerializer(), st.integers(0, 9)),
+                                expected_failures={"roundtrip.bit_exakt": "typo"}, checks=("api",))
+def test_x():
+    pass
+''')
+    result = pytester.runpytest("-p", "no:cacheprovider", "-W", "always")
+    text = result.stdout.str()
+    assert "UnknownCheckWarning" in text and "roundtrip.bit_exakt" in text, f"got:\n{text}\nshould warn"
+
+
+def test_options_are_in_their_own_group(pytester):
+    result = pytester.runpytest("--help")
+    text = result.stdout.str()
+    assert "serializer conformance harness:" in text, "got no conformance option group in --help"
+    for option in ("--conformance-examples", "--conformance-profile", "--conformance-seed",
+                   "--conformance-backend", "--conformance-spark"):
+        assert option in text, f"got --help without {option}"
+
+
+def test_plugin_and_package_import_nothing_heavy():
+    code = ("import sys, conformance.pytest_plugin, conformance; "
+            "heavy = [m for m in ('pytest', 'pyspark', 'pyarrow', 'rocksdict', 'conformance._checks') if m in sys.modules]; "
+            "print(heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]", f"got heavy imports {out}, should import none of them"
+
+
+@pytest.mark.parametrize("profile", ["dev", "ci", "certify"])
+def test_profiles_keep_hypothesis_ci_keys(profile):
+    from hypothesis import settings
+
+    from conformance._profiles import profile_settings
+
+    chosen = profile_settings(profile)
+    assert chosen.deadline is None, f"got deadline {chosen.deadline} for {profile}, should be None"
+    if profile == "ci":
+        try:
+            own = settings.get_profile("ci")
+        except Exception:
+            return
+        from conformance import _profiles
+
+        parent = _profiles._hypothesis_ci()
+        if parent is not None:
+            assert chosen.derandomize == parent.derandomize and chosen.print_blob == parent.print_blob, (
+                f"got {chosen}, should keep hypothesis' ci keys {parent}"
+            )
+        assert own is not None
+    if profile == "certify":
+        assert chosen.derandomize and chosen.max_examples >= 1000, f"got {chosen}"
