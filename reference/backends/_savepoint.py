@@ -54,6 +54,7 @@ __all__ = [
     "atomic_directory",
     "write_state_rows",
     "read_state_rows",
+    "read_savepoint_content",
 ]
 
 #: Version of this layout (the metadata file and the data columns).
@@ -440,3 +441,17 @@ def read_state_rows(
                 yield from zip(*cols, strict=True)
         except (OSError, pa.ArrowException) as exc:
             raise SavepointFormatError(f"data file {file!r} of state {state.name!r} is corrupt: {exc}") from None
+
+
+def read_savepoint_content(
+    path: str | os.PathLike[str],
+) -> tuple[SavepointMetadata, dict[str, list[tuple[int, bytes, bytes, bytes | None, bytes | None]]]]:
+    """What two savepoints of the same history must agree on, whoever wrote them: the
+    metadata and, per state name, the sorted data rows (file layout, compression, part files
+    and row order do not matter)."""
+    metadata = read_savepoint_metadata(path)
+    rows = {
+        state.name: sorted(read_state_rows(path, state), key=lambda r: (r[0], r[1], r[2], r[3] or b""))
+        for state in metadata.states
+    }
+    return metadata, rows

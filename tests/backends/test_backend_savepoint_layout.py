@@ -14,6 +14,7 @@ from reference.backends import (
     decode_list_value,
     encode_list_value,
     key_group_for,
+    read_savepoint_content,
     read_savepoint_metadata,
     read_state_rows,
     state_data_dir,
@@ -150,3 +151,19 @@ def test_atomic_directory_renames_on_success_only(tmp_path):
             raise RuntimeError("writer failed")
     left = sorted(os.listdir(tmp_path))
     assert left == ["sp"], f"got {left}, should be only the committed savepoint"
+
+
+def test_savepoint_content_ignores_part_files_and_row_order(tmp_path):
+    rows = [(1, b"a", b"", None, b"1"), (1, b"b", b"", None, b"2"), (5, b"c", b"", None, b"3")]
+    for name, parts in (("one", [rows]), ("two", [[rows[2], rows[0]], [rows[1]]])):
+        root = tmp_path / name
+        root.mkdir()
+        write_savepoint_metadata(root, SavepointMetadata(
+            max_parallelism=8, key_serializer_snapshot=b"k",
+            states=(StateMetadata("s", "value", b"v", data="state-0000", rows=3),),
+        ))
+        for i, part in enumerate(parts):
+            write_state_rows(root / "state-0000", part, part=i)
+    one, two = read_savepoint_content(tmp_path / "one"), read_savepoint_content(tmp_path / "two")
+    assert one == two, f"got {one} vs {two}, should be equal content"
+    assert one[1]["s"] == rows, f"got {one[1]['s']}, should be the sorted rows {rows}"
