@@ -112,3 +112,32 @@ def test_java_rules_agree_with_the_avro_port_both_ways(evolution: Any) -> None:
         ours = not check_compatibility(reader, writer, full_names=False)
         theirs = _port(reader, writer)
         assert ours == theirs, f"got {ours}, should match the avro port's {theirs} [{label}: reader {reader}, writer {writer}]"
+
+
+@given(st.data())
+def test_every_truncation_of_a_record_is_a_state_error(data: st.DataObject) -> None:
+    # Avro binary is self-delimiting for a given schema, so no strict prefix decodes exactly.
+    from reference import StateError
+
+    serializer = AvroSerializer(data.draw(SCHEMAS, label="schema"))
+    encoded = serializer.to_bytes(data.draw(_avro.schema_values(serializer.schema), label="value"))
+    cut = data.draw(st.integers(0, max(len(encoded) - 1, 0)), label="cut")
+    if not encoded:
+        return  # an empty encoding (e.g. null) has no strict prefix
+    try:
+        value = serializer.from_bytes(encoded[:cut])
+    except StateError:
+        return
+    raise AssertionError(f"got {value!r} from {cut} of {len(encoded)} bytes, should be a StateError")
+
+
+@given(st.data())
+def test_random_bytes_never_leak_foreign_errors(data: st.DataObject) -> None:
+    from reference import StateError
+
+    serializer = AvroSerializer(data.draw(SCHEMAS, label="schema"))
+    garbage = data.draw(st.binary(max_size=32), label="bytes")
+    try:
+        serializer.from_bytes(garbage)
+    except StateError:
+        pass

@@ -371,3 +371,16 @@ def test_concurrent_migrations_agree() -> None:
     with ThreadPoolExecutor(8) as pool:
         got = list(pool.map(migrate, values))
     assert bits(got) == bits(expected), f"got {got[:3]}..., should be {expected[:3]}... from every thread"
+
+
+def test_a_schema_fastavro_cannot_resolve_is_refused_with_the_reason() -> None:
+    # valid Avro (Java falls back to the null namespace for "S"), but fastavro looks up a.S only
+    schema = {
+        "type": "record", "name": "R", "namespace": "a",
+        "fields": [
+            {"name": "x", "type": {"type": "record", "name": "S", "namespace": "", "fields": []}},
+            {"name": "y", "type": "S"},
+        ],
+    }
+    with pytest.raises(AvroSchemaError, match="fastavro cannot use the schema"):
+        AvroSerializer(schema)
