@@ -150,6 +150,9 @@ class RowSerializer(TypeSerializer[tuple[Any, ...]]):
         self._cache_mask_len = (self._cache_arity + self._cache_offset + 7) // 8
         self._cache_serializers = tuple(f[1] for f in self.fields)
         self._cache_nullable = tuple(f[2] for f in self.fields)
+        self._cache_zero_mask = bytes(self._cache_mask_len)
+        self._cache_no_nulls = (False,) * self._cache_arity
+        self._cache_lengths = tuple(s.length for s in self._cache_serializers)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -218,6 +221,13 @@ class RowSerializer(TypeSerializer[tuple[Any, ...]]):
         return kind
 
     def serialize(self, value: tuple[Any, ...], target: DataOutputView) -> None:
+        if type(value) is tuple and len(value) == self._cache_arity and None not in value:
+            # Fast path, the common case: an INSERT row without nulls has an all-zero mask.
+            # (``in`` checks identity first, so no None slips through a custom __eq__.)
+            target.write(self._cache_zero_mask)
+            for serializer, item in zip(self._cache_serializers, value, strict=True):
+                serializer.serialize(item, target)
+            return
         kind = self._check_value(value)
         self._write_mask(kind, value, target)
         for serializer, item in zip(self._cache_serializers, value, strict=False):
@@ -225,6 +235,10 @@ class RowSerializer(TypeSerializer[tuple[Any, ...]]):
                 serializer.serialize(item, target)
 
     def deserialize(self, source: DataInputView) -> tuple[Any, ...]:
+        mask = source.peek(self._cache_mask_len)
+        if mask == self._cache_zero_mask:
+            source.skip_bytes(self._cache_mask_len)
+            return tuple([serializer.deserialize(source) for serializer in self._cache_serializers])
         kind, nulls = self._read_mask(source)
         values = [
             None if is_null else serializer.deserialize(source)
@@ -280,6 +294,15 @@ class RowSerializer(TypeSerializer[tuple[Any, ...]]):
 
 def _is_identity_migration(snapshot: TypeSerializerSnapshot[Any]) -> bool:
     return type(snapshot).migrate_element is TypeSerializerSnapshot.migrate_element
+
+
+def _reads_as_is(new_snapshot: TypeSerializerSnapshot[Any], prior: TypeSerializer[Any]) -> bool:
+    """Whether the field needs no migration at all: its new snapshot judges the prior field
+    serializer's snapshot compatible as is (so old bytes and objects are already new-shaped)."""
+    try:
+        return resolve_compatibility(new_snapshot, prior.snapshot_configuration()).is_compatible_as_is()
+    except Exception:  # a user snapshot failing here just means: migrate the field normally
+        return False
 
 
 class RowSerializerSnapshot(CompositeTypeSerializerSnapshot[tuple[Any, ...]]):
@@ -473,11 +496,14 @@ class RowSerializerSnapshot(CompositeTypeSerializerSnapshot[tuple[Any, ...]]):
         plan = []
         for name, serializer, _ in new.fields:
             j = prior_index.get(name, -1)
-            snap = snapshots[name]
-            plan.append(
-                (j, None if _is_identity_migration(snap) else snap,
-                 prior.fields[j][1] if j >= 0 else None, serializer)
-            )
+            snap: TypeSerializerSnapshot[Any] | None = snapshots[name]
+            prior_field = prior.fields[j][1] if j >= 0 else None
+            if snap is not None and (
+                _is_identity_migration(snap)
+                or (prior_field is not None and _reads_as_is(snap, prior_field))
+            ):
+                snap = None  # the field's bytes and objects stay as they are
+            plan.append((j, snap, prior_field, serializer))
         if len(self._cache_plans) > 16:
             self._cache_plans.clear()
         self._cache_plans[key] = (prior, new, plan)
@@ -516,30 +542,35 @@ class RowSerializerSnapshot(CompositeTypeSerializerSnapshot[tuple[Any, ...]]):
         """Byte-level rewrite: fields that need no nested migration are copied as bytes (the
         result is identical to reading, migrating and writing)."""
         plan = self._plan(prior, new)
-        kind, nulls = prior._read_mask(source)
+        mask_len = prior._cache_mask_len
+        if source.peek(mask_len) == prior._cache_zero_mask:
+            source.skip_bytes(mask_len)
+            kind, nulls = RowKind.INSERT, prior._cache_no_nulls
+        else:
+            kind, nulls = prior._read_mask(source)
         if kind is not RowKind.INSERT and not new.supports_row_kind:
             raise StateMigrationError(
                 f"a {kind.name} row cannot be migrated to a RowSerializer without row-kind "
                 "support: the kind would be lost (keep supports_row_kind=True)"
             )
         parts: list[bytes | None] = []
-        values: dict[int, Any] = {}
-        for i, (is_null, serializer) in enumerate(zip(nulls, prior._cache_serializers, strict=False)):
+        for is_null, serializer, length in zip(
+            nulls, prior._cache_serializers, prior._cache_lengths, strict=True
+        ):
             if is_null:
                 parts.append(None)
-                continue
-            start = source.position
-            if serializer.length > 0:
-                source.skip_bytes(serializer.length)
+            elif length > 0:
+                parts.append(source.read_fully(length))
             else:
                 # The end of a variable-length field is only known by reading it.
-                values[i] = serializer.deserialize(source)
-            parts.append(source.slice_from(start))
+                start = source.position
+                serializer.deserialize(source)
+                parts.append(source.slice_from(start))
         out_parts: list[bytes | None] = []
         for j, snap, prior_field, new_field in plan:
             part = parts[j] if j >= 0 else None
             if part is not None and snap is not None:
-                value = values[j] if j in values else prior_field.from_bytes(part)
+                value = prior_field.from_bytes(part)
                 buffer = DataOutputView()
                 new_field.serialize(snap.migrate_element(prior_field, new_field, value), buffer)
                 part = buffer.getvalue()
