@@ -405,6 +405,7 @@ class PojoSerializerSnapshot(CompositeTypeSerializerSnapshot[Any]):
         super().__init__(serializer)
         self.class_name = ""
         self.field_names: list[str] = []
+        self._cache_plans: dict[tuple[int, int], Any] = {}
         if serializer is not None:
             self.class_name = qualified_name(serializer.dataclass_type)
             self.field_names = [name for name, _ in serializer.fields]
@@ -519,6 +520,35 @@ class PojoSerializerSnapshot(CompositeTypeSerializerSnapshot[Any]):
             )
         return SchemaCompatibility.compatible_as_is()
 
+    def _plan(self, prior: PojoSerializer, new: PojoSerializer) -> list[tuple[str, Any, Any, Any]]:
+        """(name, nested snapshot, prior field serializer, new field serializer) for each field
+        kept from the prior version whose nested migration is not the identity."""
+        key = (id(prior), id(new))
+        cached = self._cache_plans.get(key)
+        if cached is not None and cached[0] is prior and cached[1] is new:
+            return cached[2]  # type: ignore[no-any-return]
+        snapshots = dict(zip(self.field_names, self.nested_snapshots, strict=False))
+        if set(snapshots) != set(new._cache_names):
+            snapshots = dict(zip(new._cache_names, new.snapshot_configuration().nested_snapshots, strict=False))
+        prior_fields = dict(prior.fields)
+        plan = []
+        for name, new_field in new.fields:
+            snap = snapshots[name]
+            if name not in prior_fields or _is_identity_migration(snap):
+                continue
+            try:
+                as_is = resolve_compatibility(
+                    snap, prior_fields[name].snapshot_configuration()
+                ).is_compatible_as_is()
+            except Exception:  # a user snapshot failing here: migrate the field normally
+                as_is = False
+            if not as_is:
+                plan.append((name, snap, prior_fields[name], new_field))
+        if len(self._cache_plans) > 16:
+            self._cache_plans.clear()
+        self._cache_plans[key] = (prior, new, plan)
+        return plan
+
     def migrate_element(
         self, prior: Any, new: Any, element: Any, target: DataOutputView | None = None
     ) -> Any:
@@ -531,18 +561,11 @@ class PojoSerializerSnapshot(CompositeTypeSerializerSnapshot[Any]):
             )
         migrated = element
         if element is not None:
-            snapshots = dict(zip(self.field_names, self.nested_snapshots, strict=False))
-            if set(snapshots) != set(new._cache_names):
-                snapshots = dict(zip(new._cache_names, new.snapshot_configuration().nested_snapshots, strict=False))
-            prior_fields = dict(prior.fields)
             changes = {}
-            for name, new_field in new.fields:
-                snap = snapshots[name]
-                if name not in prior_fields or _is_identity_migration(snap):
-                    continue
+            for name, snap, prior_field, new_field in self._plan(prior, new):
                 value = getattr(element, name, None)
                 if value is not None:
-                    changes[name] = snap.migrate_element(prior_fields[name], new_field, value)
+                    changes[name] = snap.migrate_element(prior_field, new_field, value)
             if type(element) is not new.dataclass_type:
                 # An object of an earlier version of the class (e.g. restored before the new
                 # release was loaded): rebuild it as the current class by field name.
