@@ -39,8 +39,8 @@ def __getattr__(name: str) -> Any:
         from . import _pytest_api
 
         return getattr(_pytest_api, name)
-    if name == "TableSubject":
-        from ._table import TableSubject  # type: ignore[attr-defined]
+    if name in ("TableSubject", "certify_table"):
+        from . import _table
 
-        return TableSubject
+        return getattr(_table, name)
     raise AttributeError(f"module 'conformance' has no attribute {name!r}")

@@ -10,8 +10,7 @@ import sys
 import pytest
 from hypothesis import strategies as st
 
-from conformance import TableSubject
-from conformance._table import certify_table
+from conformance import TableSubject, certify_table
 from conformance._table.cli import main as certify_table_main
 from reference.table import (
     CachingTable,
