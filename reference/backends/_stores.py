@@ -278,7 +278,7 @@ class RocksDBStore:
     name = "rocksdb"
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
-        from rocksdict import Options, Rdict
+        from rocksdict import Options, Rdict, WriteOptions
 
         self._owned_dir: str | None = None
         if path is None:
@@ -295,6 +295,11 @@ class RocksDBStore:
         self._options = Options(raw_mode=True)
         self._options.create_if_missing(True)
         self._db: Any = Rdict(self._path, self._options)
+        # The database is a working store, deleted on close (savepoints carry state across
+        # processes), so a write-ahead log buys nothing.
+        write_options = WriteOptions()
+        write_options.disable_wal = True
+        self._db.set_write_options(write_options)
         self._tables: list[_RocksTable] = []
         self._closed = False
 
