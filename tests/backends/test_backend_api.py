@@ -266,3 +266,29 @@ def test_restore_in_a_fresh_process(tmp_path, cls):
     got = json.loads(done.stdout)
     want = {"x": [0, [["n", 0]]], "y": [1, [["n", None]]], "z": [2, [["n", -2]]]}
     assert got == want, f"got {got}, should be {want}"
+
+
+@pytest.mark.parametrize("second", BACKENDS)
+def test_untouched_restored_states_are_written_back_unchanged(tmp_path, second):
+    from backend_support import EvolvingSerializer, tree_bytes
+
+    backend = make_backend("heap", KEY)
+    try:
+        v = backend.get_value_state(ValueStateDescriptor("v", EvolvingSerializer(1)))
+        m = backend.get_map_state(MapStateDescriptor("m", StringSerializer(), LongSerializer(), namespace_serializer=IntSerializer()))
+        for i, key in enumerate(("p", "q")):
+            backend.set_current_key(key)
+            v.update(i)
+            m.set_current_namespace(i)
+            m.put("z", None)
+        first = backend.savepoint(tmp_path / "sp1")
+    finally:
+        backend.close()
+    restored = restore_backend(second, first, KEY)
+    try:
+        again = restored.savepoint(tmp_path / "sp2")
+    finally:
+        restored.close()
+    assert tree_bytes(again) == tree_bytes(first), (
+        f"got a different savepoint after restoring on {second} and touching nothing, should be byte-identical"
+    )
