@@ -11,7 +11,6 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ._profiles import default_profile, harness_settings
 from ._property import for_all
 from ._registry import Check, NotApplicable, Violation, all_checks, get_check, load_families
 from ._report import CheckResult, Report
@@ -96,6 +95,8 @@ class Runner:
         expected_failures: Mapping[str, str] | None = None,
         options: Mapping[str, Any] | None = None,
     ) -> None:
+        from ._profiles import default_profile, harness_settings
+
         self.subject = subject
         self.profile = profile or default_profile()
         self.settings = harness_settings(self.profile, examples)
@@ -192,7 +193,12 @@ class Runner:
         return result
 
     def run(self, select: Iterable[str] | None = None) -> Report:
-        results = [self.result(c.id) for c in self.checks(select)]
+        checks = self.checks(select)
+        if any(c.family == "backends" for c in checks) and self.backends:
+            from ._warmup import warm_up_in_background
+
+            warm_up_in_background()  # backends' one-time import and first-write costs overlap the early checks
+        results = [self.result(c.id) for c in checks]
         return Report(self.subject.display_name, results, self.seed, self.profile,
                       self.examples, library_versions())
 

@@ -174,12 +174,19 @@ def full_history(ctx) -> None:  # type: ignore[no-untyped-def]
     if not kinds:
         raise NotApplicable("no backend selected (--backend heap,bytes)")
 
+    bulk = bulk_values(ctx)
+
     def body(values: list[Any]) -> dict[str, str]:
-        return {kind: history(ctx, values, kind) for kind in kinds}
+        points = {}
+        for kind in kinds:
+            points[kind] = history(ctx, values, kind)
+            if values is bulk and "fresh_process" not in ctx.cache:
+                # The fresh-process restore runs while the other backends and checks do;
+                # backends.fresh_process collects it.
+                _start_fresh_process(ctx, points[kind])
+        return points
 
     ctx.cache["savepoints"] = bulk_then_shrink(ctx, body)
-    if "heap" in ctx.backends or "bytes" in ctx.backends:
-        _start_fresh_process(ctx)  # runs while the next checks do; backends.fresh_process collects it
 
 
 def savepoints(ctx: Any) -> dict[str, str]:
@@ -303,13 +310,11 @@ def _modules_for(serializer: Any) -> list[str]:
     return sorted(m for m in mods if m != "__main__")
 
 
-def _start_fresh_process(ctx: Any) -> None:
+def _start_fresh_process(ctx: Any, savepoint: str) -> None:
     serializer = ctx.serializer()
     if type(serializer).__module__ == "__main__" and not ctx.subject.locator:
         return
     values = bulk_values(ctx)
-    points = ctx.cache["savepoints"]
-    savepoint = points.get("bytes/memory") or points["heap"]
     spec = {"savepoint": savepoint, "keys": len(values), "modules": _modules_for(serializer),
             "locator": ctx.subject.locator}
     env = dict(os.environ)
@@ -329,8 +334,8 @@ def fresh_process(ctx) -> None:  # type: ignore[no-untyped-def]
     if type(serializer).__module__ == "__main__" and not ctx.subject.locator:
         raise NotApplicable("the serializer is defined in __main__; give Subject(locator='module:attr') to restore it elsewhere")
     if "fresh_process" not in ctx.cache:
-        savepoints(ctx)
-        _start_fresh_process(ctx)
+        points = savepoints(ctx)
+        _start_fresh_process(ctx, points.get("bytes/memory") or points["heap"])
     proc = ctx.cache.pop("fresh_process")
     try:
         stdout, stderr = proc.communicate(timeout=120)

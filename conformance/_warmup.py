@@ -1,0 +1,40 @@
+"""Pay the backends' one-time costs (importing pyarrow and rocksdict, pyarrow's first Parquet
+write and read) in a background thread while the early, CPU-bound checks run."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+
+__all__ = ["warm_up_in_background"]
+
+_STARTED = threading.Event()
+
+
+def _warm_up() -> None:
+    try:
+        import rocksdict  # noqa: F401
+
+        from reference.backends import read_state_rows, write_state_rows
+        from reference.backends._savepoint import StateMetadata
+
+        directory = tempfile.mkdtemp(prefix="conformance-warmup-")
+        try:
+            write_state_rows(os.path.join(directory, "data"), [(0, b"k", b"", None, b"v")])
+            state = StateMetadata(name="w", kind="value", value_serializer_snapshot=b"",
+                                  namespace_serializer_snapshot=None, user_key_serializer_snapshot=None,
+                                  data="data", rows=1)
+            list(read_state_rows(directory, state))
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+    except Exception:
+        pass  # only an optimisation: the checks will pay the cost themselves
+
+
+def warm_up_in_background() -> None:
+    if _STARTED.is_set() or os.environ.get("CONFORMANCE_NO_WARMUP"):
+        return
+    _STARTED.set()
+    threading.Thread(target=_warm_up, name="conformance-warmup", daemon=True).start()
