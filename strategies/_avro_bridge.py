@@ -22,17 +22,18 @@ def available() -> bool:
         return False
 
 
-@functools.lru_cache(maxsize=None)
-def avro_schemas(depth: int) -> Any:
+@st.composite
+def _avro_schema_strategy(draw: Any, depth: int) -> Any:
     from . import _avro
 
-    @st.composite
-    def draw_schema(draw: Any) -> Any:
-        # A fresh name counter per schema: the same draws give the same names, whatever was
-        # drawn before (``_avro.avro_schemas`` shares one counter across all its draws).
-        return _avro._avro_type(draw(_avro._schema(min(depth, 2), [0], top=True)))
+    # A fresh name counter per schema: the same draws give the same names, whatever was drawn
+    # before (``_avro.avro_schemas`` shares one counter across all its draws).
+    return _avro._avro_type(draw(_avro._schema(depth, [0], top=True)))
 
-    return draw_schema()
+
+@functools.lru_cache(maxsize=None)
+def avro_schemas(depth: int) -> Any:
+    return _avro_schema_strategy(min(depth, 2))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -526,13 +526,27 @@ def evolutions(schema: Any, family: str | None = None, verdict: str | None = Non
     return _evolutions(schema, family, verdict)
 
 
+# Module-level composites: hypothesis inspects a composite's source when it is defined, which
+# costs more than a whole draw, so none is defined per call.
+@st.composite
+def _evolution_strategy(draw: Any, schema: Any, family: str | None, verdict: str | None) -> SchemaEvolution:
+    return _draw_evolution(draw, schema, family, verdict)
+
+
+@st.composite
+def _chain_strategy(draw: Any, schema: Any, length: int, verdict: str | None) -> list[SchemaEvolution]:
+    chain = []
+    current = schema
+    for _ in range(length):
+        ev = _draw_evolution(draw, current, None, verdict)
+        chain.append(ev)
+        current = ev.new
+    return chain
+
+
 @functools.lru_cache(maxsize=4096)
 def _evolutions(schema: Any, family: str | None, verdict: str | None) -> st.SearchStrategy[SchemaEvolution]:
-    @st.composite
-    def draw_it(draw: Any) -> SchemaEvolution:
-        return _draw_evolution(draw, schema, family, verdict)
-
-    return draw_it()
+    return _evolution_strategy(schema, family, verdict)
 
 
 def evolution_chains(
@@ -545,15 +559,4 @@ def evolution_chains(
     _check_filters(None, verdict)
     if length < 0:
         raise InvalidArgument(f"length={length} must be >= 0")
-
-    @st.composite
-    def draw_chain(draw: Any) -> list[SchemaEvolution]:
-        chain = []
-        current = schema
-        for _ in range(length):
-            ev = _draw_evolution(draw, current, None, verdict)
-            chain.append(ev)
-            current = ev.new
-        return chain
-
-    return draw_chain()
+    return _chain_strategy(schema, length, verdict)

@@ -75,11 +75,6 @@ def _integers(low: int, high: int) -> st.SearchStrategy[int]:
     return st.integers(low, high)
 
 
-@functools.lru_cache(maxsize=None)
-def _unique_names(pool: tuple[str, ...], n: int) -> st.SearchStrategy[list[str]]:
-    return st.lists(st.sampled_from(pool), min_size=n, max_size=n, unique=True)
-
-
 class _Budget:
     __slots__ = ("leaves", "classes")
 
@@ -125,13 +120,13 @@ def _schemas(
         allowed = tuple(f for f in FAMILIES if f in given or f == "primitive")
     if max_depth < 0 or max_leaves < 1:
         raise InvalidArgument(f"max_depth={max_depth}, max_leaves={max_leaves}: need >= 0 and >= 1")
+    return _schema_strategy(top, allowed, max_depth, max_leaves)
 
-    @st.composite
-    def draw_schema(draw: Any) -> Any:
-        budget = _Budget(max_leaves)
-        return _draw(draw, top, allowed, max_depth, budget, hashable=False)
 
-    return draw_schema()
+@st.composite
+def _schema_strategy(draw: Any, top: tuple[str, ...], allowed: tuple[str, ...], max_depth: int,
+                     max_leaves: int) -> Any:
+    return _draw(draw, top, allowed, max_depth, _Budget(max_leaves), hashable=False)
 
 
 def _draw(draw: Any, choices: tuple[str, ...], allowed: tuple[str, ...], depth: int,
@@ -181,7 +176,9 @@ def _tuple(draw: Any, allowed: Any, depth: int, budget: _Budget, hashable: bool)
 
 
 def _names(draw: Any, pool: tuple[str, ...], n: int, label: str) -> list[str]:
-    return draw(_unique_names(pool, n), label=label)
+    """``n`` distinct names from ``pool``; shrinks towards the pool's first names in order."""
+    free = list(pool)
+    return [free.pop(draw(_integers(0, len(free) - 1), label=label)) for _ in range(n)]
 
 
 def _row(draw: Any, allowed: Any, depth: int, budget: _Budget, hashable: bool) -> Any:

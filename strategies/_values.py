@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from reference import types as t
 
 from . import _pojo
+from ._schemas import _integers
 
 __all__ = ["values", "zero_value", "float32_from_bits", "float64_from_bits"]
 
@@ -79,62 +80,118 @@ def values(schema: Any) -> st.SearchStrategy[Any]:
 
 @functools.lru_cache(maxsize=8192)
 def _values(schema: Any, allow_none: bool) -> st.SearchStrategy[Any]:
-    kind = type(schema)
-    if kind is t.BooleanType:
-        return st.booleans()
-    if kind in _INT_RANGES:
-        low, high = _INT_RANGES[kind]
-        return st.integers(low, high)
-    if kind is t.FloatType:
-        return _FLOAT32
-    if kind is t.DoubleType:
-        return _FLOAT64
-    if kind is t.StringType:
-        # The String serializer writes None itself (length prefix 0).
-        return st.one_of(st.none(), _TEXT) if allow_none else _TEXT
-    if kind is t.BytesType:
-        return st.binary(max_size=12)
-    if kind is t.PickleType:
-        return _PICKLED_ANY if allow_none else _PICKLED_SOME
-    if kind is t.NullableType:
-        inner = _values(schema.inner, False)
-        return st.one_of(st.none(), inner) if allow_none else inner
-    if kind is t.ListType:
-        return st.lists(_values(schema.element, True), max_size=4)
-    if kind is t.MapType:
-        return st.dictionaries(
-            _values(schema.key, False), _or_none(_values(schema.value, True)), max_size=4
-        )
-    if kind is t.TupleType:
-        return st.tuples(*[_values(f, False) for f in schema.fields])
-    if kind is t.RowType:
-        fields = st.tuples(*[
-            _or_none(_values(f.type, False)) if f.nullable else _values(f.type, False)
-            for f in schema.fields
-        ])
-        # A plain tuple is an INSERT row; the other kinds are carried by reference's Row.
-        return st.one_of(fields, st.builds(_row_with_kind, fields, st.sampled_from(_KINDS)))
-    if kind is t.PojoType:
-        return st.builds(schema.cls, **{
-            f.name: _or_none(_values(f.type, False)) for f in _pojo.pojo_fields(schema)
-        })
-    if kind is t.EnumType:
-        return st.sampled_from(list(schema.cls))
-    if kind is t.AvroType:
-        from . import _avro_bridge
+    if not _known(schema):
+        raise TypeError(f"values: not a logical type: {schema!r}")
+    return _value_strategy(schema, allow_none)
 
-        return _avro_bridge.avro_values(schema, allow_none)
-    raise TypeError(f"values: not a logical type: {schema!r}")
+
+def _known(schema: Any) -> bool:
+    return type(schema) in _LEAVES or type(schema) in _DRAWERS
+
+
+# One composite walks the schema and draws each part from strategies built once at import:
+# building (and validating) a strategy tree per schema costs more than drawing from it.
+@st.composite
+def _value_strategy(draw: Any, schema: Any, allow_none: bool) -> Any:
+    return _draw_value(draw, schema, allow_none)
+
+
+_BOOLEANS = st.booleans()
+_SIZE = st.integers(0, 4)
+_BINARY = st.binary(max_size=12)
+_TEXT_OR_NONE = st.one_of(st.none(), _TEXT)
+_LEAVES: dict[type, tuple[st.SearchStrategy[Any], st.SearchStrategy[Any]]] = {
+    # type: (strategy where None is allowed, strategy where it is not)
+    t.BooleanType: (_BOOLEANS, _BOOLEANS),
+    t.FloatType: (_FLOAT32, _FLOAT32),
+    t.DoubleType: (_FLOAT64, _FLOAT64),
+    # The String serializer writes None itself (length prefix 0).
+    t.StringType: (_TEXT_OR_NONE, _TEXT),
+    t.BytesType: (_BINARY, _BINARY),
+    t.PickleType: (_PICKLED_ANY, _PICKLED_SOME),
+}
+for _kind, (_low, _high) in _INT_RANGES.items():
+    _LEAVES[_kind] = (st.integers(_low, _high), st.integers(_low, _high))
+
+
+def _draw_value(draw: Any, schema: Any, allow_none: bool) -> Any:
+    leaf = _LEAVES.get(type(schema))
+    if leaf is not None:
+        return draw(leaf[0] if allow_none else leaf[1])
+    return _DRAWERS[type(schema)](draw, schema, allow_none)
+
+
+def _maybe_null(draw: Any) -> bool:
+    # False (the simplest choice) means null: values shrink towards None where it is allowed.
+    return not draw(_BOOLEANS)
+
+
+def _draw_nullable(draw: Any, schema: t.NullableType, allow_none: bool) -> Any:
+    if allow_none and _maybe_null(draw):
+        return None
+    return _draw_value(draw, schema.inner, False)
+
+
+def _draw_list(draw: Any, schema: t.ListType, allow_none: bool) -> Any:
+    return [_draw_value(draw, schema.element, True) for _ in range(draw(_SIZE))]
+
+
+def _draw_map(draw: Any, schema: t.MapType, allow_none: bool) -> Any:
+    # Keys arrive in drawn order (varied insertion orders); a repeated key keeps its first
+    # place and its last value, as a dict does.
+    result = {}
+    for _ in range(draw(_SIZE)):
+        key = _draw_value(draw, schema.key, False)
+        result[key] = None if _maybe_null(draw) else _draw_value(draw, schema.value, False)
+    return result
+
+
+def _draw_tuple(draw: Any, schema: t.TupleType, allow_none: bool) -> Any:
+    return tuple([_draw_value(draw, f, False) for f in schema.fields])
+
+
+def _draw_row(draw: Any, schema: t.RowType, allow_none: bool) -> Any:
+    values = tuple([
+        None if f.nullable and _maybe_null(draw) else _draw_value(draw, f.type, False)
+        for f in schema.fields
+    ])
+    kind = draw(_ROW_KIND)
+    # A plain tuple is an INSERT row (half of the rows); the other kinds are carried by
+    # reference's Row.
+    return values if kind < 3 else _row_with_kind(values, _KINDS[kind - 3])
+
+
+def _draw_pojo(draw: Any, schema: t.PojoType, allow_none: bool) -> Any:
+    kwargs = {
+        f.name: None if _maybe_null(draw) else _draw_value(draw, f.type, False)
+        for f in _pojo.pojo_fields(schema)
+    }
+    return schema.cls(**kwargs)
+
+
+def _draw_enum(draw: Any, schema: t.EnumType, allow_none: bool) -> Any:
+    members = list(schema.cls)
+    return members[draw(_integers(0, len(members) - 1))] if len(members) > 1 else members[0]
+
+
+def _draw_avro(draw: Any, schema: t.AvroType, allow_none: bool) -> Any:
+    from . import _avro_bridge
+
+    return draw(_avro_bridge.avro_values(schema, allow_none))
+
+
+_ROW_KIND = st.integers(0, 5)
+_DRAWERS: dict[type, Any] = {
+    t.NullableType: _draw_nullable, t.ListType: _draw_list, t.MapType: _draw_map,
+    t.TupleType: _draw_tuple, t.RowType: _draw_row, t.PojoType: _draw_pojo,
+    t.EnumType: _draw_enum, t.AvroType: _draw_avro,
+}
 
 
 def _row_with_kind(values: tuple[Any, ...], kind: Any) -> Any:
     from reference.serializers import Row
 
     return Row(values, kind)
-
-
-def _or_none(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    return st.one_of(st.none(), strategy)
 
 
 def zero_value(schema: Any) -> Any:
