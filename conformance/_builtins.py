@@ -8,7 +8,7 @@ a subject by ``conformance._builtins:<name>``) rebuilds exactly the same ones.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from reference import types as t
@@ -63,7 +63,7 @@ def _draw(strategy: Any, pick: int = 12) -> Any:
     return drawn[min(pick, len(drawn) - 1)]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _schema(name: str) -> Any:
     import strategies
 
@@ -106,7 +106,7 @@ def _evolutions(schema: Any) -> list[Evolution]:
     return found
 
 
-@lru_cache(maxsize=None)
+@cache
 def builtin_subject(name: str) -> Subject:
     import strategies
     from reference.types import serializer_for

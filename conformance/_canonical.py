@@ -113,7 +113,7 @@ def first_difference(got: Any, expected: Any, path: str = "") -> str:
     if type(got) is not type(expected):
         return path
     if isinstance(got, (list, tuple)) and len(got) == len(expected):
-        for i, (g, e) in enumerate(zip(got, expected)):
+        for i, (g, e) in enumerate(zip(got, expected, strict=False)):
             if not values_equal(g, e):
                 return first_difference(g, e, f"{path}[{i}]")
     if isinstance(got, dict) and set(map(canonical, got)) == set(map(canonical, expected)):

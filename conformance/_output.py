@@ -60,7 +60,7 @@ def certify_subjects(subjects: list[Any], args: argparse.Namespace, several: boo
     progress = _progress(len(subjects), tty)
     if progress is not None:
         progress.start()
-        task = progress.add_task("certifying", total=len(subjects))
+        progress.add_task("certifying", total=len(subjects))
     try:
         if jobs > 1 and len(subjects) > 1 and "fork" in multiprocessing.get_all_start_methods():
             _JOB.update(subjects=subjects, args=args, seed=seed, peers=peers)

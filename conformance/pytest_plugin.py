@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+
 def pytest_addoption(parser: Any) -> None:
     group = parser.getgroup("conformance", "serializer conformance harness")
     group.addoption("--conformance-examples", type=int, default=None, metavar="N",

@@ -17,9 +17,9 @@ from reference import StateError
 from reference.serializers import LongSerializer
 
 from .._canonical import show
-from .._state_layout import descriptors, expected_state
 from .._registry import NotApplicable, Violation, check
-from ._migration import Step, declared_steps, resolve
+from .._state_layout import descriptors, expected_state
+from ._migration import Step, declared_steps
 from ._roundtrip import expect_equal, write
 
 HISTORY = ("backends.history",)
@@ -96,7 +96,7 @@ def differences(a: str, b: str) -> str | None:
     for state in sorted(set(rows_a) | set(rows_b)):
         ra, rb = rows_a.get(state, []), rows_b.get(state, [])
         if ra != rb:
-            for x, y in zip(ra, rb):
+            for x, y in zip(ra, rb, strict=False):
                 if x != y:
                     return f"state {state!r}: row {x!r} vs {y!r}"
             return f"state {state!r}: {len(ra)} rows vs {len(rb)}"

@@ -136,7 +136,7 @@ def migrate_state(ctx) -> None:  # type: ignore[no-untyped-def]
     for step in steps:
         def body(values: list[Any], step: Step = step) -> None:
             got, _ = migrated_bytes(step, [write(step.old, v) for v in values])
-            for i, (g, v) in enumerate(zip(got, values)):
+            for i, (g, v) in enumerate(zip(got, values, strict=False)):
                 expect_equal(g, step.expected(v), f"{step.label}: record {i} of {len(values)} after migration")
         ctx.for_all(st.lists(ctx.subject.values, min_size=1, max_size=4), body,
                     max_examples=max(10, ctx.examples // 2))
@@ -199,7 +199,7 @@ def chain(ctx) -> None:  # type: ignore[no-untyped-def]
             for step in usable:
                 got, reader = migrated_bytes(step, data)
                 expected = [step.expected(v) for v in expected]
-                for i, (g, e) in enumerate(zip(got, expected)):
+                for i, (g, e) in enumerate(zip(got, expected, strict=False)):
                     expect_equal(g, e, f"{step.label}: record {i}")
                 data = [write(step.new, g) for g in got]
 
@@ -240,7 +240,7 @@ def generated(ctx) -> None:  # type: ignore[no-untyped-def]
         if evo.expect == "incompatible":
             return
         got, _ = migrated_bytes(step, [write(old, v) for v in values])
-        for i, (g, v) in enumerate(zip(got, values)):
+        for i, (g, v) in enumerate(zip(got, values, strict=False)):
             expect_equal(g, step.expected(v), f"{step.label}: record {i}")
 
     def display(case: tuple[Any, list[Any]]) -> str:

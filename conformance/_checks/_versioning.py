@@ -69,7 +69,7 @@ def golden(ctx) -> None:  # type: ignore[no-untyped-def]
                 f"{where}: {source.available()} of {len(rel.data)} data bytes were left after "
                 f"{len(read)} records, should read them exactly (the byte format changed without a "
                 "new snapshot version)", example=where)
-        for i, (value, text) in enumerate(zip(read, rel.values)):
+        for i, (value, text) in enumerate(zip(read, rel.values, strict=False)):
             got = stable_text(value)
             if got != text:
                 raise Violation(

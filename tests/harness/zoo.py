@@ -41,7 +41,7 @@ from reference import (
     TypeSerializer,
     TypeSerializerSnapshot,
 )
-from reference.serializers import DoubleSerializer, IntSerializer, LongSerializer
+from reference.serializers import DoubleSerializer, IntSerializer
 
 # == roundtrip ==================================================================================
 

@@ -306,7 +306,7 @@ class RecordSnapshot(TypeSerializerSnapshot[tuple]):
         return SchemaCompatibility.compatible_after_migration()
 
     def migrate_element(self, prior: Any, new: Any, element: Any, target: DataOutputView | None = None) -> Any:
-        by_name = dict(zip(prior.fields, element))
+        by_name = dict(zip(prior.fields, element, strict=False))
         migrated = tuple(self.fill(by_name, name) for name in new.fields)
         if target is not None:
             new.serialize(migrated, target)
@@ -322,7 +322,7 @@ RECORD_VALUES = st.tuples(st.none() | st.integers(-(2**63), 2**63 - 1), st.none(
 def by_name(old_fields: tuple[str, ...], new_fields: tuple[str, ...]) -> Any:
     """The oracle: each new field takes the old field of the same name, else None."""
     def migrate(value: tuple) -> tuple:
-        named = dict(zip(old_fields, value))
+        named = dict(zip(old_fields, value, strict=False))
         return tuple(named.get(name) for name in new_fields)
     return migrate
 
