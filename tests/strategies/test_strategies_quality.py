@@ -74,21 +74,22 @@ def _avro_enabled() -> bool:
     return _avro_bridge.available()
 
 
-_SELECTIONS = [
-    None, ("row",), ("pojo",), ("enum",), ("list", "row"), ("map", "tuple", "nullable"),
-    ("row", "pojo", "enum"),
+# (schema families, evolution family)
+_SELECTIONS: list[tuple[Any, Any]] = [
+    (None, None), (("row",), None), (("pojo",), None), (("enum",), None), (("list", "row"), None),
+    (("map", "tuple", "nullable"), None), (("row", "pojo", "enum"), None),
 ]
 if _avro_enabled():
-    _SELECTIONS += [("avro",), ("avro", "list", "map")]
+    _SELECTIONS += [(("avro",), "avro"), (("avro", "list", "map"), None)]
 
 
-def _draw_many(selection: Any, n: int, counts: dict[str, Counter[str]]) -> None:
+def _draw_many(selection: Any, n: int, counts: dict[str, Counter[str]], family: Any = None) -> None:
     @settings(max_examples=n, database=None, derandomize=True, deadline=None,
               suppress_health_check=list(HealthCheck))
     @given(st.data())
     def collect(data: Any) -> None:
         schema = data.draw(strategies.schemas(families=selection))
-        ev = data.draw(strategies.evolutions(schema))
+        ev = data.draw(strategies.evolutions(schema, family=family))
         for _, _, node in _sites(schema):
             counts["family"][family_of(node)] += 1
         counts["change"][ev.change] += 1
@@ -99,8 +100,8 @@ def _draw_many(selection: Any, n: int, counts: dict[str, Counter[str]]) -> None:
 
 def test_strategies_cover_every_family_change_and_verdict() -> None:
     counts: dict[str, Counter[str]] = {"family": Counter(), "change": Counter(), "kind": Counter()}
-    for selection in _SELECTIONS:
-        _draw_many(selection, 100, counts)
+    for selection, family in _SELECTIONS:
+        _draw_many(selection, 100, counts, family)
     families = {f for f in strategies.FAMILIES if f != "avro" or _avro_enabled()}
     missing = families - set(counts["family"])
     assert not missing, f"got no schema of families {sorted(missing)}, should generate every family"
