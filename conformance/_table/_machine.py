@@ -92,7 +92,7 @@ def build_machine(subject: TableSubject, *, concurrent: bool, faults: bool) -> t
     defaults = st.one_of(st.none(), values)
     contracts = st.sampled_from([UpdateContract.UPDATE_ONLY, UpdateContract.UPDATE_WITH_DEFAULTS])
     sync = st.booleans()
-    small = {"max_size": 4}
+    small = 4  # entries per bulk operation
 
     burst_op = st.one_of(
         st.tuples(st.just("put"), keys, values),
@@ -104,11 +104,11 @@ def build_machine(subject: TableSubject, *, concurrent: bool, faults: bool) -> t
         st.tuples(st.just("put"), keys, values),
         st.tuples(st.just("update"), keys, updates),
         st.tuples(st.just("delete"), keys),
-        st.tuples(st.just("put_all"), st.lists(st.tuples(keys, values), min_size=1, **small)),
-        st.tuples(st.just("update_all"), st.lists(st.tuples(keys, updates), min_size=1, **small)),
+        st.tuples(st.just("put_all"), st.lists(st.tuples(keys, values), min_size=1, max_size=small)),
+        st.tuples(st.just("update_all"), st.lists(st.tuples(keys, updates), min_size=1, max_size=small)),
         st.tuples(st.just("send"), keys, updates, defaults, contracts),
     )
-    unique = {} if subject.keeps_order else {"unique_by": lambda op: op[1]}
+    same_key_together = subject.keeps_order
 
     class TableMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
@@ -235,7 +235,7 @@ def build_machine(subject: TableSubject, *, concurrent: bool, faults: bool) -> t
         def put(self, key: Any, value: Any, sync: bool) -> None:
             self.step(("put", key, value), sync)
 
-        @rule(entries=st.lists(st.tuples(keys, st.one_of(values, st.none())), **small), sync=sync)
+        @rule(entries=st.lists(st.tuples(keys, st.one_of(values, st.none())), max_size=small), sync=sync)
         def put_all(self, entries: list[tuple[Any, Any]], sync: bool) -> None:
             self.step(("put_all", entries), sync)
 
@@ -243,7 +243,7 @@ def build_machine(subject: TableSubject, *, concurrent: bool, faults: bool) -> t
         def get(self, key: Any, sync: bool) -> None:
             self.step(("get", key), sync)
 
-        @rule(keys_=st.lists(keys, **small), sync=sync)
+        @rule(keys_=st.lists(keys, max_size=small), sync=sync)
         def get_all(self, keys_: list[Any], sync: bool) -> None:
             self.step(("get_all", keys_), sync)
 
@@ -251,7 +251,7 @@ def build_machine(subject: TableSubject, *, concurrent: bool, faults: bool) -> t
         def delete(self, key: Any, sync: bool) -> None:
             self.step(("delete", key), sync)
 
-        @rule(keys_=st.lists(keys, **small), sync=sync)
+        @rule(keys_=st.lists(keys, max_size=small), sync=sync)
         def delete_all(self, keys_: list[Any], sync: bool) -> None:
             self.step(("delete_all", keys_), sync)
 
@@ -259,9 +259,13 @@ def build_machine(subject: TableSubject, *, concurrent: bool, faults: bool) -> t
         def update(self, key: Any, update: Any, sync: bool) -> None:
             self.step(("update", key, update), sync)
 
-        @rule(entries=st.lists(st.tuples(keys, updates), **small), sync=sync)
+        @rule(entries=st.lists(st.tuples(keys, updates), max_size=small), sync=sync)
         def update_all(self, entries: list[tuple[Any, Any]], sync: bool) -> None:
             self.step(("update_all", entries), sync)
+
+        @rule(sync=sync)
+        def flush(self, sync: bool) -> None:
+            self.step(("flush",), sync)
 
         @rule(key=keys, update=updates, default=defaults, contract=contracts)
         def send_update(self, key: Any, update: Any, default: Any, contract: UpdateContract) -> None:
@@ -321,7 +325,8 @@ def build_machine(subject: TableSubject, *, concurrent: bool, faults: bool) -> t
 
     if concurrent:
 
-        @rule(ops=st.lists(burst_op, min_size=2, max_size=6, **unique))
+        @rule(ops=st.lists(burst_op, min_size=2, max_size=6) if same_key_together
+              else st.lists(burst_op, min_size=2, max_size=6, unique_by=lambda op: op[1]))
         def together(self: Any, ops: list[tuple[Any, ...]]) -> None:
             """Operations issued together, awaited together; each must match the model applied
             in the order of issue."""

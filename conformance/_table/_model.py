@@ -85,6 +85,9 @@ class TableModel:
             self.store(key, value)
         return OK
 
+    def _flush(self) -> Expected:
+        return OK
+
     def _delete(self, key: Any) -> Expected:
         if self._fails("delete"):
             return error("io")

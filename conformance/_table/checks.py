@@ -19,7 +19,7 @@ from ._store import HarnessStore
 
 __all__: list[str] = []
 
-_METHODS = ("get", "get_all", "put", "put_all", "delete", "delete_all", "update", "update_all")
+_METHODS = ("get", "get_all", "put", "put_all", "delete", "delete_all", "update", "update_all", "flush")
 
 
 @check(id="table.subject", family="table")

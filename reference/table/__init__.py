@@ -21,7 +21,7 @@ from ._errors import (
     find_cause,
 )
 from ._functions import TableReadFunction, TableWriteFunction
-from ._local import CachingTable, LocalTable
+from ._local import CachingTable, LocalTable, MapStateTable
 from ._operator import SendToTableWithUpdate, send_to_table_with_update
 from ._rate import RateLimitedTable, RateLimiter, TokenBucketRateLimiter
 from ._remote import FunctionTable, RemoteTable
@@ -37,6 +37,7 @@ __all__ = [
     "FunctionTable",
     "InvalidTableArgumentError",
     "LocalTable",
+    "MapStateTable",
     "RateLimitedTable",
     "RateLimiter",
     "ReadWriteTable",

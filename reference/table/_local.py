@@ -1,28 +1,49 @@
-"""Tables without partial updates: a local in-memory table and a caching table.
+"""Local tables (over a mapping, or over a backend's keyed ``MapState``) and a caching table.
 
-Both refuse ``update``/``update_all`` when the method is called (as in Samza, where only remote
-tables take updates): a local store has no merge function, and a cache cannot know what an
-update does to the cached record.
+As in Samza, they refuse ``update``/``update_all`` when the method is called: a cache cannot
+know what an update does to the cached record, and a local store has no merge function, unless
+one is given: ``LocalTable(merge=...)`` / ``MapStateTable(merge=...)`` apply an update as
+``merge(record, update)`` to an existing record (a missing one fails with
+``RecordNotFoundError``).
 """
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
+from .._errors import RecordNotFoundError
 from ._api import DelegatingTable, K, ReadWriteTable, U, V
+from ._errors import UnsupportedTableOperationError
 
-__all__ = ["LocalTable", "CachingTable"]
+__all__ = ["LocalTable", "MapStateTable", "CachingTable"]
 
 
 class LocalTable(ReadWriteTable[K, V, U]):
-    """A table over a local mapping (a dict unless ``store`` is given); no partial updates."""
+    """A table over a local mapping (a dict unless ``store`` is given); partial updates only
+    with a ``merge(record, update) -> record`` function."""
 
-    supports_updates = False
-
-    def __init__(self, store: MutableMapping[Any, Any] | None = None, name: str = "local") -> None:
+    def __init__(self, store: MutableMapping[Any, Any] | None = None, name: str = "local",
+                 merge: Callable[[Any, Any], Any] | None = None) -> None:
         super().__init__(name)
         self.store: MutableMapping[Any, Any] = {} if store is None else store
+        self.merge = merge
+        self.supports_updates = merge is not None
+
+    def _refuse_updates(self) -> UnsupportedTableOperationError:
+        error = super()._refuse_updates()
+        error.args = (f"{error.args[0]}; or give the local table a merge(record, update) function",)
+        return error
+
+    async def _update(self, key: K, update: U) -> None:
+        if self.merge is None:
+            raise self._refuse_updates()
+        if key not in self.store or self.store[key] is None:
+            raise RecordNotFoundError(
+                f"table {self.name!r}: no record for key {key!r} to update; put it first, or send "
+                f"the update with a default under UpdateContract.UPDATE_WITH_DEFAULTS"
+            )
+        self.store[key] = self.merge(self.store[key], update)
 
     async def _get(self, key: K) -> V | None:
         return self.store.get(key)
@@ -32,6 +53,47 @@ class LocalTable(ReadWriteTable[K, V, U]):
 
     async def _delete(self, key: K) -> None:
         self.store.pop(key, None)
+
+
+class _MapStateMapping(MutableMapping[Any, Any]):
+    """A ``MapState`` (of the backend's current key and namespace) seen as a mapping."""
+
+    def __init__(self, state: Any) -> None:
+        self.state = state
+
+    def __getitem__(self, key: Any) -> Any:
+        if not self.state.contains(key):
+            raise KeyError(key)
+        return self.state.get(key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self.state.put(key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        if not self.state.contains(key):
+            raise KeyError(key)
+        self.state.remove(key)
+
+    def __contains__(self, key: object) -> bool:
+        return bool(self.state.contains(key))
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(list(self.state.keys()))
+
+    def __len__(self) -> int:
+        return len(list(self.state.keys()))
+
+
+class MapStateTable(LocalTable[K, V, U]):
+    """A local table over a reference backend's ``MapState`` (heap or bytes): table keys are the
+    map's user keys, under the backend's current key and namespace (set them before use).
+    Records are written with the state's serializers; a null map value reads as no record.
+    Partial updates only with ``merge``."""
+
+    def __init__(self, map_state: Any, name: str = "map_state",
+                 merge: Callable[[Any, Any], Any] | None = None) -> None:
+        super().__init__(_MapStateMapping(map_state), name, merge)
+        self.map_state = map_state
 
 
 class CachingTable(DelegatingTable[K, V, U]):

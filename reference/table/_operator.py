@@ -81,7 +81,7 @@ class SendToTableWithUpdate:
 
     def send(self, key: Any, message: UpdateMessage[Any, Any]) -> None:
         """Apply one message, blocking (uses the table's private loop)."""
-        self.table._run(self.send_async(key, message))
+        self._blocking(self.send_async(key, message))
 
     def process_async(self, messages: Iterable[tuple[Any, UpdateMessage[Any, Any]]], *,
                       return_exceptions: bool = False) -> Any:
@@ -96,7 +96,11 @@ class SendToTableWithUpdate:
 
     def process(self, messages: Iterable[tuple[Any, UpdateMessage[Any, Any]]], *,
                 return_exceptions: bool = False) -> list[BaseException | None]:
-        return self.table._run(self.process_async(messages, return_exceptions=return_exceptions))
+        return self._blocking(self.process_async(messages, return_exceptions=return_exceptions))
+
+    def _blocking(self, coroutine: Any) -> Any:
+        run = getattr(self.table, "_run", None)  # a ReadWriteTable's own loop keeps batches bound to it
+        return run(coroutine) if run is not None else asyncio.run(coroutine)
 
     async def _process(self, stream: list[tuple[Any, UpdateMessage[Any, Any]]],
                        return_exceptions: bool) -> list[BaseException | None]:

@@ -212,7 +212,7 @@ class RetriableTable(DelegatingTable[K, V, U]):
     async def _write_bulk(self, what: str, items: list[Any], key_of: Callable[[Any], Any],
                           call: Callable[[list[Any]], Awaitable[Any]]) -> None:
         policy, metrics, function = self.write_policy, self.write_metrics, self._write_function
-        if policy is None:
+        if policy is None or metrics is None:
             await call(items)
             return
         started = self._clock()

@@ -22,6 +22,7 @@ from reference.table import (
     CompleteBatching,
     InvalidTableArgumentError,
     LocalTable,
+    MapStateTable,
     RateLimitedTable,
     RecordNotFoundError,
     RemoteTable,
@@ -490,15 +491,25 @@ def test_table_token_bucket_waits_for_missing_credits():
 
 
 # ---- tables that refuse updates ------------------------------------------------------------
+def _map_state(backend_class=None):
+    from reference.backends import HeapStateBackend, MapStateDescriptor
+    from reference.serializers import IntSerializer, LongSerializer, StringSerializer
+
+    backend = (backend_class or HeapStateBackend)(StringSerializer())
+    backend.set_current_key("job-1")
+    return backend, backend.get_map_state(MapStateDescriptor("t", IntSerializer(), LongSerializer()))
+
+
 def _refusing_tables(store):
     return {
         "local": LocalTable(),
+        "map_state": MapStateTable(_map_state()[1]),
         "caching": CachingTable(RemoteTable(store, store)),
         "read-only remote": RemoteTable(store),
     }
 
 
-@pytest.mark.parametrize("kind", ["local", "caching", "read-only remote"])
+@pytest.mark.parametrize("kind", ["local", "map_state", "caching", "read-only remote"])
 def test_table_unsupported_tables_refuse_updates_when_called(kind):
     store = HarnessStore(add)
     table = _refusing_tables(store)[kind]
@@ -594,3 +605,20 @@ def test_table_write_function_without_update_refuses_it():
 
     with pytest.raises(UnsupportedTableOperationError, match="update_async"):
         run(PutsOnly().update_async(1, 1))
+
+
+@pytest.mark.parametrize("backend", ["heap", "bytes"])
+def test_table_map_state_table_writes_the_keyed_map_state(backend):
+    from reference.backends import BytesStateBackend, HeapStateBackend
+
+    backend_, state = _map_state({"heap": HeapStateBackend, "bytes": BytesStateBackend}[backend])
+    table = MapStateTable(state, merge=add)
+    table.put(1, 40)
+    SendToTableWithUpdate(table, WITH_DEFAULTS).process([(1, UpdateMessage.of(2)), (2, UpdateMessage.of(3, 10))])
+    assert (state.get(1), state.get(2)) == (42, 13), (
+        f"got map state {state.get(1)}, {state.get(2)}, should be 42, 13 [{backend}]"
+    )
+    backend_.set_current_key("job-2")
+    assert table.get(1) is None, f"got {table.get(1)} under another key, should be None [{backend}]"
+    with pytest.raises(RecordNotFoundError, match="key 1"):
+        table.update(1, 1)
