@@ -8,9 +8,18 @@ are compatible as is, readable ones after migration, anything else is incompatib
 reason and its place in the schema.
 
 Reading is bounded: corrupt bytes raise ``SerializationError`` (``EndOfDataError`` when they
-end too soon), never an exception of fastavro's; for recursive schemas and arrays of items that
-take no bytes (where fastavro would recurse past the C stack or loop on a corrupt count) a
-bounded pure-Python pass checks the bytes first.
+end too soon), never an exception of fastavro's; a negative union or enum index (which fastavro
+would count from the end) is refused; for recursive schemas and arrays of items that take no
+bytes (where fastavro would recurse past the C stack or loop on a corrupt count) a bounded
+pure-Python pass checks the bytes first.
+
+Migration reads the old bytes with a bounded resolving decoder of our own (writer schema = the
+prior serializer's, reader schema = the new one's) and writes the result with fastavro. It
+follows Avro Java's resolution where fastavro's differs: defaults of bytes, fixed and float
+fields take their Avro types, nested record defaults get their own fields' defaults, values
+promoted to float are rounded to 32 bits, a union value goes into the reader branch of its own
+type first, reader logical types apply after resolution, and named types match only as the
+compatibility check decided (never a fixed read as a record, never an alias by short name).
 """
 
 from __future__ import annotations
@@ -106,7 +115,13 @@ class _Resolution:
     def _choose_branch(self, key: tuple[int, int], reader_union: Any, writer: Node) -> tuple[Any, Node]:
         found = self._branches.get(key)
         if found is None:
-            for branch in reader_union.branches:
+            # As Avro Java's resolver (bestBranch): a readable branch of the writer's own type
+            # (same full name for named types) first, then the first readable one (promotion,
+            # alias). Taking the first readable branch outright, as fastavro does, would turn
+            # bytes into a string when a union lists string before bytes.
+            branches = reader_union.branches
+            exact = [b for b in branches if b.type == writer.type and _same_name(b, writer)]
+            for branch in [*exact, *branches]:
                 if self.checker.compatible(branch, writer):
                     tag = branch.fullname if isinstance(branch, NamedNode) else branch.type
                     found = self._branches[key] = (tag, branch)
@@ -135,6 +150,10 @@ class _Resolution:
             pairs = [(wf, target.get(wf.name)) for wf in writer.fields]
             found = self._pairings[key] = (pairs, missing)
         return found
+
+
+def _same_name(reader: Node, writer: Node) -> bool:
+    return not isinstance(writer, NamedNode) or reader.fullname == writer.fullname  # type: ignore[attr-defined]
 
 
 class _Decoder:
@@ -348,6 +367,96 @@ def _fastavro_schema(canonical: Any, what: str) -> Any:
         raise AvroSchemaError(f"fastavro cannot use the {what}: {type(exc).__name__}: {exc}") from None
 
 
+class _NonNegativeIndex(list):  # type: ignore[type-arg]
+    """A union's branches or an enum's symbols as fastavro's reader sees them: a negative index
+    (corrupt data) raises IndexError instead of counting from the end.
+
+    fastavro's compiled reader indexes these lists with the index read from the data; for a list
+    that is not exactly ``list`` Cython adds ``len()`` to a negative index before calling
+    ``__getitem__``, so ``__len__`` says 0 to keep it negative. Only reading uses these lists;
+    ``_index_guard_works`` checks the behaviour once and the guard is dropped if it fails.
+    """
+
+    __slots__ = ()
+
+    def __len__(self) -> int:
+        return 0
+
+    def __getitem__(self, index: Any) -> Any:
+        if type(index) is int and index < 0:
+            raise IndexError(f"negative union or enum index {index}")
+        return list.__getitem__(self, index)
+
+
+def _guard_indices(node: Any, seen: set[int]) -> Any:
+    """Replace, in a parsed fastavro schema, every union and enum symbol list by a
+    ``_NonNegativeIndex`` (in place for dicts; returns the replacement for a union)."""
+    if isinstance(node, list):
+        return _NonNegativeIndex(_guard_indices(branch, seen) for branch in node)
+    if not isinstance(node, dict) or id(node) in seen:
+        return node
+    seen.add(id(node))
+    kind = node.get("type")
+    if kind == "enum":
+        node["symbols"] = _NonNegativeIndex(node["symbols"])
+    elif kind in ("record", "error"):
+        for field in node["fields"]:
+            field["type"] = _guard_indices(field["type"], seen)
+    elif kind == "array":
+        node["items"] = _guard_indices(node["items"], seen)
+    elif kind == "map":
+        node["values"] = _guard_indices(node["values"], seen)
+    for named in node.get("__named_schemas", {}).values():
+        _guard_indices(named, seen)
+    return node
+
+
+class _FastavroForm:
+    """A schema parsed for fastavro once: for writing, and with index guards for reading.
+
+    fastavro parses a schema on every call unless it is a parsed record, so any other top-level
+    schema is wrapped as the only field of a record (same bytes) and unwrapped by the caller.
+    """
+
+    __slots__ = ("write", "read", "wrapped")
+
+    def __init__(self, canonical: Any, names: set[str], what: str) -> None:
+        self.wrapped = not (isinstance(canonical, dict) and canonical["type"] == "record")
+        if self.wrapped:
+            name = next(f"AvroSerializerRoot{i}" for i in range(len(names) + 1) if f"AvroSerializerRoot{i}" not in names)
+            canonical = {"type": "record", "name": name, "fields": [{"name": "v", "type": canonical}]}
+        self.write = _fastavro_schema(canonical, what)
+        read = _fastavro_schema(canonical, what)
+        self.read = _guard_indices(read, set()) if _index_guard_works() else read
+
+
+_GUARD_WORKS: list[bool] = []
+
+
+def _index_guard_works() -> bool:
+    """Whether fastavro's reader, with guarded lists, still reads valid data and refuses
+    negative indices (checked once per process)."""
+    if not _GUARD_WORKS:
+        schema = {"type": "record", "name": "GuardCheck", "fields": [
+            {"name": "e", "type": {"type": "enum", "name": "GuardEnum", "symbols": ["a", "b"]}},
+            {"name": "u", "type": ["null", "int"]},
+        ]}
+        parsed = _guard_indices(_fastavro_parse(schema), set())
+        works = True
+        try:
+            works = _fastavro_read(BytesIO(b"\x02\x02\x0a"), parsed, None) == {"e": "b", "u": 5}
+            for corrupt in (b"\x01\x02\x0a", b"\x02\x01\x0a"):
+                try:
+                    _fastavro_read(BytesIO(corrupt), parsed, None)
+                    works = False
+                except IndexError:
+                    pass
+        except Exception:
+            works = False
+        _GUARD_WORKS.append(works)
+    return _GUARD_WORKS[0]
+
+
 # -- the serializer ----------------------------------------------------------------------------
 class AvroSerializer(TypeSerializer[Any]):
     """Avro binary encoding of one schema, through fastavro (Flink's ``AvroSerializer``).
@@ -365,7 +474,8 @@ class AvroSerializer(TypeSerializer[Any]):
 
     def _setup(self, parsed: AvroSchema) -> None:
         self._cache_avro = parsed
-        self._cache_fastavro = _fastavro_schema(parsed.canonical, "schema")
+        self._cache_names = _named_types(parsed)
+        self._cache_fastavro = _FastavroForm(parsed.canonical, self._cache_names, "schema")
         self._cache_guard = parsed.recursive or parsed.zero_width_items
         self._cache_raw: Any = None
         self._cache_resolutions: dict[str, _Resolution] = {}
@@ -395,9 +505,10 @@ class AvroSerializer(TypeSerializer[Any]):
                 f"{self!r}: the value nests records, arrays and maps deeper than {MAX_NESTING} "
                 "levels, the limit for recursive schemas"
             )
+        form = self._cache_fastavro
         buf = BytesIO()
         try:
-            _fastavro_write(buf, self._cache_fastavro, value)
+            _fastavro_write(buf, form.write, {"v": value} if form.wrapped else value)
         except Exception as exc:  # fastavro raises ValueError, TypeError, AttributeError, ...
             raise SerializationError(
                 f"{self!r} cannot write {_short(value)}: {type(exc).__name__}: {exc}; the value "
@@ -409,10 +520,13 @@ class AvroSerializer(TypeSerializer[Any]):
         data, pos, end = _window(source)
         if self._cache_guard:
             self._bounded_read(data, pos, end)
+        form = self._cache_fastavro
         buf = BytesIO(data)  # shares ``data``: no copy
         buf.seek(pos)
         try:
-            value = _fastavro_read(buf, self._cache_fastavro, None)
+            value = _fastavro_read(buf, form.read, None)
+            if form.wrapped:
+                value = value["v"]
         except EOFError as exc:
             raise EndOfDataError(
                 f"{self!r}: Avro data ends too soon ({exc}); it is truncated or corrupt"
@@ -436,9 +550,12 @@ class AvroSerializer(TypeSerializer[Any]):
         """One value from exactly ``data`` (bytes left over are an error)."""
         if type(data) is not bytes or self._cache_guard:
             return super().from_bytes(data)
+        form = self._cache_fastavro
         buf = BytesIO(data)  # the common case without the view: as cheap as fastavro alone
         try:
-            value = _fastavro_read(buf, self._cache_fastavro, None)
+            value = _fastavro_read(buf, form.read, None)
+            if form.wrapped:
+                value = value["v"]
         except EOFError as exc:
             raise EndOfDataError(f"{self!r}: Avro data ends too soon ({exc}); it is truncated or corrupt") from None
         except Exception as exc:
@@ -491,13 +608,15 @@ class AvroSerializer(TypeSerializer[Any]):
 
     def _write_raw(self, value: Any, target: DataOutputView) -> None:
         """Write a resolved value (no logical types, unions in tuple notation)."""
-        if self._cache_raw is None:
-            self._cache_raw = _fastavro_schema(
-                canonical_object(self._cache_avro, logical=False), "schema without logical types"
+        form = self._cache_raw
+        if form is None:
+            form = self._cache_raw = _FastavroForm(
+                canonical_object(self._cache_avro, logical=False), self._cache_names,
+                "schema without logical types",
             )
         buf = BytesIO()
         try:
-            _fastavro_write(buf, self._cache_raw, value)
+            _fastavro_write(buf, form.write, {"v": value} if form.wrapped else value)
         except Exception as exc:
             raise SerializationError(
                 f"{self!r} cannot write the migrated value {_short(value)}: "
@@ -530,6 +649,24 @@ class AvroSerializer(TypeSerializer[Any]):
 
     def __repr__(self) -> str:
         return f"AvroSerializer({_schema_label(self._cache_avro)})"
+
+
+def _named_types(schema: AvroSchema) -> set[str]:
+    names: set[str] = set()
+    stack = [schema.root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, NamedNode):
+            if node.fullname in names:
+                continue
+            names.add(node.fullname)
+        if isinstance(node, RecordNode):
+            stack += [f.type for f in node.fields]
+        for attribute in ("items", "values"):
+            if hasattr(node, attribute):
+                stack.append(getattr(node, attribute))
+        stack += getattr(node, "branches", ())
+    return names
 
 
 def _short(value: Any) -> str:
