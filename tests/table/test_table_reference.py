@@ -98,19 +98,23 @@ def test_table_update_options_is_the_samza_name_of_update_contract():
 
 # ---- Samza: first-time updates with defaults --------------------------------------------
 @settings(max_examples=40)
-@given(messages=st.lists(st.tuples(KEYS, UPDATES, VALUES), max_size=12), config=config_names)
-def test_table_first_time_updates_put_one_default_per_key_and_apply_every_update(messages, config):
+@given(existing=st.dictionaries(KEYS, VALUES), messages=st.lists(st.tuples(KEYS, UPDATES, VALUES), max_size=12),
+       config=config_names)
+def test_table_first_time_updates_put_one_default_per_absent_key_and_apply_every_update(
+        existing, messages, config):
     store = HarnessStore(add)
+    store.data = dict(existing)
     table = remote(store, config)
     send_to_table_with_update(table, [(k, UpdateMessage.of(u, d)) for k, u, d in messages], WITH_DEFAULTS)
-    keys = {k for k, _, _ in messages}
-    assert store.counts.puts == len(keys), (
-        f"got {store.counts.puts} PUTs, should be {len(keys)} (one per distinct key) [{config}]"
+    absent = {k for k, _, _ in messages} - set(existing)
+    assert store.counts.puts == len(absent), (
+        f"got {store.counts.puts} PUTs, should be {len(absent)} (one per key absent at its first "
+        f"update: {sorted(absent)}) [{config}]"
     )
     assert store.counts.updates == len(messages), (
         f"got {store.counts.updates} updates, should be {len(messages)} (one per message) [{config}]"
     )
-    expected: dict[int, int] = {}
+    expected = dict(existing)
     for key, update, default in messages:
         expected[key] = expected.get(key, default) + update
     assert store.data == expected, f"got records {store.data}, should be {expected} [{config}]"
