@@ -282,12 +282,27 @@ def test_schemas_nested_too_deeply_are_rejected() -> None:
         ({"type": "fixed", "name": "F", "size": 4}, b"ab", EndOfDataError),
         ({"type": "array", "items": "long"}, b"\xfe\xff\xff\xff\x0f\x02", EndOfDataError),
         ("bytes", b"\x01", SerializationError),
+        (["null", "int"], b"\x01\x0a", SerializationError),
+        ({"type": "enum", "name": "E", "symbols": ["A", "B"]}, b"\x01", SerializationError),
+        ({"type": "record", "name": "R", "fields": [{"name": "u", "type": ["null", "string"]}]}, b"\x01\x02a", SerializationError),
     ],
-    ids=["varint_cut", "string_cut", "bad_utf8", "union_index", "enum_index", "fixed_cut", "huge_count", "negative_length"],
+    ids=[
+        "varint_cut", "string_cut", "bad_utf8", "union_index", "enum_index", "fixed_cut", "huge_count",
+        "negative_length", "negative_union_index", "negative_enum_index", "negative_index_in_record",
+    ],
 )
 def test_corrupt_bytes_raise_state_errors(schema: object, data: bytes, error: type) -> None:
     with pytest.raises(error):
         AvroSerializer(schema).from_bytes(data)
+
+
+def test_the_negative_index_guard_is_active() -> None:
+    from reference.serializers._avro import _index_guard_works
+
+    assert _index_guard_works(), (
+        "got the guard disabled, should be active: fastavro's reader no longer behaves as the "
+        "guard expects; negative union/enum indices in corrupt data would read as valid"
+    )
 
 
 def test_deep_recursive_data_is_refused_not_a_crash() -> None:
