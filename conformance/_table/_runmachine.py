@@ -46,6 +46,7 @@ def run_machine(machine: Any, settings: Settings) -> None:
 def _steps(exc: BaseException) -> str:
     """Hypothesis attaches the shrunk steps (``state = TableMachine()``, ``state.put(...)``)
     to the exception as notes."""
-    notes = [str(n) for n in getattr(exc, "__notes__", ())]
-    text = "\n".join(n for n in notes if not n.startswith(("Falsifying", "You can reproduce")))
+    lines = [line for note in getattr(exc, "__notes__", ()) for line in str(note).splitlines()]
+    text = "\n".join(line for line in lines
+                     if not line.startswith(("Falsifying", "Failing test case", "You can reproduce")))
     return text.strip() or "(no steps reported)"

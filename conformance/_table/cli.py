@@ -67,6 +67,10 @@ def load_table_subject(spec: str) -> Any:
         obj: Any = importlib.import_module(module_name)
     except ImportError as exc:
         raise TableTargetError(f"TARGET {spec!r}: cannot import {module_name!r} ({exc})") from None
+    except Exception as exc:  # e.g. a TableSubject built wrongly at module level
+        raise TableTargetError(
+            f"TARGET {spec!r}: importing {module_name!r} raised {type(exc).__name__}: {exc}"
+        ) from None
     for part in attr.split("."):
         try:
             obj = getattr(obj, part)
