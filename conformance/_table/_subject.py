@@ -52,7 +52,8 @@ class TableSubject:
     ``keys``, ``values``, ``updates``: hypothesis strategies (or lists of examples) of K, V, U.
     ``apply_update(value, update) -> new value``: the meaning of an update (must not mutate).
     ``operator_factory(table, contract)``: the send-to-table-with-update operator to drive
-    (default: ``reference.table.SendToTableWithUpdate``).
+    (default: ``reference.table.SendToTableWithUpdate``); it needs ``send_async(key, message)``
+    and ``process_async(messages, return_exceptions=True)``.
     ``write_retries``: how many consecutive transient write failures the table absorbs by
     retrying (0: none are injected). ``write_metrics(table)``: the table's writer retry metrics
     (default: its ``write_metrics`` attribute when present).

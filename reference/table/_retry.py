@@ -46,8 +46,8 @@ class RetryPolicy:
 
     ``max_retries``: attempts after the first (0 disables retries: a retriable failure is then
     a permanent failure at once). ``backoff``: seconds before the first retry, multiplied by
-    ``backoff_factor`` for each further one, capped at ``max_backoff``. ``max_duration``: no
-    retry starts later than this many seconds after the first attempt. ``retry_on``: which
+    ``backoff_factor`` for each further one, capped at ``max_backoff``. ``max_duration``: a
+    failure seen this many seconds or more after the first attempt is not retried. ``retry_on``: which
     errors are retriable (default: ``TransientTableError``); the I/O function's
     ``is_retriable`` is consulted too. ``RecordNotFoundError`` is never retried: it is an answer.
     """

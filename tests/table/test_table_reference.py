@@ -626,3 +626,44 @@ def test_table_map_state_table_writes_the_keyed_map_state(backend):
     assert table.get(1) is None, f"got {table.get(1)} under another key, should be None [{backend}]"
     with pytest.raises(RecordNotFoundError, match="key 1"):
         table.update(1, 1)
+
+
+def test_table_retries_stop_once_max_duration_has_passed():
+    store = _prefilled(1)
+    now = [0.0]
+
+    async def sleep(seconds):
+        now[0] += seconds
+
+    table = RetriableTable(RemoteTable(store, store), None,
+                           RetryPolicy(max_retries=10, backoff=0.4, max_duration=1.0),
+                           write_function=store, clock=lambda: now[0], sleep=sleep)
+    store.fail_next_writes(100)
+    with pytest.raises(RetriesExhaustedError, match="4 attempt"):
+        table.put(0, 1)
+    m = table.write_metrics
+    assert (m.retry_count, m.perm_failure_count) == (3, 1), (
+        f"got {m}, should retry at 0.4, 0.8 and 1.2 s only (failures seen before 1.0 s are retried)"
+    )
+    assert m.retry_timer.max_seconds == pytest.approx(1.2), f"got {m.retry_timer}, should time 1.2 s"
+
+
+def test_table_reads_retry_with_the_read_policy_and_metrics():
+    class FlakyReads(HarnessStore):
+        failures = 1
+
+        async def get_async(self, key):
+            if self.failures:
+                self.failures -= 1
+                from reference.table import TransientTableError
+
+                raise TransientTableError("read timed out")
+            return await super().get_async(key)
+
+    store = FlakyReads(add)
+    store.data = {1: 5}
+    table = RemoteTable(store, store, read_retry_policy=RetryPolicy(2), write_retry_policy=RetryPolicy(2))
+    assert table.get(1) == 5, "got a failed read, should retry it"
+    assert (table.read_metrics.retry_count, table.write_metrics.retry_count) == (1, 0), (
+        f"got reader {table.read_metrics} / writer {table.write_metrics}, should count the retry as a read"
+    )
