@@ -47,6 +47,14 @@ def broken():
 class TestStrings(conformance.SerializerConformance):
     subject = Subject(StringSerializer(), st.text())
     conformance_checks = ("roundtrip", "snapshot")
+
+
+class TestFromFixture(conformance.SerializerConformance):
+    conformance_checks = ("api", "roundtrip.bit_exact")
+
+    @pytest.fixture
+    def subject(self):
+        return Subject(LongSerializer(), st.integers(0, 5))
 '''
 
 
@@ -59,7 +67,8 @@ def test_one_test_per_check_with_readable_ids(pytester):
     result = pytester.runpytest("--collect-only", "-q", "-p", "no:cacheprovider")
     text = result.stdout.str()
     for test_id in ("test_longs[roundtrip.bit_exact]", "test_longs[roundtrip.copy_serialized]",
-                    "test_broken[roundtrip.sequence]", "TestStrings::test_conformance[snapshot.restore]"):
+                    "test_broken[roundtrip.sequence]", "TestStrings::test_conformance[snapshot.restore]",
+                    "TestFromFixture::test_conformance[roundtrip.bit_exact]"):
         assert test_id in text, f"got collection:\n{text}\nshould list {test_id}"
     assert "test_longs[backends.history]" not in text, "got a backends test, should only collect roundtrip"
 
@@ -67,12 +76,15 @@ def test_one_test_per_check_with_readable_ids(pytester):
 def test_results_summary_and_junit_properties(pytester):
     pytester.makepyfile(test_suite=SUITE)
     junit = pytester.path / "junit.xml"
-    result = pytester.runpytest("-p", "no:cacheprovider", "--conformance-examples", "15",
+    result = pytester.runpytest("-p", "no:cacheprovider", "-v", "--conformance-examples", "15",
                                 f"--junitxml={junit}")
     counts = outcomes(result)
     # test_broken: bit_exact fails for real, sequence is an expected failure (skipped as a
     # prerequisite failure, so it is skipped rather than xfailed).
     assert counts.get("failed") == 1, f"got {counts}, should have exactly the one real failure"
+    assert "TestFromFixture::test_conformance[roundtrip.bit_exact] PASSED" in result.stdout.str(), (
+        "got no passing test for the fixture-given subject, should have one"
+    )
     text = result.stdout.str()
     assert "roundtrip.bit_exact [roundtrip]: reading back what serialize wrote got ''" in text, text
     assert "smallest failing example: '0'" in text, f"got:\n{text}\nshould show the shrunk example"
