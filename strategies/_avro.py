@@ -272,7 +272,7 @@ def _convert(value: Any, old: str, new: str) -> Any:
     if new == "bytes":
         return value.encode("utf-8")
     if new == "string":
-        return value.decode("utf-8", "replace")  # as Java's reader: malformed bytes become U+FFFD
+        return value.decode("utf-8", "replace")  # malformed bytes become U+FFFD (a str cannot hold them)
     return value
 
 

@@ -20,6 +20,8 @@ fields take their Avro types, nested record defaults get their own fields' defau
 promoted to float are rounded to 32 bits, a union value goes into the reader branch of its own
 type first, reader logical types apply after resolution, and named types match only as the
 compatibility check decided (never a fixed read as a record, never an alias by short name).
+One deliberate difference from Java: bytes promoted to a string that are not UTF-8 become
+U+FFFD (Java keeps them as raw bytes in its Utf8, which a Python str cannot hold).
 """
 
 from __future__ import annotations
@@ -272,7 +274,9 @@ class _Decoder:
             raw = self.take(self.long(), t)
             if (t if r is None else r.type) == "bytes":
                 return raw
-            if t == "bytes":  # promoted to string: as Java, malformed UTF-8 becomes U+FFFD
+            if t == "bytes":
+                # promoted to string: Java keeps malformed bytes in its Utf8, a str cannot;
+                # U+FFFD is what Java's Utf8.toString() shows for them
                 return raw.decode("utf-8", "replace")
             try:
                 return raw.decode("utf-8")

@@ -20,8 +20,9 @@ Where this differs from Java, on purpose:
 - ``full_names=True`` (the default) adds the project's rule that a record's full name may not
   change without a reader alias naming the old full name (Flink: generated classes may not be
   relocated); Java alone accepts a namespace change because it compares unqualified names.
-- Java loses the location of problems found inside a writer union (it restarts at ``/``); here
-  the location continues through the union branch index. The verdict is the same.
+- Java memoizes results per pair of schema objects, so a named type used in several places
+  reports its problems at the first place, once per use; here each use reports its own
+  location. The verdict is the same.
 - A reader field matching several writer fields (by name and aliases) makes Java throw
   ``AvroRuntimeException``; here it is the incompatibility ``ambiguous_field``.
 
