@@ -150,6 +150,11 @@ class NullableSerializerSnapshot(CompositeTypeSerializerSnapshot[Any]):
         return migrated
 
 
+#: More elements than bytes left are only possible for elements written as no bytes at all;
+#: beyond this many, the size is taken for corrupt data rather than allocated.
+_MAX_ZERO_WIDTH_ELEMENTS = 1 << 16
+
+
 class ListSerializer(TypeSerializer[list[Any]]):
     """``java.util.List``: int size, then the elements back to back (no null flags)."""
 
@@ -168,23 +173,49 @@ class ListSerializer(TypeSerializer[list[Any]]):
         for item in value:
             write(item, target)
 
+    def _check_size(self, size: int, source: DataInputView, first_element_width: Any) -> None:
+        """Refuse sizes the bytes cannot hold. Elements take at least one byte each, except
+        those of a type written as no bytes at all (an Avro null, fixed(0) or empty record):
+        such a list may have more elements than bytes left, up to a sanity bound."""
+        if size < 0:
+            raise SerializationError(f"ListSerializer: negative list size {size}; the data is corrupt")
+        if size <= source.available():
+            return
+        if size <= _MAX_ZERO_WIDTH_ELEMENTS and first_element_width() == 0:
+            return
+        raise SerializationError(
+            f"ListSerializer: list size {size} with {source.available()} bytes left; "
+            "the data is corrupt or truncated"
+        )
+
     def deserialize(self, source: DataInputView) -> list[Any]:
         size = source.read_int()
-        if size < 0 or size > source.available():
-            # Every element takes at least one byte, except zero-length ones we do not have.
-            raise SerializationError(
-                f"ListSerializer: list size {size} with {source.available()} bytes left; "
-                "the data is corrupt or truncated"
-            )
         read = self.element.deserialize
-        return [read(source) for _ in range(size)]
+        first: list[Any] = []
+
+        def width() -> int:
+            before = source.available()
+            first.append(read(source))
+            return before - source.available()
+
+        self._check_size(size, source, width)
+        return first + [read(source) for _ in range(size - len(first))]
 
     def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
         size = source.read_int()
-        if size < 0 or size > source.available():
-            raise SerializationError(f"ListSerializer: corrupt list size {size}")
+        first = DataOutputView()
+        done: list[bool] = []
+
+        def width() -> int:
+            before = source.available()
+            self.element.copy_serialized(source, first)
+            done.append(True)
+            return before - source.available()
+
+        self._check_size(size, source, width)
         target.write_int(size)
-        for _ in range(size):
+        target.write(first.getvalue())
+        for _ in range(size - len(done)):
             self.element.copy_serialized(source, target)
 
     def copy(self, value: list[Any]) -> list[Any]:
