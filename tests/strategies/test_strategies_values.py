@@ -12,6 +12,7 @@ from hypothesis import find, given, settings
 from hypothesis import strategies as st
 
 import strategies
+from reference import DataOutputView
 from reference import types as t
 from reference.types import serializer_for
 
@@ -89,3 +90,25 @@ def _check_none(schema: Any, value: Any, where: str) -> None:
                 _check_none(schema.element, v, f"{where}[{i}]")
     elif isinstance(schema, t.BytesType):
         assert value is not None, f"got None at {where}, should be bytes"
+
+
+def test_strategies_found_lists_of_zero_width_elements_read_back() -> None:
+    # Found by the oracle test: a list of Avro fixed(0) values takes no bytes per element, and
+    # ListSerializer refused to read more elements than bytes left.
+    from reference import DataInputView, SerializationError
+    from reference.serializers import AvroSerializer, ListSerializer
+
+    serializer = ListSerializer(AvroSerializer({"type": "fixed", "name": "F", "size": 0}))
+    value = [b"", b"", b""]
+    data = to_bytes(serializer, value)
+    assert data == bytes.fromhex("00000003"), f"got {data.hex()}, should be the size alone"
+    assert read_all(serializer, data) == value, "got another list, should read back 3 empty fixed"
+    copied = DataOutputView()
+    serializer.copy_serialized(DataInputView(data), copied)
+    assert copied.getvalue() == data, f"got {copied.getvalue().hex()} copied, should be {data.hex()}"
+    try:
+        serializer.deserialize(DataInputView(bytes.fromhex("7fffffff")))
+    except SerializationError:
+        pass
+    else:
+        raise AssertionError("got a list of 2**31-1 elements read, should be refused as corrupt")
