@@ -60,6 +60,15 @@ def test_a_good_subject_certifies_with_exit_0_and_documented_json(targets, capsy
     assert "cli_targets:GOOD: CERTIFIED" in text and "seed 7" in text, f"got:\n{text}"
 
 
+def test_the_certificate_records_seed_versions_and_subject(targets):
+    out = targets / "certificate.json"
+    assert main(["certify", "cli_targets:GOOD", *FAST, "--check", "api", "--certificate", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["seed"] == 7 and data["subject"] == "cli_targets:GOOD", f"got {data}"
+    assert {"python", "hypothesis", "state-conformance"} <= set(data["versions"]), f"got {data['versions']}"
+    assert data["profile"] in ("dev", "ci", "certify") and data["examples"] == 10, f"got {data}"
+
+
 def test_a_violation_exits_1_naming_check_example_and_sentence(targets, capsys):
     status = main(["certify", "cli_targets:BROKEN", *FAST, "--check", "roundtrip"])
     text = capsys.readouterr().out

@@ -127,3 +127,18 @@ def test_correct_twins_certify_on_every_backend(name):
     for check_id in ("backends.history", "backends.identical_savepoints", "backends.evolution",
                      "backends.incompatible", "backends.fresh_process"):
         assert statuses.get(check_id) == "passed", f"got {check_id} {statuses.get(check_id)}, should pass"
+
+
+def test_a_pre_17_golden_snapshot_is_reported_non_conforming(tmp_path):
+    from reference import DataOutputView
+    from reference._snapshot import write_legacy_pickled_serializer
+
+    subject = Subject(FixedIntSerializer(4), fixed_int_values(4), golden=tmp_path, release="1.0")
+    recorded = check_serializer(subject, examples=EXAMPLES, seed=SEED, checks=("versioning",), update_golden=True)
+    assert recorded.certified, f"got {recorded.failures}, should record release 1.0"
+    out = DataOutputView()
+    write_legacy_pickled_serializer(out, FixedIntSerializer(4))
+    (tmp_path / "1.0" / "snapshot.bin").write_bytes(out.getvalue())
+    result = check_serializer(Subject(FixedIntSerializer(4), fixed_int_values(4), golden=tmp_path),
+                              examples=EXAMPLES, seed=SEED, checks=("versioning",))["versioning.golden"]
+    assert result.failed and "pre-1.7" in result.message and "non-conforming" in result.message, f"got {result}"
