@@ -29,7 +29,6 @@ from .._errors import SerializationError, SnapshotFormatError, StateMigrationErr
 from .._io import DataInputView, DataOutputView
 from .._serializer import TypeSerializer
 from .._snapshot import (
-    NESTED_MAGIC,
     CompositeTypeSerializerSnapshot,
     TypeSerializerSnapshot,
     resolve_compatibility,
@@ -37,7 +36,6 @@ from .._snapshot import (
 
 __all__ = ["RowKind", "Row", "RowSerializer", "RowSerializerSnapshot"]
 
-_NESTED_MAGIC_BYTES = NESTED_MAGIC.to_bytes(4, "big")
 
 
 class RowKind(enum.IntEnum):
@@ -306,16 +304,17 @@ def _reads_as_is(new_snapshot: TypeSerializerSnapshot[Any], prior: TypeSerialize
 
 
 class RowSerializerSnapshot(CompositeTypeSerializerSnapshot[tuple[Any, ...]]):
-    """Outer version 4: bool supports-row-kind, int n, n × (UTF name, bool nullable); the
+    """Outer version 5: bool supports-row-kind, int n, n × (UTF name, bool nullable); the
     nested snapshots are the field serializers' in field order.
 
-    The names and nullability are this project's FLIP-527 addition. Flink 2.3 writes only the
-    flag; such a snapshot (recognised by the nested block's magic number right after the flag)
-    is read with Flink's default field names ``f0..fn-1``, all nullable."""
+    The names and nullability are this project's FLIP-527 addition, so they get their own outer
+    version. Flink 2.3's form is outer version 4 (the flag only); it is read with Flink's default
+    field names ``f0..fn-1``, all nullable."""
 
     __module__ = "reference.serializers"  # stable identity in savepoints
 
-    OUTER_VERSION = 4
+    OUTER_VERSION = 5
+    FLINK_OUTER_VERSION = 4
 
     def __init__(self, serializer: RowSerializer | None = None) -> None:
         super().__init__(serializer)
@@ -355,16 +354,16 @@ class RowSerializerSnapshot(CompositeTypeSerializerSnapshot[tuple[Any, ...]]):
             target.write_boolean(nullable)
 
     def read_outer_snapshot(self, read_outer_version: int, source: DataInputView) -> None:
-        if read_outer_version != self.OUTER_VERSION:
+        if read_outer_version not in (self.OUTER_VERSION, self.FLINK_OUTER_VERSION):
             raise SnapshotFormatError(
                 f"RowSerializerSnapshot: unsupported outer version {read_outer_version} (this "
-                f"reader knows {self.OUTER_VERSION}); the snapshot is corrupt or from a newer release"
+                f"reader knows {self.FLINK_OUTER_VERSION} and {self.OUTER_VERSION}); the snapshot "
+                "is corrupt or from a newer release"
             )
         self.supports_row_kind = source.read_boolean()
-        if source.peek(4) == _NESTED_MAGIC_BYTES:
-            # Flink 2.3's own form: the flag only, no names (its rows are matched by position).
-            # Read it with Flink's default names f0..fn-1, all nullable; the nested block that
-            # follows says how many fields there are (see read_snapshot).
+        if read_outer_version == self.FLINK_OUTER_VERSION:
+            # Flink's own form has no names (its rows match by position); read_snapshot names
+            # the fields f0..fn-1 once the nested block says how many there are.
             self.field_names, self.nullables = [], []
             self._cache_flink_form = True
             return

@@ -218,7 +218,8 @@ SNAPSHOTS = {
 _ROW_NAMES_DEVIATION = pytest.mark.xfail(
     strict=True,
     reason="known deviation: RowSerializerSnapshot writes FLIP-527 field names and nullability after "
-    "the supports-row-kind flag under Flink's outer version 4, where Flink 2.3 writes only the flag",
+    "the supports-row-kind flag (our outer version 5), where Flink 2.3 writes only the flag (outer "
+    "version 4, which we read)",
 )
 
 

@@ -270,7 +270,7 @@ def test_golden_snapshot_bytes():
     got = snapshot_to_bytes(RowSerializer([("a", INT, False)]).snapshot_configuration())
     want = (
         struct.pack(">i", 2) + utf("reference.serializers:RowSerializerSnapshot") + struct.pack(">i", 3)
-        + struct.pack(">ii", 911108, 4) + b"\x01" + struct.pack(">i", 1) + utf("a") + b"\x00"
+        + struct.pack(">ii", 911108, 5) + b"\x01" + struct.pack(">i", 1) + utf("a") + b"\x00"
         + struct.pack(">iii", 1333245, 1, 1)
         + utf("reference.serializers:IntSerializerSnapshot") + struct.pack(">i", 3)
     )
@@ -278,6 +278,19 @@ def test_golden_snapshot_bytes():
 
 
 # -- corrupt input ------------------------------------------------------------------------------
+def test_flinks_outer_version_4_reads_as_positional_names():
+    # Flink 2.3's RowSerializerSnapshot body: outer version 4 and the row-kind flag only.
+    flink_form = (
+        struct.pack(">i", 2) + utf("reference.serializers:RowSerializerSnapshot") + struct.pack(">i", 3)
+        + struct.pack(">ii", 911108, 4) + b"\x01"
+        + struct.pack(">iii", 1333245, 1, 1)
+        + utf("reference.serializers:IntSerializerSnapshot") + struct.pack(">i", 3)
+    )
+    restored = snapshot_from_bytes(flink_form).restore_serializer()
+    want = RowSerializer([("f0", INT, True)])
+    assert restored == want, f"got {restored!r}, should be {want!r} [Flink's outer version 4]"
+
+
 def test_truncated_data_and_snapshots_raise_state_errors_only():
     s = RowSerializer([("a", L, True), ("b", S, False), ("c", RowSerializer([("z", D, True)]), True)])
     data = s.to_bytes((5, "hello", (1.5,)))
@@ -309,7 +322,7 @@ def test_corrupt_bytes_raise_state_errors_only(flip):
 
 def test_huge_field_count_in_snapshot_is_refused_before_allocating():
     snap = bytearray(snapshot_to_bytes(RowSerializer([("a", INT, False)]).snapshot_configuration()))
-    start = snap.index(struct.pack(">ii", 911108, 4)) + 9
+    start = snap.index(struct.pack(">ii", 911108, 5)) + 9
     snap[start : start + 4] = struct.pack(">i", 2**31 - 1)
     with pytest.raises(SnapshotFormatError, match="field count"):
         snapshot_from_bytes(bytes(snap))
