@@ -6,10 +6,22 @@ import enum
 import pathlib
 
 import pytest
-from backend_support import BACKENDS, STEP, EvolvingSerializer, make_backend, restore_backend, scratch_directory
+from backend_support import (
+    BACKENDS,
+    STEP,
+    EvolvingSerializer,
+    make_backend,
+    restore_backend,
+    scratch_directory,
+)
 
 from reference import register_type, snapshot_from_bytes
-from reference.backends import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor, read_savepoint_metadata
+from reference.backends import (
+    ListStateDescriptor,
+    MapStateDescriptor,
+    ValueStateDescriptor,
+    read_savepoint_metadata,
+)
 from reference.serializers import (
     EnumSerializer,
     ListSerializer,
