@@ -7,7 +7,7 @@ read and write the same savepoints; docs/savepoint-format.md describes it.
 from ._bytes import BytesStateBackend
 from ._descriptors import ListStateDescriptor, MapStateDescriptor, StateDescriptor, ValueStateDescriptor
 from ._heap import HeapStateBackend
-from ._resolve import SCHEMA_EVOLUTION_OPTION
+from ._resolve import SCHEMA_EVOLUTION_OPTION, AccessPlan, normalize_config, plan_access, resolve_key_serializer
 from ._savepoint import (
     LIST_DELIMITER,
     METADATA_FILE,
@@ -34,6 +34,10 @@ from ._savepoint import (
 from ._states import ListState, MapState, State, ValueState
 
 __all__ = [
+    "AccessPlan",
+    "normalize_config",
+    "plan_access",
+    "resolve_key_serializer",
     "BytesStateBackend",
     "HeapStateBackend",
     "ListState",
