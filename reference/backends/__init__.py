@@ -7,7 +7,13 @@ read and write the same savepoints; docs/savepoint-format.md describes it.
 from ._bytes import BytesStateBackend
 from ._descriptors import ListStateDescriptor, MapStateDescriptor, StateDescriptor, ValueStateDescriptor
 from ._heap import HeapStateBackend
-from ._resolve import SCHEMA_EVOLUTION_OPTION, AccessPlan, normalize_config, plan_access, resolve_key_serializer
+from ._resolve import (
+    SCHEMA_EVOLUTION_OPTION,
+    AccessPlan,
+    normalize_config,
+    plan_access,
+    resolve_key_serializer,
+)
 from ._savepoint import (
     LIST_DELIMITER,
     METADATA_FILE,
