@@ -12,7 +12,7 @@ __all__ = ["available", "avro_schemas", "avro_values", "change_labels", "change_
            "apply_change", "change_table"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def available() -> bool:
     try:
         from . import _avro
@@ -31,7 +31,7 @@ def _avro_schema_strategy(draw: Any, depth: int) -> Any:
     return _avro._avro_type(draw(_avro._schema(depth, [0], top=True)))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def avro_schemas(depth: int) -> Any:
     return _avro_schema_strategy(min(depth, 2))
 

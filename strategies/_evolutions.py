@@ -261,12 +261,12 @@ def _pick(draw: Any, options: Sequence[Any], label: str) -> Any:
     return options[draw(_integers(0, len(options) - 1), label=label)]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _permutations(n: int) -> st.SearchStrategy[list[int]]:
     return st.permutations(range(n))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _maybe(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     return st.one_of(st.none(), strategy)
 

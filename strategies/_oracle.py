@@ -75,7 +75,7 @@ class TupleMigration(Migration):
     fields: tuple[Migration, ...]
 
     def __call__(self, value: Any) -> Any:
-        return tuple(m(v) for m, v in zip(self.fields, value))
+        return tuple(m(v) for m, v in zip(self.fields, value, strict=True))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,7 +88,7 @@ class RowMigration(Migration):
     def __call__(self, value: Any) -> Any:
         out = tuple(
             None if src is None else (None if value[src] is None else m(value[src]))
-            for src, m in zip(self.sources, self.fields)
+            for src, m in zip(self.sources, self.fields, strict=True)
         )
         kind = getattr(value, "kind", None)
         if type(value) is not tuple and kind is not None:

@@ -65,12 +65,12 @@ _BOOLEANS = st.booleans()
 _PRIMITIVE = st.sampled_from(PRIMITIVE_TYPES)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _sampled(options: tuple[Any, ...]) -> st.SearchStrategy[Any]:
     return st.sampled_from(options)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _integers(low: int, high: int) -> st.SearchStrategy[int]:
     return st.integers(low, high)
 

@@ -55,7 +55,7 @@ def check_evolution(ev: strategies.SchemaEvolution, old_values: list[Any]) -> No
         return
     assert ev.migrate is not None, f"got no migrate function, should have one {where}"
     if ev.expect == "compatible_as_is":
-        for value, data in zip(old_values, stored):
+        for value, data in zip(old_values, stored, strict=True):
             expected = ev.migrate(value)
             got = read_all(new_serializer, data)
             assert strategies.values_equal(got, expected), (
@@ -64,7 +64,7 @@ def check_evolution(ev: strategies.SchemaEvolution, old_values: list[Any]) -> No
         return
     if ev.expect == "compatible_with_reconfigured_serializer":
         reconfigured = result.get_reconfigured_serializer()
-        for value, data in zip(old_values, stored):
+        for value, data in zip(old_values, stored, strict=True):
             expected = ev.migrate(value)
             got = read_all(reconfigured, data)
             assert strategies.values_equal(got, expected), (
@@ -77,7 +77,7 @@ def check_evolution(ev: strategies.SchemaEvolution, old_values: list[Any]) -> No
             )
         return
     prior = old_snapshot.restore_serializer()
-    for value, data in zip(old_values, stored):
+    for value, data in zip(old_values, stored, strict=True):
         expected = ev.migrate(value)
         target = DataOutputView()
         new_snapshot.migrate_state(prior, new_serializer, DataInputView(data), target)

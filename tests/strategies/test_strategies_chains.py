@@ -11,7 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import strategies
-from reference import DataInputView, DataOutputView, resolve_compatibility, snapshot_from_bytes, snapshot_to_bytes
+from reference import (
+    DataInputView,
+    DataOutputView,
+    resolve_compatibility,
+    snapshot_from_bytes,
+    snapshot_to_bytes,
+)
 from reference.types import serializer_for
 from strategies._oracle import Composed
 
@@ -49,7 +55,7 @@ def test_strategies_chain_direct_migration_equals_step_by_step(data: Any) -> Non
     steps = Composed(tuple(ev.migrate for ev in chain))
     if result.is_incompatible():
         return  # the harness compares only when both paths are compatible
-    for value, data_bytes in zip(values, stored):
+    for value, data_bytes in zip(values, stored, strict=True):
         expected = steps(value)
         if result.is_compatible_after_migration():
             target = DataOutputView()

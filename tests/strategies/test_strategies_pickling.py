@@ -42,7 +42,7 @@ def test_strategies_evolutions_and_values_unpickle_in_a_fresh_process() -> None:
                          capture_output=True, timeout=300)
     assert out.returncode == 0, f"got exit {out.returncode}: {out.stderr.decode()[-2000:]}, should unpickle and run"
     got = pickle.loads(out.stdout)
-    for (ev, value), (value_form, migrated_form, new_repr) in zip(cases, got):
+    for (ev, value), (value_form, migrated_form, new_repr) in zip(cases, got, strict=True):
         assert value_form == strategies.canonical(value), (
             f"got {value_form!r} in the other process, should be {strategies.canonical(value)!r}"
         )

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 import strategies
 from reference import types as t
-from strategies._schemas import family_of
 from strategies._evolutions import _sites
+from strategies._schemas import family_of
 
 
 # -- shrinking ---------------------------------------------------------------------------------
@@ -161,6 +161,6 @@ def test_strategies_same_seed_same_examples_in_another_process() -> None:
     assert len(first) == 40, f"got {len(first)} examples, should be 40"
     assert first == second, (
         f"got examples differing between processes (first difference: "
-        f"{next(((a, b) for a, b in zip(first, second) if a != b), None)}), should be identical: "
+        f"{next(((a, b) for a, b in zip(first, second, strict=False) if a != b), None)}), should be identical: "
         "generated class names must not depend on the process or its hash seed"
     )

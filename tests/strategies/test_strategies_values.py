@@ -70,11 +70,11 @@ def test_strategies_values_none_only_where_the_type_holds_it(data: Any) -> None:
 
 def _check_none(schema: Any, value: Any, where: str) -> None:
     if isinstance(schema, t.TupleType):
-        for i, (f, v) in enumerate(zip(schema.fields, value)):
+        for i, (f, v) in enumerate(zip(schema.fields, value, strict=True)):
             assert v is not None, f"got None at {where}[{i}], should not be (tuple fields are never null)"
             _check_none(f, v, f"{where}[{i}]")
     elif isinstance(schema, t.RowType):
-        for i, (f, v) in enumerate(zip(schema.fields, value)):
+        for f, v in zip(schema.fields, value, strict=True):
             assert f.nullable or v is not None, f"got None at {where}.{f.name}, should not be (NOT NULL)"
             if v is not None:
                 _check_none(f.type, v, f"{where}.{f.name}")
