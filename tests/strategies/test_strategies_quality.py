@@ -164,3 +164,51 @@ def test_strategies_same_seed_same_examples_in_another_process() -> None:
         f"{next(((a, b) for a, b in zip(first, second, strict=False) if a != b), None)}), should be identical: "
         "generated class names must not depend on the process or its hash seed"
     )
+
+
+# -- reproduce_failure blobs -------------------------------------------------------------------
+def _failing_property() -> Any:
+    @given(st.data())
+    def prop(data: Any) -> None:
+        schema = data.draw(strategies.schemas(families=("row", "pojo", "list")))
+        ev = data.draw(strategies.evolutions(schema, verdict="compatible"))
+        value = data.draw(strategies.values(schema))
+        seen.append((schema, ev.change, strategies.canonical(value)))
+        # A planted failure that needs a nested value: a list holding a row or a dataclass.
+        assert not (isinstance(value, list) and value and value[0] is not None), "planted"
+
+    seen: list[Any] = []
+    return prop, seen
+
+
+def test_strategies_reproduce_failure_blobs_replay_the_same_example() -> None:
+    import re
+
+    import hypothesis
+    from hypothesis import reproduce_failure
+
+    prop, seen = _failing_property()
+    configured = settings(database=None, derandomize=True, max_examples=300, print_blob=True,
+                          suppress_health_check=list(HealthCheck))(prop)
+    try:
+        configured()
+    except AssertionError as exc:
+        notes = "\n".join(getattr(exc, "__notes__", []))
+    else:
+        raise AssertionError("got no failure, should find the planted one")
+    match = re.search(r"@reproduce_failure\('([^']+)', (b'[^']*')\)", notes)
+    assert match, f"got notes {notes!r}, should hold a @reproduce_failure blob"
+    shrunk = seen[-1]
+    version, blob = match.group(1), eval(match.group(2))  # noqa: S307 - a bytes literal we printed
+    assert version == hypothesis.__version__, f"got version {version}, should be {hypothesis.__version__}"
+    replay, replayed = _failing_property()
+    replay = settings(database=None, suppress_health_check=list(HealthCheck))(replay)
+    try:
+        reproduce_failure(version, blob)(replay)()
+    except AssertionError:
+        pass
+    else:
+        raise AssertionError("got no failure replaying the blob, should fail again")
+    assert replayed and replayed[-1] == shrunk, (
+        f"got {replayed[-1] if replayed else None!r} replayed, should be the shrunk example {shrunk!r}"
+    )
