@@ -144,24 +144,19 @@ def avro_values(avro_type: AvroType) -> st.SearchStrategy[Any]:
     return schema_values(avro_type.schema)
 
 
-def _values(schema: Any, named: dict[str, Any]) -> st.SearchStrategy[Any]:
+def _values(schema: Any, named: dict[str, st.SearchStrategy[Any]]) -> st.SearchStrategy[Any]:
     if isinstance(schema, list):
         return st.one_of([_values(b, named) for b in schema])
     if isinstance(schema, str):
         if schema in named:
-            return st.deferred(lambda: _values(named[schema], named))
+            return named[schema]  # one strategy object per named type: recursion stays finite
         return _primitive(schema)
     t = schema["type"]
     if t in ("record", "enum", "fixed"):
-        named[schema["name"]] = schema
-    if t == "record":
-        names = [f["name"] for f in schema["fields"]]
-        parts = st.tuples(*(_values(f["type"], named) for f in schema["fields"]))
-        return parts.map(lambda values: dict(zip(names, values)))  # in field order, as read back
-    if t == "enum":
-        return st.sampled_from(schema["symbols"])
-    if t == "fixed":
-        return st.binary(min_size=schema["size"], max_size=schema["size"])
+        built: list[st.SearchStrategy[Any]] = []
+        named[schema["name"]] = st.deferred(lambda: built[0])
+        built.append(_named_values(schema, named))
+        return built[0]
     if t == "array":
         return st.lists(_values(schema["items"], named), max_size=3)
     if t == "map":
@@ -169,6 +164,17 @@ def _values(schema: Any, named: dict[str, Any]) -> st.SearchStrategy[Any]:
     if "logicalType" in schema:
         raise ValueError(f"schema_values does not build logical-type values ({schema['logicalType']})")
     return _primitive(t)
+
+
+def _named_values(schema: dict[str, Any], named: dict[str, st.SearchStrategy[Any]]) -> st.SearchStrategy[Any]:
+    t = schema["type"]
+    if t == "enum":
+        return st.sampled_from(schema["symbols"])
+    if t == "fixed":
+        return st.binary(min_size=schema["size"], max_size=schema["size"])
+    names = [f["name"] for f in schema["fields"]]
+    parts = st.tuples(*(_values(f["type"], named) for f in schema["fields"]))
+    return parts.map(lambda values: dict(zip(names, values)))  # in field order, as read back
 
 
 def _primitive(t: str) -> st.SearchStrategy[Any]:

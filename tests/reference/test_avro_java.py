@@ -171,3 +171,125 @@ def test_generated_evolutions_agree_with_avro_java(run_java: Any) -> None:
     java = run_java(pairs)
     for key, writer, reader, data in pairs:
         _compare(key, writer, reader, data, java[key], expected=None, locations=True, bytes_differ=False)
+
+
+# -- random pairs over a small vocabulary: names, namespaces and aliases that collide -----------
+_NAMES = ("R", "S")
+_NAMESPACES = (None, "a", "b")
+_ALIASES = ("R", "S", "a.R", "b.S", "T")
+_FIELDS = ("x", "y", "z")
+_DEFAULTS = {"int": 1, "long": 2, "string": "s", "boolean": True, "double": 0.5, "null": None, "bytes": "\u00ff"}
+
+
+@st.composite
+def _vocabulary_schema(draw: Any, depth: int, used: set[str], enclosing: tuple[str, ...] = ()) -> Any:
+    kinds = ["primitive", "enum", "fixed"] + (["record", "array", "map", "union"] if depth > 0 else [])
+    if enclosing:
+        kinds.append("recursion")
+    kind = draw(st.sampled_from(kinds))
+    if kind == "primitive":
+        return draw(st.sampled_from(("int", "long", "float", "double", "string", "bytes", "boolean", "null")))
+    if kind == "recursion":  # a reference to an enclosing record, optional so values are finite
+        return ["null", draw(st.sampled_from(enclosing))]
+    if kind in ("array", "map"):
+        inner = draw(_vocabulary_schema(depth - 1, used, enclosing))
+        return {"type": "array", "items": inner} if kind == "array" else {"type": "map", "values": inner}
+    if kind == "union":
+        branches: list[Any] = ["null"] if draw(st.booleans()) else []
+        for option in draw(st.lists(st.sampled_from(("int", "long", "double", "string", "bytes", "named")), max_size=3, unique=True)):
+            branches.append(draw(_vocabulary_schema(0, used, enclosing)) if option == "named" else option)
+        seen: list[Any] = []
+        for branch in branches:  # unions need distinct types: keep the first of each
+            key = json.dumps(branch) if isinstance(branch, dict) else branch
+            if isinstance(branch, list):
+                continue
+            if key not in [json.dumps(b) if isinstance(b, dict) else b for b in seen]:
+                seen.append(branch)
+        return seen or ["null"]
+    name = draw(st.sampled_from(_NAMES + ("E", "F")))
+    namespace = draw(st.sampled_from(_NAMESPACES))
+    full = f"{namespace}.{name}" if namespace else name
+    if full in used:
+        return "int"  # names are unique within a schema
+    used.add(full)
+    out: dict[str, Any] = {"type": kind, "name": name}
+    if namespace:
+        out["namespace"] = namespace
+    if draw(st.booleans()):
+        out["aliases"] = draw(st.lists(st.sampled_from(_ALIASES), max_size=2, unique=True))
+    if kind == "enum":
+        out["symbols"] = draw(st.lists(st.sampled_from(("A", "B", "C")), min_size=1, unique=True))
+        if draw(st.booleans()):
+            out["default"] = draw(st.sampled_from(out["symbols"]))
+        return out
+    if kind == "fixed":
+        out["size"] = draw(st.integers(1, 2))
+        return out
+    fields = []
+    for field_name in draw(st.lists(st.sampled_from(_FIELDS), max_size=3, unique=True)):
+        ftype = draw(_vocabulary_schema(depth - 1, used, (*enclosing, full)))
+        field: dict[str, Any] = {"name": field_name, "type": ftype}
+        if isinstance(ftype, str) and ftype in _DEFAULTS and draw(st.booleans()):
+            field["default"] = _DEFAULTS[ftype]
+        if draw(st.integers(0, 3)) == 0:
+            field["aliases"] = draw(st.lists(st.sampled_from(_FIELDS), min_size=1, max_size=2, unique=True))
+        fields.append(field)
+    out["fields"] = fields
+    return out
+
+
+@st.composite
+def _fresh_schema(draw: Any) -> Any:
+    return draw(_vocabulary_schema(2, set()))  # a new name registry per schema
+
+
+@st.composite
+def _pair_with_value(draw: Any) -> tuple[Any, Any, Any]:
+    writer, reader = draw(_fresh_schema()), draw(_fresh_schema())
+    try:
+        canonical = AvroSerializer(writer).schema
+    except Exception:  # noqa: BLE001 - an unusable schema gets no value (and is checked below)
+        return writer, reader, None
+    return writer, reader, draw(_avro.schema_values(canonical))
+
+
+def _random_pairs(count: int) -> list[tuple[Any, Any, Any]]:
+    found: list[tuple[Any, Any, Any]] = []
+
+    @seed(20261122)
+    @settings(max_examples=count, database=None, phases=[Phase.generate], deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(_pair_with_value())
+    def collect(pair: tuple[Any, Any, Any]) -> None:
+        found.append(pair)
+
+    collect()
+    return found
+
+
+def test_random_pairs_agree_with_avro_java(run_java: Any) -> None:
+    pairs = []
+    for i, (writer, reader, value) in enumerate(_random_pairs(600)):
+        try:
+            AvroSerializer(reader)
+            data = AvroSerializer(writer).to_bytes(value)
+        except Exception:  # noqa: BLE001 - Java must refuse these too (checked below)
+            pairs.append((f"unusable/{i}", writer, reader, None))
+            continue
+        pairs.append((f"pair/{i}", writer, reader, data))
+        pairs.append((f"same/{i}", writer, writer, data))
+    java = run_java(pairs)
+    compatible = 0
+    for key, writer, reader, data in pairs:
+        answer = java[key]
+        if key.startswith("unusable/"):
+            # our parser refused one of them: Java must refuse it too
+            assert answer[0].startswith("ERROR"), f"got Java's {answer}, should refuse a schema we refuse [{key}: {writer} / {reader}]"
+            continue
+        if answer[0].startswith("ERROR"):
+            kinds = {i.kind for i in check_compatibility(reader, writer, full_names=False)}
+            assert "ambiguous_field" in kinds, f"got Java's {answer[0]}, should be an ambiguous field for us [{key}: {writer} / {reader}]"
+            continue
+        compatible += answer[0] == "COMPATIBLE" and key.startswith("pair/")
+        _compare(key, writer, reader, data, answer, expected=None, locations=True, bytes_differ=False)
+    assert compatible >= 50, f"got {compatible} compatible random (different) pairs, should be enough to test resolution"
