@@ -91,7 +91,7 @@ def certify_subjects(subjects: list[Any], args: argparse.Namespace, several: boo
 def _after(report: Report, progress: Any, tty: bool) -> None:
     if progress is not None:
         progress.advance(progress.task_ids[0])
-        progress.console.print(render_report(report))
+        progress.console.print(render_report(report), markup=False, highlight=False)
     else:
         print(render_report(report), flush=True)
 
