@@ -34,9 +34,6 @@ from ._subject import TableSubject
 
 __all__ = ["TableViolation", "build_machine", "classify"]
 
-#: Seconds one operation may take before the table is declared stuck.
-OPERATION_TIMEOUT = 10.0
-
 
 class TableViolation(AssertionError):
     """The table's observable behaviour differs from the model's."""
@@ -74,8 +71,8 @@ def _run_in_thread(func: Callable[[], Any], timeout: float) -> tuple[bool, Any]:
         return box.get(timeout=timeout)
     except queue.Empty:
         raise TableViolation(
-            f"a sync call did not return within {timeout:.0f} s: the table is stuck "
-            f"(a batch never flushed, or a future never completed)"
+            f"a sync call: got no result within {timeout:g} s, should complete (the table is "
+            f"stuck: a batch never flushed, or a future never completed)"
         ) from None
 
 
@@ -89,6 +86,7 @@ def build_machine(subject: TableSubject, *, concurrent: bool, faults: bool) -> t
     """A state machine class certifying ``subject`` (single operations always; concurrent
     bursts and streams when ``concurrent``; injected failures when ``faults``)."""
     keys, values, updates = subject.keys, subject.values, subject.updates
+    timeout = subject.operation_timeout
     defaults = st.one_of(st.none(), values)
     contracts = st.sampled_from([UpdateContract.UPDATE_ONLY, UpdateContract.UPDATE_WITH_DEFAULTS])
     sync = st.booleans()
@@ -141,13 +139,13 @@ def build_machine(subject: TableSubject, *, concurrent: bool, faults: bool) -> t
             return (lambda: getattr(table, name)(*args)), (lambda: getattr(table, name + "_async")(*args))
 
         async def _await(self, awaitable: Any) -> Any:
-            return await asyncio.wait_for(_as_coroutine(awaitable), OPERATION_TIMEOUT)
+            return await asyncio.wait_for(_as_coroutine(awaitable), timeout)
 
         def _perform(self, op: tuple[Any, ...], use_sync: bool) -> tuple[str, Any]:
             """("ok", result) | ("raised_at_call", exc) | ("failed", exc)."""
             sync_call, async_call = self._callables(op)
             if use_sync and sync_call is not None:
-                done, result = _run_in_thread(sync_call, OPERATION_TIMEOUT)
+                done, result = _run_in_thread(sync_call, timeout)
                 return ("ok", result) if done else ("failed", result)
             try:
                 awaitable = async_call()
@@ -157,8 +155,8 @@ def build_machine(subject: TableSubject, *, concurrent: bool, faults: bool) -> t
                 return "ok", self.loop.run_until_complete(self._await(awaitable))
             except asyncio.TimeoutError:
                 raise TableViolation(
-                    f"{_describe(op)} did not complete within {OPERATION_TIMEOUT:.0f} s: the table "
-                    f"is stuck (a batch never flushed, or a future never completed)"
+                    f"{_describe(op)}: got no result within {timeout:g} s, should complete (the "
+                    f"table is stuck: a batch never flushed, or a future never completed)"
                 ) from None
             except Exception as exc:
                 return "failed", exc
@@ -176,15 +174,15 @@ def build_machine(subject: TableSubject, *, concurrent: bool, faults: bool) -> t
             async def everything() -> list[Any]:
                 return await asyncio.wait_for(
                     asyncio.gather(*(_as_coroutine(a) for _, a in pending), return_exceptions=True),
-                    OPERATION_TIMEOUT,
+                    timeout,
                 )
 
             try:
                 results = self.loop.run_until_complete(everything())
             except asyncio.TimeoutError:
                 raise TableViolation(
-                    f"operations issued together did not complete within {OPERATION_TIMEOUT:.0f} s: "
-                    f"the table is stuck; operations: {[_describe(o) for o in ops]}"
+                    f"operations issued together: got no result within {timeout:g} s, should "
+                    f"complete (the table is stuck); operations: {[_describe(o) for o in ops]}"
                 ) from None
             for (i, _), result in zip(pending, results, strict=True):
                 outcomes[i] = ("failed", result) if isinstance(result, BaseException) else ("ok", result)
@@ -350,7 +348,10 @@ def build_machine(subject: TableSubject, *, concurrent: bool, faults: bool) -> t
             try:
                 results = self.loop.run_until_complete(self._await(awaitable))
             except asyncio.TimeoutError:
-                raise TableViolation(f"a stream of {len(ops)} update messages did not complete") from None
+                raise TableViolation(
+                    f"a stream of {len(ops)} update messages: got no result within {timeout:g} s, "
+                    f"should complete (the table or operator is stuck)"
+                ) from None
             for i, (op, result) in enumerate(zip(ops, results, strict=True)):
                 outcome = ("failed", result) if isinstance(result, BaseException) else ("ok", None)
                 self._judge(op, self.model.expect(op), outcome, f" [stream #{i}]")

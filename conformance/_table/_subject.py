@@ -58,7 +58,8 @@ class TableSubject:
     retrying (0: none are injected). ``write_metrics(table)``: the table's writer retry metrics
     (default: its ``write_metrics`` attribute when present).
     ``keeps_order``: concurrent operations on one key take effect in the order issued (else
-    concurrent steps use distinct keys).
+    concurrent steps use distinct keys). ``operation_timeout``: seconds one operation may take
+    before the table is reported stuck.
     """
 
     def __init__(
@@ -74,6 +75,7 @@ class TableSubject:
         write_retries: int = 0,
         write_metrics: Callable[[Any], Any] | None = None,
         keeps_order: bool = True,
+        operation_timeout: float = 10.0,
     ) -> None:
         if not callable(table_factory):
             raise TableSubjectError(
@@ -94,6 +96,9 @@ class TableSubject:
         self.write_retries = write_retries
         self._write_metrics = write_metrics
         self.keeps_order = keeps_order
+        if not operation_timeout > 0:
+            raise TableSubjectError(f"TableSubject: operation_timeout is {operation_timeout}; give seconds > 0")
+        self.operation_timeout = float(operation_timeout)
         self.observes_io = _arity(table_factory) >= 2
 
     def make_table(self, store: Any) -> Any:

@@ -69,13 +69,14 @@ def nulls_rejected(ctx: Any) -> None:
             except Exception:
                 continue  # refused synchronously, as it should be
             try:
-                loop.run_until_complete(asyncio.wait_for(_await(awaitable), 10))
+                loop.run_until_complete(asyncio.wait_for(_await(awaitable), subject.operation_timeout))
             except Exception as exc:
                 raise Violation(
                     f"{what}: got {type(exc).__name__} only when awaited, should be refused when "
-                    f"the method is called"
+                    f"the method is called", example=f"table.{what}",
                 ) from exc
-            raise Violation(f"{what}: got success, should be refused when the method is called")
+            raise Violation(f"{what}: got success, should be refused when the method is called",
+                            example=f"table.{what}")
     finally:
         loop.close()
         close = getattr(table, "close", None)
@@ -83,7 +84,8 @@ def nulls_rejected(ctx: Any) -> None:
             close()
     if subject.observes_io and store.counts.write_calls:
         raise Violation(
-            f"null arguments reached the store: got {store.counts.write_calls} write calls, should be 0"
+            f"null arguments reached the store: got {store.counts.write_calls} write calls, should be 0",
+            example=str(store.counts.calls),
         )
 
 

@@ -185,6 +185,40 @@ class OneLevelCause(SendToTableWithUpdate):
         await self.table.update_async(key, message.update)
 
 
+class NoNullCheck(RemoteTable):
+    """Skips the argument checks: a None key goes all the way to the store."""
+
+    def put_async(self, key, value):
+        return self._put(key, value)
+
+
+class RefusesLate(LocalTable):
+    """Refuses updates only when the coroutine runs, not when the method is called."""
+
+    supports_updates = True
+
+    def __init__(self):
+        super().__init__()
+        self.supports_updates = True
+
+    async def _update(self, key, update):
+        from reference.table import UnsupportedTableOperationError
+
+        raise UnsupportedTableOperationError("local tables take no updates")
+
+    async def _update_all(self, entries):
+        await self._update(None, None)
+
+
+class NeverFlushed(BatchingTable):
+    """Forgets to arm the batch timer: a lone write waits forever for its batch."""
+
+    def _submit(self, kind, key, value):
+        future = super()._submit(kind, key, value)
+        self._cancel_timer()
+        return future
+
+
 def _batched(batching_cls):
     def factory(read, write):
         return batching_cls(RemoteTable(read, write), CompleteBatching(4, 0.0))
@@ -207,6 +241,9 @@ ZOO = {
     "batch_fails_every_operation": (subject(_batched(FailWholeBatch)), "table.sequential"),
     "metrics_miscounted": (subject(_retried, write_retries=3,
                                    write_metrics=lambda t: t.write_metrics), "table.faults"),
+    "null_key_reaches_the_store": (subject(lambda r, w: NoNullCheck(r, w)), "table.nulls"),
+    "refuses_updates_only_when_awaited": (subject(lambda: RefusesLate()), "table.sequential"),
+    "batch_never_flushed": (subject(_batched(NeverFlushed), operation_timeout=0.2), "table.sequential"),
     "cause_checked_one_level_deep": (subject(lambda r, w: WrapsErrors(r, w), operator_factory=OneLevelCause),
                                      "table.sequential"),
 }
@@ -222,10 +259,14 @@ def _caught(name: str, checks: tuple[str, ...] | None) -> None:
         f"[zoo {name}]"
     )
     result = results[check_id]
-    assert "should be" in result.message, f"got message {result.message!r}, should say what was expected"
-    assert result.example and "state = TableMachine()" in result.example, (
-        f"got example {result.example!r}, should show hypothesis' shrunk steps [zoo {name}]"
+    assert "got " in result.message and "should" in result.message, (
+        f"got message {result.message!r}, should say what happened and what was expected"
     )
+    assert result.example, f"got no example, should show what the table was doing [zoo {name}]"
+    if check_id != "table.nulls":
+        assert "state = TableMachine()" in result.example, (
+            f"got example {result.example!r}, should show hypothesis' shrunk steps [zoo {name}]"
+        )
 
 
 @pytest.mark.parametrize("name", sorted(ZOO))
