@@ -15,7 +15,6 @@ must see the driver's file system (local mode, or a shared mount on a cluster).
 
 from __future__ import annotations
 
-import io
 import os
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -52,8 +51,6 @@ SAVEPOINT_SPARK_SCHEMA = (
     "key_group int not null, key binary not null, namespace binary not null, "
     "user_key binary, value binary"
 )
-_PACKED_SCHEMA = "subtask int, payload binary"
-_SORT_KEYS = [(name, "ascending") for name in ("key_group", "key", "namespace", "user_key")]
 
 
 def spark_schema() -> Any:
@@ -131,73 +128,113 @@ class StateOutput:
     transform: Callable[[Any], Any] | None = None
 
 
-def _pack(
+def _spark_hash_partition(value: int, partitions: int) -> int:
+    """The partition Spark's hash partitioning gives an int column value: Murmur3 (x86, 32
+    bit, seed 42) of the 4 little-endian bytes, as a signed int, non-negative modulo."""
+    from reference.backends._murmur import murmur3_32
+
+    hashed = murmur3_32((value & 0xFFFFFFFF).to_bytes(4, "little"), 42)
+    signed = hashed - (1 << 32) if hashed >= 1 << 31 else hashed
+    return signed % partitions
+
+
+def _routing_keys(parallelism: int) -> list[int]:
+    """For each subtask ``s``, an int that Spark's ``repartition(parallelism, col)`` sends to
+    partition ``s``: routing rows by it makes partition index = subtask (checked on write)."""
+    keys: dict[int, int] = {}
+    candidate = 0
+    while len(keys) < parallelism:
+        keys.setdefault(_spark_hash_partition(candidate, parallelism), candidate)
+        candidate += 1
+    return [keys[s] for s in range(parallelism)]
+
+
+def _route(
     max_parallelism: int, parallelism: int, transform: Callable[[Any], Any] | None
 ) -> Callable[[Iterable[Any]], Iterator[Any]]:
-    """Executor side: per input batch, (transform and) split rows by target subtask, each
-    piece as one Arrow IPC blob, so the shuffle moves a few blobs instead of many rows."""
+    """Executor side: per input batch, (transform and) add the target subtask of each row's
+    key group (Flink's assignment) and the routing key that sends it to that partition."""
+    routing = _routing_keys(parallelism)
 
     def run(batches: Iterable[Any]) -> Iterator[Any]:
         import pyarrow as pa
         import pyarrow.compute as pc
 
         schema = savepoint_arrow_schema()
+        table_of_routes = pa.array(routing, pa.int32())
         for batch in batches:
             if transform is not None:
                 batch = transform(batch)
             if batch.num_rows == 0:
                 continue
-            batch = pa.RecordBatch.from_arrays(
-                [batch.column(i).cast(f.type) for i, f in enumerate(schema)], schema=schema
-            )
-            subtasks = pc.divide(
-                pc.multiply(batch.column(0).cast(pa.int64()), parallelism), max_parallelism
-            )
-            table = pa.Table.from_batches([batch]).append_column("_subtask", subtasks)
-            subtask_ids, payloads = [], []
-            for subtask in pc.unique(subtasks).to_pylist():
-                piece = table.filter(pc.equal(table.column("_subtask"), subtask)).drop_columns(["_subtask"])
-                sink = io.BytesIO()
-                with pa.ipc.new_stream(sink, schema) as writer:
-                    writer.write_table(piece)
-                subtask_ids.append(subtask)
-                payloads.append(sink.getvalue())
+            columns = [batch.column(i).cast(f.type) for i, f in enumerate(schema)]
+            subtasks = pc.divide(pc.multiply(columns[0].cast(pa.int64()), parallelism), max_parallelism)
+            subtasks = subtasks.cast(pa.int32())
             yield pa.RecordBatch.from_arrays(
-                [pa.array(subtask_ids, pa.int32()), pa.array(payloads, pa.binary())],
-                names=["subtask", "payload"],
+                [*columns, subtasks, pc.take(table_of_routes, subtasks)],
+                names=[*schema.names, "_subtask", "_route"],
             )
 
     return run
 
 
-def _write_parts(
-    directory: str, fault: Callable[[int], None] | None
-) -> Callable[[int, Iterable[Any]], Iterator[tuple[int, int]]]:
-    """Executor side: subtask ``index`` gathers its blobs, sorts the rows like the backends
-    and writes ``part-<index>.parquet`` (hidden name first, renamed when complete)."""
+_ROUTED_SCHEMA = SAVEPOINT_SPARK_SCHEMA + ", _subtask int, _route int"
 
-    def run(index: int, items: Iterable[Any]) -> Iterator[tuple[int, int]]:
+
+def _write_parts(
+    directory: str, parallelism: int, fault: Callable[[int], None] | None
+) -> Callable[[Iterable[Any]], Iterator[Any]]:
+    """Executor side: the partition of one subtask arrives sorted by Spark; stream it into
+    ``part-<subtask>.parquet`` in row groups of ROW_GROUP_SIZE rows (hidden name first,
+    renamed when complete, so a retried task replaces its own file)."""
+
+    def run(batches: Iterable[Any]) -> Iterator[Any]:
         import pyarrow as pa
         import pyarrow.parquet as pq
+        from pyspark import TaskContext
 
         schema = savepoint_arrow_schema()
-        tables = []
-        for _subtask, payload in items:
-            with pa.ipc.open_stream(pa.py_buffer(bytes(payload))) as reader:
-                tables.append(reader.read_all())
-        table = pa.concat_tables(tables) if tables else schema.empty_table()
-        if table.num_rows:
-            table = table.sort_by(_SORT_KEYS)
-        table = table.combine_chunks()
+        index = TaskContext.get().partitionId()
         final = os.path.join(directory, data_file_name(index))
         partial = os.path.join(directory, f".{data_file_name(index)}.{uuid.uuid4().hex}")
-        pq.write_table(
-            table, partial, row_group_size=ROW_GROUP_SIZE, compression="zstd", write_statistics=True
-        )
+        rows = 0
+        pending: list[Any] = []
+        pending_rows = 0
+        with pq.ParquetWriter(partial, schema, compression="zstd", write_statistics=True) as writer:
+
+            def flush(limit: int) -> None:
+                nonlocal pending, pending_rows
+                table = pa.Table.from_batches(pending, schema=schema).combine_chunks()
+                while table.num_rows >= limit and table.num_rows:
+                    writer.write_table(table.slice(0, ROW_GROUP_SIZE), row_group_size=ROW_GROUP_SIZE)
+                    table = table.slice(ROW_GROUP_SIZE)
+                pending = table.to_batches() if table.num_rows else []
+                pending_rows = table.num_rows
+
+            for batch in batches:
+                if batch.num_rows == 0:
+                    continue
+                subtasks = set(batch.column(5).unique().to_pylist())
+                if subtasks != {index}:
+                    raise RuntimeError(
+                        f"rows of subtasks {sorted(subtasks)} reached partition {index}: Spark's hash "
+                        "partitioning differs from what this writer expects; nothing was committed"
+                    )
+                pending.append(pa.RecordBatch.from_arrays(batch.columns[:5], schema=schema))
+                pending_rows += batch.num_rows
+                rows += batch.num_rows
+                if pending_rows >= ROW_GROUP_SIZE:
+                    flush(ROW_GROUP_SIZE)
+            if pending_rows:
+                flush(1)
+            if rows == 0:
+                writer.write_table(schema.empty_table())
         if fault is not None:
             fault(index)
         os.replace(partial, final)
-        yield index, table.num_rows
+        yield pa.RecordBatch.from_arrays(
+            [pa.array([index], pa.int32()), pa.array([rows], pa.int64())], names=["subtask", "rows"]
+        )
 
     return run
 
@@ -209,25 +246,32 @@ def _write_state(
     parallelism: int,
     fault: Callable[[int], None] | None = None,
 ) -> int:
-    """Write one state's part files into ``directory``; returns the number of rows."""
+    """Write one state's part files into ``directory``; returns the number of rows.
+
+    One job: transform and route (mapInArrow), Spark's shuffle into one partition per target
+    subtask and its sort by (key_group, key, namespace, user_key), then the writers
+    (mapInArrow). Only one (subtask, rows) pair per subtask comes back to the driver."""
     os.makedirs(directory, exist_ok=True)
-    packed = output.frame.mapInArrow(_pack(max_parallelism, parallelism, output.transform), _PACKED_SCHEMA)
-    pairs = packed.rdd.map(lambda row: (row[0], row[1])).partitionBy(parallelism, _identity)
-    # One small (subtask, rows) pair per subtask comes back: the rows themselves never do.
-    counts = pairs.mapPartitionsWithIndex(_write_parts(directory, fault)).collect()
-    written = sorted(index for index, _ in counts)
-    if written != list(range(parallelism)):
-        from reference.backends import SavepointFormatError
+    routed = output.frame.mapInArrow(_route(max_parallelism, parallelism, output.transform), _ROUTED_SCHEMA)
+    ordered = routed.repartition(parallelism, "_route").sortWithinPartitions(
+        "key_group", "key", "namespace", "user_key"
+    )
+    counts = ordered.mapInArrow(_write_parts(directory, parallelism, fault), "subtask int, rows long").collect()
+    written = {int(r[0]): int(r[1]) for r in counts}
+    for subtask in range(parallelism):
+        if subtask not in written:
+            # Spark may skip the writer of a partition that received no rows: that subtask's
+            # key groups are empty, and its file has zero rows.
+            _write_empty(os.path.join(directory, data_file_name(subtask)))
+    return sum(written.values())
 
-        raise SavepointFormatError(
-            f"state {output.metadata.name!r}: subtasks {written} wrote part files, should be "
-            f"0..{parallelism - 1}"
-        )
-    return sum(rows for _, rows in counts)
 
+def _write_empty(path: str) -> None:
+    import pyarrow.parquet as pq
 
-def _identity(subtask: int) -> int:
-    return subtask
+    schema = savepoint_arrow_schema()
+    pq.write_table(schema.empty_table(), path, row_group_size=ROW_GROUP_SIZE, compression="zstd",
+                   write_statistics=True)
 
 
 def write_states(

@@ -264,18 +264,22 @@ def test_killed_driver_leaves_no_output_and_input_untouched(source, tmp_path):
         migrate_savepoint({path!r}, sup.descriptors(sup.new_row()), {str(out)!r}, parallelism=2,
                           config=sup.EVOLUTION, spark=spark, _fault=hang)
     """)
+    log = open(tmp_path / "driver.log", "wb")  # noqa: SIM115 - closed below
     proc = subprocess.Popen([sys.executable, "-c", script], start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 120
         while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.2)
-        assert marker.exists(), f"got no write in progress (exit {proc.poll()}), should have reached the write"
+        if not marker.exists():
+            tail = (tmp_path / "driver.log").read_text(errors="replace")[-1500:]
+            raise AssertionError(f"got no write in progress (exit {proc.poll()}): {tail}, should have reached the write")
         temps = [n for n in _siblings(tmp_path) if n.startswith(".out.tmp-")]
         assert temps, f"got {_siblings(tmp_path)}, should show the temporary output while writing"
     finally:
         os.killpg(proc.pid, signal.SIGKILL)  # the driver, its JVM and Python workers
         proc.wait(timeout=60)
+        log.close()
     assert not out.exists(), f"got {out} after the driver was killed, should not exist"
     assert sup.tree_digest(path) == before, "got a changed input savepoint, should be untouched"
 
@@ -376,3 +380,14 @@ def test_missing_and_wrong_java_are_named(tmp_path, monkeypatch):
     with pytest.raises(JavaVersionError) as info:
         java_version()
     assert "Java 11" in str(info.value) and "17" in str(info.value), f"got {info.value}"
+
+
+def test_importing_the_pipeline_and_the_cli_does_not_import_pyspark():
+    code = (
+        "import sys, reference, reference.backends, conformance, conformance.cli, conformance._spark, "
+        "conformance._spark.cli, conformance._spark.checks, conformance._spark.jobs\n"
+        "print('pyspark' in sys.modules or any(m.startswith('pyspark.') for m in sys.modules))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, f"got exit {proc.returncode}: {proc.stderr[-500:]}, should import cleanly"
+    assert proc.stdout.strip() == "False", f"got pyspark imported ({proc.stdout.strip()}), should be imported lazily"
