@@ -8,6 +8,7 @@ a subject by ``conformance._builtins:<name>``) rebuilds exactly the same ones.
 
 from __future__ import annotations
 
+import os
 from functools import cache
 from typing import Any
 
@@ -115,13 +116,29 @@ def builtin_subject(name: str) -> Subject:
         raise KeyError(f"no built-in subject {name!r}; known: {', '.join(_PLAN)}")
     schema = _schema(name)
     strategies.activate(schema)
+    golden = os.environ.get("CONFORMANCE_BUILTINS_GOLDEN") or _DEFAULT_GOLDEN
     return Subject(
         lambda: serializer_for(schema), strategies.values(schema), _evolutions(schema),
         key=_PLAN[name][1], schema=schema, name=f"builtin:{name}",
+        golden=os.path.join(golden, name), release=_release(),
         # Only generated classes need the subject rebuilt in a fresh process; the rest restore
         # from the savepoint's snapshots alone (and the child stays light).
         locator=f"conformance._builtins:{name}" if isinstance(_PLAN[name][0], str) else None,
     )
+
+
+#: Golden files of the built-ins, in a source checkout (absent from an installed package: the
+#: versioning check is then skipped); ``--builtins --update-golden`` records a release there.
+_DEFAULT_GOLDEN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "harness", "golden", "builtins")
+
+
+def _release() -> str:
+    try:
+        from importlib import metadata
+
+        return metadata.version("state-conformance")
+    except Exception:
+        return "unreleased"
 
 
 def builtin_subjects(names: Any = None) -> list[Subject]:
