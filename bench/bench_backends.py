@@ -2,6 +2,7 @@
 
 The evolution adds a nullable field and reorders fields (FLIP-527). Reported, all in the same
 run: entries/s of the bytes backend's migration for store="memory" and store="rocksdb"; the
+bare ``migrate_state`` loop without a store (the floor under the backend); the
 naive path (read every value into objects with the old serializer, convert, write with the new);
 and fastavro's resolving read + write of the equivalent Avro records, per record
 (schemaless_reader/writer) and in bulk (container file reader/writer). Ratios are against the
@@ -126,6 +127,23 @@ def bench_naive(values: list[bytes]) -> float:
     return elapsed
 
 
+def bench_migrate_state_loop(values: list[bytes]) -> float:
+    """The floor under the backend: new_snapshot.migrate_state over every value, no store."""
+    from reference import DataInputView, DataOutputView
+
+    snapshot = PERSON_V2.snapshot_configuration()
+    migrate = snapshot.migrate_state
+    start = time.perf_counter()
+    out = []
+    for value in values:
+        target = DataOutputView()
+        migrate(PERSON_V1, PERSON_V2, DataInputView(value), target)
+        out.append(target.getvalue())
+    elapsed = time.perf_counter() - start
+    assert len(out) == len(values)
+    return elapsed
+
+
 def bench_fastavro(n: int) -> float:
     writer = fastavro.parse_schema(AVRO_V1)
     reader = fastavro.parse_schema(AVRO_V2)
@@ -189,6 +207,8 @@ def main(argv: list[str] | None = None) -> int:
                 t = bench_backend(savepoint, store, scratch)
                 results[f"bytes/{store}"] = min(t, results.get(f"bytes/{store}", t))
             values = [PERSON_V1.to_bytes(person(i)) for i in range(n)]
+            t = bench_migrate_state_loop(values)
+            results["migrate_state loop"] = min(t, results.get("migrate_state loop", t))
             t = bench_naive(values)
             results["naive objects"] = min(t, results.get("naive objects", t))
             del values
