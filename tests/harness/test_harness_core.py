@@ -128,3 +128,15 @@ def test_expected_failures_do_not_block_certification_and_unknown_ids_warn():
 def test_check_result_renders_id_status_and_example():
     text = str(CheckResult("roundtrip.bit_exact", "roundtrip", "failed", "got 1, should be 2", "1"))
     assert text.startswith("roundtrip.bit_exact [roundtrip] failed: got 1") and "example: 1" in text, f"got {text!r}"
+
+
+@pytest.mark.parametrize("name", ["row", "pojo", "enum"])
+def test_builtin_subjects_migrate_declared_and_generated_evolutions(name):
+    from conformance._builtins import builtin_subject
+
+    subject = builtin_subject(name)
+    assert subject.evolutions, f"got no declared evolutions for builtin:{name}, should draw some"
+    report = check_serializer(subject, examples=15, seed=4, checks=("migration",))
+    assert report.certified, f"got failures {[str(r) for r in report.failures]}, should certify"
+    generated = report["migration.generated"]
+    assert generated.status == "passed", f"got {generated}, should run generated evolutions and pass"
