@@ -174,7 +174,7 @@ def _named_values(schema: dict[str, Any], named: dict[str, st.SearchStrategy[Any
         return st.binary(min_size=schema["size"], max_size=schema["size"])
     names = [f["name"] for f in schema["fields"]]
     parts = st.tuples(*(_values(f["type"], named) for f in schema["fields"]))
-    return parts.map(lambda values: dict(zip(names, values)))  # in field order, as read back
+    return parts.map(lambda values: dict(zip(names, values, strict=True)))  # in field order, as read back
 
 
 def _primitive(t: str) -> st.SearchStrategy[Any]:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import struct
 import threading
+from collections.abc import Iterable
 from io import BytesIO
 from typing import Any
 
@@ -351,6 +352,7 @@ def _nesting_within(value: Any, limit: int) -> bool:
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
+        children: Iterable[Any]
         if isinstance(item, dict):
             children = item.values()
         elif isinstance(item, (list, tuple)):
@@ -371,7 +373,7 @@ def _fastavro_schema(canonical: Any, what: str) -> Any:
         raise AvroSchemaError(f"fastavro cannot use the {what}: {type(exc).__name__}: {exc}") from None
 
 
-class _NonNegativeIndex(list):  # type: ignore[type-arg]
+class _NonNegativeIndex(list):
     """A union's branches or an enum's symbols as fastavro's reader sees them: a negative index
     (corrupt data) raises IndexError instead of counting from the end.
 
@@ -528,7 +530,7 @@ class AvroSerializer(TypeSerializer[Any]):
         buf = BytesIO(data)  # shares ``data``: no copy
         buf.seek(pos)
         try:
-            value = _fastavro_read(buf, form.read, None)
+            value: Any = _fastavro_read(buf, form.read, None)
             if form.wrapped:
                 value = value["v"]
         except EOFError as exc:
@@ -557,7 +559,7 @@ class AvroSerializer(TypeSerializer[Any]):
         form = self._cache_fastavro
         buf = BytesIO(data)  # the common case without the view: as cheap as fastavro alone
         try:
-            value = _fastavro_read(buf, form.read, None)
+            value: Any = _fastavro_read(buf, form.read, None)
             if form.wrapped:
                 value = value["v"]
         except EOFError as exc:
@@ -636,7 +638,7 @@ class AvroSerializer(TypeSerializer[Any]):
 
     # -- identity -----------------------------------------------------------------------------
     def __eq__(self, other: object) -> bool:
-        return self is other or (type(other) is type(self) and other.schema_json == self.schema_json)  # type: ignore[attr-defined]
+        return self is other or (type(other) is type(self) and other.schema_json == self.schema_json)
 
     def __hash__(self) -> int:
         return hash(self.schema_json)

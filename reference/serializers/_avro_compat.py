@@ -87,30 +87,43 @@ class Node:
 
 class ArrayNode(Node):
     __slots__ = ("items",)
+    items: Node
 
 
 class MapNode(Node):
     __slots__ = ("values",)
+    values: Node
 
 
 class UnionNode(Node):
     __slots__ = ("branches",)
+    branches: tuple[Node, ...]
 
 
 class NamedNode(Node):
     __slots__ = ("fullname", "name", "namespace", "aliases", "doc")
+    fullname: str
+    name: str
+    namespace: str
+    aliases: tuple[str, ...]
+    doc: str | None
 
 
 class RecordNode(NamedNode):
     __slots__ = ("fields", "fields_by_name")
+    fields: tuple[Field, ...]
+    fields_by_name: dict[str, Field]
 
 
 class EnumNode(NamedNode):
     __slots__ = ("symbols", "default")
+    symbols: tuple[str, ...]
+    default: str | None
 
 
 class FixedNode(NamedNode):
     __slots__ = ("size",)
+    size: int
 
 
 @dataclass(frozen=True)
@@ -461,24 +474,17 @@ def to_json(obj: Any) -> str:
 
 def _min_size(node: Node, active: set[int]) -> int:
     """Fewest bytes a value can take (0 for a record still being measured: a lower bound)."""
-    t = node.type
-    if t == "null":
-        return 0
-    if t in ("float",):
-        return 4
-    if t == "double":
-        return 8
-    if t == "fixed":
-        return node.size  # type: ignore[attr-defined]
-    if t == "record":
+    if isinstance(node, FixedNode):
+        return node.size
+    if isinstance(node, RecordNode):
         if id(node) in active:
             return 0
         active.add(id(node))
         try:
-            return sum(_min_size(f.type, active) for f in node.fields)  # type: ignore[attr-defined]
+            return sum(_min_size(f.type, active) for f in node.fields)
         finally:
             active.discard(id(node))
-    return 1  # boolean, int, long, bytes, string, enum, array, map, union
+    return {"null": 0, "float": 4, "double": 8}.get(node.type, 1)  # boolean, int, long, bytes, string, enum, array, map, union
 
 
 def _has_zero_width_items(node: Node, seen: set[int]) -> bool:

@@ -24,13 +24,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
+from test_avro_corpus import PAIRS, _java_verdict, decode  # beside this file (pytest puts it on sys.path)
 
 from reference import DataInputView, DataOutputView
 from reference.serializers import AvroSerializer
 from reference.serializers._avro_compat import check_compatibility
 from strategies import _avro
-
-from test_avro_corpus import PAIRS, _java_verdict, decode  # beside this file (pytest puts it on sys.path)
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("avro-java")]
 
@@ -134,7 +133,7 @@ def test_corpus_agrees_with_avro_java(run_java: Any) -> None:
         data = AvroSerializer(pair["writer"]).to_bytes(decode(pair["datum"])) if "datum" in pair else None
         pairs.append((f"{group}/{pair['id']}", pair["writer"], pair["reader"], data))
     java = run_java(pairs)
-    for (key, writer, reader, data), (_, pair) in zip(pairs, PAIRS):
+    for (key, writer, reader, data), (_, pair) in zip(pairs, PAIRS, strict=True):
         _compare(
             key, writer, reader, data, java[key], expected=_java_verdict(pair),
             locations="memoizes" not in pair.get("note", ""), bytes_differ="java_bytes" in pair,

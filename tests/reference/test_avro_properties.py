@@ -15,7 +15,13 @@ import fastavro
 from hypothesis import given, note
 from hypothesis import strategies as st
 
-from reference import DataInputView, DataOutputView, resolve_compatibility, snapshot_from_bytes, snapshot_to_bytes
+from reference import (
+    DataInputView,
+    DataOutputView,
+    resolve_compatibility,
+    snapshot_from_bytes,
+    snapshot_to_bytes,
+)
 from reference.serializers import AvroSerializer
 from reference.serializers._avro_compat import check_compatibility
 from strategies import _avro
