@@ -163,3 +163,38 @@ def test_profiles_keep_hypothesis_ci_keys(profile):
         assert own is not None
     if profile == "certify":
         assert chosen.derandomize and chosen.max_examples >= 1000, f"got {chosen}"
+
+
+def test_expected_failures_xfail_in_both_entry_points(pytester):
+    pytester.makepyfile(test_xfail='''
+from hypothesis import strategies as st
+import conformance
+from conformance import Subject
+from reference.serializers import StringSerializer
+
+
+class DropsLast(StringSerializer):
+    def serialize(self, value, target):
+        super().serialize(value[:-1] if value else value, target)
+
+
+BROKEN = Subject(DropsLast(), st.text())
+
+
+@conformance.parametrize_checks(BROKEN, expected_failures={"roundtrip.bit_exact": "known bug"},
+                                checks=("roundtrip.bit_exact",))
+def test_decorated():
+    pass
+
+
+class TestBase(conformance.SerializerConformance):
+    subject = BROKEN
+    conformance_checks = ("roundtrip.bit_exact",)
+    expected_failures = {"roundtrip.bit_exact": "known bug"}
+''')
+    result = pytester.runpytest("-p", "no:cacheprovider", "--conformance-examples", "10")
+    counts = outcomes(result)
+    assert counts.get("xfailed") == 2 and not counts.get("failed"), f"got {counts}, should xfail twice"
+    assert "DropsLast(): certified (0 passed, 0 failed, 0 skipped, 2 expected failures)" in result.stdout.str(), (
+        f"got:\n{result.stdout.str()}\nshould count expected failures in the conformance summary"
+    )
