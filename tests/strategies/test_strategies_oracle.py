@@ -40,3 +40,13 @@ def test_strategies_oracle_agrees_for_each_verdict(verdict: str, data: Any) -> N
         assert ev.expect == verdict, f"got {ev.expect}, should be {verdict}"
     old_values = data.draw(st.lists(strategies.values(schema), min_size=1, max_size=3), label="values")
     check_evolution(ev, old_values)
+
+
+@pytest.mark.slow
+@settings(max_examples=3000)
+@given(st.data())
+def test_strategies_oracle_agrees_with_reference_at_length(data: Any) -> None:
+    schema = data.draw(strategies.schemas(max_depth=4, max_leaves=12), label="schema")
+    ev = data.draw(strategies.evolutions(schema), label="evolution")
+    old_values = data.draw(st.lists(strategies.values(schema), min_size=1, max_size=5), label="values")
+    check_evolution(ev, old_values)
