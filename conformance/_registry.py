@@ -54,7 +54,8 @@ class Check:
 
     @property
     def doc(self) -> str:
-        return (self.func.__doc__ or "").strip().split("\n")[0]
+        first_paragraph = (self.func.__doc__ or "").strip().split("\n\n")[0]
+        return " ".join(line.strip() for line in first_paragraph.splitlines())
 
 
 _CHECKS: dict[str, Check] = {}

@@ -118,6 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     certify.add_argument("--expect-failure", action="append", metavar="ID=REASON",
                          help="a check known to fail (reported, does not block certification)")
     certify.add_argument("--jobs", type=_positive, metavar="N", help="subjects certified in parallel (--builtins; default 2)")
+    certify.add_argument("--list-checks", action="store_true", help="list every check (id, family, what it verifies) and exit")
     certify.set_defaults(func=_certify)
     try:
         from ._table import cli as table_cli  # type: ignore[attr-defined]
@@ -137,6 +138,14 @@ def build_parser() -> argparse.ArgumentParser:
 def _certify(args: argparse.Namespace) -> int:
     from ._output import certify_subjects
 
+    if args.list_checks:
+        from ._registry import all_checks, load_families
+
+        load_families(spark=args.spark != "off")
+        for c in all_checks():
+            if c.family != "table":
+                print(f"{c.id:<32} {c.family:<10} {c.doc}")
+        return OK
     if args.builtins and args.target:
         raise UsageError("give either TARGET or --builtins, not both")
     if not args.builtins and not args.target:

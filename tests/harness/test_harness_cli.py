@@ -136,3 +136,13 @@ def test_builtins_certify(tmp_path):
     assert set(data) == {"certified", "subjects"} and data["certified"] is True
     names = {s["subject"] for s in data["subjects"]}
     assert {"builtin:long", "builtin:row", "builtin:pojo", "builtin:enum", "builtin:map"} <= names, names
+
+
+def test_list_checks_names_every_check_with_its_family(capsys):
+    from conformance._registry import all_checks
+
+    assert main(["certify", "--list-checks"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    listed = {line.split()[0]: line.split()[1] for line in lines}
+    expected = {c.id: c.family for c in all_checks() if c.family not in ("spark", "table")}
+    assert listed == expected, f"got {listed}, should list {expected}"
