@@ -16,6 +16,9 @@ from typing import Any
 __all__ = ["main", "load_target", "build_parser", "UsageError"]
 
 OK, VIOLATION, UNUSABLE = 0, 1, 2
+#: Examples per check for --builtins unless --examples or --profile says otherwise (their own
+#: suites test them in depth; the certification run is the quick, complete sweep).
+BUILTINS_EXAMPLES = 50
 
 
 class UsageError(Exception):
@@ -160,6 +163,8 @@ def _certify(args: argparse.Namespace) -> int:
         from ._builtins import builtin_subjects
 
         subjects = builtin_subjects()
+        if args.examples is None and args.profile is None:
+            args.examples = BUILTINS_EXAMPLES  # the main job stays quick under any CI profile
     else:
         subjects = [load_target(args.target, args.values)]
     return certify_subjects(subjects, args, several=args.builtins)
