@@ -56,6 +56,8 @@ def certify_subjects(subjects: list[Any], args: argparse.Namespace, several: boo
     tty = sys.stdout.isatty()
     peers = [(s.display_name, s.make_serializer()) for s in subjects] if several else []
     jobs = args.jobs or (min(2, os.cpu_count() or 1) if several else 1)
+    if args.spark != "off":
+        jobs = 1  # one Spark session per run, shared by every subject
     reports: list[Report] = []
     progress = _progress(len(subjects), tty)
     if progress is not None:
