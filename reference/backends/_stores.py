@@ -295,11 +295,16 @@ class RocksDBStore:
         self._options = Options(raw_mode=True)
         self._options.create_if_missing(True)
         self._db: Any = Rdict(self._path, self._options)
-        # The database is a working store, deleted on close (savepoints carry state across
-        # processes), so a write-ahead log buys nothing.
-        write_options = WriteOptions()
-        write_options.disable_wal = True
-        self._db.set_write_options(write_options)
+        try:
+            # The database is a working store, deleted on close (savepoints carry state
+            # across processes), so a write-ahead log buys nothing.
+            write_options = WriteOptions()
+            write_options.disable_wal = True
+            self._db.set_write_options(write_options)
+        except BaseException:
+            self._db.close()
+            Rdict.destroy(self._path, self._options)
+            raise
         self._tables: list[_RocksTable] = []
         self._closed = False
 
