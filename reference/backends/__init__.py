@@ -1,5 +1,18 @@
 """Keyed state backends (heap and bytes), savepoints and migration, as Flink defines them.
 
+    backend = BytesStateBackend(key_serializer=StringSerializer(), store="rocksdb")
+    backend.set_current_key("user-1")
+    count = backend.get_value_state(ValueStateDescriptor("count", LongSerializer()))
+    count.update(3)
+    path = backend.savepoint("/savepoints/sp-1")      # atomic; the directory must not exist
+    backend.close()
+    restored = HeapStateBackend.restore(path, key_serializer=StringSerializer(),
+                                        config={"state.schema-evolution.enable": True})
+
+A restored state is judged on its first ``get_*_state``: as is, reconfigured, migrated
+(bytes backend: every entry eagerly through ``migrate_state``; heap: every object through
+``migrate_element``), or refused with a ``StateMigrationError`` that leaves it untouched.
+
 The savepoint layout (``_savepoint``) is public so that other engines (the Spark pipeline) can
 read and write the same savepoints; docs/savepoint-format.md describes it.
 """
