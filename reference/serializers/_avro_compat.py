@@ -60,6 +60,7 @@ MAX_SCHEMA_DEPTH = 100
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _INT_RANGE = (-(1 << 31), (1 << 31) - 1)
 _LONG_RANGE = (-(1 << 63), (1 << 63) - 1)
+_FASTAVRO_KEYS = frozenset(("__fastavro_parsed", "__named_schemas"))
 _FIELD_KEYS = frozenset(("name", "type", "default", "aliases", "order", "doc"))
 _TYPE_KEYS = {
     "record": frozenset(("type", "name", "namespace", "aliases", "doc", "fields")),
@@ -173,6 +174,8 @@ class _Parser:
             return self.union(obj, namespace, path, depth)
         if not isinstance(obj, dict):
             raise _fail(path, f"a schema is a type name, an object or a list, not {type(obj).__name__}")
+        if _FASTAVRO_KEYS.intersection(obj):  # a schema fastavro.parse_schema returned
+            obj = {k: v for k, v in obj.items() if k not in _FASTAVRO_KEYS}
         type_ = obj.get("type")
         if not isinstance(type_, str):
             raise _fail(path, f'a schema object needs a "type" that is a string, got {type_!r}')

@@ -399,3 +399,12 @@ def test_a_schema_fastavro_cannot_resolve_is_refused_with_the_reason() -> None:
     }
     with pytest.raises(AvroSchemaError, match="fastavro cannot use the schema"):
         AvroSerializer(schema)
+
+
+def test_a_schema_parsed_by_fastavro_is_accepted_as_the_same_schema() -> None:
+    import fastavro
+
+    parsed = fastavro.parse_schema(copy.deepcopy(USER))
+    assert AvroSerializer(parsed) == AvroSerializer(USER), (
+        f"got {AvroSerializer(parsed).schema_json}, should be {AvroSerializer(USER).schema_json}"
+    )
