@@ -356,3 +356,72 @@ def fresh_process(ctx) -> None:  # type: ignore[no-untyped-def]
                 f"in a fresh Python process key {key} reads back as other bytes ({str(got[key])[:80]}), "
                 f"should be {str(expected)[:80]} (is some state kept only in the writing process?)",
                 example=show(v))
+
+
+def _keyed_backend(ctx: Any, kind: str, key_serializer: Any, savepoint: str | None = None) -> Any:
+    from reference.backends import BytesStateBackend, HeapStateBackend
+
+    store = kind.split("/", 1)[1] if kind != "heap" else None
+    path = _fresh_dir(ctx, "rocksdb") if store == "rocksdb" else None
+    if savepoint is None:
+        if kind == "heap":
+            return HeapStateBackend(key_serializer, config=EVOLUTION_CONFIG)
+        return BytesStateBackend(key_serializer, store=store, path=path, config=EVOLUTION_CONFIG)
+    if kind == "heap":
+        return HeapStateBackend.restore(savepoint, key_serializer=key_serializer, config=EVOLUTION_CONFIG)
+    return BytesStateBackend.restore(savepoint, key_serializer=key_serializer, config=EVOLUTION_CONFIG,
+                                     store=store, path=path)
+
+
+@check(id="backends.keyed", family="backends", requires=HISTORY + ("roundtrip.key_determinism",))
+def keyed(ctx) -> None:  # type: ignore[no-untyped-def]
+    """As the backends' key serializer: every key finds its state again after a restore (also
+    when rebuilt in another order), and an evolution needing migration is refused for keys."""
+    from reference import StateMigrationError
+    from reference.backends import ValueStateDescriptor
+
+    if not ctx.subject.key:
+        raise NotApplicable("not a key serializer (Subject(key=True) enables this check)")
+    from ._roundtrip import rebuilt
+
+    kinds = backend_kinds(ctx)
+    values = bulk_values(ctx)
+    serializer = ctx.serializer()
+    distinct: dict[bytes, Any] = {}
+    for v in values:
+        distinct.setdefault(write(serializer, v), v)
+    keys = list(distinct.values())
+    descriptor = ValueStateDescriptor("by_key", LongSerializer())
+    for kind in kinds:
+        backend = _keyed_backend(ctx, kind, ctx.serializer())
+        try:
+            state = backend.get_value_state(descriptor)
+            for i, key in enumerate(keys):
+                backend.set_current_key(key)
+                state.update(i)
+            savepoint = backend.savepoint(_fresh_dir(ctx, "savepoint"))
+        finally:
+            _close(backend)
+        restored = _keyed_backend(ctx, kind, ctx.serializer(), savepoint)
+        try:
+            state = restored.get_value_state(descriptor)
+            for i, key in enumerate(keys):
+                restored.set_current_key(rebuilt(key))
+                got = state.value()
+                if got != i:
+                    raise Violation(f"{kind}: after a restore the key {show(key)} finds {got!r}, should find {i}",
+                                    example=show(key))
+        finally:
+            _close(restored)
+        for step in [s for s in declared_steps(ctx) if s.expect == "compatible_after_migration"]:
+            with step.active():
+                try:
+                    again = _keyed_backend(ctx, kind, step.new, savepoint)
+                    try:
+                        again.get_value_state(descriptor)
+                    finally:
+                        _close(again)
+                except StateMigrationError:
+                    continue
+            raise Violation(f"{kind}: restoring with {step.label} as the key serializer succeeded, should "
+                            "raise StateMigrationError (keys never migrate)", example=step.label)

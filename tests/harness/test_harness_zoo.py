@@ -127,6 +127,8 @@ def test_correct_twins_certify_on_every_backend(name):
     for check_id in ("backends.history", "backends.identical_savepoints", "backends.evolution",
                      "backends.incompatible", "backends.fresh_process"):
         assert statuses.get(check_id) == "passed", f"got {check_id} {statuses.get(check_id)}, should pass"
+    keyed = "passed" if CORRECT[name]().key else "skipped"
+    assert statuses.get("backends.keyed") == keyed, f"got backends.keyed {statuses.get('backends.keyed')}, should be {keyed}"
 
 
 def test_a_pre_17_golden_snapshot_is_reported_non_conforming(tmp_path):
