@@ -471,6 +471,11 @@ class AvroSerializer(TypeSerializer[Any]):
     name) or, through ``AvroSerializer.from_json``, JSON text. An invalid schema raises
     ``AvroSchemaError`` (a ``StateError`` and ``ValueError``) saying where and why. Equality,
     hashing and pickling go by the schema's canonical JSON (``schema_json``).
+
+    What fastavro's writer decides: a union value goes to the first branch that accepts its
+    Python value (so in a union listing double before int, an int is written as a double), and
+    maps are written in dict order (equal maps built in another order give other bytes, so an
+    Avro map is a poor key). Recursive schemas are limited to ``MAX_NESTING`` levels.
     """
 
     def __init__(self, schema: Any) -> None:
