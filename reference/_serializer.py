@@ -6,6 +6,7 @@ import abc
 import copy as _copy
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from ._errors import SerializationError
 from ._io import DataInputView, DataOutputView
 
 if TYPE_CHECKING:
@@ -64,8 +65,6 @@ class TypeSerializer(abc.ABC, Generic[T]):
 
     def from_bytes(self, data: bytes) -> T:
         """Read one value; bytes left over are an error (they mean a greedy or short read)."""
-        from ._errors import SerializationError
-
         source = DataInputView(data)
         value = self.deserialize(source)
         if source.available():
