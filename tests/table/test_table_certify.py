@@ -66,6 +66,8 @@ CORRECT = {
         write_retries=3,
     ),
     "caching_without_updates": _subject(lambda r, w: CachingTable(RemoteTable(r, w))),
+    "remote_concurrent_keys_apart": _subject(remote(write_retry_policy=RetryPolicy(2)), keeps_order=False,
+                                             write_retries=2),
     "local_own_store": _subject(lambda: LocalTable()),
 }
 
