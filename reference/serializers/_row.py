@@ -290,10 +290,6 @@ class RowSerializer(TypeSerializer[tuple[Any, ...]]):
         return f"RowSerializer([{fields}]{extra})"
 
 
-def _is_identity_migration(snapshot: TypeSerializerSnapshot[Any]) -> bool:
-    return type(snapshot).migrate_element is TypeSerializerSnapshot.migrate_element
-
-
 def _reads_as_is(new_snapshot: TypeSerializerSnapshot[Any], prior: TypeSerializer[Any]) -> bool:
     """Whether the field needs no migration at all: its new snapshot judges the prior field
     serializer's snapshot compatible as is (so old bytes and objects are already new-shaped)."""
@@ -497,10 +493,10 @@ class RowSerializerSnapshot(CompositeTypeSerializerSnapshot[tuple[Any, ...]]):
             j = prior_index.get(name, -1)
             snap: TypeSerializerSnapshot[Any] | None = snapshots[name]
             prior_field = prior.fields[j][1] if j >= 0 else None
-            if snap is not None and (
-                _is_identity_migration(snap)
-                or (prior_field is not None and _reads_as_is(snap, prior_field))
-            ):
+            # Only an as-is field keeps its bytes: a field whose snapshot migrates objects as
+            # the identity may still be reconfigured (an enum with reordered symbols), and then
+            # its old bytes mean something else to the new serializer.
+            if snap is not None and prior_field is not None and _reads_as_is(snap, prior_field):
                 snap = None  # the field's bytes and objects stay as they are
             plan.append((j, snap, prior_field, serializer))
         if len(self._cache_plans) > 16:
