@@ -21,6 +21,7 @@ from ._evolutions import (
     EVOLUTION_FAMILIES,
     KINDS,
     SchemaEvolution,
+    chain_migration,
     evolution_chains,
     evolutions,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "SchemaEvolution",
     "activate",
     "canonical",
+    "chain_migration",
     "evolution_chains",
     "evolutions",
     "schemas",

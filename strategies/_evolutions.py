@@ -28,7 +28,7 @@ from ._schemas import ENUM_NAMES, POJO_NAMES, PRIMITIVE_TYPES, ROW_NAMES, _integ
 from ._values import _values
 
 __all__ = [
-    "SchemaEvolution", "evolutions", "evolution_chains", "CHANGES", "KINDS",
+    "SchemaEvolution", "evolutions", "evolution_chains", "chain_migration", "CHANGES", "KINDS",
     "EVOLUTION_FAMILIES", "candidates",
 ]
 
@@ -560,3 +560,14 @@ def evolution_chains(
     if length < 0:
         raise InvalidArgument(f"length={length} must be >= 0")
     return _chain_strategy(schema, length, verdict)
+
+
+def chain_migration(chain: Sequence[SchemaEvolution]) -> o.Migration | None:
+    """The oracle of a whole chain, v1 -> vn step by step (None when a step is incompatible).
+
+    Where the reference also accepts the direct jump from v1 to vn, migrating directly must
+    give the same values.
+    """
+    if any(ev.migrate is None for ev in chain):
+        return None
+    return o.Composed(tuple(ev.migrate for ev in chain if ev.migrate is not None))

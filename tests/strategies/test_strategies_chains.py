@@ -19,7 +19,6 @@ from reference import (
     snapshot_to_bytes,
 )
 from reference.types import serializer_for
-from strategies._oracle import Composed
 
 _FAMILIES = ("row", "pojo", "enum", "list", "map", "tuple", "nullable")
 
@@ -52,7 +51,8 @@ def test_strategies_chain_direct_migration_equals_step_by_step(data: Any) -> Non
     strategies.activate(chain[-1].new)
     new_snapshot = last.snapshot_configuration()
     result = resolve_compatibility(new_snapshot, old_snapshot)
-    steps = Composed(tuple(ev.migrate for ev in chain))
+    steps = strategies.chain_migration(chain)
+    assert steps is not None, "got no chain migration, should have one for compatible steps"
     if result.is_incompatible():
         return  # the harness compares only when both paths are compatible
     for value, data_bytes in zip(values, stored, strict=True):
@@ -70,3 +70,28 @@ def test_strategies_chain_direct_migration_equals_step_by_step(data: Any) -> Non
             f"got {got!r} migrating directly, should be {expected!r} as step by step "
             f"[{[ev.change for ev in chain]}]"
         )
+
+
+def test_strategies_found_row_migration_re_encodes_a_reconfigured_field() -> None:
+    # Found by the direct-jump test: a row that gains a field (after migration) while its enum
+    # field's symbols are reordered (reconfigured) copied the enum's old ordinal bytes as they
+    # were, so the new serializer read another member.
+    from reference import types as t
+    from strategies._pojo import enum_type
+
+    old_enum = enum_type(("A", "B"), "EnumRowReencodeRegression")
+    new_enum = enum_type(("B", "A"), "EnumRowReencodeRegression")
+    old = t.RowType((t.RowField("e", old_enum, nullable=False),))
+    new = t.RowType((t.RowField("x", t.IntType()), t.RowField("e", new_enum, nullable=False)))
+    first = serializer_for(old)
+    data = to_bytes(first, (old_enum.cls.A,))
+    old_snapshot = snapshot_from_bytes(snapshot_to_bytes(first.snapshot_configuration()))
+    last = serializer_for(new)
+    strategies.activate(new)
+    snapshot = last.snapshot_configuration()
+    result = resolve_compatibility(snapshot, old_snapshot)
+    assert result.is_compatible_after_migration(), f"got {result}, should be after migration"
+    target = DataOutputView()
+    snapshot.migrate_state(old_snapshot.restore_serializer(), last, DataInputView(data), target)
+    got = read_all(last, target.getvalue())
+    assert strategies.values_equal(got, (None, new_enum.cls.A)), f"got {got!r}, should be (None, A)"
