@@ -20,7 +20,7 @@ from reference import (
 )
 from reference.types import serializer_for
 
-_FAMILIES = ("row", "pojo", "enum", "list", "map", "tuple", "nullable")
+_FAMILIES = ("row", "pojo", "enum", "list", "map", "tuple", "nullable", "avro")
 
 
 @settings(max_examples=40)
