@@ -19,7 +19,7 @@ from .._serializer import TypeSerializer
 from ._base import KeyedStateBackend, SavepointRow, StateEntry, read_list_elements
 from ._resolve import AccessPlan
 from ._savepoint import encode_list_value
-from ._stores import Primary
+from ._stores import Primary, bulk
 
 __all__ = ["HeapStateBackend"]
 
@@ -219,6 +219,10 @@ class HeapStateBackend(KeyedStateBackend):
                     yield kg, key, ns, user_key, (None if value is None else to_bytes(value))
 
     def _load(self, entry: StateEntry, rows: Iterator[SavepointRow]) -> None:
+        with bulk():
+            self._load_rows(entry, rows)
+
+    def _load_rows(self, entry: StateEntry, rows: Iterator[SavepointRow]) -> None:
         data: dict[Primary, Any] = entry.storage
         from_bytes = entry.value_serializer.from_bytes
         if entry.kind == "value":
@@ -237,6 +241,10 @@ class HeapStateBackend(KeyedStateBackend):
                 )
 
     def _migrate(self, entry: StateEntry, plan: AccessPlan) -> None:
+        with bulk():
+            self._migrate_objects(entry, plan)
+
+    def _migrate_objects(self, entry: StateEntry, plan: AccessPlan) -> None:
         # Build the migrated objects aside and swap them in at the end: all or nothing.
         migrate_element = plan.new_value_snapshot.migrate_element
         prior, new = plan.prior_value_serializer, plan.value_serializer

@@ -9,6 +9,7 @@ new column family) that replaces the old one only when every entry has been rewr
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import shutil
@@ -22,7 +23,7 @@ from typing import Any
 
 from .._errors import StateError
 
-__all__ = ["Primary", "Row", "MemoryStore", "RocksDBStore", "open_store"]
+__all__ = ["Primary", "Row", "MemoryStore", "RocksDBStore", "open_store", "bulk"]
 
 Primary = tuple[int, bytes, bytes]
 #: (key_group, key, namespace, user_key or None, stored value)
@@ -31,6 +32,20 @@ Row = tuple[int, bytes, bytes, "bytes | None", bytes]
 _HEAD = struct.Struct(">HI")
 _LEN = struct.Struct(">I")
 _BATCH = 8192
+
+
+@contextlib.contextmanager
+def bulk() -> Iterator[None]:
+    """Pause the cyclic garbage collector during a bulk rewrite: the new entries only add
+    acyclic objects, and with millions of live tuples every full collection would walk them
+    all (measured: a third of the time of a 1M-entry in-memory migration)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class Table:
@@ -82,12 +97,14 @@ class _MemoryTable(Table):
 
     def load(self, rows: Iterable[Row]) -> None:
         data = self._data
-        for kg, key, ns, _uk, value in rows:
-            data[(kg, key, ns)] = value
+        with bulk():
+            for kg, key, ns, _uk, value in rows:
+                data[(kg, key, ns)] = value
 
     def transform(self, fn: Callable[[bytes], bytes]) -> None:
         # A new dict replaces the old one only once every value has been rewritten.
-        self._data = {primary: fn(value) for primary, value in self._data.items()}
+        with bulk():
+            self._data = {primary: fn(value) for primary, value in self._data.items()}
 
     def drop(self) -> None:
         self._data = {}
@@ -123,14 +140,16 @@ class _MemoryMapTable(Table):
                 yield kg, key, ns, user_key, value
 
     def load(self, rows: Iterable[Row]) -> None:
-        for kg, key, ns, user_key, value in rows:
-            assert user_key is not None
-            self._data.setdefault((kg, key, ns), {})[user_key] = value
+        with bulk():
+            for kg, key, ns, user_key, value in rows:
+                assert user_key is not None
+                self._data.setdefault((kg, key, ns), {})[user_key] = value
 
     def transform(self, fn: Callable[[bytes], bytes]) -> None:
-        self._data = {
-            primary: {uk: fn(v) for uk, v in entries.items()} for primary, entries in self._data.items()
-        }
+        with bulk():
+            self._data = {
+                primary: {uk: fn(v) for uk, v in entries.items()} for primary, entries in self._data.items()
+            }
 
     def drop(self) -> None:
         self._data = {}
@@ -299,7 +318,7 @@ class RocksDBStore:
             # The database is a working store, deleted on close (savepoints carry state
             # across processes), so a write-ahead log buys nothing.
             write_options = WriteOptions()
-            write_options.disable_wal = True
+            write_options.disable_wal = True  # type: ignore[method-assign,assignment]  # a property at runtime
             self._db.set_write_options(write_options)
         except BaseException:
             self._db.close()
