@@ -82,6 +82,35 @@ def _jvm_peak_mb(spark: Any) -> float | None:
     return None
 
 
+def _cpu_seconds(root: int) -> dict[int, float]:
+    """CPU seconds (user + system) of ``root`` and every live descendant, per pid."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    stats: dict[int, tuple[int, float]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        stats[int(name)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / ticks)
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in stats.items():
+        children.setdefault(ppid, []).append(pid)
+    result, todo = {}, [root]
+    while todo:
+        pid = todo.pop()
+        if pid in stats:
+            result[pid] = stats[pid][1]
+        todo.extend(children.get(pid, []))
+    return result
+
+
+def _cpu_used(before: dict[int, float], after: dict[int, float]) -> float:
+    return sum(cpu - before.get(pid, 0.0) for pid, cpu in after.items())
+
+
 # -- children (each in a fresh process) -------------------------------------------------------------
 def child_generate(path: str, entries: int, master: str) -> dict[str, Any]:
     """Write the input savepoint with Spark: executors build and serialize the rows."""
@@ -125,17 +154,20 @@ def child_spark(source: str, out: str, master: str) -> dict[str, Any]:
     spark = get_session(master)
     spark.range(1).count()  # warm the JVM and the Python workers
     startup = time.perf_counter() - start
+    cpu_before = _cpu_seconds(os.getpid())
     start = time.perf_counter()
     report = migrate_savepoint(source, [ValueStateDescriptor(STATE, PERSON_V2)], out, mode="bytes",
                                config=CONFIG, spark=spark)
     seconds = time.perf_counter() - start
-    return {"seconds": seconds, "startup": startup, "rows": report.rows,
+    cpu = _cpu_used(cpu_before, _cpu_seconds(os.getpid()))
+    return {"seconds": seconds, "startup": startup, "rows": report.rows, "cpu": cpu,
             "driver_peak_mb": _peak_mb(), "jvm_peak_mb": _jvm_peak_mb(spark)}
 
 
 def child_baseline(source: str, out: str) -> dict[str, Any]:
     from reference.backends import BytesStateBackend, ValueStateDescriptor
 
+    cpu_before = time.process_time()
     start = time.perf_counter()
     backend = BytesStateBackend.restore(source, LongSerializer(), config=CONFIG)
     restored = time.perf_counter()
@@ -144,7 +176,7 @@ def child_baseline(source: str, out: str) -> dict[str, Any]:
     backend.savepoint(out)
     backend.close()
     end = time.perf_counter()
-    return {"seconds": end - start, "restore": restored - start, "migrate": migrated - restored,
+    return {"seconds": end - start, "cpu": time.process_time() - cpu_before, "restore": restored - start, "migrate": migrated - restored,
             "savepoint": end - migrated, "peak_mb": _peak_mb()}
 
 
@@ -206,17 +238,19 @@ def main() -> None:
             spark_rate = n / spark["seconds"]
             line = (f"{n:>11,} entries  spark {spark['seconds']:7.1f} s = {spark_rate:9,.0f} entries/s "
                     f"(start-up {spark['startup']:.1f} s, input written in {gen['seconds']:.1f} s)  "
-                    f"driver peak {spark['driver_peak_mb']:.0f} MB, JVM peak {spark['jvm_peak_mb'] or 0:.0f} MB")
+                    f"CPU {spark['cpu']:.1f} s (driver, JVM, workers); driver peak {spark['driver_peak_mb']:.0f} MB, "
+                    f"JVM peak {spark['jvm_peak_mb'] or 0:.0f} MB")
             print(line, flush=True)
             if n <= args.baseline_max:
                 base = run_child("baseline", source, os.path.join(work, f"base-{n}"))
                 baseline_rate = n / base["seconds"]
                 print(f"{'':>11}          bytes backend {base['seconds']:7.1f} s = {baseline_rate:9,.0f} entries/s "
                       f"(restore {base['restore']:.1f} s, migrate {base['migrate']:.1f} s, savepoint "
-                      f"{base['savepoint']:.1f} s)  peak {base['peak_mb']:.0f} MB", flush=True)
+                      f"{base['savepoint']:.1f} s; CPU {base['cpu']:.1f} s)  peak {base['peak_mb']:.0f} MB", flush=True)
                 same = check_same(os.path.join(work, f"spark-{n}"), os.path.join(work, f"base-{n}"))
                 print(f"{'':>11}          ratio spark / bytes backend = {spark_rate / baseline_rate:.2f}x "
-                      f"(goal >= 1.6x); outputs: {same}", flush=True)
+                      f"(goal >= 1.6x); CPU spent spark / backend = {spark['cpu'] / base['cpu']:.2f}; "
+                      f"load average {os.getloadavg()[0]:.1f}; outputs: {same}", flush=True)
                 shutil.rmtree(os.path.join(work, f"base-{n}"), ignore_errors=True)
             elif baseline_rate is not None:
                 print(f"{'':>11}          ratio vs the bytes backend's rate at the largest measured size = "

@@ -126,6 +126,10 @@ class StateOutput:
     metadata: StateMetadata
     frame: Any
     transform: Callable[[Any], Any] | None = None
+    #: Set when the input's part files already are the target subtasks' (file ``i`` holds only
+    #: key groups of subtask ``i``, sorted): each file is then migrated by one task, file to
+    #: file, with no shuffle (see ``aligned_files``).
+    source_files: list[str] | None = None
 
 
 def _spark_hash_partition(value: int, partitions: int) -> int:
@@ -239,6 +243,65 @@ def _write_parts(
     return run
 
 
+def aligned_files(
+    savepoint: str | os.PathLike[str], state: StateMetadata, max_parallelism: int, parallelism: int
+) -> list[str] | None:
+    """The state's part files if they already are the subtasks' of ``parallelism``: files
+    named ``part-00000`` .. in order, file ``i`` holding only key groups of subtask ``i`` (by
+    the files' Parquet statistics). None otherwise (or when a statistic is missing)."""
+    import pyarrow.parquet as pq
+
+    files = state_data_files(savepoint, state)
+    if [os.path.basename(f) for f in files] != [data_file_name(i) for i in range(parallelism)]:
+        return None
+    for subtask, file in enumerate(files):
+        owned = key_group_range(max_parallelism, parallelism, subtask)
+        meta = pq.ParquetFile(file).metadata
+        for group in range(meta.num_row_groups):
+            stats = meta.row_group(group).column(0).statistics
+            if stats is None or not stats.has_min_max:
+                return None
+            if stats.min < owned.start or stats.max >= owned.stop:
+                return None
+    return files
+
+
+def _migrate_files(
+    files: list[str], directory: str, transform: Callable[[Any], Any] | None, fault: Callable[[int], None] | None
+) -> Callable[[Iterable[Any]], Iterator[Any]]:
+    """Executor side of the aligned path: task ``i`` reads input file ``i`` batch by batch,
+    transforms and streams it into output file ``i`` (rows stay sorted: keys never change)."""
+
+    def run(batches: Iterable[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        schema = savepoint_arrow_schema()
+        for batch in batches:
+            for index in batch.column(0).to_pylist():
+                final = os.path.join(directory, data_file_name(index))
+                partial = os.path.join(directory, f".{data_file_name(index)}.{uuid.uuid4().hex}")
+                rows = 0
+                with pq.ParquetWriter(partial, schema, compression="zstd", write_statistics=True) as writer:
+                    source = pq.ParquetFile(files[index])
+                    for chunk in source.iter_batches(batch_size=ROW_GROUP_SIZE):
+                        if transform is not None:
+                            chunk = transform(chunk)
+                        table = pa.Table.from_batches([chunk]).cast(schema)
+                        writer.write_table(table, row_group_size=ROW_GROUP_SIZE)
+                        rows += chunk.num_rows
+                    if rows == 0:
+                        writer.write_table(schema.empty_table())
+                if fault is not None:
+                    fault(index)
+                os.replace(partial, final)
+                yield pa.RecordBatch.from_arrays(
+                    [pa.array([index], pa.int32()), pa.array([rows], pa.int64())], names=["subtask", "rows"]
+                )
+
+    return run
+
+
 def _write_state(
     directory: str,
     output: StateOutput,
@@ -252,6 +315,15 @@ def _write_state(
     subtask and its sort by (key_group, key, namespace, user_key), then the writers
     (mapInArrow). Only one (subtask, rows) pair per subtask comes back to the driver."""
     os.makedirs(directory, exist_ok=True)
+    if output.source_files is not None:
+        spark = output.frame.sparkSession
+        tasks = spark.range(0, parallelism, numPartitions=parallelism).selectExpr("cast(id as int) as subtask")
+        job = _migrate_files(output.source_files, directory, output.transform, fault)
+        counts = tasks.mapInArrow(job, "subtask int, rows long").collect()
+        written = {int(r[0]): int(r[1]) for r in counts}
+        if sorted(written) != list(range(parallelism)):
+            raise RuntimeError(f"subtasks {sorted(written)} wrote files, should be 0..{parallelism - 1}")
+        return sum(written.values())
     routed = output.frame.mapInArrow(_route(max_parallelism, parallelism, output.transform), _ROUTED_SCHEMA)
     ordered = routed.repartition(parallelism, "_route").sortWithinPartitions(
         "key_group", "key", "namespace", "user_key"

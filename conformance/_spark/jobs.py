@@ -98,6 +98,9 @@ class StateMigrationSummary:
     action: str
     rows: int = 0
     parallelism: int = 1
+    #: True when rows went through Spark's shuffle (rescaling, or input files not aligned with
+    #: the target subtasks); False when each input file was migrated to its output file.
+    shuffled: bool = True
 
 
 @dataclass
@@ -117,7 +120,8 @@ class MigrationReport:
         lines = [f"migrated {self.source} -> {self.out} ({self.mode} mode, {self.rows} rows)"]
         for s in self.states:
             lines.append(
-                f"  {s.name!r} ({s.kind}): {s.verdict}, {s.action}, {s.rows} rows, parallelism {s.parallelism}"
+                f"  {s.name!r} ({s.kind}): {s.verdict}, {s.action}, {s.rows} rows, parallelism "
+                f"{s.parallelism}{'' if s.shuffled else ' (file to file, no shuffle)'}"
             )
         return "\n".join(lines)
 
@@ -396,8 +400,13 @@ def migrate_savepoint(
         p = parallelism or datasets.state_parallelism(source, state)
         per_state[state.name] = p
         frame = datasets.read_state_dataframe(spark, source, state)
-        outputs.append(datasets.StateOutput(out_meta, frame, _value_transform(plan)))
-        summaries.append((state.name, state.kind, verdict, plan.action, p))
+        # Without rescaling, input files that already are the subtasks' are migrated file to
+        # file, one task each (no shuffle); that needs at least as many files as cores to use them.
+        aligned = None
+        if p >= spark.sparkContext.defaultParallelism:
+            aligned = datasets.aligned_files(source, state, metadata.max_parallelism, p)
+        outputs.append(datasets.StateOutput(out_meta, frame, _value_transform(plan), aligned))
+        summaries.append((state.name, state.kind, verdict, plan.action, p, aligned is None))
     written = _run(
         f"migrating {source}",
         lambda: datasets.write_savepoint(
@@ -406,8 +415,8 @@ def migrate_savepoint(
         ),
     )
     report = MigrationReport(source=source, out=target, mode=mode)
-    for (name, kind, verdict, action, p), state in zip(summaries, written.states, strict=True):
-        report.states.append(StateMigrationSummary(name, kind, verdict, action, state.rows, p))
+    for (name, kind, verdict, action, p, shuffled), state in zip(summaries, written.states, strict=True):
+        report.states.append(StateMigrationSummary(name, kind, verdict, action, state.rows, p, shuffled))
     return report
 
 

@@ -138,17 +138,21 @@ def test_migration_matches_reference_backend_and_oracle(spark, source, reference
     assert check.entries == report.rows, f"got {check.entries} verified entries, should be {report.rows}"
 
 
-def test_rescaling_4_2_3_keeps_every_key_in_its_group(spark, source, reference_results, tmp_path):
+def test_rescaling_4_2_3_then_3_keeps_every_key_in_its_group(spark, source, reference_results, tmp_path):
     from conformance._spark.datasets import key_group_range
     from conformance._spark.jobs import migrate_savepoint
 
     path, content = source
     previous = path
-    for step, (p, descs, mode) in enumerate(
-        [(4, sup.descriptors(sup.new_row()), "bytes"), (2, [], "bytes"), (3, sup.descriptors(sup.new_row()), "heap")]
-    ):
+    steps = [(4, sup.descriptors(sup.new_row()), "bytes"), (2, [], "bytes"),
+             (3, sup.descriptors(sup.new_row()), "heap"), (3, sup.descriptors(sup.new_row()), "bytes")]
+    for step, (p, descs, mode) in enumerate(steps):
         out = str(tmp_path / f"step{step}-p{p}")
-        migrate_savepoint(previous, descs, out, mode=mode, parallelism=p, config=sup.EVOLUTION, spark=spark)
+        report = migrate_savepoint(previous, descs, out, mode=mode, parallelism=p, config=sup.EVOLUTION, spark=spark)
+        # The last step keeps parallelism 3: each file is migrated to its own output file.
+        shuffled = [s.shuffled for s in report.states]
+        should = [step < len(steps) - 1] * len(shuffled)
+        assert shuffled == should, f"got shuffled={shuffled}, should be {should} [step {step}]"
         meta = read_savepoint_metadata(out)
         for state in meta.states:
             files = state_data_files(out, state)
@@ -243,6 +247,17 @@ def test_injected_task_failure_leaves_no_output_and_input_untouched(spark, sourc
     assert "injected failure in subtask 2" in str(info.value), f"got {info.value}"
     assert _siblings(tmp_path) == [], f"got {_siblings(tmp_path)}, should be no output and no temporary"
     assert sup.tree_digest(path) == before, "got a changed input savepoint, should be untouched"
+
+    # The same on the file-to-file path (input already at the target parallelism).
+    aligned = str(tmp_path / "aligned")
+    migrate_savepoint(path, [], aligned, parallelism=3, spark=spark)
+    before = sup.tree_digest(aligned)
+    with pytest.raises(SparkJobError) as info:
+        migrate_savepoint(aligned, sup.descriptors(sup.new_row()), str(tmp_path / "out"), parallelism=3,
+                          config=sup.EVOLUTION, spark=spark, _fault=fail_subtask_two)
+    assert "injected failure in subtask 2" in str(info.value), f"got {info.value}"
+    assert _siblings(tmp_path) == ["aligned"], f"got {_siblings(tmp_path)}, should be no output and no temporary"
+    assert sup.tree_digest(aligned) == before, "got a changed input savepoint, should be untouched"
 
 
 def test_killed_driver_leaves_no_output_and_input_untouched(source, tmp_path):
