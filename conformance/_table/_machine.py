@@ -280,6 +280,12 @@ def build_machine(subject: TableSubject, *, concurrent: bool, faults: bool) -> t
             def send_update(self, key: Any, update: Any, default: Any, contract: UpdateContract) -> None:
                 self.step(("send", key, update, default, contract))
 
+            @rule(key=keys, update=updates, default=values)
+            def send_update_with_default(self, key: Any, update: Any, default: Any) -> None:
+                """SEP-30's main path, drawn more often: a message with a default under
+                UPDATE_WITH_DEFAULTS (creates the record when it is missing)."""
+                self.step(("send", key, update, default, UpdateContract.UPDATE_WITH_DEFAULTS))
+
         # ---- observations after every step ----------------------------------------------
         @invariant()
         def store_matches_model(self) -> None:
