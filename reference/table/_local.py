@@ -122,10 +122,12 @@ class CachingTable(DelegatingTable[K, V, U]):
         return value
 
     async def _get_all(self, keys: list[K]) -> dict[K, V]:
-        missing = [k for k in keys if k not in self.cache]
+        # what the cache holds now is the answer for those keys: a write issued after this read
+        # may change the cache while the missing keys are fetched
+        found = {k: self.cache[k] for k in keys if k in self.cache}
+        missing = [k for k in keys if k not in found]
         versions = {k: self._versions.get(k, 0) for k in missing}
         fetched = await self.table.get_all_async(missing) if missing else {}
-        found = {k: self.cache[k] for k in keys if k in self.cache}
         for key, value in fetched.items():
             found[key] = value
             if self._versions.get(key, 0) == versions[key]:

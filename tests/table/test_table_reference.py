@@ -667,3 +667,15 @@ def test_table_reads_retry_with_the_read_policy_and_metrics():
     assert (table.read_metrics.retry_count, table.write_metrics.retry_count) == (1, 0), (
         f"got reader {table.read_metrics} / writer {table.write_metrics}, should count the retry as a read"
     )
+
+
+def test_table_caching_get_all_answers_from_the_cache_as_it_was_when_called():
+    store = HarnessStore(add)
+    table = CachingTable(RemoteTable(store, store))
+    table.put(0, 7)  # cached
+
+    async def race():
+        return await asyncio.gather(table.get_all_async([0, 1]), table.put_async(0, 8))
+
+    assert run(race())[0] == {0: 7}, "got a read missing the cached record, should be {0: 7} (issued first)"
+    assert table.get(0) == 8, f"got {table.get(0)}, should be 8 after the put"
