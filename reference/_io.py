@@ -57,9 +57,9 @@ def decode_modified_utf8(data: bytes) -> str:
         text = data.replace(b"\xc0\x80", b"\x00").decode("utf-8", "surrogatepass")
         # Re-pair surrogate halves into supplementary characters; lone halves stay as they are.
         return text.encode("utf-16-be", "surrogatepass").decode("utf-16-be", "surrogatepass")
-    except UnicodeError as exc:
+    except UnicodeDecodeError as exc:
         raise SerializationError(
-            f"malformed modified UTF-8 at byte {getattr(exc, 'start', '?')}: {exc.reason}; "
+            f"malformed modified UTF-8 at byte {exc.start}: {exc.reason}; "
             "the data is corrupt or was not written by writeUTF"
         ) from None
 

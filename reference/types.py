@@ -151,7 +151,7 @@ def serializer_for(logical_type: LogicalType) -> Any:
     """The reference serializer for ``logical_type``."""
     from . import serializers as s
 
-    simple = {
+    simple: dict[type, Any] = {
         BooleanType: s.BooleanSerializer, ByteType: s.ByteSerializer,
         ShortType: s.ShortSerializer, IntType: s.IntSerializer, LongType: s.LongSerializer,
         FloatType: s.FloatSerializer, DoubleType: s.DoubleSerializer,
