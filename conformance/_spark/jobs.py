@@ -288,29 +288,37 @@ def _value_transform(plan: _StatePlan) -> Callable[[Any], Any] | None:
         return None
     name, kind, prior = plan.name, plan.kind, plan.prior
 
+    def one(convert: Callable[[bytes], bytes], value: bytes | None) -> bytes | None:
+        if value is None:
+            if kind != "map":
+                raise SerializationError(f"a {kind} state row has a null value")
+            return None  # a null map value stays null
+        if kind == "list":
+            return encode_list_value([convert(e) for e in decode_list_value(value, prior)])
+        return convert(value)
+
     def transform(batch: Any) -> Any:
         import pyarrow as pa
 
         convert = _converter(plan)
-        keys = batch.column(1)
         values = batch.column(4).to_pylist()
-        result: list[bytes | None] = []
-        for i, value in enumerate(values):
-            try:
-                if value is None:
-                    if kind != "map":
-                        raise SerializationError(f"a {kind} state row has a null value")
-                    result.append(None)
-                elif kind == "list":
-                    elements = decode_list_value(value, prior)
-                    result.append(encode_list_value([convert(e) for e in elements]))
-                else:
-                    result.append(convert(value))
-            except Exception as exc:
-                raise SerializationError(
-                    f"{_MARK}state {name!r}, key {_short(keys[i].as_py())}, value "
-                    f"{_short(value)}: {type(exc).__name__}: {exc}"
-                ) from exc
+        try:
+            if kind == "value":  # the hot path: one call per row, nothing else
+                result = [convert(v) for v in values]
+            else:
+                result = [one(convert, v) for v in values]
+        except Exception:
+            # Find the failing row again, slowly, to say which key it is.
+            keys = batch.column(1)
+            for i, value in enumerate(values):
+                try:
+                    one(_converter(plan), value)
+                except Exception as exc:
+                    raise SerializationError(
+                        f"{_MARK}state {name!r}, key {_short(keys[i].as_py())}, value "
+                        f"{_short(value)}: {type(exc).__name__}: {exc}"
+                    ) from exc
+            raise
         return pa.RecordBatch.from_arrays(
             [batch.column(0), batch.column(1), batch.column(2), batch.column(3),
              pa.array(result, pa.binary())],
