@@ -1,9 +1,8 @@
-"""Exact comparison and readable display of state values for the checks' verdicts.
+"""Readable display and exact comparison of state values for the checks' verdicts.
 
-``==`` is too lenient to judge a serializer (``0.0 == -0.0``, ``1 == True``, NaN never equals
-itself), so values are compared through ``canonical``: exact types, floats by their IEEE bits
-(NaN payloads and -0.0 count), sequences in order. Dicts and sets compare as collections (their
-iteration order is not part of the value: a serializer may write map entries sorted).
+Equality is ``strategies.canonical`` / ``values_equal`` (one definition for the oracle and the
+harness): exact types, floats by their IEEE bits, sequences in order, dicts and sets as
+collections.
 """
 
 from __future__ import annotations
@@ -15,7 +14,9 @@ import reprlib
 import struct
 from typing import Any
 
-__all__ = ["canonical", "values_equal", "show", "first_difference"]
+from strategies._canonical import canonical, values_equal
+
+__all__ = ["canonical", "values_equal", "show", "first_difference", "stable_text"]
 
 _DOUBLE = struct.Struct(">d")
 
@@ -23,60 +24,6 @@ _DOUBLE = struct.Struct(">d")
 def _name(value: Any) -> str:
     cls = type(value)
     return f"{cls.__module__}:{cls.__qualname__}"
-
-
-def canonical(value: Any) -> Any:
-    """A hashable form of ``value`` that is equal exactly when the values are the same."""
-    cls = type(value)
-    if value is None:
-        return ("None",)
-    if cls is float:
-        return ("float", _DOUBLE.pack(value))
-    if cls in (bool, int, str, bytes):
-        return (cls.__name__, value)
-    if cls is list:
-        return ("list", tuple(canonical(v) for v in value))
-    if cls is tuple:
-        return ("tuple", tuple(canonical(v) for v in value))
-    if cls is dict:
-        return ("dict", frozenset((canonical(k), canonical(v)) for k, v in value.items()))
-    if cls in (set, frozenset):
-        return (cls.__name__, frozenset(canonical(v) for v in value))
-    if isinstance(value, enum.Enum):
-        return ("enum", _name(value), value.name)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return (
-            "dataclass",
-            _name(value),
-            tuple((f.name, canonical(getattr(value, f.name))) for f in dataclasses.fields(value)),
-        )
-    if isinstance(value, tuple):  # rows with a kind, named tuples
-        kind = getattr(value, "kind", None)
-        return (_name(value), repr(getattr(kind, "name", kind)), tuple(canonical(v) for v in value))
-    if isinstance(value, (bytearray, memoryview)):
-        return (cls.__name__, bytes(value))
-    if isinstance(value, float):
-        return (_name(value), _DOUBLE.pack(value))
-    if isinstance(value, dict):
-        return (_name(value), frozenset((canonical(k), canonical(v)) for k, v in value.items()))
-    if isinstance(value, (list, set, frozenset)):
-        return (_name(value), tuple(canonical(v) for v in value))
-    try:
-        hash(value)
-    except TypeError:
-        state = getattr(value, "__dict__", None)
-        if state is not None:
-            return ("object", _name(value), canonical(dict(state)))
-        return ("object", _name(value), repr(value))
-    return ("object", _name(value), value)
-
-
-def values_equal(a: Any, b: Any) -> bool:
-    """True when ``a`` and ``b`` are the same value in the exact sense of ``canonical``."""
-    try:
-        return bool(canonical(a) == canonical(b))
-    except Exception:  # an exotic user value whose __eq__/__hash__ raises: not provably equal
-        return False
 
 
 class _Repr(reprlib.Repr):

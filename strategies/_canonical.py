@@ -3,7 +3,8 @@
 ``==`` is too lenient for serializer checks (``0.0 == -0.0``, ``1 == True``, NaN never equals
 itself, ``{1: 2, 3: 4} == {3: 4, 1: 2}``), so values are compared through ``canonical(value)``:
 a nested tuple that records each part's exact type, floats by their IEEE bits, sequences in
-order and dicts in insertion order.
+order. Dicts and sets compare as collections: like Java's ``Map``, their iteration order is not
+part of the value, so a correct serializer may write map entries in any order (e.g. sorted).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ def canonical(value: Any) -> Any:
     """A hashable, ``==``-comparable form of ``value`` that is exact where ``==`` is not.
 
     Floats compare by bits (NaN payloads, -0.0), bool/int/float never mix, lists and tuples
-    compare in order, dicts in insertion order, dataclasses by class name and fields, enum
+    compare in order, dicts and sets as collections, dataclasses by class name and fields, enum
     members by class name and member name, tuple subclasses (row kinds) by their class and
     ``kind`` (an INSERT row equals the plain tuple, as in ``reference``).
     """
@@ -43,7 +44,9 @@ def canonical(value: Any) -> Any:
     if cls is tuple:
         return ("tuple", tuple(canonical(v) for v in value))
     if cls is dict:
-        return ("dict", tuple((canonical(k), canonical(v)) for k, v in value.items()))
+        return ("dict", frozenset((canonical(k), canonical(v)) for k, v in value.items()))
+    if cls is set or cls is frozenset:
+        return (cls.__name__, frozenset(canonical(v) for v in value))
     if isinstance(value, enum.Enum):
         return ("enum", _type_name(value), value.name)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
