@@ -27,6 +27,7 @@ unpickling raises a ``StateError`` naming the class.
 
 from __future__ import annotations
 
+import copyreg
 import dataclasses
 import enum
 import importlib
@@ -216,7 +217,12 @@ class PojoSerializer(TypeSerializer[Any]):
         return {"dataclass_type": self.dataclass_type, "fields": self.fields}
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_unpickle_pojo_serializer, (qualified_name(self.dataclass_type), self.fields))
+        cls = self.dataclass_type
+        # A class whose metaclass has a pickle reducer (runtime-created classes, e.g. the
+        # strategies' generated ones) travels with the serializer to other processes (Spark
+        # executors), where it is not known by name.
+        portable = cls if type(cls) in copyreg.dispatch_table else None
+        return (_unpickle_pojo_serializer, (qualified_name(cls), self.fields, portable))
 
     # -- instances -------------------------------------------------------------------------
     def _new_instance(self, values: dict[str, Any]) -> Any:
@@ -370,8 +376,10 @@ class PojoSerializer(TypeSerializer[Any]):
 
 
 def _unpickle_pojo_serializer(
-    name: str, fields: Sequence[tuple[str, TypeSerializer[Any]]]
+    name: str, fields: Sequence[tuple[str, TypeSerializer[Any]]], portable: type | None = None
 ) -> PojoSerializer:
+    if portable is not None:
+        return PojoSerializer._with_fields(portable, fields)
     cls = lookup_type(name)
     if cls is None:
         module = name.partition(":")[0]
