@@ -302,9 +302,46 @@ def concurrent(ctx) -> None:  # type: ignore[no-untyped-def]
                 f"{problems[0]}; it should be thread-safe per duplicate (duplicate() must not "
                 "share mutable state)"
             )
+        # Threads only race when the OS interleaves them, which a loaded machine may not do;
+        # so also look for the cause directly: scratch state that serialize() leaves behind
+        # (it reflects the last value written) on an instance that duplicate() shares.
+        scratch = _scratch_attributes(s, values[0], values[-1])
+        if scratch and s.duplicate() is s:
+            raise Violation(
+                f"duplicate() returns the same instance, but serialize() keeps per-value scratch "
+                f"state in {', '.join(scratch)} (it changes with each value written); duplicates "
+                "used from several threads overwrite each other's state. duplicate() should "
+                "return a new instance, or serialize() should keep no state"
+            )
 
     ctx.for_all(st.lists(ctx.subject.values, min_size=threads, max_size=threads), body,
                 max_examples=max(5, ctx.examples // 5))
+
+
+def _state(serializer: Any) -> dict[str, str] | None:
+    try:
+        return {k: repr(v) for k, v in vars(serializer).items()}
+    except TypeError:  # __slots__ only: nothing we can watch
+        return None
+
+
+def _scratch_attributes(serializer: Any, a: Any, b: Any) -> list[str]:
+    """Attributes whose content follows the last value written (a scratch buffer), as opposed
+    to caches that only grow: after a, b, a again the attribute is back to its state after a."""
+    if values_equal(a, b):
+        return []
+    try:
+        write(serializer, a)
+        after_a = _state(serializer)
+        write(serializer, b)
+        after_b = _state(serializer)
+        write(serializer, a)
+        again = _state(serializer)
+    except Violation:
+        return []
+    if after_a is None or after_b is None or again is None:
+        return []
+    return sorted(k for k in after_a if after_a[k] != after_b.get(k) and after_a[k] == again.get(k))
 
 
 @check(id="roundtrip.pickle", family="roundtrip", requires=BIT_EXACT)

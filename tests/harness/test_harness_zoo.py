@@ -18,6 +18,7 @@ from zoo_base import (
     PairSerializer,
     RecordSerializer,
     TagSetSerializer,
+    MemoizingText,
     TextSerializer,
     by_name,
     fixed_int_values,
@@ -95,6 +96,7 @@ CORRECT = {
     ], chains=[[Evolution(FixedIntSerializer(4), "compatible_as_is"),
                 Evolution(FixedIntSerializer(8), "compatible_after_migration", migrate=lambda v: v)]]),
     "text": lambda: Subject(TextSerializer(), TEXT, key=True),
+    "memoizing text": lambda: Subject(MemoizingText(), TEXT, key=True),
     "matrix": lambda: Subject(Matrix(), MATRIX),
     "tags": lambda: Subject(TagSetSerializer(), TAGS, key=True),
     "record": lambda: Subject(RecordSerializer("a", "b"), RECORD_VALUES, evolutions=[

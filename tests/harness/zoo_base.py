@@ -128,6 +128,24 @@ class TextSerializer(TypeSerializer[str]):
         return hash(type(self).__name__)
 
 
+class MemoizingText(TextSerializer):
+    """Correct: a cache that only grows (never per-value scratch state) may be shared by
+    duplicate() returning self; dict updates are atomic, so threads cannot corrupt it."""
+
+    def __init__(self) -> None:
+        self.memo: dict[str, bytes] = {}
+
+    def serialize(self, value: str, target: DataOutputView) -> None:
+        data = self.memo.get(value)
+        if data is None:
+            data = self.memo[value] = value.encode("utf-8", "surrogatepass")
+        target.write_int(len(data))
+        target.write(data)
+
+    def snapshot_configuration(self) -> MemoizingTextSnapshot:
+        return MemoizingTextSnapshot()
+
+
 class TextSnapshot(TypeSerializerSnapshot[str]):
     def get_current_version(self) -> int:
         return 1
@@ -145,6 +163,16 @@ class TextSnapshot(TypeSerializerSnapshot[str]):
         if isinstance(old_snapshot, TextSnapshot):
             return SchemaCompatibility.compatible_as_is()
         return SchemaCompatibility.incompatible("not text")
+
+
+class MemoizingTextSnapshot(TextSnapshot):
+    def restore_serializer(self) -> MemoizingText:
+        return MemoizingText()
+
+    def resolve_schema_compatibility(self, old_snapshot: TypeSerializerSnapshot[str]) -> SchemaCompatibility[str]:
+        if type(old_snapshot) is MemoizingTextSnapshot:
+            return SchemaCompatibility.compatible_as_is()
+        return SchemaCompatibility.incompatible("not memoizing text")
 
 
 TEXT = st.text()
