@@ -26,8 +26,9 @@ from ._savepoint import (
     write_savepoint_metadata,
     write_state_rows,
 )
+from ._stores import Primary
 
-__all__ = ["KeyedStateBackend", "StateEntry", "read_list_elements"]
+__all__ = ["KeyedStateBackend", "StateEntry", "StateHandle", "read_list_elements"]
 
 _UNSET: Any = object()
 
@@ -372,3 +373,36 @@ def _checked_rows(rows: Iterator[SavepointRow], state: StateMetadata, max_parall
                 f"{'a null' if value is None else 'a'} value; the savepoint is corrupt"
             )
         yield row
+
+
+class StateHandle:
+    """What every state object shares: the backend, its registered state, and the current
+    namespace; ``_primary()`` gives the (key group, key bytes, namespace bytes) it addresses."""
+
+    __slots__ = ("_backend", "_entry", "_ns")
+
+    def __init__(self, backend: KeyedStateBackend, entry: StateEntry) -> None:
+        self._backend = backend
+        self._entry = entry
+        self._ns: bytes | None = b"" if entry.namespace_serializer is None else None
+
+    @property
+    def name(self) -> str:
+        return self._entry.name
+
+    def set_current_namespace(self, namespace: Any) -> None:
+        """Select the namespace (Flink: the window) this state object reads and writes."""
+        self._ns = KeyedStateBackend._namespace_bytes(self._entry, namespace)
+
+    def _primary(self) -> Primary:
+        backend = self._backend
+        if backend._closed:
+            backend._check_open()
+        if backend._key_bytes is None:
+            raise StateError(f"state {self._entry.name!r}: no current key; call set_current_key(key) first")
+        if self._ns is None:
+            raise StateError(
+                f"state {self._entry.name!r} has a namespace serializer; call "
+                "set_current_namespace(ns) before using it"
+            )
+        return backend._key_group, backend._key_bytes, self._ns

@@ -16,7 +16,7 @@ from typing import Any
 
 from .._errors import StateError
 from .._serializer import TypeSerializer
-from ._base import KeyedStateBackend, SavepointRow, StateEntry, read_list_elements
+from ._base import KeyedStateBackend, SavepointRow, StateEntry, StateHandle, read_list_elements
 from ._resolve import AccessPlan
 from ._savepoint import encode_list_value
 from ._stores import Primary, bulk
@@ -24,34 +24,8 @@ from ._stores import Primary, bulk
 __all__ = ["HeapStateBackend"]
 
 
-class _HeapState:
-    __slots__ = ("_backend", "_entry", "_ns")
-
-    def __init__(self, backend: HeapStateBackend, entry: StateEntry) -> None:
-        self._backend = backend
-        self._entry = entry
-        self._ns: bytes | None = b"" if entry.namespace_serializer is None else None
-
-    @property
-    def name(self) -> str:
-        return self._entry.name
-
-    def set_current_namespace(self, namespace: Any) -> None:
-        """Select the namespace (Flink: the window) this state object reads and writes."""
-        self._ns = KeyedStateBackend._namespace_bytes(self._entry, namespace)
-
-    def _primary(self) -> Primary:
-        backend = self._backend
-        if backend._closed:
-            backend._check_open()
-        if backend._key_bytes is None:
-            raise StateError(f"state {self._entry.name!r}: no current key; call set_current_key(key) first")
-        if self._ns is None:
-            raise StateError(
-                f"state {self._entry.name!r} has a namespace serializer; call "
-                "set_current_namespace(ns) before using it"
-            )
-        return backend._key_group, backend._key_bytes, self._ns
+class _HeapState(StateHandle):
+    __slots__ = ()
 
     @property
     def _data(self) -> dict[Primary, Any]:
