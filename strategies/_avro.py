@@ -53,6 +53,9 @@ _PROMOTIONS = {
     "int": ("long", "float", "double"), "long": ("float", "double"), "float": ("double",),
     "string": ("bytes",), "bytes": ("string",),
 }
+# Promotions that can lose information: beyond 2**24 / 2**53 for floats, and bytes that are not
+# UTF-8 (they read as U+FFFD; a Python str cannot keep them as Java's Utf8 does).
+_LOSSY_PROMOTIONS = {("int", "float"), ("long", "float"), ("long", "double"), ("bytes", "string")}
 _NARROWINGS = {"long": ("int",), "float": ("int", "long"), "double": ("float", "int", "long")}
 _FIELD_NAMES = ("a", "b", "c", "id", "name", "x", "y", "count")
 _SYMBOLS = ("A", "B", "C", "D", "E")
@@ -254,9 +257,10 @@ class AvroMigration:
 
     is_identity = False
 
-    def __init__(self, function: Callable[[Any], Any], description: str) -> None:
+    def __init__(self, function: Callable[[Any], Any], description: str, is_lossy: bool = False) -> None:
         self.function = function
         self.description = description
+        self.is_lossy = is_lossy
 
     def __call__(self, value: Any) -> Any:
         return self.function(copy.deepcopy(value))
@@ -377,7 +381,8 @@ def apply_change(draw: Any, avro_type: AvroType, label: str) -> tuple[AvroType, 
     if label in INCOMPATIBLE_CHANGES:
         return _avro_type(new_schema), None, INCOMPATIBLE_CHANGES[label]
     assert migrate_site is not None
-    return _avro_type(new_schema), AvroMigration(migrate, f"{label} at {what}"), None
+    lossy = label == "avro.promote" and (what, new_site) in _LOSSY_PROMOTIONS
+    return _avro_type(new_schema), AvroMigration(migrate, f"{label} at {what}", lossy), None
 
 
 def evolution(schema: Any, label: str) -> st.SearchStrategy[tuple[Any, AvroMigration | None, str | None]]:

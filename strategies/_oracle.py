@@ -28,6 +28,33 @@ class Migration:
     def is_identity(self) -> bool:
         return False
 
+    @property
+    def is_lossy(self) -> bool:
+        """Whether some part may lose information (a promotion such as long -> float, or Avro
+        bytes -> string for bytes that are not UTF-8). Through such a step, a chain need not
+        agree with the direct jump, in Java either."""
+        return any(_lossy(part) for part in _parts(self))
+
+
+def _parts(migration: Any) -> list[Any]:
+    if not dataclasses.is_dataclass(migration):
+        return []
+    parts: list[Any] = []
+    for f in dataclasses.fields(migration):
+        value = getattr(migration, f.name)
+        stack = [value]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, tuple):
+                stack.extend(item)
+            else:
+                parts.append(item)
+    return parts
+
+
+def _lossy(part: Any) -> bool:
+    return bool(getattr(part, "is_lossy", False))
+
 
 @dataclasses.dataclass(frozen=True)
 class Identity(Migration):
