@@ -22,8 +22,9 @@ must stay flat as the state grows.
 Measured on the 2-core development VM (shared with other jobs; load average 3-5), same runs:
 1M entries: Spark 8.4 s vs bytes backend 22.0 s (2.60x; an earlier, busier run gave 1.65x);
 10M entries: Spark 113 s vs 196 s (1.73x), outputs identical; Spark used less CPU in total
-than the backend (0.76-0.85x). Python driver peak: 138 MB at 0.1M, 1M and 3M entries, 211 MB
-at 10M; JVM peak about 415 MB throughout; the single-process backend peaked at 5.6 GB at 10M.
+than the backend (0.76-0.85x). Python driver peak: 138 MB at 0.1M, 1M, 3M and 10M entries
+(RSS sampled every 2 s during a 10M run stays at 137 MB; one busier 10M run peaked at 211 MB);
+JVM peak 410-470 MB throughout; the single-process backend peaked at 5.6 GB at 10M.
 
 ``--baseline-max``: above this size the single-process baseline is skipped (it holds the whole
 state in memory) and the ratio uses the entries/s of the largest size measured.
