@@ -89,7 +89,7 @@ def load_attribute(spec: str, what: str) -> Any:
         except AttributeError:
             raise UsageError(f"{what}: module {module_name!r} has no attribute {attr!r}") from None
     from reference import TypeSerializer
-    from reference.backends._descriptors import StateDescriptor
+    from reference.backends import StateDescriptor
 
     if callable(value) and not isinstance(value, (type, StateDescriptor, TypeSerializer)):
         value = value()

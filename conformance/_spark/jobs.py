@@ -43,9 +43,11 @@ from reference.backends import (
     decode_list_value,
     encode_list_value,
     key_group_for,
+    normalize_config,
+    plan_access,
     read_savepoint_metadata,
+    resolve_key_serializer,
 )
-from reference.backends._resolve import normalize_config, plan_access, resolve_key_serializer
 
 from . import datasets
 
@@ -129,7 +131,7 @@ class MigrationReport:
 def normalize_descriptors(serializers: Any) -> dict[str, Any]:
     """A mapping state name -> state descriptor, from a mapping or an iterable of
     descriptors (``reference.backends`` ``ValueStateDescriptor`` & co.)."""
-    from reference.backends._descriptors import StateDescriptor
+    from reference.backends import StateDescriptor
 
     if isinstance(serializers, StateDescriptor):
         serializers = [serializers]
