@@ -23,8 +23,15 @@ def _runner_for(subject: Any, args: argparse.Namespace, seed: int, peers: list[t
     return Runner(
         subject, examples=args.examples, backends=args.backend, spark=args.spark, seed=seed,
         profile=args.profile, update_golden=args.update_golden,
-        expected_failures=_expected(args), options={"peers": [p for p in peers if p[1] is not subject]},
+        expected_failures=_expected(args), options=_options(args, [p for p in peers if p[1] is not subject]),
     )
+
+
+def _options(args: argparse.Namespace, peers: list[tuple[str, Any]]) -> dict[str, Any]:
+    options: dict[str, Any] = {"peers": peers}
+    if getattr(args, "spark_entries", None):
+        options["spark_entries"] = args.spark_entries
+    return options
 
 
 def _expected(args: argparse.Namespace) -> dict[str, str]:

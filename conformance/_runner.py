@@ -215,18 +215,20 @@ def check_serializer(
     checks: Iterable[str] | None = None,
     update_golden: bool = False,
     values: Any = None,
+    options: Mapping[str, Any] | None = None,
 ) -> Report:
     """Run every check (or those whose id/family is in ``checks``) against ``subject`` and
     return a ``Report`` of per-check results; never raises for a broken serializer.
 
     ``subject`` is a ``conformance.Subject`` (or a serializer plus ``values=``). ``examples``
     is hypothesis' max_examples per check; ``seed`` makes the run reproducible (a random one is
-    chosen and recorded otherwise).
+    chosen and recorded otherwise). ``options`` go to the checks (e.g. ``{"spark_entries": N}``,
+    the size of the spark family's history).
     """
     runner = Runner(
         as_subject(subject, values), examples=examples, backends=backends, spark=spark,
         seed=seed, profile=profile, update_golden=update_golden,
-        expected_failures=expected_failures,
+        expected_failures=expected_failures, options=options,
     )
     try:
         return runner.run(checks)

@@ -112,6 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="backends to run histories on (default heap,bytes)")
     certify.add_argument("--spark", default="off", metavar="MASTER|off",
                          help="run the spark family on this master (local[*], spark://host:port); default off")
+    certify.add_argument("--spark-entries", type=_positive, metavar="N",
+                         help="entries in the spark family's history (default 100000, or $CONFORMANCE_SPARK_ENTRIES)")
     certify.add_argument("--json", metavar="FILE", help="write the results as JSON")
     certify.add_argument("--certificate", metavar="FILE", help="write the results plus seed, profile and versions")
     certify.add_argument("--seed", type=int, metavar="N", help="hypothesis seed (default: random, printed)")

@@ -146,3 +146,20 @@ def test_list_checks_names_every_check_with_its_family(capsys):
     listed = {line.split()[0]: line.split()[1] for line in lines}
     expected = {c.id: c.family for c in all_checks() if c.family not in ("spark", "table")}
     assert listed == expected, f"got {listed}, should list {expected}"
+
+
+def test_spark_entries_option_reaches_the_spark_family(monkeypatch):
+    from types import SimpleNamespace
+
+    from conformance._output import _options
+    from conformance._spark.checks import DEFAULT_ENTRIES, history_entries
+    from conformance.cli import build_parser
+
+    monkeypatch.delenv("CONFORMANCE_SPARK_ENTRIES", raising=False)
+    args = build_parser().parse_args(["certify", "--builtins", "--spark-entries", "1234"])
+    options = _options(args, [])
+    got = history_entries(SimpleNamespace(options=options))
+    assert got == 1234, f"got {got} entries, should be the 1234 given by --spark-entries"
+    plain = _options(build_parser().parse_args(["certify", "--builtins"]), [])
+    got = history_entries(SimpleNamespace(options=plain))
+    assert got == DEFAULT_ENTRIES, f"got {got} entries, should default to {DEFAULT_ENTRIES}"
