@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-__all__ = ["SchemaCompatibility", "OuterSchemaCompatibility", "combine_nested"]
+__all__ = ["SchemaCompatibility", "OuterSchemaCompatibility", "combine_nested", "reconfigured_or_as_is"]
 
 AS_IS = "compatible_as_is"
 AFTER_MIGRATION = "compatible_after_migration"
@@ -133,10 +133,21 @@ def combine_nested(
     ):
         paths = [p for r in nested for p in r.row_paths]
         return SchemaCompatibility.compatible_after_migration(row_paths=paths)
+    return reconfigured_or_as_is(nested, new_nested_serializers, rebuild)
+
+
+def reconfigured_or_as_is(
+    nested: Sequence[SchemaCompatibility[Any]],
+    new_nested_serializers: Sequence[TypeSerializer[Any]],
+    rebuild: Callable[[list[TypeSerializer[Any]]], TypeSerializer[Any]],
+) -> SchemaCompatibility[Any]:
+    """The tail of the precedence rule, once nothing is incompatible or needs migration: a
+    nested reconfiguration rebuilds the outer serializer around the reconfigured nested ones
+    (the others stay the new ones); otherwise as is."""
     if any(r.is_compatible_with_reconfigured_serializer() for r in nested):
         serializers = [
             r.get_reconfigured_serializer() if r.is_compatible_with_reconfigured_serializer() else s
-            for r, s in zip(nested, new_nested_serializers)
+            for r, s in zip(nested, new_nested_serializers, strict=True)
         ]
         return SchemaCompatibility.compatible_with_reconfigured_serializer(rebuild(serializers))
     return SchemaCompatibility.compatible_as_is()

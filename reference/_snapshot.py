@@ -314,7 +314,7 @@ class CompositeTypeSerializerSnapshot(TypeSerializerSnapshot[T]):
             return SchemaCompatibility.incompatible(self.outer_incompatibility_reason(old_snapshot))
         nested = [
             resolve_compatibility(new, old)
-            for new, old in zip(self.nested_snapshots, old_snapshot.nested_snapshots)
+            for new, old in zip(self.nested_snapshots, old_snapshot.nested_snapshots, strict=True)
         ]
         return combine_nested(
             outer,

@@ -12,7 +12,7 @@ and ``serializer_for`` maps each to the built-in serializer of ``reference.seria
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 __all__ = [
     "LogicalType", "BooleanType", "ByteType", "ShortType", "IntType", "LongType", "FloatType",
@@ -135,11 +135,11 @@ class AvroType:
         return json.loads(self.schema_json)
 
 
-LogicalType = Union[
-    BooleanType, ByteType, ShortType, IntType, LongType, FloatType, DoubleType, StringType,
-    BytesType, PickleType, NullableType, ListType, MapType, TupleType, RowType, PojoType,
-    EnumType, AvroType,
-]
+LogicalType = (
+    BooleanType | ByteType | ShortType | IntType | LongType | FloatType | DoubleType | StringType |
+    BytesType | PickleType | NullableType | ListType | MapType | TupleType | RowType | PojoType |
+    EnumType | AvroType
+)
 
 PRIMITIVES: tuple[type, ...] = (
     BooleanType, ByteType, ShortType, IntType, LongType, FloatType, DoubleType, StringType,

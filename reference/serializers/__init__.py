@@ -18,10 +18,10 @@ from ._pojo import PojoSerializer, PojoSerializerSnapshot
 from ._primitives import (
     BooleanSerializer,
     BooleanSerializerSnapshot,
-    BytesSerializer,
-    BytesSerializerSnapshot,
     ByteSerializer,
     ByteSerializerSnapshot,
+    BytesSerializer,
+    BytesSerializerSnapshot,
     DoubleSerializer,
     DoubleSerializerSnapshot,
     FloatSerializer,

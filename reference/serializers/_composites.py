@@ -381,7 +381,7 @@ class TupleSerializer(TypeSerializer[tuple[Any, ...]]):
                 f"TupleSerializer of arity {len(self.fields)} got {type(value).__name__} "
                 f"{value!r}; it writes tuples of exactly that arity"
             )
-        for i, (field, item) in enumerate(zip(self.fields, value)):
+        for i, (field, item) in enumerate(zip(self.fields, value, strict=True)):
             if item is None and not isinstance(field, NullableSerializer):
                 raise SerializationError(
                     f"TupleSerializer: field {i} is None; tuple fields may not be null "
@@ -397,11 +397,11 @@ class TupleSerializer(TypeSerializer[tuple[Any, ...]]):
             field.copy_serialized(source, target)
 
     def copy(self, value: tuple[Any, ...]) -> tuple[Any, ...]:
-        return tuple([f.copy(v) for f, v in zip(self.fields, value)])
+        return tuple([f.copy(v) for f, v in zip(self.fields, value, strict=False)])
 
     def duplicate(self) -> TupleSerializer:
         fields = [f.duplicate() for f in self.fields]
-        return self if all(a is b for a, b in zip(fields, self.fields)) else TupleSerializer(*fields)
+        return self if all(a is b for a, b in zip(fields, self.fields, strict=True)) else TupleSerializer(*fields)
 
     def create_instance(self) -> tuple[Any, ...]:
         return tuple(f.create_instance() for f in self.fields)
@@ -437,7 +437,7 @@ class TupleSerializerSnapshot(CompositeTypeSerializerSnapshot[tuple[Any, ...]]):
     def migrate_element(self, prior: Any, new: Any, element: Any, target: DataOutputView | None = None) -> Any:
         migrated = tuple(
             _migrate_nested(snap, p, n, v)
-            for snap, p, n, v in zip(self.nested_snapshots, prior.fields, new.fields, element)
+            for snap, p, n, v in zip(self.nested_snapshots, prior.fields, new.fields, element, strict=True)
         )
         if target is not None:
             new.serialize(migrated, target)

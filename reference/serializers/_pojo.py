@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._classes import lookup_type, qualified_name, register_type
-from .._compat import SchemaCompatibility
+from .._compat import SchemaCompatibility, reconfigured_or_as_is
 from .._errors import SerializationError, SnapshotFormatError, StateError, StateMigrationError
 from .._io import DataInputView, DataOutputView
 from .._serializer import TypeSerializer
@@ -516,17 +516,12 @@ class PojoSerializerSnapshot(CompositeTypeSerializerSnapshot[Any]):
         if fields_changed or any(r.is_compatible_after_migration() for r in nested.values()):
             paths = [f"{name}.{p}" for name, r in nested.items() for p in r.row_paths]
             return SchemaCompatibility.compatible_after_migration(row_paths=paths)
-        if any(r.is_compatible_with_reconfigured_serializer() for r in nested.values()):
-            serializers = [
-                nested[name].get_reconfigured_serializer()
-                if nested[name].is_compatible_with_reconfigured_serializer()
-                else current
-                for name, current in zip(self.field_names, self._new_nested_serializers(), strict=False)
-            ]
-            return SchemaCompatibility.compatible_with_reconfigured_serializer(
-                self.create_outer_serializer_with_nested_serializers(serializers)
-            )
-        return SchemaCompatibility.compatible_as_is()
+        # Same fields, nothing to migrate: the field sets are equal, so every field has a result.
+        return reconfigured_or_as_is(
+            [nested[name] for name in self.field_names],
+            self._new_nested_serializers(),
+            self.create_outer_serializer_with_nested_serializers,
+        )
 
     def _plan(self, prior: PojoSerializer, new: PojoSerializer) -> list[tuple[str, Any, Any, Any]]:
         """(name, nested snapshot, prior field serializer, new field serializer) for each field

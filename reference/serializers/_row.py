@@ -24,7 +24,7 @@ import enum
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .._compat import OuterSchemaCompatibility, SchemaCompatibility
+from .._compat import OuterSchemaCompatibility, SchemaCompatibility, reconfigured_or_as_is
 from .._errors import SerializationError, SnapshotFormatError, StateMigrationError
 from .._io import DataInputView, DataOutputView
 from .._serializer import TypeSerializer
@@ -459,17 +459,12 @@ class RowSerializerSnapshot(CompositeTypeSerializerSnapshot[tuple[Any, ...]]):
             order = {name: k for k, name in enumerate(self.field_names)}
             paths.sort(key=lambda p: (order.get(p.split(".", 1)[0], 0), p))
             return SchemaCompatibility.compatible_after_migration(row_paths=paths)
-        if any(r.is_compatible_with_reconfigured_serializer() for r in nested.values()):
-            serializers = [
-                nested[name].get_reconfigured_serializer()
-                if nested[name].is_compatible_with_reconfigured_serializer()
-                else current
-                for name, current in zip(self.field_names, self._new_nested_serializers(), strict=False)
-            ]
-            return SchemaCompatibility.compatible_with_reconfigured_serializer(
-                self.create_outer_serializer_with_nested_serializers(serializers)
-            )
-        return SchemaCompatibility.compatible_as_is()
+        # Same fields, nothing to migrate: the field sets are equal, so every field has a result.
+        return reconfigured_or_as_is(
+            [nested[name] for name in self.field_names],
+            self._new_nested_serializers(),
+            self.create_outer_serializer_with_nested_serializers,
+        )
 
     # -- migration ---------------------------------------------------------------------------
     def _plan(self, prior: RowSerializer, new: RowSerializer) -> list[tuple[int, Any, Any, Any]]:
