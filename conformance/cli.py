@@ -69,7 +69,8 @@ def load_target(spec: str, values: str | None = None) -> Any:
         raise UsageError(str(exc)) from None
 
 
-def _positive(text: str) -> int:
+def positive_int(text: str) -> int:
+    """argparse type of a whole number >= 1 (shared by every subcommand)."""
     try:
         n = int(text)
     except ValueError:
@@ -107,12 +108,12 @@ def build_parser() -> argparse.ArgumentParser:
                          help="module:attribute naming a conformance.Subject, a serializer or a zero-argument factory")
     certify.add_argument("--builtins", action="store_true", help="certify every built-in serializer")
     certify.add_argument("--values", metavar="MODULE:ATTR", help="hypothesis strategy of values (when TARGET is a serializer)")
-    certify.add_argument("--examples", type=_positive, metavar="N", help="examples per check (default: the profile's)")
+    certify.add_argument("--examples", type=positive_int, metavar="N", help="examples per check (default: the profile's)")
     certify.add_argument("--backend", type=_backends, default=("heap", "bytes"), metavar="heap,bytes",
                          help="backends to run histories on (default heap,bytes)")
     certify.add_argument("--spark", default="off", metavar="MASTER|off",
                          help="run the spark family on this master (local[*], spark://host:port); default off")
-    certify.add_argument("--spark-entries", type=_positive, metavar="N",
+    certify.add_argument("--spark-entries", type=positive_int, metavar="N",
                          help="entries in the spark family's history (default 100000, or $CONFORMANCE_SPARK_ENTRIES)")
     certify.add_argument("--json", metavar="FILE", help="write the results as JSON")
     certify.add_argument("--certificate", metavar="FILE", help="write the results plus seed, profile and versions")
@@ -122,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     certify.add_argument("--check", action="append", metavar="ID|FAMILY", help="run only these checks (repeatable)")
     certify.add_argument("--expect-failure", action="append", metavar="ID=REASON",
                          help="a check known to fail (reported, does not block certification)")
-    certify.add_argument("--jobs", type=_positive, metavar="N", help="subjects certified in parallel (--builtins; default 2)")
+    certify.add_argument("--jobs", type=positive_int, metavar="N", help="subjects certified in parallel (--builtins; default 2)")
     certify.add_argument("--list-checks", action="store_true", help="list every check (id, family, what it verifies) and exit")
     certify.set_defaults(func=_certify)
     try:

@@ -14,6 +14,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from ..cli import positive_int as _positive
+
 __all__ = ["add_parser", "main", "load_table_subject", "TableTargetError"]
 
 CERTIFIED, VIOLATION, UNUSABLE = 0, 1, 2
@@ -21,16 +23,6 @@ CERTIFIED, VIOLATION, UNUSABLE = 0, 1, 2
 
 class TableTargetError(Exception):
     """TARGET does not name a usable TableSubject (the message says how to fix it)."""
-
-
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"{n} must be at least 1")
-    return n
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
