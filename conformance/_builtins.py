@@ -1,9 +1,11 @@
 """The built-in serializers as subjects: one per serializer class, with values, declared
 evolutions and generated ones from the strategies (``conformance certify --builtins``).
 
-Schemas that need generated classes (pojo, enum) or schemas (avro) are drawn from the
-strategies with a fixed seed, so every process (including the fresh-process restore, which finds
-a subject by ``conformance._builtins:<name>``) rebuilds exactly the same ones.
+Every schema is fixed, so golden files recorded by one release stay meaningful for the next:
+pojo and enum use the strategies' generated classes built from a fixed field/member list (their
+names are fixed too, so every process, including the fresh-process restore that finds a subject
+by ``conformance._builtins:<name>``, rebuilds exactly the same classes); avro is a fixed record.
+Evolutions are drawn from the strategies with a fixed seed.
 """
 
 from __future__ import annotations
@@ -38,12 +40,46 @@ _PLAN: dict[str, tuple[Any, bool]] = {
     "tuple": (t.TupleType((t.IntType(), t.StringType())), True),
     "row": (t.RowType((t.RowField("id", t.LongType(), nullable=False), t.RowField("name", t.StringType()),
                        t.RowField("tags", t.ListType(t.StringType())))), True),
-    "pojo": ("pojo", False),
-    "enum": ("enum", True),
-    "avro": ("avro", False),
+    "pojo": (lambda: _fixed_pojo(), False),
+    "enum": (lambda: _fixed_enum(), True),
+    "avro": (lambda: _fixed_avro(), False),
     "pickle": (t.PickleType(), False),
 }
 BUILTIN_NAMES = tuple(_PLAN)
+
+
+def _fixed_pojo() -> Any:
+    from strategies._pojo import PojoField, pojo_type
+
+    return pojo_type((
+        PojoField("id", t.LongType()),
+        PojoField("name", t.StringType()),
+        PojoField("score", t.DoubleType(), default=0.0),
+        PojoField("tags", t.ListType(t.StringType())),
+    ), qualname="BuiltinPojo")
+
+
+def _fixed_enum() -> Any:
+    from strategies._pojo import enum_type
+
+    return enum_type(("RED", "GREEN", "BLUE", "UNKNOWN"), qualname="BuiltinColor")
+
+
+def _fixed_avro() -> Any:
+    import json
+
+    schema = {
+        "type": "record", "name": "Reading", "namespace": "builtin",
+        "fields": [
+            {"name": "sensor", "type": "string"},
+            {"name": "value", "type": "double"},
+            {"name": "count", "type": "int"},
+            {"name": "unit", "type": {"type": "enum", "name": "Unit", "symbols": ["C", "F", "K"]}},
+            {"name": "note", "type": ["null", "string"], "default": None},
+            {"name": "history", "type": {"type": "array", "items": "long"}},
+        ],
+    }
+    return t.AvroType(json.dumps(schema, sort_keys=True, separators=(",", ":")))
 
 
 def _draw(strategy: Any, pick: int = 12) -> Any:
@@ -66,12 +102,9 @@ def _draw(strategy: Any, pick: int = 12) -> Any:
 
 @cache
 def _schema(name: str) -> Any:
-    import strategies
 
     spec = _PLAN[name][0]
-    if not isinstance(spec, str):
-        return spec
-    return _draw(strategies.schemas(families=[spec], max_depth=2, max_leaves=4))
+    return spec() if callable(spec) else spec
 
 
 class _Activating(Evolution):
@@ -123,7 +156,7 @@ def builtin_subject(name: str) -> Subject:
         golden=os.path.join(golden, name), release=_release(),
         # Only generated classes need the subject rebuilt in a fresh process; the rest restore
         # from the savepoint's snapshots alone (and the child stays light).
-        locator=f"conformance._builtins:{name}" if isinstance(_PLAN[name][0], str) else None,
+        locator=f"conformance._builtins:{name}" if callable(_PLAN[name][0]) else None,
     )
 
 
