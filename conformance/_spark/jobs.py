@@ -18,6 +18,7 @@ The driver never collects state rows: only per-batch counts and a bounded sample
 
 from __future__ import annotations
 
+import functools
 import os
 import pickle
 import re
@@ -539,6 +540,21 @@ def _restored(data: bytes | None, what: str) -> TypeSerializer[Any] | None:
     return None if snapshot is None else snapshot.restore_serializer()
 
 
+def _collect_summaries(what: str, summaries: list[Any], sample: int) -> list[tuple[int, int, list[str]]]:
+    """Run the per-state summary frames (columns: count, bad count, samples, state index) as
+    one Spark job and total them per state: (count, bad, up to ``sample`` samples). Only one
+    small row per Arrow batch comes back, so no shuffle is needed to aggregate them."""
+    totals: list[tuple[int, int, list[str]]] = [(0, 0, []) for _ in summaries]
+    if not summaries:
+        return totals
+    union = functools.reduce(lambda a, b: a.unionByName(b), summaries)
+    for count, bad, samples, index in _run(what, union.collect):
+        total, total_bad, found = totals[index]
+        found.extend((samples or [])[: max(0, sample - len(found))])
+        totals[index] = (total + int(count or 0), total_bad + int(bad or 0), found)
+    return totals
+
+
 def verify_savepoint(
     savepoint: str | os.PathLike[str],
     *,
@@ -564,7 +580,10 @@ def verify_savepoint(
 
         spark = get_session(master)
     report = VerificationReport(savepoint=source, expect=None if expect is None else os.path.abspath(os.fspath(expect)))
-    for state in metadata.states:
+    # Every state's decoder runs in one Spark job (a union of the per-state summaries, tagged
+    # with the state's index): a job's fixed cost dominates for small savepoints.
+    summaries = []
+    for index, state in enumerate(metadata.states):
         where = f"state {state.name!r}"
         decode = _decoder(
             state, metadata.max_parallelism, key_serializer,
@@ -574,17 +593,12 @@ def verify_savepoint(
             sample,
         )
         frame = datasets.read_state_dataframe(spark, source, state)
-        summary = frame.mapInArrow(decode, "entries long, bad long, samples array<string>")
-        row = _run(
-            f"verifying {where}",
-            lambda summary=summary: summary.agg(
-                F.sum("entries"), F.sum("bad"),
-                F.slice(F.flatten(F.collect_list(F.when(F.col("bad") > 0, F.col("samples")))), 1, max(sample, 1)),
-            ).collect()[0],
-        )
-        result = StateVerification(state.name, state.kind, int(row[0] or 0), int(row[1] or 0))
-        result.samples = list(row[2] or [])[:sample]
-        report.states.append(result)
+        summaries.append(frame.mapInArrow(decode, "entries long, bad long, samples array<string>")
+                         .withColumn("state", F.lit(index)))
+    rows = _collect_summaries(f"verifying {source}", summaries, sample)
+    for index, state in enumerate(metadata.states):
+        entries, bad, samples = rows[index]
+        report.states.append(StateVerification(state.name, state.kind, entries, bad, mismatches=0, samples=samples))
     if expected_meta is not None:
         _compare(spark, report, source, metadata, os.fspath(expect), expected_meta, sample)  # type: ignore[arg-type]
     return report
@@ -607,6 +621,7 @@ def _compare(
     if sorted(names) != sorted(expected_names):
         report.problems.append(f"states {sorted(names)}, should be {sorted(expected_names)}")
     by_name = {s.name: s for s in report.states}
+    compared = []  # (state, result, expected state) of the states whose entries are compared
     for exp_state in expected.states:
         if exp_state.name not in by_name:
             continue
@@ -619,22 +634,40 @@ def _compare(
                 result.samples.append(f"{attr.replace('_', ' ')} differs from the expected savepoint's")
         if state.kind != exp_state.kind:
             continue
-        cols = ["key_group", "key", "namespace", "user_key"]
-        got = datasets.read_state_dataframe(spark, source, state).withColumnRenamed("value", "got")
-        want = datasets.read_state_dataframe(spark, expect, exp_state).withColumnRenamed("value", "want")
-        cond = [got[c].eqNullSafe(want[c]) for c in cols]
-        joined = got.join(want, cond, "full_outer").select(
-            *[F.coalesce(got[c], want[c]).alias(c) for c in cols],
-            F.when(got["key"].isNull(), F.lit("missing")).when(want["key"].isNull(), F.lit("unexpected"))
-            .otherwise(F.lit("differs")).alias("what"),
-            F.col("got"), F.col("want"),
-            got["key"].isNull().alias("_no_got"), want["key"].isNull().alias("_no_want"),
+        compared.append((state, result, exp_state))
+    if not compared:
+        return
+    # One full outer join over all states (each side a union tagged with the state's index)
+    # counts every state's mismatches in one Spark job; samples are fetched only for the
+    # states that have some.
+    got = functools.reduce(lambda a, b: a.unionByName(b), [
+        datasets.read_state_dataframe(spark, source, state).withColumn("state", F.lit(index))
+        for index, (state, _, _) in enumerate(compared)
+    ]).withColumnRenamed("value", "got")
+    want = functools.reduce(lambda a, b: a.unionByName(b), [
+        datasets.read_state_dataframe(spark, expect, exp_state).withColumn("state", F.lit(index))
+        for index, (_, _, exp_state) in enumerate(compared)
+    ]).withColumnRenamed("value", "want")
+    cols = ["state", "key_group", "key", "namespace", "user_key"]
+    cond = [got[c].eqNullSafe(want[c]) for c in cols]
+    joined = got.join(want, cond, "full_outer").select(
+        *[F.coalesce(got[c], want[c]).alias(c) for c in cols],
+        F.when(got["key"].isNull(), F.lit("missing")).when(want["key"].isNull(), F.lit("unexpected"))
+        .otherwise(F.lit("differs")).alias("what"),
+        F.col("got"), F.col("want"),
+        got["key"].isNull().alias("_no_got"), want["key"].isNull().alias("_no_want"),
+    )
+    bad = joined.where(F.col("_no_got") | F.col("_no_want") | ~F.col("got").eqNullSafe(F.col("want")))
+    counts = {
+        int(row[0]): int(row[1]) for row in _run(
+            f"comparing {source} with {expect}", lambda: bad.groupBy("state").count().collect()
         )
-        bad = joined.where(F.col("_no_got") | F.col("_no_want") | ~F.col("got").eqNullSafe(F.col("want")))
-        count = _run(f"comparing state {state.name!r}", bad.count)
+    }
+    for index, (state, result, exp_state) in enumerate(compared):
+        count = counts.get(index, 0)
         result.mismatches += count
         if count:
-            rows = _run(f"comparing state {state.name!r}", lambda bad=bad: bad.limit(sample).collect())
+            rows = _run(f"comparing state {state.name!r}", bad.where(F.col("state") == index).limit(sample).collect)
             for r in rows:
                 result.samples.append(_describe_mismatch(state, metadata, exp_state, expected, r))
 
