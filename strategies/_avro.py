@@ -127,14 +127,21 @@ def _schema(draw: Any, depth: int, names: list[int], top: bool = False, union: b
     return {"type": "record", "name": fresh("R"), "namespace": "gen", "fields": fields}
 
 
+@st.composite
+def _fresh_schema(draw: Any, depth: int) -> Any:
+    # A new name counter per drawn schema: names must not depend on what was drawn before
+    # (that made examples differ with test order, and seeds irreproducible).
+    return draw(_schema(max(depth, 0), [0], top=True))
+
+
 def avro_schemas(depth: int = 2) -> st.SearchStrategy[AvroType]:
     """Random Avro schemas as ``reference.types.AvroType`` (canonical JSON)."""
-    return st.deferred(lambda: _schema(max(depth, 0), [0], top=True)).map(_avro_type)
+    return _fresh_schema(depth).map(_avro_type)
 
 
 def raw_avro_schemas(depth: int = 2) -> st.SearchStrategy[Any]:
     """Random Avro schemas as JSON objects."""
-    return st.deferred(lambda: _schema(max(depth, 0), [0], top=True))
+    return _fresh_schema(depth)
 
 
 # -- values --------------------------------------------------------------------------------------

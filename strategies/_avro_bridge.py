@@ -22,18 +22,11 @@ def available() -> bool:
         return False
 
 
-@st.composite
-def _avro_schema_strategy(draw: Any, depth: int) -> Any:
-    from . import _avro
-
-    # A fresh name counter per schema: the same draws give the same names, whatever was drawn
-    # before (``_avro.avro_schemas`` shares one counter across all its draws).
-    return _avro._avro_type(draw(_avro._schema(depth, [0], top=True)))
-
-
 @functools.cache
 def avro_schemas(depth: int) -> Any:
-    return _avro_schema_strategy(min(depth, 2))
+    from . import _avro
+
+    return _avro.avro_schemas(min(depth, 2))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -272,7 +272,12 @@ def test_random_pairs_agree_with_avro_java(run_java: Any) -> None:
         try:
             AvroSerializer(reader)
             data = AvroSerializer(writer).to_bytes(value)
-        except Exception:  # noqa: BLE001 - Java must refuse these too (checked below)
+        except Exception as exc:  # noqa: BLE001 - Java must refuse these too (checked below)
+            if "is defined twice" in str(exc):
+                # Deliberately stricter than Java: the Avro spec forbids redefining a name, but
+                # Java's parser lets a second definition through when its Schema.equals deems
+                # it equal (e.g. differing only in aliases or the enum default).
+                continue
             pairs.append((f"unusable/{i}", writer, reader, None))
             continue
         pairs.append((f"pair/{i}", writer, reader, data))
