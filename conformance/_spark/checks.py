@@ -168,19 +168,19 @@ def _oracle_job(values: list[Any], migrate: Callable[[Any], Any] | None, kind: s
     return run
 
 
-def _compare_with_oracle(spark: Any, savepoint: str, values: list[Any], migrate: Callable[[Any], Any] | None,
-                         expected_rows: int, where: str) -> None:
+def _oracle_summaries(spark: Any, savepoint: str, values: list[Any], migrate: Callable[[Any], Any] | None,
+                      expected_rows: int, where: str, first: int) -> tuple[list[Any], Callable[[list[Any]], None]]:
+    """Per-state summary frames comparing every entry with the oracle in the executors
+    (tagged ``first``, ``first + 1``, ..., to run in one Spark job with other summaries), and a
+    function of their totals that raises the Violation they show."""
     from pyspark.sql import functions as F
 
     from reference import snapshot_from_bytes
     from reference.backends import read_savepoint_metadata
 
     from .datasets import read_state_dataframe
-    from .jobs import _collect_summaries
 
     metadata = read_savepoint_metadata(savepoint)
-    # Every state is compared in one Spark job (a union of the per-state summaries, tagged
-    # with the state's index): a job's fixed cost dominates for small histories.
     summaries = []
     for index, state in enumerate(metadata.states):
         serializer = snapshot_from_bytes(state.value_serializer_snapshot).restore_serializer()
@@ -188,22 +188,36 @@ def _compare_with_oracle(spark: Any, savepoint: str, values: list[Any], migrate:
         job = _oracle_job(values, migrate, state.kind, serializer)
         summaries.append(read_state_dataframe(spark, savepoint, state)
                          .mapInArrow(job, "rows long, bad long, samples array<string>")
-                         .withColumn("state", F.lit(index)))
-    try:
-        found = _collect_summaries(f"{where}, comparing with the oracle", summaries, 3)
-    except StateError as exc:
-        raise Violation(f"{where}: {exc}") from None
-    total = 0
-    for (rows, bad, samples), state in zip(found, metadata.states, strict=True):
-        total += rows
-        if bad:
-            raise Violation(
-                f"{where}: {bad} of {rows} entries of {state.kind} state read back other values "
-                f"in Spark executors, should equal the oracle's",
-                example="; ".join(samples),
-            )
-    if total != expected_rows:
-        raise Violation(f"{where}: {total} entries read back, should be {expected_rows}")
+                         .withColumn("state", F.lit(first + index)))
+
+    def judge(totals: list[Any]) -> None:
+        total = 0
+        for (rows, bad, samples), state in zip(totals, metadata.states, strict=True):
+            total += rows
+            if bad:
+                raise Violation(
+                    f"{where}: {bad} of {rows} entries of {state.kind} state read back other values "
+                    f"in Spark executors, should equal the oracle's",
+                    example="; ".join(samples),
+                )
+        if total != expected_rows:
+            raise Violation(f"{where}: {total} entries read back, should be {expected_rows}")
+
+    return summaries, judge
+
+
+def _read_back(spark: Any, savepoint: str, values: list[Any], migrate: Callable[[Any], Any] | None,
+               expected_rows: int, where: str, expect: str | None = None) -> tuple[Any, Callable[[], None]]:
+    """Decode every entry of ``savepoint`` with its own serializers (``verify_savepoint``'s
+    decoders) and compare it with the oracle, both in one Spark job: a job's fixed cost
+    dominates for small histories. Returns the verification report's maker (which compares
+    with ``expect`` in its own job) and the oracle's judge."""
+    from .jobs import _collect_summaries, _verification
+
+    decoders, finish = _verification(spark, savepoint, expect=expect, sample=3)
+    oracle, judge = _oracle_summaries(spark, savepoint, values, migrate, expected_rows, where, len(decoders))
+    totals = _collect_summaries(f"{where}, reading it back", decoders + oracle, 3)
+    return (lambda: finish(totals[:len(decoders)])), (lambda: judge(totals[len(decoders):]))
 
 
 def _history(ctx: Any) -> tuple[str, list[Any], int]:
@@ -220,7 +234,6 @@ def spark_history(ctx) -> None:  # type: ignore[no-untyped-def]
     from reference.backends import read_savepoint_metadata
 
     from .._checks._backends import bulk_values
-    from .jobs import verify_savepoint
 
     entries = history_entries(ctx)
     serializer = ctx.serializer()
@@ -230,7 +243,8 @@ def spark_history(ctx) -> None:  # type: ignore[no-untyped-def]
     savepoint = _write_history(ctx, serializer, values, _keys_for(entries))
     rows = sum(s.rows for s in read_savepoint_metadata(savepoint).states)
     try:
-        report = verify_savepoint(savepoint, spark=spark, sample=3)
+        verification, judge = _read_back(spark, savepoint, values, None, rows, "the large history")
+        report = verification()
     except StateError as exc:
         raise Violation(f"reading the large history in Spark executors failed: {exc}") from None
     if not report.ok:
@@ -240,7 +254,7 @@ def spark_history(ctx) -> None:  # type: ignore[no-untyped-def]
             f"executors with nothing left over, should all decode",
             example="; ".join(sample for s in bad for sample in s.samples[:3]),
         )
-    _compare_with_oracle(spark, savepoint, values, None, rows, "the large history")
+    judge()
     ctx.cache["spark_history"] = (savepoint, values, rows)
 
 
@@ -266,7 +280,7 @@ def spark_migration(ctx) -> None:  # type: ignore[no-untyped-def]
     the oracle's values and to the single-process bytes backend's savepoint, byte for byte."""
     from .._checks._migration import declared_steps
     from .._state_layout import descriptors
-    from .jobs import SerializerShippingError, SparkJobError, migrate_savepoint, verify_savepoint
+    from .jobs import SerializerShippingError, SparkJobError, migrate_savepoint
 
     steps = [s for s in declared_steps(ctx) if s.expect != "incompatible"]
     if not steps:
@@ -291,8 +305,12 @@ def spark_migration(ctx) -> None:  # type: ignore[no-untyped-def]
                 except StateError as exc:
                     raise Violation(f"{where}: the migrate job raised {type(exc).__name__}: {exc}, should migrate",
                                     example=step.label) from None
-                _compare_with_oracle(spark, out, values, step.migrate, rows, where)
-                report = verify_savepoint(out, expect=reference, spark=spark, sample=3)
+                try:
+                    verification, judge = _read_back(spark, out, values, step.migrate, rows, where, expect=reference)
+                except StateError as exc:
+                    raise Violation(f"{where}: {exc}") from None
+                judge()
+                report = verification()
                 if not report.ok:
                     samples = [x for s in report.states for x in s.samples[:2]] + report.problems
                     raise Violation(

@@ -541,18 +541,58 @@ def _restored(data: bytes | None, what: str) -> TypeSerializer[Any] | None:
 
 
 def _collect_summaries(what: str, summaries: list[Any], sample: int) -> list[tuple[int, int, list[str]]]:
-    """Run the per-state summary frames (columns: count, bad count, samples, state index) as
-    one Spark job and total them per state: (count, bad, up to ``sample`` samples). Only one
-    small row per Arrow batch comes back, so no shuffle is needed to aggregate them."""
+    """Run summary frames (columns by position: count, bad count, samples, index into
+    ``summaries``) as one Spark job and total them per frame: (count, bad, up to ``sample``
+    samples). Only one small row per Arrow batch comes back, so no shuffle is needed."""
     totals: list[tuple[int, int, list[str]]] = [(0, 0, []) for _ in summaries]
     if not summaries:
         return totals
-    union = functools.reduce(lambda a, b: a.unionByName(b), summaries)
+    union = functools.reduce(lambda a, b: a.union(b), summaries)
     for count, bad, samples, index in _run(what, union.collect):
         total, total_bad, found = totals[index]
         found.extend((samples or [])[: max(0, sample - len(found))])
         totals[index] = (total + int(count or 0), total_bad + int(bad or 0), found)
     return totals
+
+
+def _verification(
+    spark: Any, savepoint: str | os.PathLike[str], *, expect: str | os.PathLike[str] | None,
+    sample: int, first: int = 0,
+) -> tuple[list[Any], Callable[[list[tuple[int, int, list[str]]]], VerificationReport]]:
+    """``verify_savepoint`` in two halves, so that callers can run its decoders in the same
+    Spark job as their own summaries: the per-state summary frames (tagged ``first``,
+    ``first + 1``, ...) and a function of their totals that returns the report (comparing
+    with ``expect`` first, in its own job)."""
+    from pyspark.sql import functions as F
+
+    source = os.path.abspath(os.fspath(savepoint))
+    metadata = read_savepoint_metadata(source)
+    expected_meta = read_savepoint_metadata(expect) if expect is not None else None
+    key_serializer = _restored(metadata.key_serializer_snapshot, "the key serializer")
+    assert key_serializer is not None
+    summaries = []
+    for index, state in enumerate(metadata.states):
+        where = f"state {state.name!r}"
+        decode = _decoder(
+            state, metadata.max_parallelism, key_serializer,
+            _restored(state.namespace_serializer_snapshot, where + " namespace"),
+            _restored(state.user_key_serializer_snapshot, where + " map key"),
+            _restored(state.value_serializer_snapshot, where),  # type: ignore[arg-type]
+            sample,
+        )
+        frame = datasets.read_state_dataframe(spark, source, state)
+        summaries.append(frame.mapInArrow(decode, "entries long, bad long, samples array<string>")
+                         .withColumn("state", F.lit(first + index)))
+
+    def finish(totals: list[tuple[int, int, list[str]]]) -> VerificationReport:
+        report = VerificationReport(savepoint=source, expect=None if expect is None else os.path.abspath(os.fspath(expect)))
+        for (entries, bad, samples), state in zip(totals, metadata.states, strict=True):
+            report.states.append(StateVerification(state.name, state.kind, entries, bad, 0, list(samples)))
+        if expected_meta is not None:
+            _compare(spark, report, source, metadata, os.fspath(expect), expected_meta, sample)  # type: ignore[arg-type]
+        return report
+
+    return summaries, finish
 
 
 def verify_savepoint(
@@ -568,40 +608,15 @@ def verify_savepoint(
     the oracle's or a single-process backend's), also that both hold the same states with the
     same snapshots and byte-identical entries. Never raises for what it finds: the report
     says it (``report.ok``); raises ``SavepointFormatError`` for an unusable savepoint."""
-    from pyspark.sql import functions as F
-
-    source = os.path.abspath(os.fspath(savepoint))
-    metadata = read_savepoint_metadata(source)
-    expected_meta = read_savepoint_metadata(expect) if expect is not None else None
-    key_serializer = _restored(metadata.key_serializer_snapshot, "the key serializer")
-    assert key_serializer is not None
     if spark is None:
+        read_savepoint_metadata(savepoint)  # an unusable savepoint fails before Spark starts
         from .session import get_session
 
         spark = get_session(master)
-    report = VerificationReport(savepoint=source, expect=None if expect is None else os.path.abspath(os.fspath(expect)))
     # Every state's decoder runs in one Spark job (a union of the per-state summaries, tagged
     # with the state's index): a job's fixed cost dominates for small savepoints.
-    summaries = []
-    for index, state in enumerate(metadata.states):
-        where = f"state {state.name!r}"
-        decode = _decoder(
-            state, metadata.max_parallelism, key_serializer,
-            _restored(state.namespace_serializer_snapshot, where + " namespace"),
-            _restored(state.user_key_serializer_snapshot, where + " map key"),
-            _restored(state.value_serializer_snapshot, where),  # type: ignore[arg-type]
-            sample,
-        )
-        frame = datasets.read_state_dataframe(spark, source, state)
-        summaries.append(frame.mapInArrow(decode, "entries long, bad long, samples array<string>")
-                         .withColumn("state", F.lit(index)))
-    rows = _collect_summaries(f"verifying {source}", summaries, sample)
-    for index, state in enumerate(metadata.states):
-        entries, bad, samples = rows[index]
-        report.states.append(StateVerification(state.name, state.kind, entries, bad, mismatches=0, samples=samples))
-    if expected_meta is not None:
-        _compare(spark, report, source, metadata, os.fspath(expect), expected_meta, sample)  # type: ignore[arg-type]
-    return report
+    summaries, finish = _verification(spark, savepoint, expect=expect, sample=sample)
+    return finish(_collect_summaries(f"verifying {os.path.abspath(os.fspath(savepoint))}", summaries, sample))
 
 
 def _compare(
