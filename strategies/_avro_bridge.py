@@ -185,6 +185,11 @@ def _apply_extra(draw: Any, schema: Any, label: str) -> Any:
     else:
         new_schema = copy.deepcopy(parsed)
         new_schema["fields"][pos]["type"] = new_site
+        if label == "avro.narrow_union":
+            # The field's default may belong to the removed branch (e.g. None once "null" is
+            # gone), which makes the schema invalid; a field present in both versions never
+            # reads its default, so dropping it leaves the verdict (missing union branch) as is.
+            new_schema["fields"][pos].pop("default", None)
     return _avro._avro_type(new_schema), migration, reason
 
 
