@@ -15,6 +15,7 @@ must see the driver's file system (local mode, or a shared mount on a cluster).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -182,6 +183,39 @@ def _route(
     return run
 
 
+@contextlib.contextmanager
+def _part_file(
+    directory: str, index: int, schema: Any, fault: Callable[[int], None] | None
+) -> Iterator[tuple[Any, Callable[[int], None]]]:
+    """The protocol of one subtask's data file: written under a hidden name, given an empty
+    table when no row came (``counted(0)``), then the fault hook (tests), then renamed into
+    place, so a retried task replaces its own file and a failed one leaves no visible part."""
+    import pyarrow.parquet as pq
+
+    final = os.path.join(directory, data_file_name(index))
+    partial = os.path.join(directory, f".{data_file_name(index)}.{uuid.uuid4().hex}")
+    with pq.ParquetWriter(partial, schema, compression="zstd", write_statistics=True) as writer:
+        total = [0]
+
+        def counted(rows: int) -> None:
+            total[0] = rows
+
+        yield writer, counted
+        if total[0] == 0:
+            writer.write_table(schema.empty_table())
+    if fault is not None:
+        fault(index)
+    os.replace(partial, final)
+
+
+def _part_report(index: int, rows: int) -> Any:
+    import pyarrow as pa
+
+    return pa.RecordBatch.from_arrays(
+        [pa.array([index], pa.int32()), pa.array([rows], pa.int64())], names=["subtask", "rows"]
+    )
+
+
 _ROUTED_SCHEMA = SAVEPOINT_SPARK_SCHEMA + ", _subtask int, _route int"
 
 
@@ -194,17 +228,14 @@ def _write_parts(
 
     def run(batches: Iterable[Any]) -> Iterator[Any]:
         import pyarrow as pa
-        import pyarrow.parquet as pq
         from pyspark import TaskContext
 
         schema = savepoint_arrow_schema()
         index = TaskContext.get().partitionId()
-        final = os.path.join(directory, data_file_name(index))
-        partial = os.path.join(directory, f".{data_file_name(index)}.{uuid.uuid4().hex}")
         rows = 0
         pending: list[Any] = []
         pending_rows = 0
-        with pq.ParquetWriter(partial, schema, compression="zstd", write_statistics=True) as writer:
+        with _part_file(directory, index, schema, fault) as (writer, counted):
 
             def flush(limit: int) -> None:
                 nonlocal pending, pending_rows
@@ -231,14 +262,8 @@ def _write_parts(
                     flush(ROW_GROUP_SIZE)
             if pending_rows:
                 flush(1)
-            if rows == 0:
-                writer.write_table(schema.empty_table())
-        if fault is not None:
-            fault(index)
-        os.replace(partial, final)
-        yield pa.RecordBatch.from_arrays(
-            [pa.array([index], pa.int32()), pa.array([rows], pa.int64())], names=["subtask", "rows"]
-        )
+            counted(rows)
+        yield _part_report(index, rows)
 
     return run
 
@@ -279,10 +304,8 @@ def _migrate_files(
         schema = savepoint_arrow_schema()
         for batch in batches:
             for index in batch.column(0).to_pylist():
-                final = os.path.join(directory, data_file_name(index))
-                partial = os.path.join(directory, f".{data_file_name(index)}.{uuid.uuid4().hex}")
                 rows = 0
-                with pq.ParquetWriter(partial, schema, compression="zstd", write_statistics=True) as writer:
+                with _part_file(directory, index, schema, fault) as (writer, counted):
                     source = pq.ParquetFile(files[index])
                     for chunk in source.iter_batches(batch_size=ROW_GROUP_SIZE):
                         if transform is not None:
@@ -290,14 +313,8 @@ def _migrate_files(
                         table = pa.Table.from_batches([chunk]).cast(schema)
                         writer.write_table(table, row_group_size=ROW_GROUP_SIZE)
                         rows += chunk.num_rows
-                    if rows == 0:
-                        writer.write_table(schema.empty_table())
-                if fault is not None:
-                    fault(index)
-                os.replace(partial, final)
-                yield pa.RecordBatch.from_arrays(
-                    [pa.array([index], pa.int32()), pa.array([rows], pa.int64())], names=["subtask", "rows"]
-                )
+                    counted(rows)
+                yield _part_report(index, rows)
 
     return run
 
