@@ -191,6 +191,38 @@ def _read_varint(source: DataInputView, what: str) -> int:
         shift += 7
 
 
+def _decode_units(window: bytes, length: int) -> tuple[array[int], int] | None:
+    """``length`` UTF-16 code units of 1-3 varint bytes each from ``window`` and the bytes they
+    took; None when one takes more or exceeds 0xFFFF, or ``window`` ends first. Indexing one
+    local bytes object instead of a method call per byte: most of a non-ASCII string's cost."""
+    units = array("H")
+    append = units.append
+    end = len(window)
+    i = 0
+    for _ in range(length):
+        if i >= end:
+            return None
+        unit = window[i]
+        i += 1
+        if unit >= 0x80:
+            if i >= end:
+                return None
+            byte = window[i]
+            i += 1
+            if byte < 0x80:
+                unit = (unit & 0x7F) | (byte << 7)
+            else:
+                if i >= end:
+                    return None
+                third = window[i]
+                i += 1
+                unit = (unit & 0x7F) | ((byte & 0x7F) << 7) | (third << 14)
+                if third >= 0x80 or unit > 0xFFFF:
+                    return None
+        append(unit)
+    return units, i
+
+
 class StringSerializer(_Stateless):
     """Flink's ``StringValue.writeString``: varint (UTF-16 length + 1, 0 = None), then each
     UTF-16 code unit as a varint. ``None`` is a valid value."""
@@ -232,6 +264,15 @@ class StringSerializer(_Stateless):
         if head.isascii():
             source.skip_bytes(length)
             return head.decode("ascii")
+        decoded = _decode_units(source.peek(3 * length), length)
+        if decoded is None:  # a unit over 3 bytes or the data ending: the precise error path
+            return self._deserialize_units(source, length)
+        units, consumed = decoded
+        source.skip_bytes(consumed)
+        return units.tobytes().decode(_NATIVE_UTF16, "surrogatepass")
+
+    @staticmethod
+    def _deserialize_units(source: DataInputView, length: int) -> str:
         units = array("H")
         for _ in range(length):
             unit = source.read_unsigned_byte()

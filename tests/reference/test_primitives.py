@@ -14,6 +14,7 @@ from reference import (
     DataOutputView,
     EndOfDataError,
     SerializationError,
+    StateError,
     resolve_compatibility,
     snapshot_from_bytes,
     snapshot_to_bytes,
@@ -152,6 +153,43 @@ def test_string_length_beyond_data_is_error():
 def test_string_overlong_varint_is_error():
     with pytest.raises(SerializationError):
         StringSerializer().from_bytes(b"\x02\xff\xff\xff\xff\xff\x01")
+
+
+def _string_outcome(read, data: bytes):
+    """(value, bytes consumed) or the error type of ``read`` on a view over ``data``."""
+    view = DataInputView(data)
+    try:
+        return read(view), view.position
+    except StateError as exc:
+        return type(exc)
+
+
+# Code units of 1-3 varint bytes, overlong and over-long units, and plain noise.
+_UNIT_BYTES = st.one_of(
+    st.integers(0, 0x7F).map(lambda u: bytes([u])),
+    st.tuples(st.integers(0x80, 0xFF), st.integers(0, 0x7F)).map(bytes),
+    st.tuples(st.integers(0x80, 0xFF), st.integers(0x80, 0xFF), st.integers(0, 0xFF)).map(bytes),
+    st.binary(min_size=1, max_size=6),
+)
+
+
+@given(length=st.integers(1, 12), units=st.lists(_UNIT_BYTES, max_size=14))
+def test_string_fast_decoder_agrees_with_byte_at_a_time(length, units):
+    # The fast path must give the same string, consume the same bytes and raise the same
+    # error class as the general path, on well-formed and corrupt data alike.
+    body = b"".join(units)
+    serializer = StringSerializer()
+    data = bytes([length + 1]) + body
+    fast = _string_outcome(serializer.deserialize, data)
+
+    def general(view):
+        view.read_unsigned_byte()
+        if length > view.available():
+            raise EndOfDataError("too short")
+        return StringSerializer._deserialize_units(view, length)
+
+    slow = _string_outcome(general, data)
+    assert fast == slow, f"got {fast!r}, should be {slow!r} [data {data.hex(' ')}]"
 
 
 @pytest.mark.parametrize(
