@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from reference import StateError, StateMigrationError
@@ -111,113 +111,70 @@ def _write_history(ctx: Any, serializer: Any, values: list[Any], keys: int) -> s
         backend.close()
 
 
-def _oracle_job(values: list[Any], migrate: Callable[[Any], Any] | None, kind: str,
-                serializer: Any, sample: int = 3) -> Callable[[Iterable[Any]], Iterator[Any]]:
-    """Executor side: decode each row of one state and compare it with the history's value
-    (migrated by the oracle); per batch (rows, mismatches, samples)."""
-    from reference.backends import decode_list_value
-
+def _oracle_judge(values: list[Any], migrate: Callable[[Any], Any] | None, kind: str) -> Callable[..., Any]:
+    """Executor side: compare each decoded entry of one state with the history's value
+    (migrated by the oracle). The expected value depends only on the key modulo
+    ``len(values) * _EVERY`` (and the map key), so each is built and canonicalised once."""
     from .._canonical import canonical, show
 
-    keys = LongSerializer()
-    user_keys = None
-    if kind == "map":
-        from reference.serializers import StringSerializer
+    period = len(values) * _EVERY
+    wanted: dict[tuple[int, Any], tuple[Any, Any]] = {}
 
-        user_keys = StringSerializer()
+    def expected(key: int, user_key: Any) -> tuple[Any, Any]:
+        found = wanted.get((key % period, user_key))
+        if found is None:
+            value, elements, entries = _layout(key % period, values, migrate)
+            if kind == "value":
+                want = value
+            elif kind == "list":
+                want = elements
+            else:
+                want = None if entries is None else entries.get(user_key, KeyError)
+            found = wanted[(key % period, user_key)] = (want, canonical(want))
+        return found
 
-    def expected(key: int, user_key: Any) -> Any:
-        value, elements, entries = _layout(key, values, migrate)
-        if kind == "value":
-            return value
-        if kind == "list":
-            return elements
-        return None if entries is None else entries.get(user_key, KeyError)
+    def judge(key: Any, namespace: Any, user_key: Any, got: Any) -> str | None:
+        want, canonical_want = expected(key, user_key)
+        if canonical(got) == canonical_want:
+            return None
+        where = "" if user_key is None else f" map key {user_key!r}"
+        return f"key {key}{where}: got {show(got)}, should be {show(want)}"
 
-    def run(batches: Iterable[Any]) -> Iterator[Any]:
-        import pyarrow as pa
-
-        for batch in batches:
-            bad, found = 0, []
-            columns = [batch.column(i).to_pylist() for i in (1, 3, 4)]
-            for key_bytes, user_key_bytes, data in zip(*columns, strict=True):
-                key = keys.from_bytes(key_bytes)
-                user_key = None if user_keys is None else user_keys.from_bytes(user_key_bytes)
-                try:
-                    if data is None:
-                        got = None
-                    elif kind == "list":
-                        got = [serializer.from_bytes(e) for e in decode_list_value(data, serializer)]
-                    else:
-                        got = serializer.from_bytes(data)
-                    want = expected(key, user_key)
-                    same = canonical(got) == canonical(want)
-                    problem = None if same else f"key {key}{'' if user_key is None else f' map key {user_key!r}'}: got {show(got)}, should be {show(want)}"
-                except Exception as exc:
-                    problem = f"key {key}: reading it in an executor raised {type(exc).__name__}: {exc}"
-                if problem:
-                    bad += 1
-                    if len(found) < sample:
-                        found.append(problem)
-            yield pa.RecordBatch.from_arrays(
-                [pa.array([batch.num_rows], pa.int64()), pa.array([bad], pa.int64()),
-                 pa.array([found], pa.list_(pa.string()))],
-                names=["rows", "bad", "samples"],
-            )
-
-    return run
-
-
-def _oracle_summaries(spark: Any, savepoint: str, values: list[Any], migrate: Callable[[Any], Any] | None,
-                      expected_rows: int, where: str, first: int) -> tuple[list[Any], Callable[[list[Any]], None]]:
-    """Per-state summary frames comparing every entry with the oracle in the executors
-    (tagged ``first``, ``first + 1``, ..., to run in one Spark job with other summaries), and a
-    function of their totals that raises the Violation they show."""
-    from pyspark.sql import functions as F
-
-    from reference import snapshot_from_bytes
-    from reference.backends import read_savepoint_metadata
-
-    from .datasets import read_state_dataframe
-
-    metadata = read_savepoint_metadata(savepoint)
-    summaries = []
-    for index, state in enumerate(metadata.states):
-        serializer = snapshot_from_bytes(state.value_serializer_snapshot).restore_serializer()
-        _shippable(serializer, f"{where}: the serializer restored for state {state.name!r}")
-        job = _oracle_job(values, migrate, state.kind, serializer)
-        summaries.append(read_state_dataframe(spark, savepoint, state)
-                         .mapInArrow(job, "rows long, bad long, samples array<string>")
-                         .withColumn("state", F.lit(first + index)))
-
-    def judge(totals: list[Any]) -> None:
-        total = 0
-        for (rows, bad, samples), state in zip(totals, metadata.states, strict=True):
-            total += rows
-            if bad:
-                raise Violation(
-                    f"{where}: {bad} of {rows} entries of {state.kind} state read back other values "
-                    f"in Spark executors, should equal the oracle's",
-                    example="; ".join(samples),
-                )
-        if total != expected_rows:
-            raise Violation(f"{where}: {total} entries read back, should be {expected_rows}")
-
-    return summaries, judge
+    return judge
 
 
 def _read_back(spark: Any, savepoint: str, values: list[Any], migrate: Callable[[Any], Any] | None,
                expected_rows: int, where: str, expect: str | None = None) -> tuple[Any, Callable[[], None]]:
     """Decode every entry of ``savepoint`` with its own serializers (``verify_savepoint``'s
-    decoders) and compare it with the oracle, both in one Spark job: a job's fixed cost
-    dominates for small histories. Returns the verification report's maker (which compares
-    with ``expect`` in its own job) and the oracle's judge."""
+    decoders) and compare it with the oracle in the same pass: one Spark job, each entry
+    decoded once. Returns the verification report's maker (which compares with ``expect``
+    in its own job) and the oracle's judge, a function raising the Violation it shows."""
+    from reference.backends import read_savepoint_metadata
+
     from .jobs import _collect_summaries, _verification
 
-    decoders, finish = _verification(spark, savepoint, expect=expect, sample=3)
-    oracle, judge = _oracle_summaries(spark, savepoint, values, migrate, expected_rows, where, len(decoders))
-    totals = _collect_summaries(f"{where}, reading it back", decoders + oracle, 3)
-    return (lambda: finish(totals[:len(decoders)])), (lambda: judge(totals[len(decoders):]))
+    metadata = read_savepoint_metadata(savepoint)
+
+    def judges(state: Any, serializer: Any) -> Callable[..., Any]:
+        _shippable(serializer, f"{where}: the serializer restored for state {state.name!r}")
+        return _oracle_judge(values, migrate, state.kind)
+
+    decoders, finish = _verification(spark, savepoint, expect=expect, sample=3, judges=judges)
+    totals = _collect_summaries(f"{where}, reading it back", decoders, 3)
+
+    def judge() -> None:
+        for total, state in zip(totals, metadata.states, strict=True):
+            if total.judged_bad:
+                raise Violation(
+                    f"{where}: {total.judged_bad} of {total.entries} entries of {state.kind} state read "
+                    f"back other values in Spark executors, should equal the oracle's",
+                    example="; ".join(total.judged_samples),
+                )
+        total_rows = sum(total.entries for total in totals)
+        if total_rows != expected_rows:
+            raise Violation(f"{where}: {total_rows} entries read back, should be {expected_rows}")
+
+    return (lambda: finish(totals)), judge
 
 
 def _history(ctx: Any) -> tuple[str, list[Any], int]:

@@ -475,15 +475,37 @@ class VerificationReport:
         return "\n".join(lines)
 
 
+#: What ``_decoder`` reports per Arrow batch (and ``_collect_summaries`` totals per state).
+_SUMMARY_SCHEMA = "entries long, bad long, samples array<string>, judged_bad long, judged_samples array<string>"
+
+#: An executor-side check of one decoded entry: (key, namespace, map key or None, value, or
+#: the list of elements, or None for a null map value) as objects -> a problem or None.
+EntryJudge = Callable[[Any, Any, Any, Any], str | None]
+
+
+@dataclass
+class Totals:
+    """One state's summary totals: entries, undecodable entries and their samples, entries the
+    judge (if any) rejected and their samples."""
+
+    entries: int = 0
+    bad: int = 0
+    samples: list[str] = field(default_factory=list)
+    judged_bad: int = 0
+    judged_samples: list[str] = field(default_factory=list)
+
+
 def _decoder(
     state: StateMetadata, max_parallelism: int, key_serializer: TypeSerializer[Any],
     ns_serializer: TypeSerializer[Any] | None, uk_serializer: TypeSerializer[Any] | None,
-    value_serializer: TypeSerializer[Any], sample: int,
+    value_serializer: TypeSerializer[Any], sample: int, judge: EntryJudge | None = None,
 ) -> Callable[[Iterable[Any]], Iterator[Any]]:
-    """Executor side: per batch (entries, undecodable entries, up to ``sample`` messages)."""
+    """Executor side: per batch (entries, undecodable entries, up to ``sample`` messages, and
+    the same for ``judge`` over the entries that decode). Each entry is decoded once, for both."""
     kind = state.kind
 
-    def problem(row: tuple[Any, ...]) -> str | None:
+    def problem(row: tuple[Any, ...], decoded: list[Any]) -> str | None:
+        """The entry's decoding problem, or None with ``decoded`` = [key, namespace, map key, value]."""
         key_group, key, namespace, user_key, value = row
         expected_group = key_group_for(key, max_parallelism)
         if key_group != expected_group:
@@ -495,41 +517,61 @@ def _decoder(
             if serializer is None:
                 if data not in (None, b""):
                     return f"{what} {_short(data)} present where the state has none"
+                decoded.append(None)
                 continue
             if data is None:
                 return f"{what} is null"
             try:
-                serializer.from_bytes(data)
+                decoded.append(serializer.from_bytes(data))
             except Exception as exc:
                 return f"{what} {_short(data)} does not decode: {type(exc).__name__}: {exc}"
         if value is None:
+            decoded.append(None)
             return None if kind == "map" else f"null value in {kind} state"
         try:
             if kind == "list":
-                for element in decode_list_value(value, value_serializer):
-                    value_serializer.from_bytes(element)
+                decoded.append([value_serializer.from_bytes(e) for e in decode_list_value(value, value_serializer)])
             else:
-                value_serializer.from_bytes(value)
+                decoded.append(value_serializer.from_bytes(value))
         except Exception as exc:
             return f"value {_short(value)} does not decode: {type(exc).__name__}: {exc}"
         return None
+
+    def judged(decoded: list[Any]) -> str | None:
+        if judge is None:
+            return None
+        try:
+            return judge(*decoded)
+        except Exception as exc:
+            return f"judging it raised {type(exc).__name__}: {exc}"
 
     def run(batches: Iterable[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
         for batch in batches:
             columns = [batch.column(i).to_pylist() for i in range(5)]
-            bad, samples = 0, []
+            bad, judged_bad = 0, 0
+            samples: list[str] = []
+            judged_samples: list[str] = []
             for row in zip(*columns, strict=True):
-                message = problem(row)
+                decoded: list[Any] = []
+                message = problem(row, decoded)
                 if message is not None:
                     bad += 1
                     if len(samples) < sample:
                         samples.append(f"key {_short(row[1])}: {message}")
+                    continue
+                verdict = judged(decoded)
+                if verdict is not None:
+                    judged_bad += 1
+                    if len(judged_samples) < sample:
+                        judged_samples.append(verdict)
+            strings = pa.list_(pa.string())
             yield pa.RecordBatch.from_arrays(
                 [pa.array([batch.num_rows], pa.int64()), pa.array([bad], pa.int64()),
-                 pa.array([samples], pa.list_(pa.string()))],
-                names=["entries", "bad", "samples"],
+                 pa.array([samples], strings), pa.array([judged_bad], pa.int64()),
+                 pa.array([judged_samples], strings)],
+                names=["entries", "bad", "samples", "judged_bad", "judged_samples"],
             )
 
     return run
@@ -540,29 +582,32 @@ def _restored(data: bytes | None, what: str) -> TypeSerializer[Any] | None:
     return None if snapshot is None else snapshot.restore_serializer()
 
 
-def _collect_summaries(what: str, summaries: list[Any], sample: int) -> list[tuple[int, int, list[str]]]:
-    """Run summary frames (columns by position: count, bad count, samples, index into
-    ``summaries``) as one Spark job and total them per frame: (count, bad, up to ``sample``
-    samples). Only one small row per Arrow batch comes back, so no shuffle is needed."""
-    totals: list[tuple[int, int, list[str]]] = [(0, 0, []) for _ in summaries]
+def _collect_summaries(what: str, summaries: list[Any], sample: int) -> list[Totals]:
+    """Run ``_decoder`` summary frames (tagged with their index into ``summaries``) as one
+    Spark job and total them per frame, keeping up to ``sample`` samples of each kind. Only
+    one small row per Arrow batch comes back, so no shuffle is needed."""
+    totals = [Totals() for _ in summaries]
     if not summaries:
         return totals
     union = functools.reduce(lambda a, b: a.union(b), summaries)
-    for count, bad, samples, index in _run(what, union.collect):
-        total, total_bad, found = totals[index]
-        found.extend((samples or [])[: max(0, sample - len(found))])
-        totals[index] = (total + int(count or 0), total_bad + int(bad or 0), found)
+    for entries, bad, samples, judged_bad, judged_samples, index in _run(what, union.collect):
+        total = totals[index]
+        total.entries += int(entries or 0)
+        total.bad += int(bad or 0)
+        total.samples.extend((samples or [])[: max(0, sample - len(total.samples))])
+        total.judged_bad += int(judged_bad or 0)
+        total.judged_samples.extend((judged_samples or [])[: max(0, sample - len(total.judged_samples))])
     return totals
 
 
 def _verification(
     spark: Any, savepoint: str | os.PathLike[str], *, expect: str | os.PathLike[str] | None,
-    sample: int, first: int = 0,
-) -> tuple[list[Any], Callable[[list[tuple[int, int, list[str]]]], VerificationReport]]:
-    """``verify_savepoint`` in two halves, so that callers can run its decoders in the same
-    Spark job as their own summaries: the per-state summary frames (tagged ``first``,
-    ``first + 1``, ...) and a function of their totals that returns the report (comparing
-    with ``expect`` first, in its own job)."""
+    sample: int, judges: Callable[[StateMetadata, TypeSerializer[Any]], EntryJudge | None] | None = None,
+) -> tuple[list[Any], Callable[[list[Totals]], VerificationReport]]:
+    """``verify_savepoint`` in two halves, so that callers can judge each decoded entry in the
+    same pass (``judges(state, its value serializer)`` gives a state's judge, on the driver):
+    the per-state summary frames, to run in one job with ``_collect_summaries``, and a function
+    of their totals that returns the report (comparing with ``expect`` first)."""
     from pyspark.sql import functions as F
 
     source = os.path.abspath(os.fspath(savepoint))
@@ -573,21 +618,22 @@ def _verification(
     summaries = []
     for index, state in enumerate(metadata.states):
         where = f"state {state.name!r}"
+        value_serializer = _restored(state.value_serializer_snapshot, where)
+        assert value_serializer is not None
         decode = _decoder(
             state, metadata.max_parallelism, key_serializer,
             _restored(state.namespace_serializer_snapshot, where + " namespace"),
             _restored(state.user_key_serializer_snapshot, where + " map key"),
-            _restored(state.value_serializer_snapshot, where),  # type: ignore[arg-type]
-            sample,
+            value_serializer, sample, None if judges is None else judges(state, value_serializer),
         )
         frame = datasets.read_state_dataframe(spark, source, state)
-        summaries.append(frame.mapInArrow(decode, "entries long, bad long, samples array<string>")
-                         .withColumn("state", F.lit(first + index)))
+        summaries.append(frame.mapInArrow(decode, _SUMMARY_SCHEMA).withColumn("state", F.lit(index)))
 
-    def finish(totals: list[tuple[int, int, list[str]]]) -> VerificationReport:
+    def finish(totals: list[Totals]) -> VerificationReport:
         report = VerificationReport(savepoint=source, expect=None if expect is None else os.path.abspath(os.fspath(expect)))
-        for (entries, bad, samples), state in zip(totals, metadata.states, strict=True):
-            report.states.append(StateVerification(state.name, state.kind, entries, bad, 0, list(samples)))
+        for total, state in zip(totals, metadata.states, strict=True):
+            report.states.append(StateVerification(state.name, state.kind, total.entries, total.bad, 0,
+                                                   list(total.samples)))
         if expected_meta is not None:
             _compare(spark, report, source, metadata, os.fspath(expect), expected_meta, sample)  # type: ignore[arg-type]
         return report
@@ -652,7 +698,13 @@ def _compare(
         compared.append((state, result, exp_state))
     if not compared:
         return
-    # One full outer join over all states (each side a union tagged with the state's index)
+    # First a digest of each state's rows on both sides (one scan each, no shuffle of rows):
+    # equal digests mean equal row multisets, and the usual case ends there. Only states whose
+    # digests differ go through the full outer join that counts and samples the mismatches.
+    compared = _differing(spark, source, expect, compared)
+    if not compared:
+        return
+    # One full outer join over those states (each side a union tagged with the state's index)
     # counts every state's mismatches in one Spark job; samples are fetched only for the
     # states that have some.
     got = functools.reduce(lambda a, b: a.unionByName(b), [
@@ -685,6 +737,45 @@ def _compare(
             rows = _run(f"comparing state {state.name!r}", bad.where(F.col("state") == index).limit(sample).collect)
             for r in rows:
                 result.samples.append(_describe_mismatch(state, metadata, exp_state, expected, r))
+
+
+def _row_digests(frame: Any) -> Any:
+    """Per (side, state): the row count and sums of two independent 64-bit and 32-bit row
+    hashes, split into 32-bit halves so that a sum cannot overflow. Nulls are hashed as flags
+    (Spark's hashes skip null inputs), so moving a value between columns changes the digest."""
+    from pyspark.sql import functions as F
+
+    parts = []
+    for name in ("user_key", "value"):
+        parts += [F.coalesce(F.col(name), F.lit(b"")), F.col(name).isNull()]
+    columns = [F.col("key_group"), F.col("key"), F.col("namespace"), *parts]
+    wide = F.xxhash64(*columns)
+    low32 = F.lit(0xFFFFFFFF)
+    return frame.groupBy("side", "state").agg(
+        F.count(F.lit(1)).alias("rows"),
+        F.sum(wide.bitwiseAND(low32)).alias("low"),
+        F.sum(F.shiftrightunsigned(wide, 32)).alias("high"),
+        F.sum(F.hash(*columns).cast("long").bitwiseAND(low32)).alias("other"),
+    )
+
+
+def _differing(spark: Any, source: str, expect: str, compared: list[Any]) -> list[Any]:
+    """The entries of ``compared`` (state, result, expected state) whose rows differ between
+    the two savepoints by their digests, all computed in one Spark job."""
+    from pyspark.sql import functions as F
+
+    sides = []
+    for index, (state, _, exp_state) in enumerate(compared):
+        for side, path, st in ((0, source, state), (1, expect, exp_state)):
+            sides.append(datasets.read_state_dataframe(spark, path, st)
+                         .withColumn("side", F.lit(side)).withColumn("state", F.lit(index)))
+    frame = functools.reduce(lambda a, b: a.unionByName(b), sides)
+    digests: dict[tuple[int, int], tuple[Any, ...]] = {}
+    for row in _run(f"comparing {source} with {expect}", _row_digests(frame).collect):
+        digests[(int(row["side"]), int(row["state"]))] = (row["rows"], row["low"], row["high"], row["other"])
+    empty = (0, None, None, None)
+    return [entry for index, entry in enumerate(compared)
+            if digests.get((0, index), empty) != digests.get((1, index), empty)]
 
 
 def _describe_mismatch(

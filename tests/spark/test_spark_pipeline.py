@@ -336,6 +336,32 @@ def test_verify_reports_undecodable_values_misplaced_keys_and_mismatches(spark, 
     assert all(s.ok for s in others), f"got {report.format()}, should flag only 'profile'"
 
 
+def test_verify_finds_values_swapped_between_keys(spark, source, tmp_path):
+    # Both savepoints hold the same multiset of values, and every row decodes: only the
+    # pairing of keys with values differs. The digest pass must still see the state differ.
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from conformance._spark.jobs import verify_savepoint
+
+    path, _ = source
+    swapped = tmp_path / "swapped"
+    shutil.copytree(path, swapped)
+    file, = state_data_files(swapped, read_savepoint_metadata(swapped).state("profile"))
+    table = pq.read_table(file)
+    values = table.column("value").to_pylist()
+    i, j = next((i, j) for i in range(len(values)) for j in range(i + 1, len(values)) if values[i] != values[j])
+    values[i], values[j] = values[j], values[i]
+    pq.write_table(table.set_column(4, "value", pa.array(values, pa.binary())), file)
+    report = verify_savepoint(str(swapped), expect=path, spark=spark)
+    profile = next(s for s in report.states if s.name == "profile")
+    assert profile.bad_entries == 0, f"got {report.format()}, should decode every entry"
+    assert profile.mismatches == 2, f"got {report.format()}, should find 2 mismatching entries (a swap)"
+    assert all(s.ok for s in report.states if s.name != "profile"), f"got {report.format()}, should flag only 'profile'"
+
+
 # -- CLI -------------------------------------------------------------------------------------------------
 def _cli(*argv):
     from conformance._spark.cli import add_parsers
