@@ -291,11 +291,20 @@ def aligned_files(
     return files
 
 
+def row_groups(files: list[str]) -> int:
+    """The number of Parquet row groups in ``files`` (what bounds how many tasks Spark's
+    reader gives them)."""
+    import pyarrow.parquet as pq
+
+    return sum(pq.ParquetFile(f).metadata.num_row_groups for f in files)
+
+
 def _migrate_files(
-    files: list[str], directory: str, transform: Callable[[Any], Any] | None, fault: Callable[[int], None] | None
+    tasks: list[tuple[str, str, Callable[[Any], Any] | None, int]], fault: Callable[[int], None] | None
 ) -> Callable[[Iterable[Any]], Iterator[Any]]:
-    """Executor side of the aligned path: task ``i`` reads input file ``i`` batch by batch,
-    transforms and streams it into output file ``i`` (rows stay sorted: keys never change)."""
+    """Executor side of the aligned path: task ``t`` of ``tasks`` = (output directory, input
+    file, transform, subtask) reads its input file batch by batch, transforms it and streams
+    it into the subtask's output file (rows stay sorted: keys never change)."""
 
     def run(batches: Iterable[Any]) -> Iterator[Any]:
         import pyarrow as pa
@@ -303,20 +312,40 @@ def _migrate_files(
 
         schema = savepoint_arrow_schema()
         for batch in batches:
-            for index in batch.column(0).to_pylist():
+            for task in batch.column(0).to_pylist():
+                directory, file, transform, index = tasks[task]
                 rows = 0
                 with _part_file(directory, index, schema, fault) as (writer, counted):
-                    source = pq.ParquetFile(files[index])
-                    for chunk in source.iter_batches(batch_size=ROW_GROUP_SIZE):
+                    for chunk in pq.ParquetFile(file).iter_batches(batch_size=ROW_GROUP_SIZE):
                         if transform is not None:
                             chunk = transform(chunk)
                         table = pa.Table.from_batches([chunk]).cast(schema)
                         writer.write_table(table, row_group_size=ROW_GROUP_SIZE)
                         rows += chunk.num_rows
                     counted(rows)
-                yield _part_report(index, rows)
+                yield pa.RecordBatch.from_arrays(
+                    [pa.array([task], pa.int32()), pa.array([rows], pa.int64())], names=["task", "rows"]
+                )
 
     return run
+
+
+def _write_aligned(spark: Any, outputs: list[tuple[str, StateOutput]], fault: Callable[[int], None] | None) -> dict[str, int]:
+    """Write the states of the aligned path, (directory, output) each, in one Spark job with
+    one task per part file, so that small states share the cores; returns rows per directory."""
+    tasks = [(directory, file, output.transform, index)
+             for directory, output in outputs for index, file in enumerate(output.source_files or ())]
+    for directory, _ in outputs:
+        os.makedirs(directory, exist_ok=True)
+    ids = spark.range(0, len(tasks), numPartitions=len(tasks)).selectExpr("cast(id as int) as task")
+    counts = {int(r[0]): int(r[1]) for r in ids.mapInArrow(_migrate_files(tasks, fault), "task int, rows long").collect()}
+    if sorted(counts) != list(range(len(tasks))):
+        missing = sorted(set(range(len(tasks))) - set(counts))
+        raise RuntimeError(f"the part files of tasks {missing} were not written; nothing was committed")
+    rows = {directory: 0 for directory, _ in outputs}
+    for task, (directory, _, _, _) in enumerate(tasks):
+        rows[directory] += counts[task]
+    return rows
 
 
 def _write_state(
@@ -332,15 +361,6 @@ def _write_state(
     subtask and its sort by (key_group, key, namespace, user_key), then the writers
     (mapInArrow). Only one (subtask, rows) pair per subtask comes back to the driver."""
     os.makedirs(directory, exist_ok=True)
-    if output.source_files is not None:
-        spark = output.frame.sparkSession
-        tasks = spark.range(0, parallelism, numPartitions=parallelism).selectExpr("cast(id as int) as subtask")
-        job = _migrate_files(output.source_files, directory, output.transform, fault)
-        counts = tasks.mapInArrow(job, "subtask int, rows long").collect()
-        written = {int(r[0]): int(r[1]) for r in counts}
-        if sorted(written) != list(range(parallelism)):
-            raise RuntimeError(f"subtasks {sorted(written)} wrote files, should be 0..{parallelism - 1}")
-        return sum(written.values())
     routed = output.frame.mapInArrow(_route(max_parallelism, parallelism, output.transform), _ROUTED_SCHEMA)
     ordered = routed.repartition(parallelism, "_route").sortWithinPartitions(
         "key_group", "key", "namespace", "user_key"
@@ -373,12 +393,21 @@ def write_states(
     """Write each state's data directory under ``directory`` (not committed: the caller owns
     the atomic commit and the metadata); returns the states' metadata with ``data`` and
     ``rows`` filled in, in order."""
-    written = []
+    outputs = list(outputs)
+    planned = []
     for index, output in enumerate(outputs):
         p = parallelism if isinstance(parallelism, int) else parallelism[output.metadata.name]
         _check_parallelism(max_parallelism, p)
         data = state_data_dir(index)
-        rows = _write_state(os.path.join(directory, data), output, max_parallelism, p, fault)
+        planned.append((output, data, os.path.join(directory, data), p))
+    aligned = [(path, output) for output, _, path, _ in planned if output.source_files is not None]
+    aligned_rows = _write_aligned(aligned[0][1].frame.sparkSession, aligned, fault) if aligned else {}
+    written = []
+    for output, data, path, p in planned:
+        if output.source_files is not None:
+            rows = aligned_rows[path]
+        else:
+            rows = _write_state(path, output, max_parallelism, p, fault)
         written.append(replace(output.metadata, data=data, rows=rows))
     return written
 

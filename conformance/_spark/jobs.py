@@ -412,10 +412,11 @@ def migrate_savepoint(
         per_state[state.name] = p
         frame = datasets.read_state_dataframe(spark, source, state)
         # Without rescaling, input files that already are the subtasks' are migrated file to
-        # file, one task each (no shuffle); that needs at least as many files as cores to use them.
-        aligned = None
-        if p >= spark.sparkContext.defaultParallelism:
-            aligned = datasets.aligned_files(source, state, metadata.max_parallelism, p)
+        # file, one task each (no shuffle). With fewer files than cores the shuffle can spread
+        # the conversion wider, but only over as many tasks as the input has row groups.
+        aligned = datasets.aligned_files(source, state, metadata.max_parallelism, p)
+        if aligned is not None and p < spark.sparkContext.defaultParallelism and datasets.row_groups(aligned) > p:
+            aligned = None
         outputs.append(datasets.StateOutput(out_meta, frame, _value_transform(plan), aligned))
         summaries.append((state.name, state.kind, verdict, plan.action, p, aligned is None))
     written = _run(
