@@ -198,6 +198,10 @@ class Runner:
             from ._warmup import warm_up_in_background
 
             warm_up_in_background()  # backends' one-time import and first-write costs overlap the early checks
+        if any(c.family == "spark" for c in checks):
+            from ._spark.session import HARNESS_CONFIG, start_in_background
+
+            start_in_background(self.spark, config=HARNESS_CONFIG)  # Spark's start-up overlaps the checks before it
         results = [self.result(c.id) for c in checks]
         return Report(self.subject.display_name, results, self.seed, self.profile,
                       self.examples, library_versions())

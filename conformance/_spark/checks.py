@@ -58,10 +58,10 @@ def _keys_for(entries: int) -> int:
 
 
 def _spark(ctx: Any) -> Any:
-    from .session import get_session
+    from .session import HARNESS_CONFIG, get_session
 
     try:
-        return get_session(ctx.spark)
+        return get_session(ctx.spark, config=HARNESS_CONFIG)
     except StateError as exc:
         raise NotApplicable(f"Spark is not usable here: {exc}") from None
 
