@@ -237,7 +237,7 @@ def spark_migration(ctx) -> None:  # type: ignore[no-untyped-def]
     the oracle's values and to the single-process bytes backend's savepoint, byte for byte."""
     from .._checks._migration import declared_steps
     from .._state_layout import descriptors
-    from .jobs import SerializerShippingError, SparkJobError, migrate_savepoint
+    from .jobs import SerializerShippingError, SparkJobError, identical_savepoints, migrate_savepoint
 
     steps = [s for s in declared_steps(ctx) if s.expect != "incompatible"]
     if not steps:
@@ -251,6 +251,7 @@ def spark_migration(ctx) -> None:  # type: ignore[no-untyped-def]
                 reference = _single_process(ctx, savepoint, step.new)
             except StateError as exc:
                 raise Violation(f"{step.label}: the single-process bytes backend refused the large history: {exc}") from None
+            verified = None
             for mode in ("bytes", "heap"):
                 where = f"{step.label}, Spark {mode} mode"
                 out = _work(ctx, f"migrated-{mode}")
@@ -262,6 +263,11 @@ def spark_migration(ctx) -> None:  # type: ignore[no-untyped-def]
                 except StateError as exc:
                     raise Violation(f"{where}: the migrate job raised {type(exc).__name__}: {exc}, should migrate",
                                     example=step.label) from None
+                if verified is not None and identical_savepoints(out, verified):
+                    # The same bytes as the other mode's output, whose every entry decoded in
+                    # executors and equalled the oracle and the reference: reading them back
+                    # again would repeat that verdict.
+                    continue
                 try:
                     verification, judge = _read_back(spark, out, values, step.migrate, rows, where, expect=reference)
                 except StateError as exc:
@@ -273,6 +279,7 @@ def spark_migration(ctx) -> None:  # type: ignore[no-untyped-def]
                     raise Violation(
                         f"{where}: the migrated savepoint differs from the single-process bytes "
                         f"backend's, should be identical", example="; ".join(samples[:4]))
+                verified = out
 
 
 @check(id="spark.incompatible", family="spark", requires=("spark.history", "migration.verdict"))

@@ -68,3 +68,35 @@ def test_serializer_that_works_in_one_process_only_fails_with_a_clear_message(sp
     text = f"{result.message} {result.example}"
     for word in ("executors", "unknown in process"):
         assert word in text, f"got {text!r}, should mention {word!r}"
+
+
+def test_heap_mode_output_is_read_back_unless_identical_to_the_verified_one(spark, entries, monkeypatch):
+    # spark.migration reads the heap mode's output back only when its bytes differ from the
+    # bytes mode's verified output: a heap-only difference must still be caught there.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from conformance._spark import jobs
+    from reference.backends import read_savepoint_metadata, state_data_files
+
+    real = jobs.migrate_savepoint
+
+    def heap_swaps_two_values(savepoint, serializers, out, *, mode="bytes", **kwargs):
+        report = real(savepoint, serializers, out, mode=mode, **kwargs)
+        if mode == "heap":
+            meta = read_savepoint_metadata(out)
+            file = state_data_files(out, next(s for s in meta.states if s.kind == "value"))[0]
+            table = pq.read_table(file)
+            values = table.column("value").to_pylist()
+            i = next(i for i in range(1, len(values)) if values[i] != values[0])
+            values[0], values[i] = values[i], values[0]
+            pq.write_table(table.set_column(4, "value", pa.array(values, pa.binary())), file)
+        return report
+
+    monkeypatch.setattr(jobs, "migrate_savepoint", heap_swaps_two_values)
+    subject = Subject(sup.old_row(), values=rows(), evolutions=[
+        Evolution(to=sup.new_row(), expect="compatible_after_migration", migrate=sup.migrate_oracle)])
+    result = spark_results(subject)["spark.migration"]
+    assert result.status == "failed" and "heap mode" in result.message, (
+        f"got {result.status}: {result.message}, should fail in heap mode"
+    )
