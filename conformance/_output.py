@@ -7,7 +7,9 @@ import argparse
 import multiprocessing
 import os
 import random
+import shutil
 import sys
+import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
@@ -49,6 +51,62 @@ def _run_one(index: int) -> Report:
         runner.close()
 
 
+def _run_before_spark(index: int) -> tuple[Report, dict[str, Any] | None]:
+    """Lane one of a Spark run (a forked process): every selected check but the spark family,
+    then the spark family's large history, written ahead into the run's shared directory."""
+    from ._runner import CheckContext
+
+    runner = _runner_for(_JOB["subjects"][index], _JOB["args"], _JOB["seed"], _JOB["peers"])
+    try:
+        selected = runner.checks(_JOB["args"].check)
+        report = runner.run([c.id for c in selected if c.family != "spark"])
+        ahead = None
+        if any(c.id == "spark.history" for c in selected):
+            from ._spark.checks import write_history_ahead
+
+            ahead = write_history_ahead(CheckContext(runner), os.path.join(_JOB["ahead"], str(index)))
+        return report, ahead
+    finally:
+        runner.close()
+
+
+def _run_spark_after(index: int, before: Report, ahead: dict[str, Any] | None) -> Report:
+    """Lane two (this process, which owns the Spark session): the spark family, given the
+    other checks' results from lane one (its prerequisites among them)."""
+    runner = _runner_for(_JOB["subjects"][index], _JOB["args"], _JOB["seed"], _JOB["peers"])
+    try:
+        runner.preload(before.results)
+        if ahead is not None:
+            from ._spark.checks import take_history_ahead
+
+            take_history_ahead(runner.cache, ahead)
+        part = runner.run([c.id for c in runner.checks(_JOB["args"].check) if c.family == "spark"])
+    finally:
+        runner.close()
+        shutil.rmtree(os.path.join(_JOB["ahead"], str(index)), ignore_errors=True)
+    return Report(part.subject, before.results + part.results, part.seed, part.profile, part.examples,
+                  part.versions)
+
+
+def _two_lanes(count: int, args: argparse.Namespace) -> Any:
+    """Reports in subject order: a forked process runs every family but spark and writes the
+    large histories, subject after subject, while this process starts Spark and runs the
+    spark family of each subject whose lane-one work is done. The fork happens before the
+    JVM starts (forking a process that runs a JVM is unsafe); the two lanes overlap, so
+    Spark's start-up, the other families and the histories cost little wall time."""
+    from ._spark.session import HARNESS_CONFIG, start_in_background
+
+    _JOB["ahead"] = tempfile.mkdtemp(prefix="conformance-spark-")
+    try:
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+            befores = [pool.submit(_run_before_spark, i) for i in range(count)]  # forks now
+            start_in_background(args.spark, config=HARNESS_CONFIG)
+            for i, before in enumerate(befores):
+                yield _run_spark_after(i, *before.result())
+    finally:
+        shutil.rmtree(_JOB["ahead"], ignore_errors=True)
+
+
 def _progress(total: int, enabled: bool) -> Any:
     if not enabled:
         return None
@@ -70,8 +128,14 @@ def certify_subjects(subjects: list[Any], args: argparse.Namespace, several: boo
     if progress is not None:
         progress.start()
         progress.add_task("certifying", total=len(subjects))
+    forking = "fork" in multiprocessing.get_all_start_methods()
     try:
-        if jobs > 1 and len(subjects) > 1 and "fork" in multiprocessing.get_all_start_methods():
+        if args.spark != "off" and forking and not _spark_started():
+            _JOB.update(subjects=subjects, args=args, seed=seed, peers=peers)
+            for report in _two_lanes(len(subjects), args):
+                reports.append(report)
+                _after(report, progress, tty)
+        elif jobs > 1 and len(subjects) > 1 and forking:
             _JOB.update(subjects=subjects, args=args, seed=seed, peers=peers)
             with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
                 for report in pool.map(_run_one, range(len(subjects))):
@@ -95,6 +159,12 @@ def certify_subjects(subjects: list[Any], args: argparse.Namespace, several: boo
                                 if several else reports[0].certificate())
         dump(data, args.certificate)
     return 0 if all(r.certified for r in reports) else 1
+
+
+def _spark_started() -> bool:
+    """Whether this process already runs a JVM (then it must not fork)."""
+    session = sys.modules.get("conformance._spark.session")
+    return session is not None and session.running()
 
 
 def _after(report: Report, progress: Any, tty: bool) -> None:

@@ -150,6 +150,12 @@ class Runner:
                       or c.id.split(".", 1)[0] in wanted]
         return checks
 
+    def preload(self, results: Iterable[CheckResult]) -> None:
+        """Take results of checks run elsewhere (another process, same subject and seed) as
+        this runner's own: checks that require them will not run them again."""
+        for result in results:
+            self._results[result.id] = result
+
     def result(self, check_id: str) -> CheckResult:
         cached = self._results.get(check_id)
         if cached is not None:

@@ -14,6 +14,7 @@ message. Imported only when the harness runs with ``--spark`` other than ``off``
 from __future__ import annotations
 
 import os
+import pickle
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -23,7 +24,7 @@ from reference.serializers import LongSerializer
 
 from .._registry import NotApplicable, Violation, check
 
-__all__ = ["DEFAULT_ENTRIES", "history_entries"]
+__all__ = ["DEFAULT_ENTRIES", "history_entries", "take_history_ahead", "write_history_ahead"]
 
 DEFAULT_ENTRIES = 100_000
 EVOLUTION_CONFIG = {"state.schema-evolution.enable": True}
@@ -88,7 +89,7 @@ def _work(ctx: Any, what: str) -> str:
     return os.path.join(ctx.work_dir, f"spark-{what}-{uuid.uuid4().hex[:8]}")
 
 
-def _write_history(ctx: Any, serializer: Any, values: list[Any], keys: int) -> str:
+def _write_history(ctx: Any, serializer: Any, values: list[Any], keys: int, path: str | None = None) -> str:
     from reference.backends import BytesStateBackend
 
     from .._state_layout import descriptors
@@ -104,7 +105,7 @@ def _write_history(ctx: Any, serializer: Any, values: list[Any], keys: int) -> s
             if elements is not None:
                 ls.update([serializer.copy(e) for e in elements])
                 ms.put_all({k: serializer.copy(v) for k, v in entries.items()})
-        return backend.savepoint(_work(ctx, "history"))  # type: ignore[no-any-return]
+        return backend.savepoint(path or _work(ctx, "history"))  # type: ignore[no-any-return]
     except StateError as exc:
         raise Violation(f"writing the large history through the bytes backend failed: {exc}") from None
     finally:
@@ -177,6 +178,57 @@ def _read_back(spark: Any, savepoint: str, values: list[Any], migrate: Callable[
     return (lambda: finish(totals)), judge
 
 
+def write_history_ahead(ctx: Any, directory: str) -> dict[str, Any] | None:
+    """For a run in two lanes: write the subject's large history into ``directory`` (which
+    outlives this runner) in the process that ran the other families, so that the Spark lane
+    only reads it. Returns what ``spark.history`` needs to take it (the values in canonical
+    form, to confirm it draws the same ones), or None if it is not written here (then
+    spark.history writes it itself and reports any problem)."""
+    from .._canonical import canonical
+    from .._checks._backends import bulk_values
+
+    if not all(ctx.result(pre).passed for pre in ("roundtrip.bit_exact", "snapshot.restore")):
+        return None
+    try:
+        keys = _keys_for(history_entries(ctx))
+        values = bulk_values(ctx)
+        savepoint = _write_history(ctx, ctx.serializer(), values, keys, os.path.join(directory, "history"))
+    except (Violation, NotApplicable, StateError):
+        return None
+    try:  # the values themselves, so the Spark lane uses these rather than drawing again
+        pickled: bytes | None = pickle.dumps(values)
+    except Exception:
+        pickled = None
+    return {"savepoint": savepoint, "keys": keys, "values": [canonical(v) for v in values], "pickled": pickled}
+
+
+def take_history_ahead(cache: dict[str, Any], ahead: dict[str, Any]) -> None:
+    """The Spark lane's side of ``write_history_ahead``: offer the history to spark.history
+    and, when they travel, the very values it was written with. Hypothesis' draws can differ
+    between processes that imported different modules (it mixes constants found in local
+    modules into its choices), so a history is used only for values equal to its own."""
+    from .._canonical import canonical
+
+    cache["spark_history_ahead"] = ahead
+    if ahead.get("pickled") is None or "bulk_values" in cache:
+        return
+    try:
+        values = pickle.loads(ahead["pickled"])  # written by this run's own lane-one process
+    except Exception:
+        return
+    if [canonical(v) for v in values] == ahead["values"]:
+        cache["bulk_values"] = values
+
+
+def _history_written_ahead(ctx: Any, values: list[Any], keys: int) -> str | None:
+    from .._canonical import canonical
+
+    ahead = ctx.cache.get("spark_history_ahead")
+    if ahead is None or ahead["keys"] != keys or ahead["values"] != [canonical(v) for v in values]:
+        return None
+    return ahead["savepoint"]  # type: ignore[no-any-return]
+
+
 def _history(ctx: Any) -> tuple[str, list[Any], int]:
     if "spark_history" not in ctx.cache:
         ctx.result("spark.history")
@@ -197,7 +249,9 @@ def spark_history(ctx) -> None:  # type: ignore[no-untyped-def]
     _shippable(serializer, "the serializer")
     values = bulk_values(ctx)
     spark = _spark(ctx)
-    savepoint = _write_history(ctx, serializer, values, _keys_for(entries))
+    savepoint = _history_written_ahead(ctx, values, _keys_for(entries))
+    if savepoint is None:
+        savepoint = _write_history(ctx, serializer, values, _keys_for(entries))
     rows = sum(s.rows for s in read_savepoint_metadata(savepoint).states)
     try:
         verification, judge = _read_back(spark, savepoint, values, None, rows, "the large history")

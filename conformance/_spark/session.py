@@ -30,6 +30,7 @@ __all__ = [
     "stop_session",
     "start_in_background",
     "HARNESS_CONFIG",
+    "running",
 ]
 
 DEFAULT_MASTER = "local[*]"
@@ -166,6 +167,11 @@ def get_session(master: str | None = None, *, config: dict[str, str] | None = No
         session.sparkContext.setLogLevel("ERROR")
         _session, _master = session, wanted
         return session
+
+
+def running() -> bool:
+    """Whether this process has started (or is starting) a Spark session."""
+    return _session is not None or _warming is not None
 
 
 def _session_alive(session: Any) -> bool:

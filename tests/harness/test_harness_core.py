@@ -140,3 +140,23 @@ def test_builtin_subjects_migrate_declared_and_generated_evolutions(name):
     assert report.certified, f"got failures {[str(r) for r in report.failures]}, should certify"
     generated = report["migration.generated"]
     assert generated.status == "passed", f"got {generated}, should run generated evolutions and pass"
+
+
+def test_preloaded_prerequisite_failure_skips_dependants_without_running_them():
+    # The two-lane CLI hands one lane's results to the other: a failure there must skip the
+    # dependants here, and a preloaded result is never run again.
+    from conformance._report import CheckResult
+    from conformance._runner import Runner
+    from reference.serializers import LongSerializer
+
+    runner = Runner(Subject(LongSerializer(), st.integers(-(2**63), 2**63 - 1)), examples=5, seed=1)
+    try:
+        failed = CheckResult("roundtrip.bit_exact", "roundtrip", "failed", "planted")
+        runner.preload([failed])
+        got = runner.result("roundtrip.sequence")
+        assert runner.result("roundtrip.bit_exact") is failed, "should keep the preloaded result, not rerun it"
+    finally:
+        runner.close()
+    assert got.status == "skipped" and "roundtrip.bit_exact" in got.message, (
+        f"got {got.status}: {got.message}, should skip for the preloaded failure"
+    )

@@ -100,3 +100,65 @@ def test_heap_mode_output_is_read_back_unless_identical_to_the_verified_one(spar
     assert result.status == "failed" and "heap mode" in result.message, (
         f"got {result.status}: {result.message}, should fail in heap mode"
     )
+
+
+def test_cli_runs_the_spark_family_in_a_second_lane(tmp_path):
+    # `certify --spark` forks a process for the other families and the large history before
+    # the JVM starts; every family's results must come back, in order, for the subject.
+    import json
+    import os
+    import subprocess
+    import sys
+
+    here = os.path.dirname(__file__)
+    (tmp_path / "lane_targets.py").write_text(
+        "import spark_support as sup\n"
+        "from conformance import Evolution, Subject\n"
+        "from test_spark_checks import rows\n"
+        "ROW = Subject(sup.old_row(), values=rows(), evolutions=[\n"
+        "    Evolution(to=sup.new_row(), expect='compatible_after_migration', migrate=sup.migrate_oracle)])\n"
+    )
+    out = tmp_path / "report.json"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([here, str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run(
+        [sys.executable, "-m", "conformance", "certify", "lane_targets:ROW", "--spark", "local[2]",
+         "--spark-entries", "3000", "--examples", "10", "--seed", "7", "--backend", "heap", "--json", str(out)],
+        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600,
+    )
+    assert proc.returncode == 0, f"got exit {proc.returncode}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    checks = json.loads(out.read_text())["checks"]
+    families = [c["family"] for c in checks]
+    assert families == sorted(families, key=["roundtrip", "snapshot", "versioning", "migration", "backends",
+                                             "spark"].index), f"got families in order {families}"
+    spark = {c["id"]: c["status"] for c in checks if c["family"] == "spark"}
+    assert spark == {"spark.history": "passed", "spark.migration": "passed", "spark.incompatible": "skipped"}, (
+        f"got {spark}, should run the spark family after the others"
+    )
+
+
+def test_history_written_ahead_is_used_only_for_the_same_values(spark, entries, tmp_path):
+    from conformance._runner import CheckContext, Runner
+    from conformance._spark.checks import take_history_ahead, write_history_ahead
+
+    subject = Subject(sup.old_row(), values=rows())
+    ahead_runner = Runner(subject, examples=10, seed=3, spark="local[2]")
+    try:
+        ahead = write_history_ahead(CheckContext(ahead_runner), str(tmp_path / "ahead"))
+    finally:
+        ahead_runner.close()
+    assert ahead is not None and ahead["pickled"] is not None, f"got {ahead}, should write the history"
+
+    def history_of(seed, offered):
+        runner = Runner(subject, examples=10, seed=seed, spark="local[2]")
+        try:
+            if offered:
+                take_history_ahead(runner.cache, ahead)
+            result = runner.result("spark.history")
+            assert result.status == "passed", f"got {result.status}: {result.message}"
+            return runner.cache["spark_history"][0]
+        finally:
+            runner.close()
+
+    assert history_of(3, True) == ahead["savepoint"], "should read the history written ahead"
+    ahead["pickled"] = None  # values that do not travel: seed 4 draws others, so it must write its own
+    assert history_of(4, True) != ahead["savepoint"], "should write its own history for other values"
