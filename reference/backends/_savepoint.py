@@ -30,7 +30,7 @@ from typing import Any
 from .._errors import SerializationError, StateError
 from .._io import DataInputView, DataOutputView
 from .._serializer import TypeSerializer
-from ._murmur import murmur3_32
+from ._murmur import murmur3_32, murmur3_32_many
 
 __all__ = [
     "SAVEPOINT_FORMAT_VERSION",
@@ -81,6 +81,13 @@ def key_group_for(key_bytes: bytes, max_parallelism: int) -> int:
     if not 1 <= max_parallelism <= 32768:
         raise ValueError(f"max_parallelism must be in [1, 32768], got {max_parallelism}")
     return murmur3_32(key_bytes) % max_parallelism
+
+
+def key_groups_for(keys: list[bytes], max_parallelism: int) -> list[int]:
+    """``key_group_for`` of each serialized key of a batch (vectorized when it can be)."""
+    if not 1 <= max_parallelism <= 32768:
+        raise ValueError(f"max_parallelism must be in [1, 32768], got {max_parallelism}")
+    return [h % max_parallelism for h in murmur3_32_many(keys)]
 
 
 @dataclass(frozen=True)

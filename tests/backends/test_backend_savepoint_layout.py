@@ -3,6 +3,8 @@
 import os
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from reference import SerializationError, snapshot_to_bytes
 from reference.backends import (
@@ -14,6 +16,7 @@ from reference.backends import (
     decode_list_value,
     encode_list_value,
     key_group_for,
+    key_groups_for,
     read_savepoint_content,
     read_savepoint_metadata,
     read_state_rows,
@@ -21,7 +24,7 @@ from reference.backends import (
     write_savepoint_metadata,
     write_state_rows,
 )
-from reference.backends._murmur import murmur3_32
+from reference.backends._murmur import murmur3_32, murmur3_32_many
 from reference.serializers import IntSerializer, LongSerializer, StringSerializer
 
 
@@ -49,6 +52,20 @@ def test_key_group_is_hash_mod_max_parallelism():
             assert got == murmur3_32(key) % mp, f"got {got}, should be murmur3 % {mp} for {key!r}"
     with pytest.raises(ValueError):
         key_group_for(b"x", 0)
+
+
+@given(size=st.integers(0, 13), count=st.integers(64, 150), seed=st.integers(0, 2**32 - 1),
+       data=st.data())
+def test_batched_murmur3_equals_one_key_at_a_time(size, count, seed, data):
+    # Equal-length batches of 64 keys or more take the vectorized path, others the scalar one.
+    keys = data.draw(st.lists(st.binary(min_size=size, max_size=size), min_size=count, max_size=count), label="keys")
+    if data.draw(st.booleans(), label="one odd length"):
+        keys.append(b"\x01" * (size + 1))
+    got = murmur3_32_many(keys, seed)
+    should = [murmur3_32(k, seed) for k in keys]
+    assert got == should, f"got {got[:4]}..., should be {should[:4]}... [size {size}, {len(keys)} keys]"
+    groups = key_groups_for(keys, 128)
+    assert groups == [key_group_for(k, 128) for k in keys], "key_groups_for should equal key_group_for per key"
 
 
 def test_list_value_is_flink_delimited_layout():
