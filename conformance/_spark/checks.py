@@ -286,13 +286,40 @@ def _single_process(ctx: Any, savepoint: str, new: Any) -> str:
         backend.close()
 
 
+def _migrate_both_modes(ctx: Any, step: Any, savepoint: str, spark: Any) -> dict[str, tuple[str, Any]]:
+    """Start the bytes-mode and heap-mode migrate jobs of ``step`` at once, from two threads
+    (Spark runs concurrent jobs; their tasks share the cores): mode -> (output, future).
+    Each job gets its own unpickled copy of the new serializer, as executors do, so that no
+    serializer instance is used from two threads."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pyspark import cloudpickle
+
+    from .._state_layout import descriptors
+    from .jobs import migrate_savepoint
+
+    pool = ThreadPoolExecutor(2, thread_name_prefix="conformance-spark-migrate")
+    jobs = {}
+    for mode in ("bytes", "heap"):
+        out = _work(ctx, f"migrated-{mode}")
+        new = cloudpickle.loads(cloudpickle.dumps(step.new))
+        jobs[mode] = (out, pool.submit(migrate_savepoint, savepoint, descriptors(new), out, mode=mode,
+                                       config=EVOLUTION_CONFIG, spark=spark))
+    pool.shutdown(wait=False)
+    return jobs
+
+
+def _wait(jobs: dict[str, tuple[str, Any]]) -> None:
+    for _, job in jobs.values():
+        job.exception()
+
+
 @check(id="spark.migration", family="spark", requires=("spark.history", "migration.verdict"))
 def spark_migration(ctx) -> None:  # type: ignore[no-untyped-def]
     """Each compatible evolution migrates the large history on Spark (bytes and heap mode) to
     the oracle's values and to the single-process bytes backend's savepoint, byte for byte."""
     from .._checks._migration import declared_steps
-    from .._state_layout import descriptors
-    from .jobs import SerializerShippingError, SparkJobError, identical_savepoints, migrate_savepoint
+    from .jobs import SerializerShippingError, SparkJobError, identical_savepoints
 
     steps = [s for s in declared_steps(ctx) if s.expect != "incompatible"]
     if not steps:
@@ -302,39 +329,43 @@ def spark_migration(ctx) -> None:  # type: ignore[no-untyped-def]
     for step in steps:
         with step.active():
             _shippable(step.new, f"{step.label}: the new serializer")
+            jobs = _migrate_both_modes(ctx, step, savepoint, spark)
             try:
-                reference = _single_process(ctx, savepoint, step.new)
+                reference = _single_process(ctx, savepoint, step.new)  # while the jobs run
             except StateError as exc:
+                _wait(jobs)
                 raise Violation(f"{step.label}: the single-process bytes backend refused the large history: {exc}") from None
-            verified = None
-            for mode in ("bytes", "heap"):
-                where = f"{step.label}, Spark {mode} mode"
-                out = _work(ctx, f"migrated-{mode}")
-                try:
-                    migrate_savepoint(savepoint, descriptors(step.new), out, mode=mode,
-                                      config=EVOLUTION_CONFIG, spark=spark)
-                except (SparkJobError, SerializerShippingError) as exc:
-                    raise Violation(f"{where}: the migrate job failed: {exc}", example=step.label) from None
-                except StateError as exc:
-                    raise Violation(f"{where}: the migrate job raised {type(exc).__name__}: {exc}, should migrate",
-                                    example=step.label) from None
-                if verified is not None and identical_savepoints(out, verified):
-                    # The same bytes as the other mode's output, whose every entry decoded in
-                    # executors and equalled the oracle and the reference: reading them back
-                    # again would repeat that verdict.
-                    continue
-                try:
-                    verification, judge = _read_back(spark, out, values, step.migrate, rows, where, expect=reference)
-                except StateError as exc:
-                    raise Violation(f"{where}: {exc}") from None
-                judge()
-                report = verification()
-                if not report.ok:
-                    samples = [x for s in report.states for x in s.samples[:2]] + report.problems
-                    raise Violation(
-                        f"{where}: the migrated savepoint differs from the single-process bytes "
-                        f"backend's, should be identical", example="; ".join(samples[:4]))
-                verified = out
+            try:
+                verified = None
+                for mode in ("bytes", "heap"):
+                    where = f"{step.label}, Spark {mode} mode"
+                    out, job = jobs[mode]
+                    try:
+                        job.result()
+                    except (SparkJobError, SerializerShippingError) as exc:
+                        raise Violation(f"{where}: the migrate job failed: {exc}", example=step.label) from None
+                    except StateError as exc:
+                        raise Violation(f"{where}: the migrate job raised {type(exc).__name__}: {exc}, should migrate",
+                                        example=step.label) from None
+                    if verified is not None and identical_savepoints(out, verified):
+                        # The same bytes as the other mode's output, whose every entry decoded in
+                        # executors and equalled the oracle and the reference: reading them back
+                        # again would repeat that verdict.
+                        continue
+                    try:
+                        verification, judge = _read_back(spark, out, values, step.migrate, rows, where, expect=reference)
+                    except StateError as exc:
+                        raise Violation(f"{where}: {exc}") from None
+                    judge()
+                    report = verification()
+                    if not report.ok:
+                        samples = [x for s in report.states for x in s.samples[:2]] + report.problems
+                        raise Violation(
+                            f"{where}: the migrated savepoint differs from the single-process bytes "
+                            f"backend's, should be identical", example="; ".join(samples[:4]))
+                    verified = out
+            finally:
+                _wait(jobs)  # a failure in one mode leaves no job running behind the check
 
 
 @check(id="spark.incompatible", family="spark", requires=("spark.history", "migration.verdict"))
