@@ -8,7 +8,7 @@ import shutil
 import tempfile
 import threading
 
-__all__ = ["warm_up_in_background"]
+__all__ = ["warm_up_in_background", "import_before_threads"]
 
 _STARTED = threading.Event()
 
@@ -33,8 +33,20 @@ def _warm_up() -> None:
         pass  # only an optimisation: the checks will pay the cost themselves
 
 
+def import_before_threads() -> None:
+    """Import numpy (when installed) in the calling thread, before a background thread imports
+    pyarrow or pyspark, which import it. Hypothesis looks numpy up in ``sys.modules`` while
+    it draws; a module that another thread is still initializing is already there, half
+    built ("partially initialized module 'numpy' has no attribute 'ndarray'"). Cheap: ~0.1 s."""
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        pass
+
+
 def warm_up_in_background() -> None:
     if _STARTED.is_set() or os.environ.get("CONFORMANCE_NO_WARMUP"):
         return
     _STARTED.set()
+    import_before_threads()
     threading.Thread(target=_warm_up, name="conformance-warmup", daemon=True).start()

@@ -216,8 +216,11 @@ def start_in_background(master: str | None = None, *, config: dict[str, str] | N
     that Spark's start-up overlaps the checks that run before the first Spark job; a later
     ``get_session`` waits for it. Failures are left for that call to report."""
     global _warming
+    from .._warmup import import_before_threads
+
     with _lock:
         if _warming is not None or _session is not None or os.environ.get("CONFORMANCE_NO_WARMUP"):
             return
+        import_before_threads()
         _warming = threading.Thread(target=_warm_up, args=(master, config), name="conformance-spark-start", daemon=True)
     _warming.start()

@@ -160,3 +160,23 @@ def test_preloaded_prerequisite_failure_skips_dependants_without_running_them():
     assert got.status == "skipped" and "roundtrip.bit_exact" in got.message, (
         f"got {got.status}: {got.message}, should skip for the preloaded failure"
     )
+
+
+def test_background_warm_up_leaves_no_half_imported_numpy_for_hypothesis():
+    # Hypothesis reads numpy from sys.modules while drawing: the warm-up thread (which imports
+    # pyarrow, hence numpy) must find numpy fully imported by the caller, never start it.
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from conformance._warmup import warm_up_in_background\n"
+            "warm_up_in_background()\n"
+            "numpy = sys.modules.get('numpy')\n"
+            "assert numpy is not None and hasattr(numpy, 'ndarray'), 'numpy not imported before the thread'\n"
+            "import threading\n"
+            "for thread in threading.enumerate():\n"
+            "    if thread.name == 'conformance-warmup':\n"
+            "        thread.join()\n")
+    env = {k: v for k, v in __import__("os").environ.items() if k != "CONFORMANCE_NO_WARMUP"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, f"got exit {proc.returncode}: {proc.stderr[-800:]}, should import numpy first"
