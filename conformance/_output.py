@@ -88,21 +88,29 @@ def _run_spark_after(index: int, before: Report, ahead: dict[str, Any] | None) -
                   part.versions)
 
 
+def _spark_cost(subject: Any) -> int:
+    """How much Spark work a subject brings beyond its history: each compatible evolution is
+    migrated twice (bytes and heap mode) and read back."""
+    return sum(evolution.expect != "incompatible" for evolution in subject.evolutions)
+
+
 def _two_lanes(count: int, args: argparse.Namespace) -> Any:
-    """Reports in subject order: a forked process runs every family but spark and writes the
-    large histories, subject after subject, while this process starts Spark and runs the
+    """(index, report) per subject: a forked process runs every family but spark and writes
+    the large histories, subject after subject, while this process starts Spark and runs the
     spark family of each subject whose lane-one work is done. The fork happens before the
     JVM starts (forking a process that runs a JVM is unsafe); the two lanes overlap, so
-    Spark's start-up, the other families and the histories cost little wall time."""
+    Spark's start-up, the other families and the histories cost little wall time. Subjects
+    with the most Spark work go first, so the short ones fill the end (longest first)."""
     from ._spark.session import HARNESS_CONFIG, start_in_background
 
+    order = sorted(range(count), key=lambda i: -_spark_cost(_JOB["subjects"][i]))
     _JOB["ahead"] = tempfile.mkdtemp(prefix="conformance-spark-")
     try:
         with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
-            befores = [pool.submit(_run_before_spark, i) for i in range(count)]  # forks now
+            befores = [(i, pool.submit(_run_before_spark, i)) for i in order]  # forks now
             start_in_background(args.spark, config=HARNESS_CONFIG)
-            for i, before in enumerate(befores):
-                yield _run_spark_after(i, *before.result())
+            for i, before in befores:
+                yield i, _run_spark_after(i, *before.result())
     finally:
         shutil.rmtree(_JOB["ahead"], ignore_errors=True)
 
@@ -132,9 +140,11 @@ def certify_subjects(subjects: list[Any], args: argparse.Namespace, several: boo
     try:
         if args.spark != "off" and forking and not _spark_started():
             _JOB.update(subjects=subjects, args=args, seed=seed, peers=peers)
-            for report in _two_lanes(len(subjects), args):
-                reports.append(report)
+            done = {}
+            for index, report in _two_lanes(len(subjects), args):
+                done[index] = report
                 _after(report, progress, tty)
+            reports = [done[i] for i in range(len(subjects))]  # the summary and JSON keep subject order
         elif jobs > 1 and len(subjects) > 1 and forking:
             _JOB.update(subjects=subjects, args=args, seed=seed, peers=peers)
             with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
