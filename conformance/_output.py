@@ -10,6 +10,7 @@ import random
 import shutil
 import sys
 import tempfile
+import warnings
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
@@ -54,9 +55,11 @@ def _run_one(index: int) -> Report:
 def _run_before_spark(index: int) -> tuple[Report, dict[str, Any] | None]:
     """Lane one of a Spark run (a forked process): every selected check but the spark family,
     then the spark family's large history, written ahead into the run's shared directory."""
-    from ._runner import CheckContext
+    from ._runner import CheckContext, UnknownCheckWarning
 
-    runner = _runner_for(_JOB["subjects"][index], _JOB["args"], _JOB["seed"], _JOB["peers"])
+    with warnings.catch_warnings():  # lane two makes the same runner and warns once, not twice
+        warnings.simplefilter("ignore", UnknownCheckWarning)
+        runner = _runner_for(_JOB["subjects"][index], _JOB["args"], _JOB["seed"], _JOB["peers"])
     try:
         selected = runner.checks(_JOB["args"].check)
         report = runner.run([c.id for c in selected if c.family != "spark"])
