@@ -34,3 +34,26 @@ def test_strategies_avro_evolutions_of_defaulted_fields_are_valid_schemas() -> N
 
     check()
     assert "avro.narrow_union" in seen, f"got changes {sorted(seen)}, should include avro.narrow_union"
+
+
+def _unions(schema: Any) -> list[list[Any]]:
+    if isinstance(schema, list):
+        return [schema] + [u for branch in schema for u in _unions(branch)]
+    if isinstance(schema, dict):
+        nested = [f["type"] for f in schema.get("fields", [])] + [schema[k] for k in ("items", "values") if k in schema]
+        return [u for child in nested for u in _unions(child)]
+    return []
+
+
+@settings(max_examples=100, database=None, deadline=None)
+@given(st.data())
+def test_strategies_avro_unions_never_pair_an_array_with_bytes(data: Any) -> None:
+    # fastavro writes a bytes value into an earlier array branch (found by CI: b"" in
+    # ["null", array<int>, "bytes"] read back as []); such unions have no exact round trip.
+    from strategies import _avro
+
+    for i in range(20):  # such unions were rare (about 1 schema in 70): look at many per example
+        schema = data.draw(_avro.raw_avro_schemas(depth=2), label=f"schema {i}")
+        for union in _unions(schema):
+            kinds = {b if isinstance(b, str) else b["type"] for b in union}
+            assert not ("array" in kinds and kinds & {"bytes", "fixed"}), f"got union {union}, should not pair them"
