@@ -244,9 +244,10 @@ def _labels_at(schema: Any) -> list[str]:
 
 def _widenings(schema: Any) -> list[Any]:
     """Branches that may be appended to ``schema`` (made a union if it is not one)."""
-    families = {_family(b) for b in (schema if isinstance(schema, list) else [schema])}
+    branches = schema if isinstance(schema, list) else [schema]
+    families = {_family(b) for b in branches}
     options = ("null", "string", "long", "bytes", {"type": "array", "items": "int"})
-    return [p for p in options if _family(p) not in families]
+    return [p for p in options if _family(p) not in families and not _clashes(p, branches)]
 
 
 def _sites(schema: Any) -> list[tuple[int | None, Any]]:
