@@ -47,17 +47,17 @@ def murmur3_32_many(keys: list[bytes], seed: int = 0) -> list[int]:
     if not keys:
         return []
     size = len(keys[0])
+    if len(keys) < 64 or any(len(k) != size for k in keys):
+        return [murmur3_32(k, seed) for k in keys]
     try:
         import numpy as np
     except ImportError:
-        np = None
-    if np is None or len(keys) < 64 or any(len(k) != size for k in keys):
         return [murmur3_32(k, seed) for k in keys]
     u32 = np.uint32
     data = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), size)
     h = np.full(len(keys), seed & _MASK, dtype=u32)
     body = size - (size & 3)
-    blocks = data[:, :body].copy().view("<u4") if body else None
+    blocks = data[:, :body].copy().view("<u4")
     with np.errstate(over="ignore"):
         for j in range(body // 4):
             k = blocks[:, j].astype(u32) * u32(_C1)
