@@ -141,7 +141,7 @@ def certify_subjects(subjects: list[Any], args: argparse.Namespace, several: boo
         progress.add_task("certifying", total=len(subjects))
     forking = "fork" in multiprocessing.get_all_start_methods()
     try:
-        if args.spark != "off" and forking and not _spark_started():
+        if args.spark != "off" and forking and not _spark_started() and _selects_spark(args.check):
             _JOB.update(subjects=subjects, args=args, seed=seed, peers=peers)
             done = {}
             for index, report in _two_lanes(len(subjects), args):
@@ -172,6 +172,13 @@ def certify_subjects(subjects: list[Any], args: argparse.Namespace, several: boo
                                 if several else reports[0].certificate())
         dump(data, args.certificate)
     return 0 if all(r.certified for r in reports) else 1
+
+
+def _selects_spark(select: Any) -> bool:
+    from ._registry import all_checks, load_families, selected
+
+    load_families(spark=True)
+    return any(c.family == "spark" for c in selected(all_checks(), select))
 
 
 def _spark_started() -> bool:

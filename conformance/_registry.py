@@ -9,13 +9,13 @@ a check whose prerequisite failed is skipped with that reason instead of failing
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
     "Check", "Violation", "NotApplicable", "check", "all_checks", "get_check", "load_families",
-    "FAMILIES", "LAYERS",
+    "FAMILIES", "LAYERS", "selected",
 ]
 
 #: Family names a result may carry (the JSON contract).
@@ -100,6 +100,14 @@ def all_checks(families: tuple[str, ...] | None = None) -> list[Check]:
     if families is not None:
         checks = [c for c in checks if c.family in families]
     return checks
+
+
+def selected(checks: list[Check], select: Iterable[str] | None) -> list[Check]:
+    """The checks whose id, family or id prefix (``api``) is in ``select`` (all if None)."""
+    if select is None:
+        return checks
+    wanted = set(select)
+    return [c for c in checks if c.id in wanted or c.family in wanted or c.id.split(".", 1)[0] in wanted]
 
 
 def get_check(check_id: str) -> Check:

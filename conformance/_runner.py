@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ._property import for_all
-from ._registry import Check, NotApplicable, Violation, all_checks, get_check, load_families
+from ._registry import Check, NotApplicable, Violation, all_checks, get_check, load_families, selected
 from ._report import CheckResult, Report
 from ._subject import Subject, as_subject
 
@@ -144,11 +144,7 @@ class Runner:
         checks = [c for c in all_checks() if c.family != "table"]
         if self.spark == "off":
             checks = [c for c in checks if c.family != "spark"]
-        if select is not None:
-            wanted = set(select)
-            checks = [c for c in checks if c.id in wanted or c.family in wanted
-                      or c.id.split(".", 1)[0] in wanted]
-        return checks
+        return selected(checks, select)
 
     def preload(self, results: Iterable[CheckResult]) -> None:
         """Take results of checks run elsewhere (another process, same subject and seed) as

@@ -163,3 +163,13 @@ def test_spark_entries_option_reaches_the_spark_family(monkeypatch):
     plain = _options(build_parser().parse_args(["certify", "--builtins"]), [])
     got = history_entries(SimpleNamespace(options=plain))
     assert got == DEFAULT_ENTRIES, f"got {got} entries, should default to {DEFAULT_ENTRIES}"
+
+
+@pytest.mark.parametrize("select, expected", [(None, True), (["roundtrip", "api"], False), (["spark"], True),
+                                              (["spark.history"], True), (["migration.verdict"], False)])
+def test_certify_splits_into_two_lanes_only_when_a_spark_check_is_selected(select, expected):
+    # With --spark but no spark check selected, nothing needs the JVM: no second lane, no Spark.
+    from conformance._output import _selects_spark
+
+    got = _selects_spark(select)
+    assert got is expected, f"got {got} for --check {select}, should be {expected}"
