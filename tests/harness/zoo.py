@@ -19,6 +19,7 @@ from zoo_base import (
     RECORD_VALUES,
     TAGS,
     TEXT,
+    ConfigFreeSnapshot,
     FixedIntSerializer,
     FixedIntSnapshot,
     Matrix,
@@ -193,16 +194,7 @@ class ForgetfulSnapshotInt(FixedIntSerializer):
         return ForgetfulSnapshot()
 
 
-class ForgetfulSnapshot(TypeSerializerSnapshot[int]):
-    def get_current_version(self) -> int:
-        return 1
-
-    def write_snapshot(self, target: DataOutputView) -> None:
-        pass
-
-    def read_snapshot(self, read_version: int, source: DataInputView) -> None:
-        pass
-
+class ForgetfulSnapshot(ConfigFreeSnapshot[int]):
     def restore_serializer(self) -> FixedIntSerializer:
         return ForgetfulSnapshotInt()
 
@@ -418,17 +410,8 @@ class BinaryInt(IntSerializer):
         return BlindSnapshot()
 
 
-class BlindSnapshot(TypeSerializerSnapshot[int]):
+class BlindSnapshot(ConfigFreeSnapshot[int]):
     """One snapshot class for two layouts, recording neither."""
-
-    def get_current_version(self) -> int:
-        return 1
-
-    def write_snapshot(self, target: DataOutputView) -> None:
-        pass
-
-    def read_snapshot(self, read_version: int, source: DataInputView) -> None:
-        pass
 
     def restore_serializer(self) -> TypeSerializer[int]:
         return DigitsInt()

@@ -6,7 +6,7 @@ harness noticing the one bug it carries, not noise.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from hypothesis import strategies as st
 
@@ -22,6 +22,21 @@ from reference import (
 )
 
 INT32 = st.integers(-(2**31), 2**31 - 1)
+T = TypeVar("T")
+
+
+class ConfigFreeSnapshot(TypeSerializerSnapshot[T]):
+    """A snapshot with nothing to record (version 1, empty content): subclasses say only what
+    they restore and how they judge an old snapshot."""
+
+    def get_current_version(self) -> int:
+        return 1
+
+    def write_snapshot(self, target: DataOutputView) -> None:
+        pass
+
+    def read_snapshot(self, read_version: int, source: DataInputView) -> None:
+        pass
 
 
 # -- A: a fixed-width signed integer; the width is configuration -----------------------------
@@ -146,16 +161,7 @@ class MemoizingText(TextSerializer):
         return MemoizingTextSnapshot()
 
 
-class TextSnapshot(TypeSerializerSnapshot[str]):
-    def get_current_version(self) -> int:
-        return 1
-
-    def write_snapshot(self, target: DataOutputView) -> None:
-        pass
-
-    def read_snapshot(self, read_version: int, source: DataInputView) -> None:
-        pass
-
+class TextSnapshot(ConfigFreeSnapshot[str]):
     def restore_serializer(self) -> TextSerializer:
         return TextSerializer()
 
@@ -208,16 +214,7 @@ class Matrix(TypeSerializer[list]):
         return MatrixSnapshot()
 
 
-class MatrixSnapshot(TypeSerializerSnapshot[list]):
-    def get_current_version(self) -> int:
-        return 1
-
-    def write_snapshot(self, target: DataOutputView) -> None:
-        pass
-
-    def read_snapshot(self, read_version: int, source: DataInputView) -> None:
-        pass
-
+class MatrixSnapshot(ConfigFreeSnapshot[list]):
     def restore_serializer(self) -> Matrix:
         return Matrix()
 
@@ -254,16 +251,7 @@ class TagSetSerializer(TypeSerializer[frozenset]):
         return TagSetSnapshot()
 
 
-class TagSetSnapshot(TypeSerializerSnapshot[frozenset]):
-    def get_current_version(self) -> int:
-        return 1
-
-    def write_snapshot(self, target: DataOutputView) -> None:
-        pass
-
-    def read_snapshot(self, read_version: int, source: DataInputView) -> None:
-        pass
-
+class TagSetSnapshot(ConfigFreeSnapshot[frozenset]):
     def restore_serializer(self) -> TypeSerializer[frozenset]:
         return TagSetSerializer()
 
