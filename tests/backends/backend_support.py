@@ -4,9 +4,11 @@ the test, and factories for the three backend configurations."""
 from __future__ import annotations
 
 import os
+import pathlib
 from typing import Any
 
 import pyarrow.parquet as pq
+import pytest
 
 from reference import (
     DataInputView,
@@ -185,3 +187,16 @@ def scratch_directory() -> Any:
     shm = "/dev/shm"
     base = shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
     return tempfile.TemporaryDirectory(prefix="backend-test-", dir=base)
+
+
+# -- fixtures shared by the backend test modules (imported there by name) ---------------------
+@pytest.fixture
+def tmp_path() -> Any:
+    """Savepoints on tmpfs when available (each savepoint fsyncs every file)."""
+    with scratch_directory() as directory:
+        yield pathlib.Path(directory)
+
+
+@pytest.fixture(params=BACKENDS)
+def backend_kind(request: Any) -> str:
+    return request.param  # type: ignore[no-any-return]

@@ -3,14 +3,13 @@ namespaces for all kinds, keys(), misuse errors, corrupt savepoints, restore in 
 
 import json
 import os
-import pathlib
 import subprocess
 import sys
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from backend_support import BACKENDS, make_backend, restore_backend, scratch_directory
+from backend_support import BACKENDS, make_backend, restore_backend
 
 from reference import SerializationError, StateError, StateMigrationError
 from reference.backends import (
@@ -35,12 +34,6 @@ from reference.serializers import (
 )
 
 KEY = StringSerializer()
-
-
-@pytest.fixture
-def tmp_path():
-    with scratch_directory() as directory:
-        yield pathlib.Path(directory)
 
 
 @pytest.fixture(params=BACKENDS)

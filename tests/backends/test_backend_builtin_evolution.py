@@ -3,16 +3,12 @@ ordinals kept), Pojo field addition (migration), composites carrying a nested ev
 
 import dataclasses
 import enum
-import pathlib
 
-import pytest
 from backend_support import (
-    BACKENDS,
     STEP,
     EvolvingSerializer,
     make_backend,
     restore_backend,
-    scratch_directory,
 )
 
 from reference import register_type, snapshot_from_bytes
@@ -40,17 +36,6 @@ class Color(enum.Enum):
     RED = 1
     GREEN = 2
     BLUE = 3
-
-
-@pytest.fixture
-def tmp_path():
-    with scratch_directory() as directory:
-        yield pathlib.Path(directory)
-
-
-@pytest.fixture(params=BACKENDS)
-def backend_kind(request):
-    return request.param
 
 
 def test_enum_reorder_is_reconfigured_and_keeps_old_ordinals(tmp_path, backend_kind):

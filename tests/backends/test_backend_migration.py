@@ -2,7 +2,6 @@
 value / list / map state x migration / reconfiguration / incompatible, map user-key changes,
 key and namespace serializers, the row-evolution option, kind mismatches, failed migrations."""
 
-import pathlib
 
 import pytest
 from backend_support import (
@@ -11,7 +10,6 @@ from backend_support import (
     EvolvingSerializer,
     make_backend,
     restore_backend,
-    scratch_directory,
     tree_bytes,
 )
 
@@ -74,18 +72,6 @@ def migrated(kind, content, steps=1):
     if kind == "list":
         return [x + delta for x in content]
     return {k: (None if v is None else v + delta) for k, v in content.items()}
-
-
-@pytest.fixture
-def tmp_path():
-    """Savepoints on tmpfs when available (each savepoint fsyncs every file)."""
-    with scratch_directory() as directory:
-        yield pathlib.Path(directory)
-
-
-@pytest.fixture(params=BACKENDS)
-def backend_kind(request):
-    return request.param
 
 
 def write_savepoint(tmp_path, backend_kind, kind, serializer, **desc_kw):

@@ -1,10 +1,9 @@
 """FLIP-527 row evolution through the backends: opt-in, migrated by field name on every
 backend, refused for incompatible changes and for evolving map user keys."""
 
-import pathlib
 
 import pytest
-from backend_support import BACKENDS, make_backend, restore_backend, savepoint_content, scratch_directory
+from backend_support import BACKENDS, make_backend, restore_backend, savepoint_content
 
 from reference import StateMigrationError
 from reference.backends import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
@@ -34,17 +33,6 @@ def person_v2(old):
     new_address = None if address is None else (None, address[0], address[1])
     values = (new_address, None, name, pid)
     return Row(values, kind=old.kind) if isinstance(old, Row) else values
-
-
-@pytest.fixture
-def tmp_path():
-    with scratch_directory() as directory:
-        yield pathlib.Path(directory)
-
-
-@pytest.fixture(params=BACKENDS)
-def backend_kind(request):
-    return request.param
 
 
 def _people_savepoint(tmp_path, backend_kind):
