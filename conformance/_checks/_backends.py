@@ -17,6 +17,7 @@ from reference import StateError
 from reference.serializers import LongSerializer
 
 from .._canonical import show
+from .._files import file_tree
 from .._registry import NotApplicable, Violation, check
 from .._state_layout import descriptors, expected_state
 from ._migration import Step, declared_steps
@@ -259,15 +260,6 @@ def evolution(ctx) -> None:  # type: ignore[no-untyped-def]
             raise
 
 
-def _tree(path: str) -> dict[str, bytes]:
-    found = {}
-    for root, _, files in os.walk(path):
-        for name in files:
-            with open(os.path.join(root, name), "rb") as fh:
-                found[os.path.relpath(os.path.join(root, name), path)] = fh.read()
-    return found
-
-
 @check(id="backends.incompatible", family="backends", requires=HISTORY + ("migration.verdict",))
 def incompatible(ctx) -> None:  # type: ignore[no-untyped-def]
     """An incompatible evolution is refused with a StateMigrationError and the savepoint still
@@ -283,7 +275,7 @@ def incompatible(ctx) -> None:  # type: ignore[no-untyped-def]
     for step in steps:
         for kind in kinds:
             first = points[kind]
-            before = _tree(first)
+            before = file_tree(first)
             restored = restore_backend(ctx, kind, first)
             try:
                 try:
@@ -296,7 +288,7 @@ def incompatible(ctx) -> None:  # type: ignore[no-untyped-def]
                                     example=step.label)
             finally:
                 _close(restored)
-            if _tree(first) != before:
+            if file_tree(first) != before:
                 raise Violation(f"{kind}: the refused restore changed the savepoint files, should leave them untouched")
             again = restore_backend(ctx, kind, first)
             try:

@@ -372,8 +372,8 @@ def spark_migration(ctx) -> None:  # type: ignore[no-untyped-def]
 def spark_incompatible(ctx) -> None:  # type: ignore[no-untyped-def]
     """Each incompatible evolution is refused by the Spark migrate job before anything is
     written, and the input savepoint is untouched."""
-    from .._checks._backends import _tree
     from .._checks._migration import declared_steps
+    from .._files import file_tree
     from .._state_layout import descriptors
     from .jobs import migrate_savepoint
 
@@ -382,7 +382,7 @@ def spark_incompatible(ctx) -> None:  # type: ignore[no-untyped-def]
         raise NotApplicable("no incompatible evolution declared")
     savepoint, _values, _rows = _history(ctx)
     spark = _spark(ctx)
-    before = _tree(savepoint)
+    before = file_tree(savepoint)
     for step in steps:
         out = _work(ctx, "refused")
         with step.active():
@@ -398,5 +398,5 @@ def spark_incompatible(ctx) -> None:  # type: ignore[no-untyped-def]
                                 "should refuse it", example=step.label)
         if os.path.lexists(out):
             raise Violation(f"{step.label}: the refused migration wrote {out}, should write nothing")
-        if _tree(savepoint) != before:
+        if file_tree(savepoint) != before:
             raise Violation(f"{step.label}: the refused migration changed the input savepoint, should leave it untouched")

@@ -10,6 +10,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
+from conformance._files import file_tree as tree_bytes  # noqa: F401  (the harness's own)
 from reference import (
     DataInputView,
     DataOutputView,
@@ -149,17 +150,6 @@ def savepoint_content(path: Any) -> tuple[Any, dict[str, list[tuple]]]:
             found += zip(*(table.column(c).to_pylist() for c in table.column_names), strict=True)
         rows[state.name] = sorted(found)
     return metadata, rows
-
-
-def tree_bytes(path: Any) -> dict[str, bytes]:
-    """Every file under ``path`` with its bytes (to prove a savepoint untouched)."""
-    result = {}
-    for dirpath, _dirs, files in os.walk(path):
-        for name in files:
-            file = os.path.join(dirpath, name)
-            with open(file, "rb") as handle:
-                result[os.path.relpath(file, path)] = handle.read()
-    return result
 
 
 def fill_backend(backend: Any, states: int = 4, keys: int = 1500) -> Any:

@@ -7,7 +7,6 @@ the serializers defined here can be unpickled there.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from typing import Any
@@ -161,17 +160,6 @@ def expected_after_migration(content: dict[str, dict[int, Any]]) -> dict[str, di
         "by-slot": {k: {s: None if e is None else migrate_oracle(e) for s, e in v.items()}
                     for k, v in content["by-slot"].items()},
     }
-
-
-def tree_digest(path: str) -> dict[str, str]:
-    """Every file under ``path`` with a digest of its bytes (to prove it untouched)."""
-    result = {}
-    for dirpath, _dirs, files in os.walk(path):
-        for name in files:
-            file = os.path.join(dirpath, name)
-            with open(file, "rb") as handle:
-                result[os.path.relpath(file, path)] = hashlib.sha256(handle.read()).hexdigest()
-    return result
 
 
 class LockedSerializer(LongSerializer):

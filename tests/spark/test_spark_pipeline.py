@@ -14,6 +14,7 @@ import time
 import pytest
 import spark_support as sup
 
+from conformance._files import file_tree
 from reference import StateMigrationError
 from reference.backends import (
     BytesStateBackend,
@@ -179,7 +180,7 @@ def test_incompatible_state_is_refused_before_anything_is_written(spark, source,
     from conformance._spark.jobs import migrate_savepoint
 
     path, _ = source
-    before = sup.tree_digest(path)
+    before = file_tree(path)
     descs = sup.descriptors(sup.new_row())
     descs[1] = type(descs[1])("events", sup.broken_row())  # one bad state among good ones
     with pytest.raises(StateMigrationError) as info:
@@ -188,7 +189,7 @@ def test_incompatible_state_is_refused_before_anything_is_written(spark, source,
     for word in ("events", "must not be incompatible", "score"):
         assert word in message, f"got {message!r}, should mention {word!r}"
     assert _siblings(tmp_path) == [], f"got {_siblings(tmp_path)}, should be nothing written"
-    assert sup.tree_digest(path) == before, "got a changed input savepoint, should be untouched"
+    assert file_tree(path) == before, "got a changed input savepoint, should be untouched"
 
     with pytest.raises(StateMigrationError) as info:
         migrate_savepoint(path, sup.descriptors(sup.new_row()), str(tmp_path / "out"), spark=spark)
@@ -235,7 +236,7 @@ def test_injected_task_failure_leaves_no_output_and_input_untouched(spark, sourc
     from conformance._spark.jobs import SparkJobError, migrate_savepoint
 
     path, _ = source
-    before = sup.tree_digest(path)
+    before = file_tree(path)
 
     def fail_subtask_two(subtask):
         if subtask == 2:
@@ -246,23 +247,23 @@ def test_injected_task_failure_leaves_no_output_and_input_untouched(spark, sourc
                           config=sup.EVOLUTION, spark=spark, _fault=fail_subtask_two)
     assert "injected failure in subtask 2" in str(info.value), f"got {info.value}"
     assert _siblings(tmp_path) == [], f"got {_siblings(tmp_path)}, should be no output and no temporary"
-    assert sup.tree_digest(path) == before, "got a changed input savepoint, should be untouched"
+    assert file_tree(path) == before, "got a changed input savepoint, should be untouched"
 
     # The same on the file-to-file path (input already at the target parallelism).
     aligned = str(tmp_path / "aligned")
     migrate_savepoint(path, [], aligned, parallelism=3, spark=spark)
-    before = sup.tree_digest(aligned)
+    before = file_tree(aligned)
     with pytest.raises(SparkJobError) as info:
         migrate_savepoint(aligned, sup.descriptors(sup.new_row()), str(tmp_path / "out"), parallelism=3,
                           config=sup.EVOLUTION, spark=spark, _fault=fail_subtask_two)
     assert "injected failure in subtask 2" in str(info.value), f"got {info.value}"
     assert _siblings(tmp_path) == ["aligned"], f"got {_siblings(tmp_path)}, should be no output and no temporary"
-    assert sup.tree_digest(aligned) == before, "got a changed input savepoint, should be untouched"
+    assert file_tree(aligned) == before, "got a changed input savepoint, should be untouched"
 
 
 def test_killed_driver_leaves_no_output_and_input_untouched(source, tmp_path):
     path, _ = source
-    before = sup.tree_digest(path)
+    before = file_tree(path)
     out = tmp_path / "out"
     marker = tmp_path / "writing"
     script = textwrap.dedent(f"""
@@ -296,7 +297,7 @@ def test_killed_driver_leaves_no_output_and_input_untouched(source, tmp_path):
         proc.wait(timeout=60)
         log.close()
     assert not out.exists(), f"got {out} after the driver was killed, should not exist"
-    assert sup.tree_digest(path) == before, "got a changed input savepoint, should be untouched"
+    assert file_tree(path) == before, "got a changed input savepoint, should be untouched"
 
 
 # -- verify -------------------------------------------------------------------------------------------
