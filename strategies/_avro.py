@@ -312,11 +312,14 @@ def _fresh_name(taken: set[str], pool: tuple[str, ...], prefix: str) -> list[str
     return free + [f"{prefix}{i}" for i in range(len(taken) + 2) if f"{prefix}{i}" not in taken]
 
 
-def _apply_at_site(draw: Any, site: Any, label: str) -> tuple[Any, Callable[[Any], Any] | None, str]:
-    """The changed site schema, the migration of a site value, and what it did."""
+def _apply_at_site(
+    draw: Any, site: Any, label: str, retired: frozenset[str]
+) -> tuple[Any, Callable[[Any], Any] | None, str]:
+    """The changed site schema, the migration of a site value, and what it did (new names
+    avoid ``retired``: names an earlier version of a chain had)."""
     new = copy.deepcopy(site)
     if label in ("avro.add_field_with_default", "avro.add_field_without_default"):
-        taken = {f["name"] for f in site["fields"]}
+        taken = {f["name"] for f in site["fields"]} | retired
         name = draw(st.sampled_from(_fresh_name(taken, _FIELD_NAMES, "f")), label="new field name")
         position = draw(st.integers(0, len(site["fields"])), label="new field position")
         ftype = draw(st.sampled_from(sorted(_DEFAULTS)), label="new field type")
@@ -343,7 +346,7 @@ def _apply_at_site(draw: Any, site: Any, label: str) -> tuple[Any, Callable[[Any
         renamed: dict[str, str] = {}
         if site["fields"] and draw(st.booleans(), label="also rename a field"):
             index = draw(st.integers(0, len(site["fields"]) - 1), label="renamed field")
-            taken = {f["name"] for f in site["fields"]}
+            taken = {f["name"] for f in site["fields"]} | retired
             old_name = site["fields"][index]["name"]
             new_name = draw(st.sampled_from(_fresh_name(taken, _FIELD_NAMES, "g")), label="new field name")
             new["fields"][index] = dict(new["fields"][index], name=new_name, aliases=[old_name])
@@ -359,7 +362,8 @@ def _apply_at_site(draw: Any, site: Any, label: str) -> tuple[Any, Callable[[Any
         return new_t, (lambda value: _convert(value, old_t, new_t)), old_t
     if label == "avro.add_enum_symbol":
         symbols = list(site["symbols"])
-        extra = next(f"S{i}" for i in range(len(symbols) + 1) if f"S{i}" not in symbols)
+        taken = {*symbols, *retired}
+        extra = next(f"S{i}" for i in range(len(taken) + 1) if f"S{i}" not in taken)
         symbols.insert(draw(st.integers(0, len(symbols)), label="symbol position"), extra)
         new["symbols"] = symbols
         return new, (lambda value: value), extra
@@ -380,15 +384,18 @@ def _apply_at_site(draw: Any, site: Any, label: str) -> tuple[Any, Callable[[Any
     raise KeyError(label)
 
 
-def apply_change(draw: Any, avro_type: AvroType, label: str) -> tuple[AvroType, AvroMigration | None, str | None]:
+def apply_change(
+    draw: Any, avro_type: AvroType, label: str, retired: frozenset[str] = frozenset()
+) -> tuple[AvroType, AvroMigration | None, str | None]:
     """Apply change ``label`` at a drawn site: (new type, expected migration or None, a word the
-    incompatibility reason must contain or None)."""
+    incompatibility reason must contain or None). Added or renamed fields and added symbols
+    take no name in ``retired``."""
     schema = avro_type.schema
     sites = [(pos, site) for pos, site in _sites(schema) if label in _labels_at(site)]
     if not sites:
         raise ValueError(f"change {label!r} does not apply to {avro_type.schema_json}")
     position, site = draw(st.sampled_from(sites), label="change site")
-    new_site, migrate_site, what = _apply_at_site(draw, site, label)
+    new_site, migrate_site, what = _apply_at_site(draw, site, label, retired)
     if position is None:
         new_schema, migrate = new_site, migrate_site
     else:

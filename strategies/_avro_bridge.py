@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 __all__ = ["available", "avro_schemas", "avro_values", "change_labels", "change_kind",
-           "apply_change", "change_table"]
+           "apply_change", "change_table", "declared_names"]
 
 
 @functools.cache
@@ -66,12 +66,38 @@ def change_table() -> dict[str, str]:
     return {label: change_kind(label) for label in labels}
 
 
-def apply_change(draw: Any, schema: Any, label: str) -> Any:
+def apply_change(draw: Any, schema: Any, label: str, retired: frozenset[str] = frozenset()) -> Any:
     if label in _EXTRA:
-        return _apply_extra(draw, schema, label)
+        return _apply_extra(draw, schema, label)  # removes, never names anything
     from . import _avro
 
-    return _avro.apply_change(draw, schema, label)
+    return _avro.apply_change(draw, schema, label, retired)
+
+
+def declared_names(schema: Any) -> set[str]:
+    """Every record field name (with its aliases) and enum symbol in an Avro type, at any depth."""
+    names: set[str] = set()
+    stack = [schema.schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, dict):
+            kind = node.get("type")
+            if kind == "record":
+                for f in node["fields"]:
+                    names.add(f["name"])
+                    names.update(f.get("aliases", ()))
+                    stack.append(f["type"])
+            elif kind == "enum":
+                names.update(node["symbols"])
+            elif kind == "array":
+                stack.append(node["items"])
+            elif kind == "map":
+                stack.append(node["values"])
+            elif not isinstance(kind, str):
+                stack.append(kind)  # {"type": {...}}: a nested type definition
+    return names
 
 
 # -- two Avro changes the Avro strategies do not make: a narrowed union and an enum symbol
@@ -136,9 +162,14 @@ def _sites(schema: Any) -> list[tuple[int | None, Any]]:
 
 class AvroSymbolDefault:
     """Oracle of a removed enum symbol when the reader enum has a default: the removed symbol
-    reads as the default, every other symbol as itself (picklable, unlike closures)."""
+    reads as the default, every other symbol as itself (picklable, unlike closures).
+
+    Lossy: the removed symbol collapses into the default. Through a later step that removes
+    or changes the default, the chain and the direct jump disagree, in Java too (the jump reads
+    the removed symbol as the last version's default)."""
 
     is_identity = False
+    is_lossy = True
 
     def __init__(self, field: str | None, removed: str, default: str) -> None:
         self.field, self.removed, self.default = field, removed, default

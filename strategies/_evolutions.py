@@ -133,6 +133,24 @@ def _sites(schema: Any) -> list[tuple[tuple[Any, ...], tuple[Any, ...], Any]]:
     return out
 
 
+def declared_names(schema: Any) -> frozenset[str]:
+    """Every field, member and symbol name in ``schema``, at any depth (what a chain retires
+    once a step removes it)."""
+    names: set[str] = set()
+    for _, _, node in _sites(schema):
+        if isinstance(node, t.RowType):
+            names.update(f.name for f in node.fields)
+        elif isinstance(node, t.PojoType) and hasattr(node.cls, "__pojo_fields__"):
+            names.update(f.name for f in _pojo.pojo_fields(node))
+        elif isinstance(node, t.EnumType):
+            names.update(_pojo.enum_members(node))
+        elif isinstance(node, t.AvroType):
+            from . import _avro_bridge
+
+            names.update(_avro_bridge.declared_names(node))
+    return frozenset(names)
+
+
 def _fixed_length(schema: Any) -> int:
     try:
         return int(serializer_for(schema).length)
@@ -297,7 +315,7 @@ def _pojo_zero(schema: Any) -> Any:
     return zeros.get(type(schema))
 
 
-def _apply(draw: Any, c: _Candidate) -> _Applied:
+def _apply(draw: Any, c: _Candidate, retired: frozenset[str]) -> _Applied:
     node, base = c.node, c.base
     if base == "identity":
         return _Applied(node, o.IDENTITY)
@@ -321,15 +339,15 @@ def _apply(draw: Any, c: _Candidate) -> _Applied:
         extra = _pick(draw, PRIMITIVE_TYPES, "new tuple field")
         return _Applied(t.TupleType((*node.fields, extra)), None)
     if base.startswith("row."):
-        return _apply_row(draw, node, base)
+        return _apply_row(draw, node, base, retired)
     if base.startswith("pojo."):
-        return _apply_pojo(draw, node, base)
+        return _apply_pojo(draw, node, base, retired)
     if base.startswith("enum."):
-        return _apply_enum(draw, node, base)
+        return _apply_enum(draw, node, base, retired)
     if base.startswith("avro."):
         from . import _avro_bridge
 
-        new, migration, reason = _avro_bridge.apply_change(draw, node, base)
+        new, migration, reason = _avro_bridge.apply_change(draw, node, base, retired)
         return _Applied(new, migration, reason)
     raise AssertionError(f"no change {base!r}")
 
@@ -338,14 +356,14 @@ def _row_identity_sources(n: int) -> tuple[int | None, ...]:
     return tuple(range(n))
 
 
-def _apply_row(draw: Any, node: t.RowType, base: str) -> _Applied:
+def _apply_row(draw: Any, node: t.RowType, base: str, retired: frozenset[str]) -> _Applied:
     fields = list(node.fields)
     n = len(fields)
     names = {f.name for f in fields}
     ident = tuple(o.IDENTITY for _ in range(n))
     if base in ("row.add_nullable_field", "row.add_not_null_field"):
         pos = draw(_integers(0, n), label="position")
-        name = _fresh(draw, ROW_NAMES, names, "new field name", "f")
+        name = _fresh(draw, ROW_NAMES, names | retired, "new field name", "f")
         ftype = _pick(draw, PRIMITIVE_TYPES, "new field type")
         nullable = base == "row.add_nullable_field"
         fields.insert(pos, t.RowField(name, ftype, nullable=nullable))
@@ -365,7 +383,7 @@ def _apply_row(draw: Any, node: t.RowType, base: str) -> _Applied:
     if base == "row.remove_field":
         del fields[i]
     elif base == "row.rename_field":
-        fields[i] = dataclasses.replace(old, name=_fresh(draw, ROW_NAMES, names, "new name", "f"))
+        fields[i] = dataclasses.replace(old, name=_fresh(draw, ROW_NAMES, names | retired, "new name", "f"))
     elif base == "row.change_field_type":
         fields[i] = dataclasses.replace(old, type=_other_type(draw, old.type, "new field type"))
     elif base == "row.make_not_null":
@@ -375,7 +393,7 @@ def _apply_row(draw: Any, node: t.RowType, base: str) -> _Applied:
     return _Applied(t.RowType(tuple(fields)), None, old.name)
 
 
-def _apply_pojo(draw: Any, node: t.PojoType, base: str) -> _Applied:
+def _apply_pojo(draw: Any, node: t.PojoType, base: str, retired: frozenset[str]) -> _Applied:
     fields = list(_pojo.pojo_fields(node))
     qualname = node.cls.__qualname__
     names = {f.name for f in fields}
@@ -383,7 +401,7 @@ def _apply_pojo(draw: Any, node: t.PojoType, base: str) -> _Applied:
         new = _pojo.pojo_type(tuple(fields), _pojo.derived_name("Renamed", qualname))
         return _Applied(new, None, qualname)
     if base in ("pojo.add_field_with_default", "pojo.add_field"):
-        name = _fresh(draw, POJO_NAMES, names, "new field name", "f")
+        name = _fresh(draw, POJO_NAMES, names | retired, "new field name", "f")
         ftype = _pick(draw, PRIMITIVE_TYPES, "new field type")
         if base == "pojo.add_field_with_default":
             default = draw(_maybe(_values(ftype, False)), label="default")
@@ -413,11 +431,11 @@ def _apply_pojo(draw: Any, node: t.PojoType, base: str) -> _Applied:
     raise AssertionError(base)
 
 
-def _apply_enum(draw: Any, node: t.EnumType, base: str) -> _Applied:
+def _apply_enum(draw: Any, node: t.EnumType, base: str, retired: frozenset[str]) -> _Applied:
     members = [m.name for m in node.cls]
     qualname = node.cls.__qualname__
     if base == "enum.append":
-        members.append(_fresh(draw, ENUM_NAMES, set(members), "new member", "M"))
+        members.append(_fresh(draw, ENUM_NAMES, set(members) | retired, "new member", "M"))
     elif base == "enum.reorder":
         perm = _permutation(draw, len(members), "member order")
         members = [members[i] for i in perm]
@@ -486,7 +504,9 @@ def _wrap(m: o.Migration | None, make: Callable[[o.Migration], o.Migration]) -> 
 
 
 # -- the public strategies ---------------------------------------------------------------------
-def _draw_evolution(draw: Any, schema: Any, family: str | None, verdict: str | None) -> SchemaEvolution:
+def _draw_evolution(
+    draw: Any, schema: Any, family: str | None, verdict: str | None, retired: frozenset[str] = frozenset()
+) -> SchemaEvolution:
     options = [c for c in _candidates(schema) if _matches(c, family, verdict)]
     # No change of the asked kind exists in this schema: this example is not usable (pair the
     # call with schemas(families=...) that can have one).
@@ -501,7 +521,7 @@ def _draw_evolution(draw: Any, schema: Any, family: str | None, verdict: str | N
     label = labels[0] if len(labels) == 1 else _pick(draw, labels, "change")
     options = [c for c in options if c.label == label]
     c = options[0] if len(options) == 1 else _pick(draw, options, "where")
-    applied = _apply(draw, c)
+    applied = _apply(draw, c, retired)
     new, migration = _rebuild(schema, c.path, applied)
     if c.expect == INCOMPATIBLE:
         migration = None
@@ -537,10 +557,12 @@ def _evolution_strategy(draw: Any, schema: Any, family: str | None, verdict: str
 def _chain_strategy(draw: Any, schema: Any, length: int, verdict: str | None) -> list[SchemaEvolution]:
     chain = []
     current = schema
+    retired: frozenset[str] = frozenset()
     for _ in range(length):
-        ev = _draw_evolution(draw, current, None, verdict)
+        ev = _draw_evolution(draw, current, None, verdict, retired)
         chain.append(ev)
         current = ev.new
+        retired |= declared_names(ev.old) - declared_names(ev.new)
     return chain
 
 
@@ -555,7 +577,11 @@ def evolution_chains(
     """``length`` successive evolutions v1 → v2 → … (each one's ``old`` is the previous one's
     ``new``); by default every step is compatible, so migrating step by step and directly from
     v1 to the last version can be compared. A step with no change of the asked verdict left is
-    the identity."""
+    the identity.
+
+    A name a step removes (a field, alias, member or symbol) is never given to anything a later
+    step adds or renames, as Avro and Protobuf advise: a re-added field would make the direct
+    jump read the old value, which step by step has lost."""
     _check_filters(None, verdict)
     if length < 0:
         raise InvalidArgument(f"length={length} must be >= 0")
@@ -565,8 +591,8 @@ def evolution_chains(
 def chain_migration(chain: Sequence[SchemaEvolution]) -> o.Migration | None:
     """The oracle of a whole chain, v1 -> vn step by step (None when a step is incompatible).
 
-    Where the reference also accepts the direct jump from v1 to vn, migrating directly must
-    give the same values.
+    Where the reference also accepts the direct jump from v1 to vn and no step is lossy
+    (``.is_lossy``), migrating directly must give the same values.
     """
     if any(ev.migrate is None for ev in chain):
         return None
