@@ -312,6 +312,12 @@ def _fresh_name(taken: set[str], pool: tuple[str, ...], prefix: str) -> list[str
     return free + [f"{prefix}{i}" for i in range(len(taken) + 2) if f"{prefix}{i}" not in taken]
 
 
+def _field_names(record: Any) -> set[str]:
+    """The record's field names and their aliases: a new name must be neither (a field named
+    as another one's alias makes Avro's resolution ambiguous)."""
+    return {n for f in record["fields"] for n in (f["name"], *f.get("aliases", ()))}
+
+
 def _apply_at_site(
     draw: Any, site: Any, label: str, retired: frozenset[str]
 ) -> tuple[Any, Callable[[Any], Any] | None, str]:
@@ -319,7 +325,7 @@ def _apply_at_site(
     avoid ``retired``: names an earlier version of a chain had)."""
     new = copy.deepcopy(site)
     if label in ("avro.add_field_with_default", "avro.add_field_without_default"):
-        taken = {f["name"] for f in site["fields"]} | retired
+        taken = _field_names(site) | retired
         name = draw(st.sampled_from(_fresh_name(taken, _FIELD_NAMES, "f")), label="new field name")
         position = draw(st.integers(0, len(site["fields"])), label="new field position")
         ftype = draw(st.sampled_from(sorted(_DEFAULTS)), label="new field type")
@@ -346,7 +352,7 @@ def _apply_at_site(
         renamed: dict[str, str] = {}
         if site["fields"] and draw(st.booleans(), label="also rename a field"):
             index = draw(st.integers(0, len(site["fields"]) - 1), label="renamed field")
-            taken = {f["name"] for f in site["fields"]} | retired
+            taken = _field_names(site) | retired
             old_name = site["fields"][index]["name"]
             new_name = draw(st.sampled_from(_fresh_name(taken, _FIELD_NAMES, "g")), label="new field name")
             new["fields"][index] = dict(new["fields"][index], name=new_name, aliases=[old_name])

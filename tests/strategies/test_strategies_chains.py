@@ -126,13 +126,13 @@ def test_strategies_found_row_migration_re_encodes_a_reconfigured_field() -> Non
 # the direct jump read the old value back, while step by step it had become the zero value.
 
 
-def _chain_retire_find(schema: Any, condition: Any) -> list[Any]:
+def _chain_retire_find(schema: Any, condition: Any, length: int = 2, examples: int = 400) -> list[Any]:
     from random import Random
 
     from hypothesis import find
 
-    return find(strategies.evolution_chains(schema, 2), condition,
-                settings=settings(max_examples=400, database=None), random=Random(6))
+    return find(strategies.evolution_chains(schema, length), condition,
+                settings=settings(max_examples=examples, database=None), random=Random(6))
 
 
 def _names_at_root(schema: Any) -> set[str]:
@@ -191,3 +191,22 @@ def test_strategies_chain_of_enum_symbol_defaults_is_lossy() -> None:
     chain = _chain_retire_find(schema, lambda c: all(ev.change == label for ev in c))
     steps = strategies.chain_migration(chain)
     assert steps is not None and steps.is_lossy, f"got {steps!r} not lossy, should be ({[ev.change for ev in chain]})"
+
+
+def test_strategies_avro_chains_never_name_a_field_as_another_ones_alias() -> None:
+    # add c, rename c -> id (alias c), add c again: two reader fields answer to "c".
+    from hypothesis.errors import NoSuchExample
+
+    def clash(chain: list[Any]) -> bool:
+        parsed = chain[-1].new.schema
+        if not isinstance(parsed, dict) or "fields" not in parsed:
+            return False
+        aliases = {a for f in parsed["fields"] for a in f.get("aliases", ())}
+        return bool(aliases & {f["name"] for f in parsed["fields"]})
+
+    try:
+        chain = _chain_retire_find(_retirement_schemas()[1], clash, length=3, examples=2000)
+    except NoSuchExample:
+        return
+    raise AssertionError(f"got {chain[-1].new.schema_json} after {[ev.change for ev in chain]}, "
+                         "should name no field as another field's alias")
