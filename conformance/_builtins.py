@@ -102,7 +102,6 @@ def _draw(strategy: Any, pick: int = 12) -> Any:
 
 @cache
 def _schema(name: str) -> Any:
-
     spec = _PLAN[name][0]
     return spec() if callable(spec) else spec
 

@@ -27,6 +27,7 @@ from reference.types import AvroType
 
 __all__ = [
     "available", "avro_schemas", "avro_values", "change_labels", "change_kind", "apply_change",
+    "declared_names",
     "COMPATIBLE_CHANGES", "INCOMPATIBLE_CHANGES", "schema_values",
 ]
 
@@ -316,6 +317,30 @@ def _field_names(record: Any) -> set[str]:
     """The record's field names and their aliases: a new name must be neither (a field named
     as another one's alias makes Avro's resolution ambiguous)."""
     return {n for f in record["fields"] for n in (f["name"], *f.get("aliases", ()))}
+
+
+def declared_names(avro_type: AvroType) -> set[str]:
+    """Every record field name (with its aliases) and enum symbol in an Avro type, at any depth."""
+    names: set[str] = set()
+    stack = [avro_type.schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, dict):
+            kind = node.get("type")
+            if kind == "record":
+                names |= _field_names(node)
+                stack.extend(f["type"] for f in node["fields"])
+            elif kind == "enum":
+                names.update(node["symbols"])
+            elif kind == "array":
+                stack.append(node["items"])
+            elif kind == "map":
+                stack.append(node["values"])
+            elif not isinstance(kind, str):
+                stack.append(kind)  # {"type": {...}}: a nested type definition
+    return names
 
 
 def _apply_at_site(

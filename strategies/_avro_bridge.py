@@ -75,29 +75,9 @@ def apply_change(draw: Any, schema: Any, label: str, retired: frozenset[str] = f
 
 
 def declared_names(schema: Any) -> set[str]:
-    """Every record field name (with its aliases) and enum symbol in an Avro type, at any depth."""
-    names: set[str] = set()
-    stack = [schema.schema]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, list):
-            stack.extend(node)
-        elif isinstance(node, dict):
-            kind = node.get("type")
-            if kind == "record":
-                for f in node["fields"]:
-                    names.add(f["name"])
-                    names.update(f.get("aliases", ()))
-                    stack.append(f["type"])
-            elif kind == "enum":
-                names.update(node["symbols"])
-            elif kind == "array":
-                stack.append(node["items"])
-            elif kind == "map":
-                stack.append(node["values"])
-            elif not isinstance(kind, str):
-                stack.append(kind)  # {"type": {...}}: a nested type definition
-    return names
+    from . import _avro
+
+    return _avro.declared_names(schema)
 
 
 # -- two Avro changes the Avro strategies do not make: a narrowed union and an enum symbol

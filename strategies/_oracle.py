@@ -30,9 +30,10 @@ class Migration:
 
     @property
     def is_lossy(self) -> bool:
-        """Whether some part may lose information (a promotion such as long -> float, or Avro
-        bytes -> string for bytes that are not UTF-8). Through such a step, a chain need not
-        agree with the direct jump, in Java either."""
+        """Whether some part may lose information (a promotion such as long -> float, Avro
+        bytes -> string for bytes that are not UTF-8, or a removed Avro enum symbol read as the
+        default). Through such a step, a chain need not agree with the direct jump, in Java
+        either."""
         return any(_lossy(part) for part in _parts(self))
 
 
