@@ -106,15 +106,6 @@ def _schema(name: str) -> Any:
     return spec() if callable(spec) else spec
 
 
-class _Activating(Evolution):
-    """An evolution between generated schemas: the new classes are made current while the new
-    serializer is in use, and the old ones again afterwards (they share qualified names)."""
-
-    def __init__(self, old_schema: Any, new_schema: Any, *args: Any, **kwargs: Any) -> None:
-        self._schemas = (old_schema, new_schema)
-        super().__init__(*args, **kwargs)
-
-
 def _evolutions(schema: Any) -> list[Evolution]:
     import strategies
     from reference.types import serializer_for
@@ -133,9 +124,9 @@ def _evolutions(schema: Any) -> list[Evolution]:
         finally:
             strategies.activate(schema)
         migrate = evo.migrate if evo.expect != "incompatible" else None
-        found.append(_Activating(schema, evo.new, new, evo.expect, migrate,
-                                 reason_contains=evo.reason_contains if evo.expect == "incompatible" else None,
-                                 name=f"{evo.change} ({evo.expect})"))
+        found.append(Evolution(new, evo.expect, migrate,
+                               reason_contains=evo.reason_contains if evo.expect == "incompatible" else None,
+                               name=f"{evo.change} ({evo.expect})", schemas=(schema, evo.new)))
     return found
 
 
@@ -159,9 +150,11 @@ def builtin_subject(name: str) -> Subject:
     )
 
 
-#: Golden files of the built-ins, in a source checkout (absent from an installed package: the
-#: versioning check is then skipped); ``--builtins --update-golden`` records a release there.
-_DEFAULT_GOLDEN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "harness", "golden", "builtins")
+#: Golden files of the built-ins, shipped with the package (``conformance/golden/builtins``):
+#: every release of this project restores what earlier releases recorded there;
+#: ``--builtins --update-golden`` records the current release (CONFORMANCE_BUILTINS_GOLDEN
+#: points it elsewhere).
+_DEFAULT_GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden", "builtins")
 
 
 def _release() -> str:

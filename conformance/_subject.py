@@ -6,16 +6,12 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from reference import TypeSerializer
+from reference import TypeSerializer, Verdict
 
 __all__ = ["Subject", "Evolution", "SubjectError", "KINDS"]
 
-KINDS = (
-    "compatible_as_is",
-    "compatible_after_migration",
-    "compatible_with_reconfigured_serializer",
-    "incompatible",
-)
+#: The verdicts an evolution may expect (``reference.Verdict``'s members).
+KINDS = tuple(Verdict)
 
 
 class SubjectError(ValueError):
@@ -67,7 +63,10 @@ class Evolution:
     ``compatible_with_reconfigured_serializer``, ``incompatible``); ``migrate`` maps an old value
     to the value the new serializer must read back (identity when omitted for as-is and
     reconfigured; required for after-migration). ``reason_contains`` (incompatible only) is a
-    word the incompatibility reason must mention, such as the field name.
+    word the incompatibility reason must mention, such as the field name. ``schemas`` (old,
+    new) are the ``reference.types`` schemas of both versions when their classes were generated
+    from schemas (``strategies``): the harness makes the new classes current while the new
+    serializer works, and the old ones again afterwards.
     """
 
     def __init__(
@@ -78,33 +77,40 @@ class Evolution:
         *,
         reason_contains: str | None = None,
         name: str | None = None,
+        schemas: tuple[Any, Any] | None = None,
     ) -> None:
         self._instance, self._factory = _resolve_serializer("Evolution(to=...)", to)
         if expect not in KINDS:
             hint = ""
             for kind in KINDS:
                 if isinstance(expect, str) and expect.lower().replace("-", "_") in kind:
-                    hint = f" (did you mean {kind!r}?)"
+                    hint = f" (did you mean {kind.value!r}?)"
                     break
             raise SubjectError(
-                f"Evolution(expect={expect!r}) is not a verdict; use one of {', '.join(KINDS)}{hint}"
+                f"Evolution(expect={expect!r}) is not a verdict; use one of "
+                f"{', '.join(k.value for k in KINDS)}{hint}"
+            )
+        expect = Verdict(expect)
+        if schemas is not None and (not isinstance(schemas, tuple) or len(schemas) != 2):
+            raise SubjectError(
+                f"Evolution(schemas=...) must be the pair (old_schema, new_schema); got {schemas!r}"
             )
         if migrate is not None and not callable(migrate):
             raise SubjectError(
                 f"Evolution(migrate=...) must be a function old_value -> new_value; got {type(migrate).__name__}"
             )
-        if expect == "compatible_after_migration" and migrate is None:
+        if expect is Verdict.COMPATIBLE_AFTER_MIGRATION and migrate is None:
             raise SubjectError(
                 "Evolution(expect='compatible_after_migration') needs migrate=: a function that "
                 "maps an old value to the value the new serializer must read after migration "
                 "(lambda old: old if the value does not change)"
             )
-        if expect == "incompatible" and migrate is not None:
+        if expect is Verdict.INCOMPATIBLE and migrate is not None:
             raise SubjectError(
                 "Evolution(expect='incompatible', migrate=...) contradicts itself: incompatible "
                 "state is never migrated; drop migrate= or change expect="
             )
-        if reason_contains is not None and expect != "incompatible":
+        if reason_contains is not None and expect is not Verdict.INCOMPATIBLE:
             raise SubjectError(
                 "Evolution(reason_contains=...) only applies to expect='incompatible' (it is a "
                 "word the incompatibility reason must mention)"
@@ -114,6 +120,7 @@ class Evolution:
         self.migrate = migrate
         self.reason_contains = reason_contains
         self.name = name
+        self.schemas = schemas
 
     def serializer(self) -> TypeSerializer[Any]:
         """A serializer of the new version (a fresh one each call when given a factory)."""
@@ -125,10 +132,10 @@ class Evolution:
     def label(self, index: int) -> str:
         if self.name:
             return self.name
-        return f"evolution {index} (to {self.serializer()!r}, {self.expect})"
+        return f"evolution {index} (to {self.serializer()!r}, {self.expect.value})"
 
     def __repr__(self) -> str:
-        return f"Evolution(to={self.to!r}, expect={self.expect!r})"
+        return f"Evolution(to={self.to!r}, expect={self.expect.value!r})"
 
 
 class Subject:
@@ -190,7 +197,7 @@ class Subject:
             for i, evo in enumerate(chain):
                 if not isinstance(evo, Evolution):
                     raise SubjectError(f"Subject(chains=...) chain {c} step {i} is not an Evolution")
-            if any(e.expect == "incompatible" for e in chain[:-1]):
+            if any(e.expect is Verdict.INCOMPATIBLE for e in chain[:-1]):
                 raise SubjectError(
                     f"Subject(chains=...) chain {c}: only the last step may be incompatible "
                     "(nothing can be restored after an incompatible step)"

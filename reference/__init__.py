@@ -3,8 +3,8 @@
 Importing ``reference`` imports neither pytest, hypothesis nor pyspark.
 """
 
-from ._classes import lookup_type, register_type
-from ._compat import OuterSchemaCompatibility, SchemaCompatibility
+from ._classes import class_identity, lookup_type, register_type
+from ._compat import OuterSchemaCompatibility, SchemaCompatibility, Verdict
 from ._errors import (
     EndOfDataError,
     RecordNotFoundError,
@@ -24,6 +24,7 @@ from ._snapshot import (
     read_serializer_snapshot,
     read_versioned_snapshot,
     resolve_compatibility,
+    snapshot_class,
     snapshot_from_bytes,
     snapshot_to_bytes,
     write_serializer_snapshot,
@@ -47,11 +48,14 @@ __all__ = [
     "TypeSerializer",
     "TypeSerializerSnapshot",
     "UnknownSnapshotClassError",
+    "Verdict",
+    "class_identity",
     "lookup_type",
     "read_serializer_snapshot",
     "read_versioned_snapshot",
     "register_type",
     "resolve_compatibility",
+    "snapshot_class",
     "snapshot_from_bytes",
     "snapshot_to_bytes",
     "write_serializer_snapshot",

@@ -10,14 +10,19 @@ from __future__ import annotations
 import sys
 import threading
 
-__all__ = ["register_type", "lookup_type", "qualified_name"]
+__all__ = ["register_type", "lookup_type", "class_identity", "qualified_name"]
 
 _TYPES: dict[str, type] = {}
 _LOCK = threading.Lock()
 
 
-def qualified_name(cls: type) -> str:
+def class_identity(cls: type) -> str:
+    """``module:qualname``: how snapshots, golden files and reports name a class (the one
+    definition of a class's identity)."""
     return f"{cls.__module__}:{cls.__qualname__}"
+
+
+qualified_name = class_identity
 
 
 def register_type(cls: type) -> type:

@@ -11,13 +11,41 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-__all__ = ["SchemaCompatibility", "OuterSchemaCompatibility", "combine_nested", "reconfigured_or_as_is"]
+__all__ = ["Verdict", "SchemaCompatibility", "OuterSchemaCompatibility", "combine_nested",
+           "reconfigured_or_as_is"]
 
-AS_IS = "compatible_as_is"
-AFTER_MIGRATION = "compatible_after_migration"
-RECONFIGURED = "compatible_with_reconfigured_serializer"
-INCOMPATIBLE = "incompatible"
-KINDS = (AS_IS, AFTER_MIGRATION, RECONFIGURED, INCOMPATIBLE)
+
+class Verdict(str, enum.Enum):
+    """The four kinds of schema compatibility result: the project's one vocabulary for them.
+
+    A ``str`` enum: each member equals its string (``Verdict.INCOMPATIBLE == "incompatible"``),
+    so JSON, golden files and user code that spell the strings keep working.
+    """
+
+    COMPATIBLE_AS_IS = "compatible_as_is"
+    COMPATIBLE_AFTER_MIGRATION = "compatible_after_migration"
+    COMPATIBLE_WITH_RECONFIGURED_SERIALIZER = "compatible_with_reconfigured_serializer"
+    INCOMPATIBLE = "incompatible"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @classmethod
+    def parse(cls, text: object) -> Verdict:
+        """The verdict spelled ``text`` (a member or its string); ValueError names the four."""
+        try:
+            return cls(text)
+        except ValueError:
+            raise ValueError(
+                f"{text!r} is not a verdict; use one of {', '.join(v.value for v in cls)}"
+            ) from None
+
+
+AS_IS = Verdict.COMPATIBLE_AS_IS
+AFTER_MIGRATION = Verdict.COMPATIBLE_AFTER_MIGRATION
+RECONFIGURED = Verdict.COMPATIBLE_WITH_RECONFIGURED_SERIALIZER
+INCOMPATIBLE = Verdict.INCOMPATIBLE
+KINDS = tuple(Verdict)
 
 
 class SchemaCompatibility(Generic[T]):
@@ -38,9 +66,7 @@ class SchemaCompatibility(Generic[T]):
         serializer: TypeSerializer[T] | None = None,
         row_paths: Sequence[str] = (),
     ) -> None:
-        if kind not in KINDS:
-            raise ValueError(f"unknown compatibility kind {kind!r}; use one of {KINDS}")
-        self.kind = kind
+        self.kind = Verdict.parse(kind)
         self.reason = reason
         self._serializer = serializer
         self.row_paths = tuple(row_paths)
@@ -98,15 +124,15 @@ class SchemaCompatibility(Generic[T]):
             extra = f": {self.reason}"
         elif self._serializer is not None:
             extra = f": {self._serializer!r}"
-        return f"<{self.kind}{extra}>"
+        return f"<{self.kind.value}{extra}>"
 
 
 class OuterSchemaCompatibility(enum.Enum):
     """Verdict on a composite's own (outer) configuration."""
 
-    COMPATIBLE_AS_IS = AS_IS
-    COMPATIBLE_AFTER_MIGRATION = AFTER_MIGRATION
-    INCOMPATIBLE = INCOMPATIBLE
+    COMPATIBLE_AS_IS = AS_IS.value
+    COMPATIBLE_AFTER_MIGRATION = AFTER_MIGRATION.value
+    INCOMPATIBLE = INCOMPATIBLE.value
 
 
 def combine_nested(

@@ -22,6 +22,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from reference import Verdict
 from reference.serializers import AvroSerializer
 from reference.types import AvroType
 
@@ -31,8 +32,8 @@ __all__ = [
     "COMPATIBLE_CHANGES", "INCOMPATIBLE_CHANGES", "schema_values",
 ]
 
-AFTER_MIGRATION = "compatible_after_migration"
-INCOMPATIBLE = "incompatible"
+AFTER_MIGRATION = Verdict.COMPATIBLE_AFTER_MIGRATION
+INCOMPATIBLE = Verdict.INCOMPATIBLE
 
 #: compatible change label -> what it does
 COMPATIBLE_CHANGES = (

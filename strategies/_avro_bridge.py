@@ -8,6 +8,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from reference import Verdict
+
 __all__ = ["available", "avro_schemas", "avro_values", "change_labels", "change_kind",
            "apply_change", "change_table", "declared_names"]
 
@@ -84,8 +86,8 @@ def declared_names(schema: Any) -> set[str]:
 # removed from an enum that has a default. Same sites as ``_avro``: the root, or a field of a
 # root record.
 _EXTRA = {
-    "avro.narrow_union": "incompatible",
-    "avro.remove_enum_symbol_with_default": "compatible_after_migration",
+    "avro.narrow_union": Verdict.INCOMPATIBLE,
+    "avro.remove_enum_symbol_with_default": Verdict.COMPATIBLE_AFTER_MIGRATION,
 }
 #: writer type -> reader types that read it (Avro's promotions)
 _READS_AS = {

@@ -19,6 +19,7 @@ from hypothesis import assume
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
+from reference import Verdict
 from reference import types as t
 from reference.types import serializer_for
 
@@ -32,11 +33,11 @@ __all__ = [
     "EVOLUTION_FAMILIES", "candidates",
 ]
 
-AS_IS = "compatible_as_is"
-AFTER_MIGRATION = "compatible_after_migration"
-RECONFIGURED = "compatible_with_reconfigured_serializer"
-INCOMPATIBLE = "incompatible"
-KINDS = (AS_IS, AFTER_MIGRATION, RECONFIGURED, INCOMPATIBLE)
+AS_IS = Verdict.COMPATIBLE_AS_IS
+AFTER_MIGRATION = Verdict.COMPATIBLE_AFTER_MIGRATION
+RECONFIGURED = Verdict.COMPATIBLE_WITH_RECONFIGURED_SERIALIZER
+INCOMPATIBLE = Verdict.INCOMPATIBLE
+KINDS = tuple(Verdict)
 
 #: Every change label with the verdict it has where nothing around it changes that verdict.
 CHANGES: dict[str, str] = {

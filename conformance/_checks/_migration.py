@@ -55,7 +55,7 @@ class Step:
 def declared_steps(ctx: Any) -> list[Step]:
     base = ctx.serializer()
     return [Step(evo.label(i), base, evo.serializer(), evo.expect, evo.migrate, evo.reason_contains,
-                 getattr(evo, "_schemas", None))
+                 evo.schemas)
             for i, evo in enumerate(ctx.subject.evolutions)]
 
 
@@ -178,7 +178,8 @@ def chain_steps(ctx: Any) -> list[list[Step]]:
         steps = []
         for i, evo in enumerate(chain):
             new = evo.serializer()
-            steps.append(Step(f"chain {c} step {i}", previous, new, evo.expect, evo.migrate, evo.reason_contains))
+            steps.append(Step(f"chain {c} step {i}", previous, new, evo.expect, evo.migrate, evo.reason_contains,
+                              evo.schemas))
             previous = new
         chains.append(steps)
     return chains

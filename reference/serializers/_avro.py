@@ -41,7 +41,7 @@ from .._compat import SchemaCompatibility
 from .._errors import EndOfDataError, SerializationError, SnapshotFormatError, StateMigrationError
 from .._io import DataInputView, DataOutputView
 from .._serializer import TypeSerializer
-from .._snapshot import TypeSerializerSnapshot
+from .._snapshot import TypeSerializerSnapshot, add_snapshot_alias
 from ._avro_compat import (
     AvroSchema,
     AvroSchemaError,
@@ -465,6 +465,7 @@ def _index_guard_works() -> bool:
 
 # -- the serializer ----------------------------------------------------------------------------
 class AvroSerializer(TypeSerializer[Any]):
+    __module__ = "reference.serializers"  # stable public identity
     """Avro binary encoding of one schema, through fastavro (Flink's ``AvroSerializer``).
 
     ``schema`` is what ``fastavro.parse_schema`` accepts (a dict, a list for a union, a type
@@ -697,6 +698,8 @@ class AvroSerializerSnapshot(TypeSerializerSnapshot[Any]):
     """The writer schema as canonical JSON: an int byte length, then UTF-8 (no 64 KiB limit,
     no pickle). The new snapshot judges the old one with Avro's resolution rules."""
 
+    __module__ = "reference.serializers"  # stable identity in savepoints
+
     VERSION = 1
 
     def __init__(self, serializer: AvroSerializer | None = None) -> None:
@@ -808,3 +811,8 @@ class AvroSerializerSnapshot(TypeSerializerSnapshot[Any]):
         if target is not None:
             target.write(data)
         return new.from_bytes(data)
+
+
+# Release 0.1.0 recorded this snapshot under its private module's name; such savepoints keep
+# restoring (new ones are written under the public identity).
+add_snapshot_alias("reference.serializers._avro:AvroSerializerSnapshot", AvroSerializerSnapshot)
