@@ -14,7 +14,8 @@ import reprlib
 import struct
 from typing import Any
 
-from strategies._canonical import canonical, values_equal
+from reference import class_identity
+from strategies import canonical, values_equal
 
 __all__ = ["canonical", "values_equal", "show", "first_difference", "stable_text"]
 
@@ -22,8 +23,7 @@ _DOUBLE = struct.Struct(">d")
 
 
 def _name(value: Any) -> str:
-    cls = type(value)
-    return f"{cls.__module__}:{cls.__qualname__}"
+    return class_identity(type(value))
 
 
 class _Repr(reprlib.Repr):

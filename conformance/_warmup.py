@@ -17,8 +17,7 @@ def _warm_up() -> None:
     try:
         import rocksdict  # noqa: F401
 
-        from reference.backends import read_state_rows, write_state_rows
-        from reference.backends._savepoint import StateMetadata
+        from reference.backends import StateMetadata, read_state_rows, write_state_rows
 
         directory = tempfile.mkdtemp(prefix="conformance-warmup-")
         try:

@@ -25,8 +25,9 @@ from ._evolutions import (
     evolution_chains,
     evolutions,
 )
-from ._pojo import activate
+from ._pojo import PojoField, activate, enum_type, pojo_type
 from ._schemas import FAMILIES, schemas
+from ._schemas import _avro_available as avro_available
 from ._values import values
 
 
@@ -40,12 +41,16 @@ __all__ = [
     "EVOLUTION_FAMILIES",
     "FAMILIES",
     "KINDS",
+    "PojoField",
     "SchemaEvolution",
     "activate",
+    "avro_available",
     "canonical",
     "chain_migration",
     "evolution_chains",
+    "enum_type",
     "evolutions",
+    "pojo_type",
     "schemas",
     "serializers",
     "values",

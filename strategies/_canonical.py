@@ -14,14 +14,15 @@ import enum
 import struct
 from typing import Any
 
+from reference import class_identity
+
 __all__ = ["canonical", "values_equal"]
 
 _DOUBLE = struct.Struct(">d")
 
 
 def _type_name(value: Any) -> str:
-    cls = type(value)
-    return f"{cls.__module__}:{cls.__qualname__}"
+    return class_identity(type(value))
 
 
 def canonical(value: Any) -> Any:

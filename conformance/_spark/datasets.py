@@ -136,7 +136,7 @@ class StateOutput:
 def _spark_hash_partition(value: int, partitions: int) -> int:
     """The partition Spark's hash partitioning gives an int column value: Murmur3 (x86, 32
     bit, seed 42) of the 4 little-endian bytes, as a signed int, non-negative modulo."""
-    from reference.backends._murmur import murmur3_32
+    from reference.backends import murmur3_32
 
     hashed = murmur3_32((value & 0xFFFFFFFF).to_bytes(4, "little"), 42)
     signed = hashed - (1 << 32) if hashed >= 1 << 31 else hashed

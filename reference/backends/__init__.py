@@ -20,6 +20,7 @@ read and write the same savepoints; docs/savepoint-format.md describes it.
 from ._bytes import BytesStateBackend
 from ._descriptors import ListStateDescriptor, MapStateDescriptor, StateDescriptor, ValueStateDescriptor
 from ._heap import HeapStateBackend
+from ._murmur import murmur3_32
 from ._resolve import (
     SCHEMA_EVOLUTION_OPTION,
     AccessPlan,
@@ -83,6 +84,7 @@ __all__ = [
     "encode_list_value",
     "key_group_for",
     "key_groups_for",
+    "murmur3_32",
     "read_savepoint_content",
     "read_savepoint_metadata",
     "read_state_rows",
