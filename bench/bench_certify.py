@@ -7,12 +7,12 @@ the JVM, the PySpark workers), so the report also says where the time goes.
 
     python bench/bench_certify.py [--master local[2]] [--entries N] [--seed 20261121] [--repeat 2]
 
-Issue 6's target: with Spark on ``local[2]`` at the default 100k entries per subject, at most
-60 s wall on 2 cores. Measured on the 2-core development VM, whose speed drifted (the baseline
-took 10-16 s): before session 2's changes (commit 2a09fdb, same bench, same hour) Spark took
-135.4 s against a 13.7 s baseline (9.9x, 205 s CPU); after them 52.9-58.6 s against 10.1-15.7 s
-(3.7-5.6x, 92-108 s CPU: PySpark workers 35-39 s, the two harness processes 30-37 s, the JVM
-18-23 s, fresh-process restores 6-8 s).
+The target: with Spark on ``local[2]`` at the default 100k entries per subject, at most 60 s
+wall on 2 cores. Measured on a 2-core machine whose speed drifted (the baseline took 10-16 s):
+before the two-lane schedule and the batched Spark jobs (commit 2a09fdb, same bench, same hour)
+Spark took 135.4 s against a 13.7 s baseline (9.9x, 205 s CPU); with them 52.9-58.6 s against
+10.1-15.7 s (3.7-5.6x, 92-108 s CPU: PySpark workers 35-39 s, the two harness processes
+30-37 s, the JVM 18-23 s, fresh-process restores 6-8 s).
 """
 
 from __future__ import annotations

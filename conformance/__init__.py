@@ -1,20 +1,24 @@
-"""The conformance harness: certify any serializer (CLI, pytest plugin, library).
+"""The conformance harness: certify any serializer or table (CLI, pytest plugin, library).
 
 >>> from conformance import Subject, check_serializer
 >>> report = check_serializer(Subject(MySerializer(), values=st.integers()))
 >>> report.certified, [r for r in report if r.failed]
 
-Importing ``conformance`` does not import pytest; ``SerializerConformance`` and
-``parametrize_checks`` load it when first used.
+``certify(subjects, ...)`` certifies several subjects with one seed (as ``conformance certify``
+does); ``check_serializer`` and ``certify`` take a ``TableSubject`` as well.
+
+Importing ``conformance`` does not import pytest; ``SerializerConformance``,
+``TableConformance`` and ``parametrize_checks`` load it when first used.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ._registry import NotApplicable, Violation, check
+from ._registry import NotApplicable, UnknownCheckError, Violation, check
 from ._report import CheckResult, Report
-from ._runner import CheckContext, UnknownCheckWarning, check_serializer
+from ._runner import CheckContext, check_serializer
+from ._schedule import certify
 from ._subject import Evolution, Subject, SubjectError
 
 __all__ = [
@@ -26,8 +30,12 @@ __all__ = [
     "SerializerConformance",
     "Subject",
     "SubjectError",
-    "UnknownCheckWarning",
+    "TableConformance",
+    "TableSubject",
+    "UnknownCheckError",
     "Violation",
+    "certify",
+    "certify_table",
     "check",
     "check_serializer",
     "parametrize_checks",
@@ -35,7 +43,7 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("SerializerConformance", "parametrize_checks"):
+    if name in ("SerializerConformance", "TableConformance", "parametrize_checks"):
         from . import _pytest_api
 
         return getattr(_pytest_api, name)

@@ -14,6 +14,7 @@ import os
 from functools import cache
 from typing import Any
 
+from reference import Verdict
 from reference import types as t
 
 from ._subject import Evolution, Subject
@@ -49,7 +50,7 @@ BUILTIN_NAMES = tuple(_PLAN)
 
 
 def _fixed_pojo() -> Any:
-    from strategies._pojo import PojoField, pojo_type
+    from strategies import PojoField, pojo_type
 
     return pojo_type((
         PojoField("id", t.LongType()),
@@ -60,7 +61,7 @@ def _fixed_pojo() -> Any:
 
 
 def _fixed_enum() -> Any:
-    from strategies._pojo import enum_type
+    from strategies import enum_type
 
     return enum_type(("RED", "GREEN", "BLUE", "UNKNOWN"), qualname="BuiltinColor")
 
@@ -111,7 +112,7 @@ def _evolutions(schema: Any) -> list[Evolution]:
     from reference.types import serializer_for
 
     found: list[Evolution] = []
-    for verdict in ("compatible_after_migration", "compatible_with_reconfigured_serializer", "incompatible"):
+    for verdict in (Verdict.COMPATIBLE_AFTER_MIGRATION, Verdict.COMPATIBLE_WITH_RECONFIGURED_SERIALIZER, Verdict.INCOMPATIBLE):
         try:
             evo = _draw(strategies.evolutions(schema, verdict=verdict), pick=3)
         except Exception:
@@ -123,9 +124,9 @@ def _evolutions(schema: Any) -> list[Evolution]:
             new = serializer_for(evo.new)
         finally:
             strategies.activate(schema)
-        migrate = evo.migrate if evo.expect != "incompatible" else None
+        migrate = evo.migrate if evo.expect != Verdict.INCOMPATIBLE else None
         found.append(Evolution(new, evo.expect, migrate,
-                               reason_contains=evo.reason_contains if evo.expect == "incompatible" else None,
+                               reason_contains=evo.reason_contains if evo.expect == Verdict.INCOMPATIBLE else None,
                                name=f"{evo.change} ({evo.expect})", schemas=(schema, evo.new)))
     return found
 
@@ -174,9 +175,9 @@ def builtin_subjects(names: Any = None) -> list[Subject]:
 
 def _avro_available() -> bool:
     try:
-        from strategies._schemas import _avro_available as available
+        from strategies import avro_available
 
-        return bool(available())
+        return bool(avro_available())
     except Exception:
         return False
 

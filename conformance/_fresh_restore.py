@@ -20,9 +20,9 @@ def main(spec_text: str) -> int:
 
     serializer = None
     if spec.get("locator"):
-        from .cli import load_target
+        from .cli import load_serializer
 
-        serializer = load_target(spec["locator"]).make_serializer()
+        serializer = load_serializer(spec["locator"])
     if serializer is None:
         metadata = read_savepoint_metadata(spec["savepoint"])
         serializer = snapshot_from_bytes(metadata.state("value").value_serializer_snapshot).restore_serializer()

@@ -1,24 +1,28 @@
 """pytest entry points: ``parametrize_checks`` (one test per check) and the
-``SerializerConformance`` base class. Loaded only when used, so ``import conformance`` does not
-import pytest."""
+``SerializerConformance`` / ``TableConformance`` base classes. Loaded only when used, so
+``import conformance`` does not import pytest.
+
+The checks a test run covers are chosen by the harness's one selection rule
+(``conformance._registry.select``), the same as ``conformance certify --check``; an unknown
+check or expected-failure id is an error at collection.
+"""
 
 from __future__ import annotations
 
 import functools
 import inspect
-import warnings
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import pytest
 
-from ._registry import all_checks
+from ._registry import checks_for, known_ids, select
 from ._report import CheckResult
-from ._runner import Runner, UnknownCheckWarning
-from ._subject import Subject, as_subject
+from ._runner import Runner
+from ._subject import Subject, as_subject, subject_kind, subject_name
 
-__all__ = ["parametrize_checks", "SerializerConformance", "check_ids", "run_check"]
+__all__ = ["parametrize_checks", "SerializerConformance", "TableConformance", "check_ids", "run_check"]
 
 _RUNNERS: dict[tuple[Any, ...], tuple[Any, Runner]] = {}
 
@@ -31,28 +35,14 @@ def _option(config: Any, name: str, default: Any = None) -> Any:
     return default if value is None else value
 
 
-def check_ids(config: Any = None, select: Iterable[str] | None = None) -> list[str]:
+def check_ids(config: Any = None, wanted: Iterable[str] | None = None, kind: str = "serializer") -> list[str]:
     """Ids of the checks a test run covers (spark only with ``--conformance-spark MASTER``)."""
     spark = _option(config, "conformance_spark", "off") if config is not None else "off"
-    if spark != "off":
-        from ._registry import load_families
-
-        load_families(spark=True)
-    ids = [c.id for c in all_checks() if c.family != "table" and (c.family != "spark" or spark != "off")]
-    if select is not None:
-        wanted = set(select)
-        ids = [i for i in ids if i in wanted or i.split(".", 1)[0] in wanted]
-    return ids
+    return [c.id for c in select(checks_for(kind, spark=spark != "off"), wanted, kind=kind)]
 
 
-def _warn_unknown(expected_failures: Mapping[str, str]) -> None:
-    known = set(check_ids())
-    for check_id in expected_failures:
-        if check_id not in known:
-            warnings.warn(
-                f"expected failure {check_id!r} names no check; known checks: {', '.join(sorted(known))}",
-                UnknownCheckWarning, stacklevel=3,
-            )
+def _check_expected(expected_failures: Mapping[str, str], kind: str) -> None:
+    known_ids(checks_for(kind, spark=True), expected_failures, kind=kind)
 
 
 def _runner(config: Any, subject: Subject) -> Runner:
@@ -62,7 +52,7 @@ def _runner(config: Any, subject: Subject) -> Runner:
     spark = _option(config, "conformance_spark", "off")
     seed = _option(config, "conformance_seed")
     if seed is None:  # stable across xdist workers and reruns: derived from the subject
-        seed = zlib.crc32(subject.display_name.encode("utf-8", "replace"))
+        seed = zlib.crc32(subject_name(subject).encode("utf-8", "replace"))
     key = (id(subject), examples, profile, backends, spark, seed)
     cached = _RUNNERS.get(key)
     if cached is None or cached[0] is not subject:
@@ -76,12 +66,13 @@ def run_check(config: Any, subject: Any, check_id: str, record_property: Callabl
               expected_failures: Mapping[str, str] | None = None) -> CheckResult:
     """Run one check (its prerequisites once per subject) and turn its result into the test
     outcome: failure, xfail (expected), skip, or pass. JUnit properties are recorded."""
-    subject = as_subject(subject)
+    if subject_kind(subject) == "serializer":
+        subject = as_subject(subject)
     runner = _runner(config, subject)
     result = runner.result(check_id)
     expected = (expected_failures or {}).get(check_id)
     if record_property is not None:
-        record_property("conformance_subject", subject.display_name)
+        record_property("conformance_subject", subject_name(subject))
         record_property("conformance_check", check_id)
         record_property("conformance_family", result.family)
         record_property("conformance_status", result.status)
@@ -110,16 +101,21 @@ def parametrize_checks(
     expected_failures: Mapping[str, str] | None = None,
     *,
     checks: Iterable[str] | None = None,
+    kind: str | None = None,
 ) -> Callable[[Callable[..., Any]], Any]:
     """Decorate a test function to run once per check, with ids like ``[roundtrip.bit_exact]``.
 
-    ``subject_or_fixture`` is a ``Subject`` (or serializer with values) or the name of a fixture
-    giving one. The check runs before the test body; the body may take ``conformance_result``.
-    ``expected_failures`` maps check ids to reasons (those tests xfail); unknown ids warn.
+    ``subject_or_fixture`` is a ``Subject`` (or serializer with values), a ``TableSubject``,
+    or the name of a fixture giving one (``kind="table"`` for a fixture giving a table). The
+    check runs before the test body; the body may take ``conformance_result``.
+    ``expected_failures`` maps check ids to reasons (those tests xfail); an unknown id is an
+    error.
     """
     expected = dict(expected_failures or {})
-    _warn_unknown(expected)
-    ids = check_ids(None, checks)
+    if kind is None:
+        kind = "serializer" if isinstance(subject_or_fixture, str) else subject_kind(subject_or_fixture)
+    _check_expected(expected, kind)
+    ids = check_ids(None, checks, kind)
 
     def decorate(func: Callable[..., Any]) -> Any:
         signature = inspect.signature(func)
@@ -158,19 +154,29 @@ class SerializerConformance:
 
     expected_failures: Mapping[str, str] = {}
     conformance_checks: Iterable[str] | None = None
+    conformance_kind = "serializer"
 
     def pytest_generate_tests(self, metafunc: Any) -> None:
         if "conformance_check_id" in metafunc.fixturenames:
-            _warn_unknown(self.expected_failures)
-            ids = check_ids(metafunc.config, self.conformance_checks)
+            _check_expected(self.expected_failures, self.conformance_kind)
+            ids = check_ids(metafunc.config, self.conformance_checks, self.conformance_kind)
             metafunc.parametrize("conformance_check_id", ids, ids=ids)
 
     def _conformance_subject(self, request: Any) -> Any:
+        from ._table import TableSubject
+
         given = getattr(type(self), "subject", None)
-        if isinstance(given, Subject):
+        if isinstance(given, (Subject, TableSubject)):
             return given
         return request.getfixturevalue("subject")
 
     def test_conformance(self, conformance_check_id: str, request: Any, record_property: Any) -> None:
         run_check(request.config, self._conformance_subject(request), conformance_check_id, record_property,
                   self.expected_failures)
+
+
+class TableConformance(SerializerConformance):
+    """Base class for a table: subclasses give ``subject`` (a ``conformance.TableSubject``
+    attribute or a fixture named ``subject``) and get one test per ``table.*`` check."""
+
+    conformance_kind = "table"

@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
-    "Check", "Violation", "NotApplicable", "check", "all_checks", "get_check", "load_families",
-    "FAMILIES", "LAYERS", "selected",
+    "Check", "Violation", "NotApplicable", "UnknownCheckError", "check", "all_checks", "get_check",
+    "load_families", "checks_for", "select", "known_ids", "FAMILIES", "LAYERS", "KINDS", "STATUSES",
 ]
 
+#: What a check's result may be (the JSON contract): ``xfailed`` is a failure listed as expected.
+STATUSES = ("passed", "failed", "skipped", "xfailed")
 #: Family names a result may carry (the JSON contract).
 FAMILIES = ("roundtrip", "snapshot", "versioning", "migration", "backends", "spark", "table")
 #: Run order by id prefix (``api.*`` checks belong to the roundtrip family but run first).
@@ -37,6 +39,11 @@ class Violation(Exception):
 
 class NotApplicable(Exception):
     """The subject gives this check nothing to check (e.g. no evolutions); it is skipped."""
+
+
+class UnknownCheckError(ValueError):
+    """A selection or expected failure names no check this run can run (the message says
+    what was meant, when something close exists)."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +100,11 @@ def load_families(spark: bool = False, table: bool = False) -> None:
             _LOADED.add(name)
 
 
+#: What a subject of each kind is certified by: serializers by every family but ``table``,
+#: tables by ``table`` alone.
+KINDS = {"serializer": tuple(f for f in FAMILIES if f != "table"), "table": ("table",)}
+
+
 def all_checks(families: tuple[str, ...] | None = None) -> list[Check]:
     """Registered checks in run order (layer, then registration order)."""
     load_families()
@@ -102,12 +114,69 @@ def all_checks(families: tuple[str, ...] | None = None) -> list[Check]:
     return checks
 
 
-def selected(checks: list[Check], select: Iterable[str] | None) -> list[Check]:
-    """The checks whose id, family or id prefix (``api``) is in ``select`` (all if None)."""
-    if select is None:
-        return checks
-    wanted = set(select)
-    return [c for c in checks if c.id in wanted or c.family in wanted or c.id.split(".", 1)[0] in wanted]
+def checks_for(kind: str, *, spark: bool = False) -> list[Check]:
+    """Every check a run over a subject of ``kind`` ("serializer" or "table") can select, in run
+    order; the spark family only when ``spark`` (a master is given)."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown subject kind {kind!r}; use one of {', '.join(KINDS)}")
+    load_families(spark=spark or kind != "serializer", table=kind == "table")
+    families = tuple(f for f in KINDS[kind] if f != "spark" or spark)
+    return all_checks(families)
+
+
+def _names(checks: Iterable[Check]) -> set[str]:
+    names = set()
+    for c in checks:
+        names |= {c.id, c.family, c.id.split(".", 1)[0]}
+    return names
+
+
+def _suggest(word: str, names: Iterable[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(word, sorted(names), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def select(checks: list[Check], wanted: Iterable[str] | None, *, kind: str = "serializer") -> list[Check]:
+    """The checks of ``checks`` whose id, family or id prefix (``api``) is in ``wanted`` (all
+    when None), in run order: the one selection rule of the CLI, the library and pytest.
+
+    A word that names nothing in ``checks`` raises ``UnknownCheckError`` (with the closest
+    name, or saying that spark checks need a Spark master); so does a selection of nothing.
+    """
+    if wanted is None:
+        picked = list(checks)
+    else:
+        words = [w.strip() for w in wanted]
+        available = _names(checks)
+        for word in words:
+            if word not in available:
+                raise UnknownCheckError(_unknown(word, available, kind))
+        chosen = set(words)
+        picked = [c for c in checks if c.id in chosen or c.family in chosen or c.id.split(".", 1)[0] in chosen]
+    if not picked:
+        raise UnknownCheckError(f"the selection {sorted(wanted or [])} leaves no check to run")
+    return picked
+
+
+def _unknown(word: str, available: set[str], kind: str) -> str:
+    load_families(spark=True, table=True)
+    if kind == "serializer" and word.split(".", 1)[0] == "spark" and word in _names(_CHECKS.values()):
+        return f"check {word!r} is in the spark family, which runs only with a Spark master (--spark local[2])"
+    if word in _names(_CHECKS.values()):
+        return f"check {word!r} does not apply to a {kind} subject"
+    return (f"no check {word!r}{_suggest(word, available)}; `conformance certify --list-checks` "
+            "lists them")
+
+
+def known_ids(checks: Iterable[Check], ids: Iterable[str], *, what: str = "expected failure",
+              kind: str = "serializer") -> None:
+    """Raise ``UnknownCheckError`` unless every id in ``ids`` is the id of one of ``checks``."""
+    available = {c.id for c in checks}
+    for check_id in ids:
+        if check_id not in available:
+            raise UnknownCheckError(f"{what} {check_id!r}: " + _unknown(check_id, available, kind))
 
 
 def get_check(check_id: str) -> Check:

@@ -1,18 +1,34 @@
-"""Results: one ``CheckResult`` per check, a ``Report`` per subject, and their JSON shape."""
+"""Results: one ``CheckResult`` per check, a ``Report`` per subject, and their JSON shape
+(the certificate, specified by ``docs/certificate.schema.json``).
+
+A check's ``status`` is ``passed``, ``failed``, ``skipped`` (with the reason), or ``xfailed``:
+it failed and was listed as an expected failure, which does not block certification. A
+subject is certified when no check failed and, under ``--strict``, no family the subject
+declares data for (its evolutions, its golden directory) was skipped as a whole.
+"""
 
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CheckResult", "Report", "reports_to_json"]
+from ._registry import STATUSES
+from ._render import render_report, render_result
+
+__all__ = ["CheckResult", "Report", "RunOptions", "STATUSES", "reports_to_json", "dump", "CERTIFICATE_FORMAT"]
+
+#: Version of the JSON certificate's shape (``docs/certificate.schema.json``).
+CERTIFICATE_FORMAT = 2
 
 
 @dataclass
 class CheckResult:
-    """The verdict of one check: ``status`` is ``passed``, ``failed`` or ``skipped``; a failure's
-    ``message`` says what the serializer did wrong and ``example`` shows the shrunk value."""
+    """The verdict of one check: ``status`` is one of ``STATUSES``; a failure's ``message``
+    says what the subject did wrong and ``example`` shows the shrunk value; ``blocked`` marks
+    a skip because a prerequisite did not pass; ``cause`` keeps the exception a failure came
+    from (to show where in the user's code it was raised)."""
 
     id: str
     family: str
@@ -21,6 +37,8 @@ class CheckResult:
     example: str | None = None
     expected_failure: str | None = None
     seconds: float = 0.0
+    blocked: bool = False
+    cause: BaseException | None = field(default=None, repr=False, compare=False)
 
     @property
     def passed(self) -> bool:
@@ -28,25 +46,40 @@ class CheckResult:
 
     @property
     def failed(self) -> bool:
+        """A failure that blocks certification (an expected one is ``xfailed``)."""
         return self.status == "failed"
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "family": self.family, "status": self.status,
-                "message": self.message, "example": self.example}
+        data: dict[str, Any] = {"id": self.id, "family": self.family, "status": self.status,
+                                "message": self.message, "example": self.example,
+                                "seconds": round(self.seconds, 6)}
+        if self.expected_failure is not None:
+            data["expected_failure"] = self.expected_failure
+        return data
 
     def __str__(self) -> str:
-        text = f"{self.id} [{self.family}] {self.status}"
-        if self.message:
-            text += f": {self.message}"
-        if self.example is not None:
-            text += f"\n    smallest failing example: {self.example}"
-        return text
+        return render_result(self)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What a run was asked to do, recorded in its certificate."""
+
+    backends: tuple[str, ...] = ()
+    spark: str = "off"
+    spark_entries: int | None = None
+    steps: int | None = None
+    derandomize: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"backends": list(self.backends), "spark": self.spark, "spark_entries": self.spark_entries,
+                "steps": self.steps, "derandomize": self.derandomize}
 
 
 @dataclass
 class Report:
-    """All results for one subject. ``certified`` is True when no check failed (a failure listed
-    in ``expected_failures`` does not count); ``certificate()`` adds seed, profile and versions."""
+    """All results for one subject, and what reproduces the run (seed, profile, examples,
+    options, versions)."""
 
     subject: str
     results: list[CheckResult]
@@ -54,14 +87,35 @@ class Report:
     profile: str = "dev"
     examples: int = 0
     versions: dict[str, str] = field(default_factory=dict)
+    kind: str = "serializer"
+    options: RunOptions = field(default_factory=RunOptions)
+    strict: bool = False
+    declared: dict[str, str] = field(default_factory=dict)
+    distribution: dict[str, str] | None = None
+
+    @property
+    def strict_failures(self) -> list[str]:
+        """Under ``--strict``: each declared family whose every check was skipped."""
+        if not self.strict:
+            return []
+        found = []
+        for family, what in self.declared.items():
+            rs = [r for r in self.results if r.family == family]
+            if rs and all(r.status == "skipped" for r in rs):
+                reasons = "; ".join(dict.fromkeys(r.message for r in rs))
+                found.append(f"the subject declares {what}, but every {family} check was skipped ({reasons})")
+        return found
 
     @property
     def certified(self) -> bool:
-        return not any(r.failed and r.expected_failure is None for r in self.results)
+        return not self.failures and not self.strict_failures
 
     @property
     def failures(self) -> list[CheckResult]:
-        return [r for r in self.results if r.failed and r.expected_failure is None]
+        return [r for r in self.results if r.failed]
+
+    def counts(self) -> dict[str, int]:
+        return {s: sum(r.status == s for r in self.results) for s in STATUSES}
 
     def __getitem__(self, check_id: str) -> CheckResult:
         for result in self.results:
@@ -73,32 +127,36 @@ class Report:
         return iter(self.results)
 
     def to_json(self) -> dict[str, Any]:
-        """``{"subject", "certified", "checks": [{"id", "family", "status", "message", "example"}]}``"""
-        return {"subject": self.subject, "certified": self.certified,
-                "checks": [r.to_json() for r in self.results]}
+        """The subject's certificate (``docs/certificate.schema.json``, ``subject`` object)."""
+        return {
+            "format": CERTIFICATE_FORMAT, "subject": self.subject, "kind": self.kind, "certified": self.certified,
+            "checks": [r.to_json() for r in self.results],
+            "strict_failures": self.strict_failures,
+            "seed": self.seed, "profile": self.profile, "examples": self.examples, "strict": self.strict,
+            "options": self.options.to_json(),
+            "versions": dict(self.versions), "distribution": self.distribution,
+        }
 
     def certificate(self) -> dict[str, Any]:
-        """``to_json()`` plus what reproduces the run: seed, profile, examples, versions."""
-        data = self.to_json()
-        data.update({"seed": self.seed, "profile": self.profile, "examples": self.examples,
-                     "versions": dict(self.versions)})
-        return data
+        """The same as ``to_json()`` (kept for callers of the earlier name)."""
+        return self.to_json()
 
     def summary(self) -> str:
-        counts = {s: sum(r.status == s for r in self.results) for s in ("passed", "failed", "skipped")}
-        verdict = "CERTIFIED" if self.certified else "NOT CERTIFIED"
-        lines = [f"{self.subject}: {verdict} ({counts['passed']} passed, {counts['failed']} failed, "
-                 f"{counts['skipped']} skipped; seed {self.seed})"]
-        lines += [f"  {r}" for r in self.results if r.failed]
-        return "\n".join(lines)
+        return render_report(self)
 
 
 def reports_to_json(reports: list[Report]) -> dict[str, Any]:
-    """The several-subjects shape: ``{"certified": bool, "subjects": [...]}``."""
-    return {"certified": all(r.certified for r in reports), "subjects": [r.to_json() for r in reports]}
+    """The several-subjects shape: ``{"format", "certified", "subjects": [...]}``."""
+    return {"format": CERTIFICATE_FORMAT, "certified": all(r.certified for r in reports),
+            "subjects": [r.to_json() for r in reports]}
 
 
 def dump(data: dict[str, Any], path: str) -> None:
+    """Write JSON to ``path`` (``-``: standard output)."""
+    text = json.dumps(data, indent=2, sort_keys=False) + "\n"
+    if path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
     with open(path, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2, sort_keys=False)
-        fh.write("\n")
+        fh.write(text)

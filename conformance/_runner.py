@@ -1,5 +1,12 @@
-"""Running checks against a subject: ``CheckContext``, the memoizing ``Runner``, and
-``check_serializer``."""
+"""Running checks against one subject: ``CheckContext``, the memoizing ``Runner``, and
+``check_serializer``.
+
+One runner serves every kind of subject: a ``Subject`` (a serializer) is certified by every
+family but ``table``, a ``TableSubject`` by the ``table`` family. Either way the run has a
+seed (random unless given, always recorded), a hypothesis profile, expected failures and
+the same prerequisite rule: a check runs after every check it requires, and is skipped,
+saying which, when one of them failed or was itself skipped for a failed prerequisite.
+"""
 
 from __future__ import annotations
 
@@ -7,22 +14,31 @@ import random
 import shutil
 import tempfile
 import time
-import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from ._property import for_all
-from ._registry import Check, NotApplicable, Violation, all_checks, get_check, load_families, selected
-from ._report import CheckResult, Report
-from ._subject import Subject, as_subject
+from ._providers import Provided, Provider
+from ._registry import (
+    Check,
+    NotApplicable,
+    Violation,
+    checks_for,
+    get_check,
+    known_ids,
+    select,
+)
+from ._report import CheckResult, Report, RunOptions
+from ._subject import as_subject, declared_families, subject_kind, subject_name
 
-__all__ = ["CheckContext", "Runner", "check_serializer", "library_versions", "UnknownCheckWarning"]
+__all__ = ["CheckContext", "Runner", "check_serializer", "library_versions", "DEFAULT_BACKENDS",
+           "TABLE_EXAMPLES", "TABLE_STEPS"]
+
+T = TypeVar("T")
 
 DEFAULT_BACKENDS = ("heap", "bytes")
-
-
-class UnknownCheckWarning(UserWarning):
-    """An expected-failure id names no registered check (a typo, or a check that was renamed)."""
+#: A table certification's default budget: state machine runs per check, steps per run.
+TABLE_EXAMPLES, TABLE_STEPS = 30, 20
 
 
 def library_versions() -> dict[str, str]:
@@ -38,14 +54,34 @@ def library_versions() -> dict[str, str]:
     return versions
 
 
+def subject_distribution(subject: Any) -> dict[str, str] | None:
+    """The installed distribution that ships the subject's serializer (or table) class, with
+    its version: what a certificate certifies. None for code that is not installed."""
+    from importlib import metadata
+
+    try:
+        made = subject.make_serializer() if hasattr(subject, "make_serializer") else subject.table_factory
+    except Exception:
+        return None
+    module = getattr(made, "__module__", None) or type(made).__module__
+    top = module.split(".")[0]
+    for name in metadata.packages_distributions().get(top, []):
+        try:
+            return {"name": name, "version": metadata.version(name)}
+        except metadata.PackageNotFoundError:
+            continue
+    return None
+
+
 class CheckContext:
-    """What a check sees: the subject, hypothesis settings and seed, and the run's options
-    (``examples``, ``backends``, ``spark`` master or "off", ``update_golden``, ``work_dir``).
-    ``cache`` is shared by the checks of one subject (e.g. snapshot bytes)."""
+    """What a check sees: the subject, hypothesis settings and seed, the run's options
+    (``examples``, ``backends``, ``spark`` master or "off", ``update_golden``, ``work_dir``,
+    ``options``), and the values other checks provide (``get``/``put``/``has``/``take`` of a
+    ``conformance._providers.Provider``)."""
 
     def __init__(self, runner: Runner) -> None:
         self._runner = runner
-        self.subject: Subject = runner.subject
+        self.subject: Any = runner.subject
         self.settings = runner.settings
         self.seed: int = runner.seed
         self.examples: int = runner.examples
@@ -53,7 +89,6 @@ class CheckContext:
         self.spark: str = runner.spark
         self.update_golden: bool = runner.update_golden
         self.options: dict[str, Any] = runner.options
-        self.cache: dict[str, Any] = runner.cache
 
     @property
     def work_dir(self) -> str:
@@ -62,6 +97,19 @@ class CheckContext:
     def serializer(self) -> Any:
         """A serializer under test (fresh per call when the subject has a factory)."""
         return self.subject.make_serializer()
+
+    def get(self, wanted: Provider[T]) -> T:
+        """The value of ``wanted`` for this subject (computed on first use when it can be)."""
+        return self._runner.provided.get(wanted, self)
+
+    def put(self, wanted: Provider[T], value: T) -> None:
+        self._runner.provided.put(wanted, value)
+
+    def has(self, wanted: Provider[Any]) -> bool:
+        return self._runner.provided.has(wanted)
+
+    def take(self, wanted: Provider[T]) -> T | None:
+        return self._runner.provided.take(wanted)
 
     def for_all(self, strategy: Any, body: Callable[[Any], None], *, max_examples: int | None = None,
                 display: Callable[[Any], str] | None = None) -> None:
@@ -80,11 +128,17 @@ class CheckContext:
 
 
 class Runner:
-    """Runs checks for one subject, each at most once, prerequisites first."""
+    """Runs checks for one subject, each at most once, prerequisites first.
+
+    ``examples`` is hypothesis' examples per check (for a table: state machine runs per
+    check; ``options["steps"]`` its steps per run). ``derandomize`` (tables only) runs the
+    machines derandomized instead of from the seed. Unknown ``expected_failures`` ids raise
+    ``UnknownCheckError``.
+    """
 
     def __init__(
         self,
-        subject: Subject,
+        subject: Any,
         *,
         examples: int | None = None,
         backends: Sequence[str] = DEFAULT_BACKENDS,
@@ -94,57 +148,67 @@ class Runner:
         update_golden: bool = False,
         expected_failures: Mapping[str, str] | None = None,
         options: Mapping[str, Any] | None = None,
+        strict: bool | None = None,
+        derandomize: bool = False,
     ) -> None:
         from ._profiles import default_profile, harness_settings
 
         self.subject = subject
+        self.kind = subject_kind(subject)
         self.profile = profile or default_profile()
-        self.settings = harness_settings(self.profile, examples)
-        self.examples = self.settings.max_examples
+        self.options = dict(options or {})
         self.seed = seed if seed is not None else random.SystemRandom().randrange(2**32)
+        if self.kind == "table":
+            from ._table._runmachine import machine_settings
+
+            self.examples = examples if examples is not None else TABLE_EXAMPLES
+            self.options.setdefault("steps", TABLE_STEPS)
+            self.settings = machine_settings(self.examples, int(self.options["steps"]), derandomize)
+        else:
+            self.settings = harness_settings(self.profile, examples)
+            self.examples = self.settings.max_examples
+        self.derandomize = derandomize
         unknown_backends = [b for b in backends if b not in DEFAULT_BACKENDS]
         if unknown_backends:
             raise ValueError(f"unknown backend(s) {unknown_backends}; use heap and/or bytes")
         self.backends = tuple(backends)
         self.spark = spark or "off"
         self.update_golden = update_golden
-        self.options = dict(options or {})
-        self.cache: dict[str, Any] = {}
+        self.strict = bool(strict_by_default(self.profile) if strict is None else strict)
+        self.provided = Provided()
         self._results: dict[str, CheckResult] = {}
         self._work_dir: str | None = None
-        load_families(spark=self.spark != "off")
-        known = {c.id for c in all_checks()}
+        self.available = checks_for(self.kind, spark=self.spark != "off")
         self.expected_failures = dict(expected_failures or {})
-        for check_id in self.expected_failures:
-            if check_id not in known:
-                warnings.warn(
-                    f"expected failure {check_id!r} names no check; known checks: "
-                    f"{', '.join(sorted(known))}",
-                    UnknownCheckWarning,
-                    stacklevel=3,
-                )
+        known_ids(self.available, self.expected_failures, kind=self.kind)
+
+    @property
+    def name(self) -> str:
+        return subject_name(self.subject)
 
     def work_dir(self) -> str:
         if self._work_dir is None:
             self._work_dir = tempfile.mkdtemp(prefix="conformance-")
         return self._work_dir
 
+    def put(self, wanted: Provider[T], value: T) -> None:
+        """Provide a value computed elsewhere (e.g. by another process of the same run)."""
+        self.provided.put(wanted, value)
+
+    def has(self, wanted: Provider[Any]) -> bool:
+        return self.provided.has(wanted)
+
     def close(self) -> None:
-        proc = self.cache.pop("fresh_process", None)
-        if proc is not None:  # started by backends.history, never collected
-            proc.kill()
-            proc.communicate()
+        self.provided.close()
         if self._work_dir is not None:
             shutil.rmtree(self._work_dir, ignore_errors=True)
             self._work_dir = None
 
-    def checks(self, select: Iterable[str] | None = None) -> list[Check]:
-        """Checks to run: all (spark only when enabled), or those whose id or family is in
-        ``select``."""
-        checks = [c for c in all_checks() if c.family != "table"]
-        if self.spark == "off":
-            checks = [c for c in checks if c.family != "spark"]
-        return selected(checks, select)
+    def checks(self, wanted: Iterable[str] | None = None) -> list[Check]:
+        """The checks a run selects: all that apply to the subject (spark only with a
+        master), or those whose id, family or id prefix is in ``wanted``; an unknown word
+        raises ``UnknownCheckError``."""
+        return select(self.available, wanted, kind=self.kind)
 
     def preload(self, results: Iterable[CheckResult]) -> None:
         """Take results of checks run elsewhere (another process, same subject and seed) as
@@ -156,46 +220,44 @@ class Runner:
         cached = self._results.get(check_id)
         if cached is not None:
             return cached
-        check = get_check(check_id)
-        result = self._run(check)
+        result = self._run(get_check(check_id))
         self._results[check_id] = result
         return result
 
     def _run(self, check: Check) -> CheckResult:
+        expected = self.expected_failures.get(check.id)
         for prerequisite in check.requires:
             pre = self.result(prerequisite)
-            if pre.failed or (pre.status == "skipped" and pre.message.startswith("prerequisite")):
+            if pre.status in ("failed", "xfailed") or pre.blocked:
                 return CheckResult(check.id, check.family, "skipped",
-                                   f"prerequisite {prerequisite} did not pass", None,
-                                   self.expected_failures.get(check.id))
-        expected = self.expected_failures.get(check.id)
+                                   f"prerequisite {prerequisite} did not pass", None, expected, blocked=True)
         started = time.perf_counter()
         try:
             check.func(CheckContext(self))
         except NotApplicable as exc:
-            result = CheckResult(check.id, check.family, "skipped", str(exc))
+            result = CheckResult(check.id, check.family, "skipped", str(exc), None, expected)
         except Violation as exc:
-            message = exc.message
-            if expected is not None:
-                message = f"expected failure ({expected}): {message}"
-            result = CheckResult(check.id, check.family, "failed", message,
-                                 None if exc.example is None else str(exc.example), expected)
+            example = None if exc.example is None else exc.example if isinstance(exc.example, str) else str(exc.example)
+            result = CheckResult(check.id, check.family, "xfailed" if expected is not None else "failed",
+                                 exc.message, example, expected, cause=exc.__cause__)
         except Exception as exc:  # a crash outside a property: still the subject's finding
-            message = f"raised {type(exc).__name__}: {exc}"
-            if expected is not None:
-                message = f"expected failure ({expected}): {message}"
-            result = CheckResult(check.id, check.family, "failed", message, None, expected)
+            result = CheckResult(check.id, check.family, "xfailed" if expected is not None else "failed",
+                                 f"raised {type(exc).__name__}: {exc}", None, expected, cause=exc)
         else:
             message = ""
             if expected is not None:
                 message = (f"passed although listed as an expected failure ({expected}); "
-                           "remove it from expected_failures")
+                           "remove it from the expected failures")
             result = CheckResult(check.id, check.family, "passed", message, None, expected)
         result.seconds = time.perf_counter() - started
         return result
 
-    def run(self, select: Iterable[str] | None = None) -> Report:
-        checks = self.checks(select)
+    def run(self, wanted: Iterable[str] | None = None) -> Report:
+        """Run the selected checks (see ``checks``) and report them."""
+        return self.run_checks(self.checks(wanted))
+
+    def run_checks(self, checks: Sequence[Check]) -> Report:
+        """Run exactly ``checks`` (already selected) and report them."""
         if any(c.family == "backends" for c in checks) and self.backends:
             from ._warmup import warm_up_in_background
 
@@ -205,8 +267,25 @@ class Runner:
 
             start_in_background(self.spark, config=HARNESS_CONFIG)  # Spark's start-up overlaps the checks before it
         results = [self.result(c.id) for c in checks]
-        return Report(self.subject.display_name, results, self.seed, self.profile,
-                      self.examples, library_versions())
+        return self.report(results)
+
+    def report(self, results: list[CheckResult]) -> Report:
+        return Report(self.name, results, self.seed, self.profile, self.examples, library_versions(),
+                      kind=self.kind, options=self.run_options(), strict=self.strict,
+                      declared=declared_families(self.subject), distribution=subject_distribution(self.subject))
+
+    def run_options(self) -> RunOptions:
+        return RunOptions(backends=self.backends if self.kind == "serializer" else (),
+                          spark=self.spark if self.kind == "serializer" else "off",
+                          spark_entries=self.options.get("spark_entries"),
+                          steps=self.options.get("steps") if self.kind == "table" else None,
+                          derandomize=self.derandomize)
+
+
+def strict_by_default(profile: str) -> bool:
+    """``--strict`` is on in the ``certify`` profile: a certification that counts must not
+    pass by skipping what the subject declared."""
+    return profile == "certify"
 
 
 def check_serializer(
@@ -222,19 +301,23 @@ def check_serializer(
     update_golden: bool = False,
     values: Any = None,
     options: Mapping[str, Any] | None = None,
+    strict: bool | None = None,
 ) -> Report:
     """Run every check (or those whose id/family is in ``checks``) against ``subject`` and
     return a ``Report`` of per-check results; never raises for a broken serializer.
 
-    ``subject`` is a ``conformance.Subject`` (or a serializer plus ``values=``). ``examples``
-    is hypothesis' max_examples per check; ``seed`` makes the run reproducible (a random one is
-    chosen and recorded otherwise). ``options`` go to the checks (e.g. ``{"spark_entries": N}``,
-    the size of the spark family's history).
+    ``subject`` is a ``conformance.Subject`` (or a serializer plus ``values=``), or a
+    ``conformance.TableSubject``. ``examples`` is hypothesis' max_examples per check; ``seed``
+    makes the run reproducible (a random one is chosen and recorded otherwise). ``options`` go
+    to the checks (e.g. ``{"spark_entries": N}``, the size of the spark family's history, or
+    ``{"steps": N}`` for a table). An unknown check or expected-failure id raises
+    ``conformance.UnknownCheckError``.
     """
+    target = subject if subject_kind(subject) == "table" else as_subject(subject, values)
     runner = Runner(
-        as_subject(subject, values), examples=examples, backends=backends, spark=spark,
+        target, examples=examples, backends=backends, spark=spark,
         seed=seed, profile=profile, update_golden=update_golden,
-        expected_failures=expected_failures, options=options,
+        expected_failures=expected_failures, options=options, strict=strict,
     )
     try:
         return runner.run(checks)

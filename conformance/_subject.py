@@ -8,7 +8,7 @@ from typing import Any
 
 from reference import TypeSerializer, Verdict
 
-__all__ = ["Subject", "Evolution", "SubjectError", "KINDS"]
+__all__ = ["Subject", "Evolution", "SubjectError", "KINDS", "subject_kind", "subject_name", "declared_families"]
 
 #: The verdicts an evolution may expect (``reference.Verdict``'s members).
 KINDS = tuple(Verdict)
@@ -251,3 +251,33 @@ def as_subject(target: Any, values: Any = None, locator: str | None = None) -> S
             "conformance.Subject"
         )
     return Subject(target, values, locator=locator)
+
+
+def subject_kind(subject: Any) -> str:
+    """"table" for a ``conformance.TableSubject``, else "serializer"."""
+    from ._table._subject import TableSubject
+
+    return "table" if isinstance(subject, TableSubject) else "serializer"
+
+
+def subject_name(subject: Any) -> str:
+    """How reports name the subject."""
+    if isinstance(subject, Subject):
+        return subject.display_name
+    return str(getattr(subject, "name", None) or repr(subject))
+
+
+def declared_families(subject: Any) -> dict[str, str]:
+    """Family -> what the subject declares for it to check (``--strict`` fails a subject
+    when such a family was skipped as a whole)."""
+    if not isinstance(subject, Subject):
+        return {}
+    declared = {}
+    if subject.evolutions or subject.chains:
+        declared["migration"] = (f"{len(subject.evolutions)} evolution(s) and "
+                                 f"{len(subject.chains)} chain(s)")
+    elif subject.schema is not None:
+        declared["migration"] = "a schema to generate evolutions from"
+    if subject.golden is not None:
+        declared["versioning"] = f"the golden directory {subject.golden}"
+    return declared

@@ -28,30 +28,30 @@ def pytest_runtest_logreport(report: Any) -> None:
         return
     if report.when != "call" and not (report.when == "setup" and report.skipped):
         return
-    status = props.get("conformance_status", report.outcome)
-    if status == "failed" and "conformance_expected_failure" in props:
-        status = "xfailed"
-    _STORE.append((props.get("conformance_subject", "?"), props["conformance_check"], status,
-                   props.get("conformance_message", "")))
+    _STORE.append(dict(props))
 
 
-_STORE: list[tuple[str, str, str, str]] = []
+_STORE: list[dict[str, Any]] = []
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any) -> None:
+    """One section, each subject rendered as ``conformance certify`` renders it."""
     if not _STORE:
         return
-    tr = terminalreporter
-    tr.section("conformance")
-    subjects: dict[str, list[tuple[str, str, str]]] = {}
-    for subject, check_id, status, message in _STORE:
-        subjects.setdefault(subject, []).append((check_id, status, message))
-    for subject, rows in subjects.items():
-        counts = {s: sum(1 for r in rows if r[1] == s) for s in ("passed", "failed", "skipped", "xfailed")}
-        verdict = "certified" if counts["failed"] == 0 else "NOT certified"
-        tr.write_line(f"{subject}: {verdict} ({counts['passed']} passed, {counts['failed']} failed, "
-                      f"{counts['skipped']} skipped, {counts['xfailed']} expected failures)")
-        for check_id, status, message in sorted(rows):
-            if status == "failed":
-                tr.write_line(f"  {check_id}: failed: {message}")
+    from conformance._render import render_results
+    from conformance._report import CheckResult
+
+    subjects: dict[str, list[CheckResult]] = {}
+    for props in _STORE:
+        status = props.get("conformance_status", "skipped")
+        expected = props.get("conformance_expected_failure")
+        if status == "failed" and expected is not None:
+            status = "xfailed"
+        subjects.setdefault(props.get("conformance_subject", "?"), []).append(CheckResult(
+            props["conformance_check"], props.get("conformance_family", "?"), status,
+            props.get("conformance_message", ""), props.get("conformance_example"), expected))
+    terminalreporter.section("conformance")
+    for subject, results in subjects.items():
+        for line in render_results(subject, sorted(results, key=lambda r: r.id)).splitlines():
+            terminalreporter.write_line(line)
     _STORE.clear()

@@ -13,15 +13,16 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from reference import StateError
+from reference import StateError, Verdict
 from reference.serializers import LongSerializer
 
 from .._canonical import show
 from .._files import file_tree
+from .._providers import Provider, provider
 from .._registry import NotApplicable, Violation, check
 from .._state_layout import descriptors, expected_state
 from ._migration import Step, declared_steps
-from ._roundtrip import expect_equal, write
+from ._support import expect_equal, write
 
 HISTORY = ("backends.history",)
 EVOLUTION_CONFIG = {"state.schema-evolution.enable": True}
@@ -143,17 +144,31 @@ def history(ctx: Any, values: list[Any], kind: str) -> str:
     return first
 
 
+def _draw_bulk_values(ctx: Any) -> list[Any]:
+    drawn: list[list[Any]] = []
+    ctx.for_all(stored_values(ctx), drawn.append, max_examples=max(5, ctx.examples // 4))
+    values = [v for batch in drawn for v in batch][:50]
+    if not values:
+        raise NotApplicable("the values strategy gave no non-null value")
+    return values
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    proc.kill()
+    proc.communicate()
+
+
+#: Many values drawn once per subject: the passing path runs one big history per backend
+#: (backends are costly to open); only a failure falls back to small shrinking histories.
+BULK_VALUES: Provider[list[Any]] = provider("bulk_values", _draw_bulk_values)
+#: Backend kind -> the savepoint backends.history wrote for the bulk values.
+SAVEPOINTS: Provider[dict[str, str]] = provider("savepoints")
+#: The fresh-process restore started by backends.history, collected by backends.fresh_process.
+FRESH_PROCESS: Provider[subprocess.Popen[str]] = provider("fresh_process", close=_stop)
+
+
 def bulk_values(ctx: Any) -> list[Any]:
-    """Many values drawn once per subject: the passing path runs one big history per backend
-    (backends are costly to open); only a failure falls back to small shrinking histories."""
-    if "bulk_values" not in ctx.cache:
-        drawn: list[list[Any]] = []
-        ctx.for_all(stored_values(ctx), drawn.append, max_examples=max(5, ctx.examples // 4))
-        values = [v for batch in drawn for v in batch][:50]
-        if not values:
-            raise NotApplicable("the values strategy gave no non-null value")
-        ctx.cache["bulk_values"] = values
-    return ctx.cache["bulk_values"]  # type: ignore[no-any-return]
+    return ctx.get(BULK_VALUES)
 
 
 def bulk_then_shrink(ctx: Any, body: Any) -> Any:
@@ -181,21 +196,21 @@ def full_history(ctx) -> None:  # type: ignore[no-untyped-def]
         points = {}
         for kind in kinds:
             points[kind] = history(ctx, values, kind)
-            if values is bulk and "fresh_process" not in ctx.cache:
+            if values is bulk and not ctx.has(FRESH_PROCESS):
                 # The fresh-process restore runs while the other backends and checks do;
                 # backends.fresh_process collects it.
                 _start_fresh_process(ctx, points[kind])
         return points
 
-    ctx.cache["savepoints"] = bulk_then_shrink(ctx, body)
+    ctx.put(SAVEPOINTS, bulk_then_shrink(ctx, body))
 
 
 def savepoints(ctx: Any) -> dict[str, str]:
-    if "savepoints" not in ctx.cache:
+    if not ctx.has(SAVEPOINTS):
         ctx.result("backends.history")
-    if "savepoints" not in ctx.cache:
+    if not ctx.has(SAVEPOINTS):
         raise NotApplicable("backends.history did not pass")
-    return ctx.cache["savepoints"]  # type: ignore[no-any-return]
+    return ctx.get(SAVEPOINTS)
 
 
 @check(id="backends.identical_savepoints", family="backends", requires=HISTORY)
@@ -245,7 +260,7 @@ def _restore_with(ctx: Any, step: Step, kinds: list[str], values: list[Any], poi
 def evolution(ctx) -> None:  # type: ignore[no-untyped-def]
     """Restoring with each compatible evolution reads the oracle's values on every backend, and
     the next savepoints agree across backends."""
-    steps = [s for s in declared_steps(ctx) if s.expect != "incompatible"]
+    steps = [s for s in declared_steps(ctx) if s.expect != Verdict.INCOMPATIBLE]
     if not steps:
         raise NotApplicable("no compatible evolutions declared")
     kinds = backend_kinds(ctx)
@@ -266,7 +281,7 @@ def incompatible(ctx) -> None:  # type: ignore[no-untyped-def]
     restores with the old serializer (nothing lost)."""
     from reference import StateMigrationError
 
-    steps = [s for s in declared_steps(ctx) if s.expect == "incompatible"]
+    steps = [s for s in declared_steps(ctx) if s.expect == Verdict.INCOMPATIBLE]
     if not steps:
         raise NotApplicable("no incompatible evolution declared")
     kinds = backend_kinds(ctx)
@@ -311,9 +326,9 @@ def _start_fresh_process(ctx: Any, savepoint: str) -> None:
             "locator": ctx.subject.locator}
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    ctx.cache["fresh_process"] = subprocess.Popen(
+    ctx.put(FRESH_PROCESS, subprocess.Popen(
         [sys.executable, "-m", "conformance._fresh_restore", json.dumps(spec)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
 
 
 @check(id="backends.fresh_process", family="backends", requires=HISTORY)
@@ -325,10 +340,12 @@ def fresh_process(ctx) -> None:  # type: ignore[no-untyped-def]
     serializer = ctx.serializer()
     if type(serializer).__module__ == "__main__" and not ctx.subject.locator:
         raise NotApplicable("the serializer is defined in __main__; give Subject(locator='module:attr') to restore it elsewhere")
-    if "fresh_process" not in ctx.cache:
+    if not ctx.has(FRESH_PROCESS):
         points = savepoints(ctx)
         _start_fresh_process(ctx, points.get("bytes/memory") or points["heap"])
-    proc = ctx.cache.pop("fresh_process")
+    proc = ctx.take(FRESH_PROCESS)
+    if proc is None:
+        raise NotApplicable("the serializer cannot be rebuilt in another process (defined in __main__)")
     try:
         stdout, stderr = proc.communicate(timeout=120)
     except subprocess.TimeoutExpired:
@@ -405,7 +422,7 @@ def keyed(ctx) -> None:  # type: ignore[no-untyped-def]
                                     example=show(key))
         finally:
             _close(restored)
-        for step in [s for s in declared_steps(ctx) if s.expect == "compatible_after_migration"]:
+        for step in [s for s in declared_steps(ctx) if s.expect == Verdict.COMPATIBLE_AFTER_MIGRATION]:
             with step.active():
                 try:
                     again = _keyed_backend(ctx, kind, step.new, savepoint)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from reference import (
     DataInputView,
     DataOutputView,
+    Verdict,
     resolve_compatibility,
     snapshot_from_bytes,
     snapshot_to_bytes,
@@ -19,7 +20,7 @@ from reference import (
 from .._canonical import show
 from .._property import guarded
 from .._registry import NotApplicable, Violation, check
-from ._roundtrip import expect_equal, read_one, write
+from ._support import expect_equal, read_one, write
 
 VERDICT = ("migration.verdict",)
 
@@ -124,7 +125,7 @@ def _migrated_bytes(step: Step, old_bytes_list: list[bytes]) -> tuple[list[Any],
 
 
 def compatible_steps(ctx: Any) -> list[Step]:
-    return [s for s in declared_steps(ctx) if s.expect != "incompatible"]
+    return [s for s in declared_steps(ctx) if s.expect != Verdict.INCOMPATIBLE]
 
 
 @check(id="migration.migrate_state", family="migration", requires=VERDICT + ("roundtrip.bit_exact",))
@@ -145,7 +146,7 @@ def migrate_state(ctx) -> None:  # type: ignore[no-untyped-def]
 @check(id="migration.migrate_element", family="migration", requires=VERDICT + ("roundtrip.bit_exact",))
 def migrate_element(ctx) -> None:  # type: ignore[no-untyped-def]
     """migrate_element brings an object read by the old serializer to the oracle's new value."""
-    steps = [s for s in compatible_steps(ctx) if s.expect == "compatible_after_migration"]
+    steps = [s for s in compatible_steps(ctx) if s.expect == Verdict.COMPATIBLE_AFTER_MIGRATION]
     if not steps:
         raise NotApplicable("no evolution needing migration declared")
     for step in steps:
@@ -192,7 +193,7 @@ def chain(ctx) -> None:  # type: ignore[no-untyped-def]
     if not chains:
         raise NotApplicable("no evolution chains declared (Subject(chains=[[v2, v3]]))")
     for steps in chains:
-        usable = [s for s in steps if s.expect != "incompatible"]
+        usable = [s for s in steps if s.expect != Verdict.INCOMPATIBLE]
 
         def body(values: list[Any], usable: list[Step] = usable) -> None:
             expected = list(values)
@@ -238,7 +239,7 @@ def generated(ctx) -> None:  # type: ignore[no-untyped-def]
         step = Step(f"generated evolution {evo.change!r}", old, new, evo.expect, evo.migrate,
                     getattr(evo, "reason_contains", None), (evo.old, evo.new))
         judge(step)
-        if evo.expect == "incompatible":
+        if evo.expect == Verdict.INCOMPATIBLE:
             return
         got, _ = migrated_bytes(step, [write(old, v) for v in values])
         for i, (g, v) in enumerate(zip(got, values, strict=False)):

@@ -16,42 +16,13 @@ from hypothesis import strategies as st
 
 from reference import DataInputView, DataOutputView
 
-from .._canonical import canonical, first_difference, show, values_equal
+from .._canonical import canonical, show, values_equal
 from .._property import guarded
 from .._registry import NotApplicable, Violation, check
+from ._support import expect_equal, hexdump, read_one, write
 
 API = ("api.valid",)
 BIT_EXACT = ("roundtrip.bit_exact",)
-
-
-def write(serializer: Any, value: Any) -> bytes:
-    out = DataOutputView()
-    guarded("serialize", serializer.serialize, value, out)
-    return out.getvalue()
-
-
-def read_one(serializer: Any, data: bytes, what: str = "deserialize") -> Any:
-    source = DataInputView(data)
-    value = guarded(what, serializer.deserialize, source)
-    left = source.available()
-    if left:
-        raise Violation(
-            f"{what} left {left} of {len(data)} bytes unread, should consume exactly what "
-            "serialize wrote"
-        )
-    return value
-
-
-def expect_equal(got: Any, expected: Any, what: str) -> None:
-    if not values_equal(got, expected):
-        where = first_difference(got, expected)
-        at = f" (first difference at {where})" if where else ""
-        raise Violation(f"{what} got {show(got)}, should be {show(expected)}{at}")
-
-
-def hexdump(data: bytes, limit: int = 40) -> str:
-    text = data[:limit].hex(" ")
-    return text + (" ..." if len(data) > limit else "")
 
 
 _QUIET_NAN_PAYLOAD = struct.unpack(">d", bytes.fromhex("7ff8000020000000"))[0]  # survives binary32 too

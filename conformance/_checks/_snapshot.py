@@ -12,36 +12,32 @@ from reference import (
     PickledSerializerSnapshot,
     StateError,
     TypeSerializerSnapshot,
+    UnknownSnapshotClassError,
+    class_identity,
     read_versioned_snapshot,
     resolve_compatibility,
+    snapshot_class,
     snapshot_from_bytes,
     snapshot_to_bytes,
     write_versioned_snapshot,
 )
-from reference._snapshot import _REGISTRY, class_identity
 
 from .._canonical import show
 from .._property import guarded
+from .._providers import Provider, provider
 from .._registry import Violation, check
-from ._roundtrip import expect_equal, hexdump, read_one, write
+from ._support import expect_equal, hexdump, read_one, write
 
 API = ("api.valid",)
 _SENTINEL = b"\xfe\xed\xfa\xce\x00\x01"
 
 
-def snapshot_bytes(ctx: Any) -> bytes:
-    if "snapshot_bytes" not in ctx.cache:
-        snap = ctx.serializer().snapshot_configuration()
-        ctx.cache["snapshot_bytes"] = guarded("writing the snapshot", snapshot_to_bytes, snap)
-    return ctx.cache["snapshot_bytes"]  # type: ignore[no-any-return]
-
-
-def restored_snapshot(ctx: Any) -> TypeSerializerSnapshot[Any]:
-    if "restored_snapshot" not in ctx.cache:
-        ctx.cache["restored_snapshot"] = guarded(
-            "reading the snapshot back", snapshot_from_bytes, snapshot_bytes(ctx)
-        )
-    return ctx.cache["restored_snapshot"]  # type: ignore[no-any-return]
+#: The serializer's snapshot as ``snapshot_to_bytes`` writes it.
+SNAPSHOT_BYTES: Provider[bytes] = provider("snapshot_bytes", lambda ctx: guarded(
+    "writing the snapshot", snapshot_to_bytes, ctx.serializer().snapshot_configuration()))
+#: That snapshot read back from its bytes, as a restore reads it.
+RESTORED_SNAPSHOT: Provider[TypeSerializerSnapshot[Any]] = provider("restored_snapshot", lambda ctx: guarded(
+    "reading the snapshot back", snapshot_from_bytes, ctx.get(SNAPSHOT_BYTES)))
 
 
 @check(id="snapshot.top_level_class", family="snapshot", requires=API)
@@ -57,7 +53,11 @@ def top_level_class(ctx) -> None:  # type: ignore[no-untyped-def]
     module = sys.modules.get(cls.__module__)
     if module is None or getattr(module, cls.__qualname__, None) is not cls:
         raise Violation(f"snapshot class {name} is not reachable as {name}, should be (define it at module level)")
-    if _REGISTRY.get(name) is not cls:
+    try:
+        registered = snapshot_class(name)
+    except UnknownSnapshotClassError:
+        registered = None
+    if registered is not cls:
         raise Violation(f"snapshot class {name} is not the class registered under its name, should be")
 
 
@@ -111,7 +111,7 @@ def pickle_offset(data: bytes) -> int | None:
 @check(id="snapshot.no_pickle", family="snapshot", requires=API)
 def no_pickle(ctx) -> None:  # type: ignore[no-untyped-def]
     """Snapshot content holds no pickle (restoring must never unpickle)."""
-    data = snapshot_bytes(ctx)
+    data = ctx.get(SNAPSHOT_BYTES)
     at = pickle_offset(data)
     if at is not None:
         raise Violation(
@@ -146,7 +146,7 @@ def exact_read(ctx) -> None:  # type: ignore[no-untyped-def]
             f"the snapshot read back writes {hexdump(out2.getvalue())}, should write the same "
             f"bytes as it was read from ({hexdump(written)}): configuration is lost in between"
         )
-    if snapshot_to_bytes(ctx.serializer().snapshot_configuration()) != snapshot_bytes(ctx):
+    if snapshot_to_bytes(ctx.serializer().snapshot_configuration()) != ctx.get(SNAPSHOT_BYTES):
         raise Violation("two snapshots of the same serializer wrote different bytes, should be identical")
 
 
@@ -154,7 +154,7 @@ def exact_read(ctx) -> None:  # type: ignore[no-untyped-def]
 def restore(ctx) -> None:  # type: ignore[no-untyped-def]
     """restore_serializer() of the read snapshot equals the serializer and reads its bytes."""
     s = ctx.serializer()
-    restored = guarded("restore_serializer", restored_snapshot(ctx).restore_serializer)
+    restored = guarded("restore_serializer", ctx.get(RESTORED_SNAPSHOT).restore_serializer)
     if restored != s:
         raise Violation(
             f"restore_serializer() gave {show(restored)}, should equal {show(s)} (the snapshot "
@@ -177,7 +177,7 @@ def self_resolution(ctx) -> None:  # type: ignore[no-untyped-def]
     """The serializer's snapshot judges its own restored snapshot as is (or reconfigured)."""
     s = ctx.serializer()
     result = guarded("resolve_schema_compatibility", resolve_compatibility,
-                     s.snapshot_configuration(), restored_snapshot(ctx))
+                     s.snapshot_configuration(), ctx.get(RESTORED_SNAPSHOT))
     if result.is_compatible_as_is():
         return
     if not result.is_compatible_with_reconfigured_serializer():
@@ -232,7 +232,7 @@ def not_shared(ctx) -> None:  # type: ignore[no-untyped-def]
 @check(id="snapshot.corrupt_bytes", family="snapshot", requires=("snapshot.exact_read",))
 def corrupt_bytes(ctx) -> None:  # type: ignore[no-untyped-def]
     """Truncated and corrupted snapshot bytes give a clear StateError, never a crash."""
-    data = snapshot_bytes(ctx)
+    data = ctx.get(SNAPSHOT_BYTES)
     for cut in range(len(data)):
         try:
             snapshot_from_bytes(data[:cut])

@@ -43,7 +43,6 @@ def golden(ctx) -> None:  # type: ignore[no-untyped-def]
         release = current_release(ctx.subject, serializer)
         values = _collect_values(ctx, min(ctx.examples, 50))
         record_release(directory, release, serializer, values, {"seed": ctx.seed})
-        ctx.cache["golden_recorded"] = release
     releases = recorded_releases(directory)
     if not releases:
         raise NotApplicable(f"golden directory {directory} holds no recorded release; run with --update-golden")

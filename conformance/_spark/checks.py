@@ -19,12 +19,14 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from reference import StateError, StateMigrationError
+from reference import StateError, StateMigrationError, Verdict
 from reference.serializers import LongSerializer
 
+from .._providers import Provider, provider
 from .._registry import NotApplicable, Violation, check
 
-__all__ = ["DEFAULT_ENTRIES", "history_entries", "take_history_ahead", "write_history_ahead"]
+__all__ = ["DEFAULT_ENTRIES", "HISTORY", "HISTORY_AHEAD", "history_entries", "take_history_ahead",
+           "write_history_ahead"]
 
 DEFAULT_ENTRIES = 100_000
 EVOLUTION_CONFIG = {"state.schema-evolution.enable": True}
@@ -203,39 +205,46 @@ def write_history_ahead(ctx: Any, directory: str) -> dict[str, Any] | None:
     return {"savepoint": savepoint, "keys": keys, "values": [canonical(v) for v in values], "pickled": pickled}
 
 
-def take_history_ahead(cache: dict[str, Any], ahead: dict[str, Any]) -> None:
+#: What lane one wrote ahead for spark.history (``write_history_ahead``), when it did.
+HISTORY_AHEAD: Provider[dict[str, Any]] = provider("spark_history_ahead")
+#: (savepoint, values, rows) of the large history spark.history verified.
+HISTORY: Provider[tuple[str, list[Any], int]] = provider("spark_history")
+
+
+def take_history_ahead(runner: Any, ahead: dict[str, Any]) -> None:
     """The Spark lane's side of ``write_history_ahead``: offer the history to spark.history
     and, when they travel, the very values it was written with. Hypothesis' draws can differ
     between processes that imported different modules (it mixes constants found in local
     modules into its choices), so a history is used only for values equal to its own."""
     from .._canonical import canonical
+    from .._checks._backends import BULK_VALUES
 
-    cache["spark_history_ahead"] = ahead
-    if ahead.get("pickled") is None or "bulk_values" in cache:
+    runner.put(HISTORY_AHEAD, ahead)
+    if ahead.get("pickled") is None or runner.has(BULK_VALUES):
         return
     try:
         values = pickle.loads(ahead["pickled"])  # written by this run's own lane-one process
     except Exception:
         return
     if [canonical(v) for v in values] == ahead["values"]:
-        cache["bulk_values"] = values
+        runner.put(BULK_VALUES, values)
 
 
 def _history_written_ahead(ctx: Any, values: list[Any], keys: int) -> str | None:
     from .._canonical import canonical
 
-    ahead = ctx.cache.get("spark_history_ahead")
+    ahead = ctx.get(HISTORY_AHEAD) if ctx.has(HISTORY_AHEAD) else None
     if ahead is None or ahead["keys"] != keys or ahead["values"] != [canonical(v) for v in values]:
         return None
     return ahead["savepoint"]  # type: ignore[no-any-return]
 
 
 def _history(ctx: Any) -> tuple[str, list[Any], int]:
-    if "spark_history" not in ctx.cache:
+    if not ctx.has(HISTORY):
         ctx.result("spark.history")
-    if "spark_history" not in ctx.cache:
+    if not ctx.has(HISTORY):
         raise NotApplicable("spark.history did not pass")
-    return ctx.cache["spark_history"]  # type: ignore[no-any-return]
+    return ctx.get(HISTORY)
 
 
 @check(id="spark.history", family="spark", requires=("roundtrip.bit_exact", "snapshot.restore"))
@@ -267,7 +276,7 @@ def spark_history(ctx) -> None:  # type: ignore[no-untyped-def]
             example="; ".join(sample for s in bad for sample in s.samples[:3]),
         )
     judge()
-    ctx.cache["spark_history"] = (savepoint, values, rows)
+    ctx.put(HISTORY, (savepoint, values, rows))
 
 
 def _single_process(ctx: Any, savepoint: str, new: Any) -> str:
@@ -321,7 +330,7 @@ def spark_migration(ctx) -> None:  # type: ignore[no-untyped-def]
     from .._checks._migration import declared_steps
     from .jobs import SerializerShippingError, SparkJobError, identical_savepoints
 
-    steps = [s for s in declared_steps(ctx) if s.expect != "incompatible"]
+    steps = [s for s in declared_steps(ctx) if s.expect != Verdict.INCOMPATIBLE]
     if not steps:
         raise NotApplicable("no compatible evolutions declared")
     savepoint, values, rows = _history(ctx)
@@ -377,7 +386,7 @@ def spark_incompatible(ctx) -> None:  # type: ignore[no-untyped-def]
     from .._state_layout import descriptors
     from .jobs import migrate_savepoint
 
-    steps = [s for s in declared_steps(ctx) if s.expect == "incompatible"]
+    steps = [s for s in declared_steps(ctx) if s.expect == Verdict.INCOMPATIBLE]
     if not steps:
         raise NotApplicable("no incompatible evolution declared")
     savepoint, _values, _rows = _history(ctx)

@@ -4,7 +4,7 @@
 >>> results = certify_table(TableSubject(lambda r, w: RemoteTable(r, w), keys, values, updates, apply))
 """
 
-from ._certify import TableCheckContext, certify_table
+from ._certify import certify_table
 from ._subject import TableSubject, TableSubjectError
 
-__all__ = ["TableCheckContext", "TableSubject", "TableSubjectError", "certify_table"]
+__all__ = ["TableSubject", "TableSubjectError", "certify_table"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import hypothesis
 from hypothesis import HealthCheck, Phase
 from hypothesis import settings as Settings
 from hypothesis.stateful import run_state_machine_as_test
@@ -29,7 +30,10 @@ def machine_settings(max_examples: int = 30, steps: int = 20, derandomize: bool 
     )
 
 
-def run_machine(machine: Any, settings: Settings) -> None:
+def run_machine(machine: Any, settings: Settings, seed: int | None = None) -> None:
+    """Run ``machine`` under ``settings``; from ``seed`` unless the settings derandomize."""
+    if seed is not None and not settings.derandomize:
+        machine = hypothesis.seed(seed)(machine)
     try:
         run_state_machine_as_test(machine, settings=settings)
     except TableViolation as exc:

@@ -93,14 +93,14 @@ def nulls_rejected(ctx: Any) -> None:
 def sequential(ctx: Any) -> None:
     """Random sequences of single operations (sync and async) and update messages under both
     contracts match the model: results, errors, records, PUTs and updates reaching the store."""
-    run_machine(build_machine(ctx.subject, concurrent=False, faults=False), ctx.settings)
+    run_machine(build_machine(ctx.subject, concurrent=False, faults=False), ctx.settings, ctx.seed)
 
 
 @check(id="table.concurrent", family="table", requires=("table.sequential",))
 def concurrent(ctx: Any) -> None:
     """Operations issued together (batches, same-key order) and message streams match the model
     applied in the order of issue; only the operations that failed fail."""
-    run_machine(build_machine(ctx.subject, concurrent=True, faults=False), ctx.settings)
+    run_machine(build_machine(ctx.subject, concurrent=True, faults=False), ctx.settings, ctx.seed)
 
 
 @check(id="table.faults", family="table", requires=("table.sequential",))
@@ -110,7 +110,7 @@ def faults(ctx: Any) -> None:
     absorbed; writer retry metrics count exactly what the store saw."""
     if not ctx.subject.observes_io:
         raise NotApplicable("the table does its own I/O (zero-argument factory): no failures can be injected")
-    run_machine(build_machine(ctx.subject, concurrent=False, faults=True), ctx.settings)
+    run_machine(build_machine(ctx.subject, concurrent=False, faults=True), ctx.settings, ctx.seed)
 
 
 async def _await(awaitable: Any) -> Any:

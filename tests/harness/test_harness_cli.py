@@ -9,7 +9,8 @@ import textwrap
 
 import pytest
 
-from conformance.cli import main
+from conformance._runner import Runner
+from conformance.cli import load_target, main
 
 TARGETS = textwrap.dedent('''
     from hypothesis import strategies as st
@@ -51,18 +52,18 @@ def test_a_good_subject_certifies_with_exit_0_and_documented_json(targets, capsy
                    "--check", "snapshot", "--check", "migration"])
     assert status == 0, f"got exit {status}, should be 0; output:\n{capsys.readouterr().out}"
     data = json.loads(out.read_text())
-    assert set(data) == {"subject", "certified", "checks"} and data["certified"] is True, f"got {data}"
+    assert {"subject", "certified", "checks"} <= set(data) and data["certified"] is True, f"got {data}"
     assert data["subject"] == "cli_targets:GOOD", f"got subject {data['subject']!r}"
     ids = [c["id"] for c in data["checks"]]
     assert "roundtrip.bit_exact" in ids and "migration.verdict" in ids, f"got ids {ids}"
-    assert all(set(c) == {"id", "family", "status", "message", "example"} for c in data["checks"]), data
+    assert all(set(c) == {"id", "family", "status", "message", "example", "seconds"} for c in data["checks"]), data
     text = capsys.readouterr().out
     assert "cli_targets:GOOD: CERTIFIED" in text and "seed 7" in text, f"got:\n{text}"
 
 
 def test_the_certificate_records_seed_versions_and_subject(targets):
     out = targets / "certificate.json"
-    assert main(["certify", "cli_targets:GOOD", *FAST, "--check", "api", "--certificate", str(out)]) == 0
+    assert main(["certify", "cli_targets:GOOD", *FAST, "--check", "api", "--json", str(out)]) == 0
     data = json.loads(out.read_text())
     assert data["seed"] == 7 and data["subject"] == "cli_targets:GOOD", f"got {data}"
     assert {"python", "hypothesis", "state-conformance"} <= set(data["versions"]), f"got {data['versions']}"
@@ -133,7 +134,7 @@ def test_builtins_certify(tmp_path):
                            "--seed", "1", "--json", str(out)], capture_output=True, text=True)
     assert proc.returncode == 0, f"got exit {proc.returncode}:\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}"
     data = json.loads(out.read_text())
-    assert set(data) == {"certified", "subjects"} and data["certified"] is True
+    assert set(data) == {"format", "certified", "subjects"} and data["certified"] is True
     names = {s["subject"] for s in data["subjects"]}
     assert {"builtin:long", "builtin:row", "builtin:pojo", "builtin:enum", "builtin:map"} <= names, names
 
@@ -148,28 +149,152 @@ def test_list_checks_names_every_check_with_its_family(capsys):
     assert listed == expected, f"got {listed}, should list {expected}"
 
 
-def test_spark_entries_option_reaches_the_spark_family(monkeypatch):
-    from types import SimpleNamespace
-
-    from conformance._output import _options
+def test_spark_entries_option_reaches_the_spark_family(targets, monkeypatch):
+    from conformance._runner import CheckContext
     from conformance._spark.checks import DEFAULT_ENTRIES, history_entries
     from conformance.cli import build_parser
+    from conformance.cli._certify import run_options
 
     monkeypatch.delenv("CONFORMANCE_SPARK_ENTRIES", raising=False)
-    args = build_parser().parse_args(["certify", "--builtins", "--spark-entries", "1234"])
-    options = _options(args, [])
-    got = history_entries(SimpleNamespace(options=options))
-    assert got == 1234, f"got {got} entries, should be the 1234 given by --spark-entries"
-    plain = _options(build_parser().parse_args(["certify", "--builtins"]), [])
-    got = history_entries(SimpleNamespace(options=plain))
-    assert got == DEFAULT_ENTRIES, f"got {got} entries, should default to {DEFAULT_ENTRIES}"
+    for argv, expected in ((["--spark-entries", "1234"], 1234), ([], DEFAULT_ENTRIES)):
+        args = build_parser().parse_args(["certify", "cli_targets:GOOD", "--spark", "local[1]", *argv])
+        plan = run_options(args)
+        runner = Runner(load_target("cli_targets:GOOD"), spark=plan["spark"], options=plan["options"])
+        got = history_entries(CheckContext(runner))
+        assert got == expected, f"got {got} entries for {argv}, should be {expected}"
 
 
 @pytest.mark.parametrize("select, expected", [(None, True), (["roundtrip", "api"], False), (["spark"], True),
                                               (["spark.history"], True), (["migration.verdict"], False)])
-def test_certify_splits_into_two_lanes_only_when_a_spark_check_is_selected(select, expected):
+def test_a_spark_run_selects_spark_checks_only_when_asked(targets, select, expected):
     # With --spark but no spark check selected, nothing needs the JVM: no second lane, no Spark.
-    from conformance._output import _selects_spark
-
-    got = _selects_spark(select)
+    runner = Runner(load_target("cli_targets:GOOD"), spark="local[1]")
+    got = any(c.family == "spark" for c in runner.checks(select))
     assert got is expected, f"got {got} for --check {select}, should be {expected}"
+
+
+# ---- one CLI: the same error cases, options and exit statuses for every subcommand ------------
+TABLE_TARGET = textwrap.dedent('''
+    from hypothesis import strategies as st
+    from conformance import TableSubject
+    from reference.table import RemoteTable
+
+    TABLE = TableSubject(lambda read, write: RemoteTable(read, write), st.integers(0, 3), st.integers(0, 5),
+                         st.integers(-2, 2), lambda value, update: value + update)
+''')
+
+
+@pytest.fixture
+def table_target(targets):
+    (targets / "cli_tables.py").write_text(TABLE_TARGET)
+    sys.modules.pop("cli_tables", None)
+    yield targets
+    sys.modules.pop("cli_tables", None)
+
+
+SUBCOMMAND_ERRORS = [
+    # (argv, words the one-sentence error must contain)
+    (["certify", "no_such_module_xyz:X"], "cannot import 'no_such_module_xyz'"),
+    (["certify", "cli_targets:GOOD", "--check", "roundtrip.bitexact"], "did you mean 'roundtrip.bit_exact'"),
+    (["certify", "cli_targets:GOOD", "--check", "roundtrip", "--expect-failure", "roundtrip.bit_exakt=x"],
+     "did you mean 'roundtrip.bit_exact'"),
+    (["certify", "cli_targets:GOOD", "--json", "missing/x.json"], "does not exist"),
+    (["certify", "cli_targets:GOOD", "--import", "no_such_module_xyz"], "cannot import 'no_such_module_xyz'"),
+    (["certify-table", "no_such_module_xyz:X"], "cannot import 'no_such_module_xyz'"),
+    (["certify-table", "cli_tables:TABLE", "--check", "table.sequentail"], "did you mean 'table.sequential'"),
+    (["certify-table", "cli_tables:TABLE", "--json", "missing/x.json"], "does not exist"),
+    (["migrate", "sp", "--serializers", "no_such_module_xyz:X", "--out", "o"], "cannot import 'no_such_module_xyz'"),
+    (["migrate", "sp", "--serializers", "cli_targets:GOOD", "--out", "o", "--json", "missing/x.json"],
+     "does not exist"),
+    (["migrate", "sp", "--serializers", "x:y", "--out", "o", "--import", "no_such_module_xyz"],
+     "cannot import 'no_such_module_xyz'"),
+    (["verify", "sp", "--import", "no_such_module_xyz"], "cannot import 'no_such_module_xyz'"),
+    (["verify", "sp", "--json", "missing/x.json"], "does not exist"),
+    (["verify", "no_such_savepoint"], "SAVEPOINT no_such_savepoint"),
+]
+
+
+@pytest.mark.parametrize(("argv", "words"), SUBCOMMAND_ERRORS, ids=[" ".join(a) for a, _ in SUBCOMMAND_ERRORS])
+def test_every_subcommand_refuses_unusable_input_with_exit_2_and_one_sentence(table_target, capsys, argv, words):
+    status = main(argv)
+    captured = capsys.readouterr()
+    assert status == 2, f"got exit {status}, should be 2; stderr:\n{captured.err}"
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"conformance {argv[0]}: error: "), (
+        f"got stderr {captured.err!r}, should be one line 'conformance {argv[0]}: error: ...'")
+    assert words in lines[0], f"got {lines[0]!r}, should mention {words!r}"
+    assert "Traceback" not in captured.err + captured.out, "got a traceback, should be one sentence"
+
+
+def test_json_dash_writes_the_certificate_to_stdout_and_the_verdict_to_stderr(targets, capsys):
+    assert main(["certify", "cli_targets:GOOD", *FAST, "--check", "api", "--json", "-"]) == 0
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
+    assert data["subject"] == "cli_targets:GOOD" and data["certified"] is True, f"got {data}"
+    assert "cli_targets:GOOD: CERTIFIED" in captured.err, f"got stderr {captured.err!r}"
+    assert not (targets / "-").exists(), "got a file named '-', should write to standard output"
+
+
+def test_the_terminal_shows_each_skip_with_its_reason(targets, capsys):
+    assert main(["certify", "cli_targets:GOOD", *FAST, "--check", "roundtrip"]) == 0
+    out = capsys.readouterr().out
+    assert "skipped roundtrip.key_determinism: not a key serializer" in out, f"got:\n{out}"
+
+
+def test_strict_fails_a_subject_whose_declared_golden_files_were_all_skipped(targets, capsys):
+    argv = ["certify", "cli_targets:GOLDEN", *FAST, "--check", "versioning"]
+    assert main(argv) == 0, "without --strict an empty golden directory is a skip"
+    capsys.readouterr()
+    assert main([*argv, "--strict"]) == 1, "with --strict it should fail the subject"
+    out = capsys.readouterr().out
+    assert "FAILED --strict: the subject declares the golden directory" in out and "versioning" in out, out
+
+
+def test_a_serializer_target_with_values_restores_in_a_fresh_process(targets, capsys):
+    status = main(["certify", "cli_targets:FACTORY", "--values", "cli_targets:LONG_VALUES", *FAST,
+                   "--check", "backends.fresh_process"])
+    out = capsys.readouterr().out
+    assert status == 0, f"got exit {status}, should certify; output:\n{out}"
+    assert "skipped backends.fresh_process" not in out, f"got:\n{out}\nshould run the fresh process"
+
+
+def test_certify_table_takes_seed_json_and_expected_failures_like_certify(table_target, capsys):
+    out = table_target / "table.json"
+    argv = ["certify-table", "cli_tables:TABLE", "--examples", "3", "--steps", "5", "--seed", "11",
+            "--check", "table.subject", "--check", "table.sequential", "--json", str(out)]
+    assert main(argv) == 0, capsys.readouterr()
+    data = json.loads(out.read_text())
+    assert data["kind"] == "table" and data["seed"] == 11 and data["options"]["steps"] == 5, f"got {data}"
+    assert [c["id"] for c in data["checks"]] == ["table.subject", "table.sequential"], f"got {data['checks']}"
+    assert data["subject"] == "cli_tables:TABLE", f"got subject {data['subject']!r}"
+
+
+def _schema_validator():
+    jsonschema = pytest.importorskip("jsonschema")
+    from pathlib import Path
+
+    schema = json.loads((Path(__file__).resolve().parents[2] / "docs" / "certificate.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def test_real_certificates_follow_the_documented_json_schema(table_target):
+    from conformance import certify
+    from conformance._report import reports_to_json
+
+    validator = _schema_validator()
+    load = __import__("cli_targets")
+    tables = __import__("cli_tables")
+    reports = certify([load.GOOD, load.BROKEN], examples=5, seed=3, backends=("heap",),
+                      checks=("api", "roundtrip", "migration"),
+                      expected_failures={"roundtrip.sequence": "known"}, jobs=1)
+    table = certify([tables.TABLE], examples=2, seed=3, options={"steps": 4})
+    documents = [reports_to_json(reports), reports[0].to_json(), reports[1].to_json(), table[0].to_json()]
+    for doc in documents:
+        errors = [e.message for e in validator.iter_errors(doc)]
+        assert not errors, f"got schema violations {errors[:3]} in {json.dumps(doc)[:300]}"
+    statuses = {c["status"] for c in reports[1].to_json()["checks"]}
+    assert {"failed", "skipped"} <= statuses, f"got statuses {statuses}, should exercise failures and skips"
+    broken = json.loads(json.dumps(documents[1]))
+    broken["checks"][0]["status"] = "bogus"
+    assert list(validator.iter_errors(broken)), "got a certificate with status 'bogus' accepted, should be refused"

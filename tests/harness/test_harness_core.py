@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
 from hypothesis import strategies as st
 
@@ -13,7 +11,7 @@ from conformance import (
     Report,
     Subject,
     SubjectError,
-    UnknownCheckWarning,
+    UnknownCheckError,
     check_serializer,
 )
 from conformance._registry import LAYERS, all_checks, load_families
@@ -83,13 +81,15 @@ def test_correct_serializers_certify_and_json_has_the_documented_shape():
     assert isinstance(report, Report)
     assert report.certified, f"got failures {report.failures}, should certify"
     data = report.to_json()
-    assert set(data) == {"subject", "certified", "checks"}, f"got keys {set(data)}"
+    assert {"subject", "certified", "checks", "seed", "profile", "examples", "options", "versions"} <= set(data), \
+        f"got keys {set(data)}"
     for item in data["checks"]:
-        assert set(item) == {"id", "family", "status", "message", "example"}, f"got {set(item)}"
+        assert {"id", "family", "status", "message", "example", "seconds"} == set(item), f"got {set(item)}"
         assert item["status"] in ("passed", "failed", "skipped"), f"got {item['status']}"
         assert item["family"] in ("roundtrip", "snapshot"), f"got family {item['family']}"
-    cert = report.certificate()
-    assert cert["seed"] == 3 and "hypothesis" in cert["versions"], f"got certificate {cert}"
+        assert item["seconds"] >= 0, f"got {item['seconds']} seconds for {item['id']}"
+    assert data["seed"] == 3 and "hypothesis" in data["versions"], f"got certificate {data}"
+    assert data["options"]["backends"] == ["heap", "bytes"], f"got options {data['options']}"
 
 
 class DropsLastCharacter(StringSerializer):
@@ -111,18 +111,27 @@ def test_dependants_of_a_failed_check_are_skipped_with_the_reason():
     assert not report.certified
 
 
-def test_expected_failures_do_not_block_certification_and_unknown_ids_warn():
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        report = check_serializer(
-            Subject(DropsLastCharacter(), st.text()), examples=10, seed=1, checks=("roundtrip",),
-            expected_failures={"roundtrip.bit_exact": "known", "roundtrip.no_such_check": "typo"},
-        )
-    assert any(issubclass(w.category, UnknownCheckWarning) and "no_such_check" in str(w.message)
-               for w in caught), f"got warnings {[str(w.message) for w in caught]}"
+def test_expected_failures_are_xfailed_and_do_not_block_certification():
+    report = check_serializer(
+        Subject(DropsLastCharacter(), st.text()), examples=10, seed=1, checks=("roundtrip",),
+        expected_failures={"roundtrip.bit_exact": "known"},
+    )
     result = report["roundtrip.bit_exact"]
-    assert result.failed and result.expected_failure == "known", f"got {result}"
+    assert result.status == "xfailed" and result.expected_failure == "known", f"got {result}"
+    assert report.to_json()["checks"][[c.id for c in report].index("roundtrip.bit_exact")]["status"] == "xfailed"
     assert report.certified, f"got failures {report.failures}, should certify (failure expected)"
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"expected_failures": {"roundtrip.no_such_check": "typo"}}, ["roundtrip.no_such_check"]),
+    ({"checks": ("roundtrip.bitexact",)}, ["roundtrip.bitexact", "did you mean 'roundtrip.bit_exact'"]),
+    ({"checks": ("spark.history",)}, ["spark family", "Spark master"]),
+    ({"checks": ("table.sequential",)}, ["does not apply to a serializer subject"]),
+])
+def test_unknown_check_ids_are_refused_before_anything_runs(kwargs, words):
+    with pytest.raises(UnknownCheckError) as caught:
+        check_serializer(Subject(DropsLastCharacter(), st.text()), examples=10, seed=1, **kwargs)
+    assert all(w in str(caught.value) for w in words), f"got {caught.value!r}, should mention {words}"
 
 
 def test_check_result_renders_id_status_and_example():

@@ -89,8 +89,8 @@ def test_results_summary_and_junit_properties(pytester):
     assert "roundtrip.bit_exact [roundtrip]: reading back what serialize wrote got ''" in text, text
     assert "smallest failing example: '0'" in text, f"got:\n{text}\nshould show the shrunk example"
     assert re.search(r"^=+ conformance =+$", text, re.M), f"got:\n{text}\nshould have a conformance section"
-    assert "DropsLast(): NOT certified" in text, f"got:\n{text}\nshould summarise the broken subject"
-    assert "StringSerializer(): certified" in text, f"got:\n{text}\nshould summarise the good subject"
+    assert "DropsLast(): NOT CERTIFIED" in text, f"got:\n{text}\nshould summarise the broken subject"
+    assert "StringSerializer(): CERTIFIED" in text, f"got:\n{text}\nshould summarise the good subject"
     tree = ET.parse(junit)
     props = {(p.get("name"), p.get("value")) for p in tree.iter("property")}
     assert ("conformance_check", "roundtrip.bit_exact") in props, f"got properties {sorted(props)[:10]}"
@@ -102,13 +102,13 @@ def test_summary_under_xdist(pytester):
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--conformance-examples", "10",
                                            "-k", "broken or FromFixture")
     text = result.stdout.str()
-    assert "DropsLast(): NOT certified (0 passed, 1 failed, 1 skipped" in text, f"got:\n{text}\nshould summarise across workers"
-    assert "LongSerializer(): certified (2 passed, 0 failed" in text, f"got:\n{text}"
+    assert "DropsLast(): NOT CERTIFIED (0 passed, 1 failed, 1 skipped" in text, f"got:\n{text}\nshould summarise across workers"
+    assert "LongSerializer(): CERTIFIED (2 passed, 0 failed" in text, f"got:\n{text}"
     counts = outcomes(result)
     assert counts == {"failed": 1, "passed": 2, "skipped": 1}, f"got {counts}"
 
 
-def test_unknown_expected_failure_ids_warn(pytester):
+def test_unknown_expected_failure_ids_are_a_collection_error(pytester):
     pytester.makepyfile(test_typo='''
 from hypothesis import strategies as st
 import conformance
@@ -119,9 +119,10 @@ from reference.serializers import LongSerializer
 def test_x():
     pass
 ''')
-    result = pytester.runpytest("-p", "no:cacheprovider", "-W", "always")
+    result = pytester.runpytest("-p", "no:cacheprovider")
     text = result.stdout.str()
-    assert "UnknownCheckWarning" in text and "roundtrip.bit_exakt" in text, f"got:\n{text}\nshould warn"
+    assert result.ret != 0, f"got exit {result.ret}, should fail collection"
+    assert "UnknownCheckError" in text and "did you mean 'roundtrip.bit_exact'" in text, f"got:\n{text}"
 
 
 def test_options_are_in_their_own_group(pytester):
@@ -196,6 +197,34 @@ class TestBase(conformance.SerializerConformance):
     result = pytester.runpytest("-p", "no:cacheprovider", "--conformance-examples", "10")
     counts = outcomes(result)
     assert counts.get("xfailed") == 2 and not counts.get("failed"), f"got {counts}, should xfail twice"
-    assert "DropsLast(): certified (0 passed, 0 failed, 0 skipped, 2 expected failures)" in result.stdout.str(), (
+    assert "DropsLast(): CERTIFIED (0 passed, 0 failed, 0 skipped, 2 xfailed)" in result.stdout.str(), (
         f"got:\n{result.stdout.str()}\nshould count expected failures in the conformance summary"
     )
+
+
+def test_table_conformance_runs_the_table_family_through_the_same_plugin(pytester):
+    pytester.makepyfile(test_tables='''
+from hypothesis import strategies as st
+import conformance
+from conformance import TableSubject
+from reference.table import RemoteTable
+
+TABLE = TableSubject(lambda read, write: RemoteTable(read, write), st.integers(0, 3), st.integers(0, 5),
+                     st.integers(-2, 2), lambda value, update: value + update, name="remote")
+
+
+class TestRemote(conformance.TableConformance):
+    subject = TABLE
+    conformance_checks = ("table.subject", "table.sequential")
+
+
+@conformance.parametrize_checks(TABLE, checks=("table.nulls",))
+def test_nulls(conformance_result):
+    assert conformance_result.status == "passed"
+''')
+    result = pytester.runpytest("-p", "no:cacheprovider", "-v", "--conformance-examples", "3", "--conformance-seed", "5")
+    text = result.stdout.str()
+    counts = outcomes(result)
+    assert counts == {"passed": 3}, f"got {counts}, should pass the three table checks:\n{text}"
+    assert "TestRemote::test_conformance[table.sequential] PASSED" in text, text
+    assert "remote: CERTIFIED (3 passed" in text, f"got:\n{text}\nshould summarise the table like a serializer"

@@ -138,7 +138,7 @@ def test_cli_runs_the_spark_family_in_a_second_lane(tmp_path):
 
 def test_history_written_ahead_is_used_only_for_the_same_values(spark, entries, tmp_path):
     from conformance._runner import CheckContext, Runner
-    from conformance._spark.checks import take_history_ahead, write_history_ahead
+    from conformance._spark.checks import HISTORY, take_history_ahead, write_history_ahead
 
     subject = Subject(sup.old_row(), values=rows())
     ahead_runner = Runner(subject, examples=10, seed=3, spark="local[2]")
@@ -152,10 +152,10 @@ def test_history_written_ahead_is_used_only_for_the_same_values(spark, entries, 
         runner = Runner(subject, examples=10, seed=seed, spark="local[2]")
         try:
             if offered:
-                take_history_ahead(runner.cache, ahead)
+                take_history_ahead(runner, ahead)
             result = runner.result("spark.history")
             assert result.status == "passed", f"got {result.status}: {result.message}"
-            return runner.cache["spark_history"][0]
+            return CheckContext(runner).get(HISTORY)[0]
         finally:
             runner.close()
 

@@ -3,7 +3,6 @@ both modes, rescaling, refusal before writing, atomic output, verification, the 
 
 from __future__ import annotations
 
-import argparse
 import os
 import signal
 import subprocess
@@ -385,12 +384,9 @@ def test_verify_finds_values_swapped_between_keys(spark, source, tmp_path):
 
 # -- CLI -------------------------------------------------------------------------------------------------
 def _cli(*argv):
-    from conformance._spark.cli import add_parsers
+    from conformance.cli import main
 
-    parser = argparse.ArgumentParser(prog="conformance")
-    add_parsers(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(list(argv))
-    return args.func(args)
+    return main(list(argv))
 
 
 def test_cli_migrate_and_verify_exit_statuses(spark, source, reference_results, tmp_path, capsys):
@@ -447,7 +443,7 @@ def test_missing_and_wrong_java_are_named(tmp_path, monkeypatch):
 def test_importing_the_pipeline_and_the_cli_does_not_import_pyspark():
     code = (
         "import sys, reference, reference.backends, conformance, conformance.cli, conformance._spark, "
-        "conformance._spark.cli, conformance._spark.checks, conformance._spark.jobs\n"
+        "conformance.cli._spark, conformance._spark.checks, conformance._spark.jobs\n"
         "print('pyspark' in sys.modules or any(m.startswith('pyspark.') for m in sys.modules))"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -238,7 +238,7 @@ ZOO = {
     "update_all_drops_entries": (subject(lambda r, w: UpdateAllAsDict(r, w)), "table.sequential"),
     "missing_record_not_signalled": (subject(lambda r, w: SilentMissing(r, w)), "table.sequential"),
     "batch_reorders_same_key": (subject(_batched(TypeGroupedBatching)), "table.concurrent"),
-    "batch_fails_every_operation": (subject(_batched(FailWholeBatch)), "table.concurrent"),
+    "batch_fails_every_operation": (subject(_batched(FailWholeBatch)), "table.sequential"),
     "metrics_miscounted": (subject(_retried, write_retries=3,
                                    write_metrics=lambda t: t.write_metrics), "table.faults"),
     "null_key_reaches_the_store": (subject(lambda r, w: NoNullCheck(r, w)), "table.nulls"),

@@ -1,0 +1,44 @@
+"""What the checks assert with, in one place: writing and reading one record, comparing values
+canonically with a "got X, should be Y" sentence, showing bytes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reference import DataInputView, DataOutputView
+
+from .._canonical import first_difference, show, values_equal
+from .._property import guarded
+from .._registry import Violation
+
+__all__ = ["write", "read_one", "expect_equal", "hexdump", "guarded"]
+
+
+def write(serializer: Any, value: Any) -> bytes:
+    out = DataOutputView()
+    guarded("serialize", serializer.serialize, value, out)
+    return out.getvalue()
+
+
+def read_one(serializer: Any, data: bytes, what: str = "deserialize") -> Any:
+    source = DataInputView(data)
+    value = guarded(what, serializer.deserialize, source)
+    left = source.available()
+    if left:
+        raise Violation(
+            f"{what} left {left} of {len(data)} bytes unread, should consume exactly what "
+            "serialize wrote"
+        )
+    return value
+
+
+def expect_equal(got: Any, expected: Any, what: str) -> None:
+    if not values_equal(got, expected):
+        where = first_difference(got, expected)
+        at = f" (first difference at {where})" if where else ""
+        raise Violation(f"{what} got {show(got)}, should be {show(expected)}{at}")
+
+
+def hexdump(data: bytes, limit: int = 40) -> str:
+    text = data[:limit].hex(" ")
+    return text + (" ..." if len(data) > limit else "")

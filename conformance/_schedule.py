@@ -1,0 +1,208 @@
+"""Scheduling a certification of several subjects: ``certify(subjects, ...)``.
+
+Subjects run one after another, in parallel processes (``jobs``, forked), or, when the spark
+family is selected, in two lanes: a process forked before the JVM starts runs every other
+family and writes each subject's large history ahead, while this process starts Spark and
+runs the spark family of each subject whose first lane is done. The result is one ``Report``
+per subject, in subject order, whatever the schedule. Nothing here prints: ``on_report`` is
+called with each report as it completes (the CLI renders it).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import random
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from reference import Verdict
+
+from ._report import Report
+from ._runner import DEFAULT_BACKENDS, Runner
+
+__all__ = ["certify", "Plan"]
+
+
+@dataclass
+class Plan:
+    """Everything a certification run is asked to do (what each subject's runner gets)."""
+
+    subjects: list[Any]
+    examples: int | None = None
+    backends: tuple[str, ...] = DEFAULT_BACKENDS
+    spark: str = "off"
+    seed: int = 0
+    profile: str | None = None
+    update_golden: bool = False
+    checks: tuple[str, ...] | None = None
+    expected_failures: dict[str, str] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+    strict: bool | None = None
+    derandomize: bool = False
+    peers: list[tuple[str, Any]] = field(default_factory=list)
+
+    def runner(self, index: int) -> Runner:
+        subject = self.subjects[index]
+        options = dict(self.options)
+        options["peers"] = [p for p in self.peers if p[1] is not subject]
+        return Runner(subject, examples=self.examples, backends=self.backends, spark=self.spark,
+                      seed=self.seed, profile=self.profile, update_golden=self.update_golden,
+                      expected_failures=self.expected_failures, options=options, strict=self.strict,
+                      derandomize=self.derandomize)
+
+
+#: The plan of the run in progress, inherited by forked workers.
+_PLAN: list[Plan] = []
+
+
+def certify(
+    subjects: Sequence[Any],
+    *,
+    examples: int | None = None,
+    backends: Sequence[str] = DEFAULT_BACKENDS,
+    spark: str = "off",
+    seed: int | None = None,
+    profile: str | None = None,
+    update_golden: bool = False,
+    checks: Sequence[str] | None = None,
+    expected_failures: Mapping[str, str] | None = None,
+    options: Mapping[str, Any] | None = None,
+    strict: bool | None = None,
+    jobs: int | None = None,
+    derandomize: bool = False,
+    on_report: Callable[[Report], None] | None = None,
+) -> list[Report]:
+    """Certify every subject (``Subject`` or ``TableSubject``) with one seed; return their
+    reports in subject order. Raises ``UnknownCheckError`` before running anything when
+    ``checks`` or ``expected_failures`` name no check. ``jobs`` subjects run in parallel
+    (default: 2 when there are several and no Spark master). Several serializer subjects
+    see each other's serializers (``snapshot.not_shared``)."""
+    subjects = list(subjects)
+    if not subjects:
+        raise ValueError("certify: no subject given")
+    plan = Plan(subjects, examples, tuple(backends), spark or "off",
+                seed if seed is not None else random.SystemRandom().randrange(2**32), profile,
+                update_golden, tuple(checks) if checks is not None else None, dict(expected_failures or {}),
+                dict(options or {}), strict, derandomize)
+    several = len(subjects) > 1
+    if several:
+        plan.peers = [(s.display_name, s.make_serializer()) for s in subjects if hasattr(s, "make_serializer")]
+    selections = []
+    for i in range(len(subjects)):  # validates the selection and expected failures up front
+        runner = plan.runner(i)
+        try:
+            selections.append(runner.checks(plan.checks))
+        finally:
+            runner.close()
+    if jobs is None:
+        jobs = min(2, os.cpu_count() or 1) if several else 1
+    forking = "fork" in multiprocessing.get_all_start_methods()
+    spark_selected = any(c.family == "spark" for selection in selections for c in selection)
+    done: dict[int, Report] = {}
+    _PLAN[:] = [plan]
+    try:
+        if spark_selected and forking and not _spark_started():
+            schedule: Iterator[tuple[int, Report]] = _two_lanes(plan)
+        elif jobs > 1 and several and forking and not spark_selected:
+            schedule = _in_processes(plan, jobs)
+        else:
+            schedule = ((i, _run_one(i)) for i in range(len(subjects)))
+        for index, report in schedule:
+            done[index] = report
+            if on_report is not None:
+                on_report(report)
+    finally:
+        _PLAN.clear()
+    return [done[i] for i in range(len(subjects))]
+
+
+def _run_one(index: int) -> Report:
+    plan = _PLAN[0]
+    runner = plan.runner(index)
+    try:
+        return runner.run(plan.checks)
+    finally:
+        runner.close()
+
+
+def _in_processes(plan: Plan, jobs: int) -> Iterator[tuple[int, Report]]:
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        yield from enumerate(pool.map(_run_one, range(len(plan.subjects))))
+
+
+def _run_before_spark(index: int, ahead_dir: str) -> tuple[Report, dict[str, Any] | None]:
+    """Lane one of a Spark run (a forked process): every selected check but the spark family,
+    then the spark family's large history, written ahead into the run's shared directory."""
+    from ._runner import CheckContext
+
+    plan = _PLAN[0]
+    runner = plan.runner(index)
+    try:
+        selected = runner.checks(plan.checks)
+        report = runner.run_checks([c for c in selected if c.family != "spark"])
+        ahead = None
+        if any(c.id == "spark.history" for c in selected):
+            from ._spark.checks import write_history_ahead
+
+            ahead = write_history_ahead(CheckContext(runner), os.path.join(ahead_dir, str(index)))
+        return report, ahead
+    finally:
+        runner.close()
+
+
+def _run_spark_after(index: int, before: Report, ahead: dict[str, Any] | None, ahead_dir: str) -> Report:
+    """Lane two (this process, which owns the Spark session): the spark family, given the
+    other checks' results from lane one (its prerequisites among them)."""
+    plan = _PLAN[0]
+    runner = plan.runner(index)
+    try:
+        runner.preload(before.results)
+        if ahead is not None:
+            from ._spark.checks import take_history_ahead
+
+            take_history_ahead(runner, ahead)
+        part = runner.run_checks([c for c in runner.checks(plan.checks) if c.family == "spark"])
+    finally:
+        runner.close()
+        shutil.rmtree(os.path.join(ahead_dir, str(index)), ignore_errors=True)
+    part.results = before.results + part.results
+    return part
+
+
+def _spark_cost(subject: Any) -> int:
+    """How much Spark work a subject brings beyond its history: each compatible evolution is
+    migrated twice (bytes and heap mode) and read back."""
+    return sum(evolution.expect != Verdict.INCOMPATIBLE for evolution in getattr(subject, "evolutions", ()))
+
+
+def _two_lanes(plan: Plan) -> Iterator[tuple[int, Report]]:
+    """(index, report) per subject: a forked process runs every family but spark and writes
+    the large histories, subject after subject, while this process starts Spark and runs the
+    spark family of each subject whose lane-one work is done. The fork happens before the
+    JVM starts (forking a process that runs a JVM is unsafe); the two lanes overlap, so
+    Spark's start-up, the other families and the histories cost little wall time. Subjects
+    with the most Spark work go first, so the short ones fill the end (longest first)."""
+    from ._spark.session import HARNESS_CONFIG, start_in_background
+
+    order = sorted(range(len(plan.subjects)), key=lambda i: -_spark_cost(plan.subjects[i]))
+    ahead_dir = tempfile.mkdtemp(prefix="conformance-spark-")
+    try:
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+            befores = [(i, pool.submit(_run_before_spark, i, ahead_dir)) for i in order]  # forks now
+            start_in_background(plan.spark, config=HARNESS_CONFIG)
+            for i, before in befores:
+                yield i, _run_spark_after(i, *before.result(), ahead_dir)
+    finally:
+        shutil.rmtree(ahead_dir, ignore_errors=True)
+
+
+def _spark_started() -> bool:
+    """Whether this process already runs a JVM (then it must not fork)."""
+    session = sys.modules.get("conformance._spark.session")
+    return session is not None and bool(session.running())

@@ -1,0 +1,55 @@
+"""The ``conformance`` command: ``certify``, ``certify-table``, ``migrate`` and ``verify``.
+
+Every subcommand behaves alike: the same exit statuses (0 certified or clean, 1 a violation
+was found, 2 the target, the input or the command line could not be used), the same options
+spelled the same way (``--json FILE`` with ``-`` for standard output, ``--seed N``,
+``--import MODULE``), the current directory importable, and a usage problem reported in one
+sentence before any work starts. Subcommands parse their arguments and call library
+functions (``conformance.certify``, ``conformance._spark.jobs``) that take plain parameters.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from . import _certify, _spark
+from ._certify import load_serializer, load_table_subject, load_target
+from ._common import OK, UNUSABLE, VIOLATION, UsageError, positive_int
+
+__all__ = ["main", "build_parser", "load_target", "load_serializer", "load_table_subject", "UsageError",
+           "OK", "VIOLATION", "UNUSABLE", "positive_int"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="conformance",
+        description="Certify state serializers and tables against Flink's serializer, snapshot and "
+                    "migration semantics (and Samza's partial-update tables); migrate and verify "
+                    "savepoints on Spark.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _certify.add_parsers(sub)
+    _spark.add_parsers(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: 2 for bad usage, 0 for --help
+        return int(exc.code or 0)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return UNUSABLE
+    try:
+        return int(args.func(args))
+    except UsageError as exc:
+        print(f"conformance {args.command}: error: {exc}", file=sys.stderr)
+        return UNUSABLE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

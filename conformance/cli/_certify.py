@@ -1,0 +1,259 @@
+"""``conformance certify`` (serializers) and ``conformance certify-table`` (tables): parse the
+command line, load the subjects, call ``conformance.certify`` and render what it returns.
+
+Both run through the same runner and report: the same seed, profile, ``--check``,
+``--expect-failure``, ``--strict``, ``--json`` and exit statuses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ._common import (
+    OK,
+    VIOLATION,
+    UsageError,
+    add_import,
+    add_json,
+    add_seed,
+    import_modules,
+    import_object,
+    json_target,
+    positive_int,
+    write_json,
+)
+
+__all__ = ["add_parsers", "load_target", "load_serializer", "load_table_subject", "BUILTINS_EXAMPLES"]
+
+#: Examples per check for --builtins unless --examples or --profile says otherwise (their own
+#: suites test them in depth; the certification run is the quick, complete sweep).
+BUILTINS_EXAMPLES = 50
+
+
+def load_target(spec: str, values: str | None = None) -> Any:
+    """The ``Subject`` named by ``module:attr`` (a Subject, a serializer instance or a zero-argument
+    factory; the latter two need ``values``, a ``module:attr`` naming a hypothesis strategy)."""
+    from .._subject import Subject, SubjectError
+
+    target = import_object(spec, "TARGET")
+    try:
+        if isinstance(target, Subject):
+            if not target.locator:
+                target.locator = spec
+            return target
+        if values is None:
+            raise UsageError(
+                f"TARGET {spec!r} is a {type(target).__name__}, not a conformance.Subject: give "
+                "--values module:attribute naming a hypothesis strategy of its values, or point "
+                "at a Subject"
+            )
+        strategy = import_object(values, "--values")
+        if callable(strategy) and not hasattr(strategy, "example"):
+            strategy = strategy()
+        return Subject(target, strategy, locator=spec, name=spec)
+    except SubjectError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def load_serializer(spec: str) -> Any:
+    """The serializer named by ``module:attr``: a Subject's, an instance, or what a
+    zero-argument factory makes (what a fresh process rebuilds from a subject's locator)."""
+    from reference import TypeSerializer
+
+    from .._subject import Subject
+
+    target = import_object(spec, "TARGET")
+    if isinstance(target, Subject):
+        return target.make_serializer()
+    if isinstance(target, TypeSerializer):
+        return target
+    return target()
+
+
+def load_table_subject(spec: str) -> Any:
+    """The ``TableSubject`` named by ``module:attribute`` (or returned by a zero-argument callable)."""
+    from .._table import TableSubject, TableSubjectError
+
+    obj = import_object(spec, "TARGET")
+    if not isinstance(obj, TableSubject) and callable(obj):
+        try:
+            obj = obj()
+        except TableSubjectError as exc:
+            raise UsageError(f"TARGET {spec!r}: {exc}") from None
+        except Exception as exc:
+            raise UsageError(f"TARGET {spec!r}: calling it raised {type(exc).__name__}: {exc}") from None
+    if not isinstance(obj, TableSubject):
+        raise UsageError(
+            f"TARGET {spec!r} is a {type(obj).__name__}, not a conformance.TableSubject; wrap the table "
+            f"factory: TableSubject(table_factory, keys, values, updates, apply_update)"
+        )
+    factory = obj.table_factory
+    if obj.name == getattr(factory, "__qualname__", type(factory).__name__):
+        obj.name = spec  # not named by its author: reports name it as the command line did
+    return obj
+
+
+def _backends(text: str) -> tuple[str, ...]:
+    parts = tuple(p.strip() for p in text.split(",") if p.strip())
+    bad = [p for p in parts if p not in ("heap", "bytes")]
+    if bad or not parts:
+        raise argparse.ArgumentTypeError(f"{text!r}: use heap, bytes or heap,bytes")
+    return parts
+
+
+def _expected(items: list[str] | None) -> dict[str, str]:
+    found = {}
+    for item in items or []:
+        check_id, _, reason = item.partition("=")
+        found[check_id.strip()] = reason.strip() or "expected failure"
+    return found
+
+
+def _common_run_options(parser: argparse.ArgumentParser, examples_help: str) -> None:
+    parser.add_argument("--examples", type=positive_int, metavar="N", help=examples_help)
+    add_seed(parser)
+    parser.add_argument("--profile", choices=("dev", "ci", "certify"), help="hypothesis profile")
+    parser.add_argument("--check", action="append", metavar="ID|FAMILY",
+                        help="run only these checks (repeatable); an unknown one is an error")
+    parser.add_argument("--expect-failure", action="append", metavar="ID=REASON",
+                        help="a check known to fail (reported as xfailed, does not block certification)")
+    parser.add_argument("--strict", action="store_true", default=None,
+                        help="fail a subject when a family it declares data for was skipped "
+                             "(on in the certify profile)")
+    parser.add_argument("--list-checks", action="store_true", help="list every check (id, family, what it verifies) and exit")
+    add_json(parser, "the certificate (results, seed, options, versions)")
+    parser.add_argument("--certificate", metavar="FILE", help=argparse.SUPPRESS)  # the earlier name of --json
+    add_import(parser)
+
+
+def add_parsers(sub: Any) -> None:
+    certify = sub.add_parser(
+        "certify", help="run every check against a serializer (or every built-in one)",
+        description="Exit status: 0 certified, 1 a check failed, 2 unusable target or options.")
+    certify.add_argument("target", nargs="?", metavar="TARGET",
+                         help="module:attribute naming a conformance.Subject, a serializer or a zero-argument factory")
+    certify.add_argument("--builtins", action="store_true", help="certify every built-in serializer")
+    certify.add_argument("--values", metavar="MODULE:ATTR", help="hypothesis strategy of values (when TARGET is a serializer)")
+    _common_run_options(certify, "examples per check (default: the profile's)")
+    certify.add_argument("--backend", type=_backends, default=("heap", "bytes"), metavar="heap,bytes",
+                         help="backends to run histories on (default heap,bytes)")
+    certify.add_argument("--spark", default="off", metavar="MASTER|off",
+                         help="run the spark family on this master (local[*], spark://host:port); default off")
+    certify.add_argument("--spark-entries", type=positive_int, metavar="N",
+                         help="entries in the spark family's history (default 100000, or $CONFORMANCE_SPARK_ENTRIES)")
+    certify.add_argument("--update-golden", action="store_true", help="record the current release into the golden directory")
+    certify.add_argument("--jobs", type=positive_int, metavar="N", help="subjects certified in parallel (--builtins; default 2)")
+    certify.set_defaults(func=run_certify)
+
+    table = sub.add_parser(
+        "certify-table",
+        help="certify a table implementation (SEP-30 partial updates) against the reference model",
+        description="Drive random sequences of put/get/delete/update/update_all (with and without "
+                    "defaults, both contracts, concurrent batches, injected failures) against the "
+                    "table and the model built from its apply_update. Exit status: 0 certified, 1 a "
+                    "check failed, 2 unusable target or options.")
+    table.add_argument("target", nargs="?", metavar="TARGET", help="module:attribute naming a conformance.TableSubject")
+    _common_run_options(table, "state machine runs per check (default 30)")
+    table.add_argument("--steps", type=positive_int, metavar="N", help="operations per run (default 20)")
+    table.set_defaults(func=run_certify_table)
+
+
+def _list_checks(kind: str, spark: bool) -> int:
+    from .._registry import checks_for
+
+    for c in checks_for(kind, spark=spark):
+        print(f"{c.id:<32} {c.family:<10} {c.doc}")
+    return OK
+
+
+def _run(subjects: list[Any], args: argparse.Namespace, **extra: Any) -> int:
+    from .._registry import UnknownCheckError
+    from .._render import render_report, render_summary
+    from .._report import reports_to_json
+    from .._schedule import certify
+
+    path = json_target(args.json or args.certificate)
+    tty = sys.stdout.isatty() and path != "-"
+    out = sys.stderr if path == "-" else sys.stdout  # the JSON owns standard output
+    progress = None
+    if tty and len(subjects) > 1:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TimeElapsedColumn(), transient=True)
+        progress.add_task("certifying", total=len(subjects))
+        progress.start()
+
+    def shown(report: Any) -> None:
+        text = render_report(report)
+        if progress is not None:
+            progress.advance(progress.task_ids[0])
+            progress.console.print(text, markup=False, highlight=False)
+        else:
+            print(text, file=out, flush=True)
+
+    try:
+        reports = certify(subjects, examples=args.examples, seed=args.seed, profile=args.profile,
+                          checks=args.check, expected_failures=_expected(args.expect_failure),
+                          strict=args.strict, on_report=shown, **extra)
+    except UnknownCheckError as exc:
+        raise UsageError(str(exc)) from None
+    finally:
+        if progress is not None:
+            progress.stop()
+    seed = reports[0].seed
+    if len(reports) > 1:
+        text = render_summary(reports, seed, tty=tty)
+        if text is not None:
+            print(text, file=out)
+    else:
+        print(f"seed {seed} (rerun with --seed {seed})", file=out)
+    write_json(reports_to_json(reports) if len(reports) > 1 else reports[0].to_json(), path)
+    return OK if all(r.certified for r in reports) else VIOLATION
+
+
+def run_certify(args: argparse.Namespace) -> int:
+    if args.list_checks:
+        return _list_checks("serializer", args.spark != "off")
+    if args.builtins and args.target:
+        raise UsageError("give either TARGET or --builtins, not both")
+    if not args.builtins and not args.target:
+        raise UsageError("give a TARGET (module:attribute) or --builtins")
+    json_target(args.json or args.certificate)
+    import_modules(args.imports)
+    if args.spark != "off":
+        try:
+            import conformance._spark.checks  # noqa: F401
+        except ImportError as exc:
+            raise UsageError(f"--spark {args.spark}: the spark family is not available ({exc}); "
+                             "install the extra: pip install -e '.[spark]'") from None
+    if args.builtins:
+        from .._builtins import builtin_subjects
+
+        subjects = builtin_subjects()
+        if args.examples is None and args.profile is None:
+            args.examples = BUILTINS_EXAMPLES  # the main job stays quick under any CI profile
+    else:
+        subjects = [load_target(args.target, args.values)]
+    return _run(subjects, args, **run_options(args))
+
+
+def run_options(args: argparse.Namespace) -> dict[str, Any]:
+    """What ``certify`` is asked for by a ``certify`` command line, beyond the shared options."""
+    options = {"spark_entries": args.spark_entries} if args.spark_entries else {}
+    return {"backends": args.backend, "spark": args.spark, "update_golden": args.update_golden,
+            "options": options, "jobs": args.jobs}
+
+
+def run_certify_table(args: argparse.Namespace) -> int:
+    if args.list_checks:
+        return _list_checks("table", False)
+    if not args.target:
+        raise UsageError("give a TARGET (module:attribute naming a conformance.TableSubject)")
+    json_target(args.json or args.certificate)
+    import_modules(args.imports)
+    subject = load_table_subject(args.target)
+    options = {"steps": args.steps} if args.steps else {}
+    return _run([subject], args, options=options)

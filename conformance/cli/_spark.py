@@ -1,0 +1,188 @@
+"""``conformance migrate`` and ``conformance verify``: the Spark jobs from the command line.
+
+Exit status: 0 done and clean, 1 the job found a problem (a state refused as incompatible, a
+value that fails to migrate or decode, a mismatch against the expected savepoint), 2 the input
+could not be used (no such savepoint or serializers, a snapshot class nobody imported, the
+output exists, no Java, bad options). Everything that can be checked without Spark is checked
+before Spark starts. Importing this module does not import pyspark.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ._common import (
+    OK,
+    UNUSABLE,
+    VIOLATION,
+    UsageError,
+    add_import,
+    add_json,
+    import_modules,
+    import_object,
+    json_target,
+    positive_int,
+    write_json,
+)
+
+__all__ = ["add_parsers", "load_attribute"]
+
+
+def add_parsers(sub: Any) -> None:
+    migrate = sub.add_parser(
+        "migrate",
+        help="restore a savepoint with new serializers on Spark, migrate, write a new savepoint",
+        description=(
+            "Judge every state's new serializer against the savepoint (once, on the driver), "
+            "migrate on Spark executors and write a new savepoint atomically. Exit 0 done, 1 a "
+            "state was refused or failed to migrate, 2 unusable input."
+        ),
+    )
+    migrate.add_argument("savepoint", help="savepoint directory to read (never modified)")
+    migrate.add_argument(
+        "--serializers", required=True, metavar="MODULE:ATTR",
+        help="a mapping state name -> state descriptor, a list of descriptors, or a zero-argument "
+        "function returning either",
+    )
+    migrate.add_argument("--out", required=True, metavar="DIR", help="new savepoint directory (must not exist)")
+    migrate.add_argument("--backend", choices=("bytes", "heap"), default="bytes",
+                         help="bytes: migrate_state over serialized values (default); heap: "
+                         "deserialize, migrate_element, serialize")
+    migrate.add_argument("--parallelism", type=positive_int, default=None, metavar="N",
+                         help="target parallelism (rescaling by key groups); default: as written")
+    migrate.add_argument("--key-serializer", default=None, metavar="MODULE:ATTR",
+                         help="new key serializer (must read the old keys as is)")
+    migrate.add_argument("--schema-evolution", action="store_true",
+                         help="allow FLIP-527 row evolution (state.schema-evolution.enable)")
+    migrate.add_argument("--spark", default=None, metavar="MASTER", help="Spark master URL (default local[*])")
+    add_json(migrate, "what was migrated")
+    add_import(migrate)
+    migrate.set_defaults(func=run_migrate)
+
+    verify = sub.add_parser(
+        "verify",
+        help="check that every entry of a savepoint decodes (and matches an expected savepoint)",
+        description=(
+            "Count entries, decode every key, namespace, map key and value with the savepoint's "
+            "serializers (nothing left over), check key groups and optionally compare with an "
+            "expected savepoint. Exit 0 clean, 1 problems found, 2 unusable input."
+        ),
+    )
+    verify.add_argument("savepoint", help="savepoint directory to check")
+    verify.add_argument("--expect", default=None, metavar="SAVEPOINT",
+                        help="expected savepoint (e.g. the oracle's or a backend's) to compare with")
+    verify.add_argument("--sample", type=int, default=5, metavar="N", help="problems shown per state")
+    verify.add_argument("--spark", default=None, metavar="MASTER", help="Spark master URL (default local[*])")
+    add_json(verify, "the report")
+    add_import(verify)
+    verify.set_defaults(func=run_verify)
+
+
+def load_attribute(spec: str, what: str) -> Any:
+    """``module:attr`` -> the attribute (a zero-argument function is called)."""
+    from reference import TypeSerializer
+    from reference.backends import StateDescriptor
+
+    value = import_object(spec, what)
+    if callable(value) and not isinstance(value, (type, StateDescriptor, TypeSerializer)):
+        value = value()
+    return value
+
+
+def _readable(savepoint: str, what: str) -> None:
+    """The savepoint's metadata and every snapshot in it read (before Spark starts): a
+    snapshot class that no imported module defines is named, with the fix."""
+    from reference import StateError, UnknownSnapshotClassError, snapshot_from_bytes
+    from reference.backends import read_savepoint_metadata
+
+    try:
+        metadata = read_savepoint_metadata(savepoint)
+        for state in metadata.states:
+            for data in (state.value_serializer_snapshot, state.namespace_serializer_snapshot,
+                         state.user_key_serializer_snapshot):
+                if data:
+                    snapshot_from_bytes(data)
+    except UnknownSnapshotClassError as exc:
+        raise UsageError(f"{what} {savepoint}: {exc}; give --import MODULE for the module that defines it") from None
+    except StateError as exc:
+        raise UsageError(f"{what} {savepoint}: {exc}") from None
+    except OSError as exc:
+        raise UsageError(f"{what} {savepoint}: {exc.strerror or exc}") from None
+
+
+def _failed(exc: Exception) -> int:
+    """The exit status of an error the job raised."""
+    from reference import SnapshotFormatError, StateMigrationError
+    from reference.backends import SavepointFormatError
+
+    from .._spark.jobs import SerializerShippingError, SparkJobError
+    from .._spark.session import SparkSessionError
+
+    if isinstance(exc, (SavepointFormatError, SnapshotFormatError, SparkSessionError)):
+        return UNUSABLE
+    if isinstance(exc, (StateMigrationError, SparkJobError, SerializerShippingError)):
+        return VIOLATION
+    return UNUSABLE
+
+
+def run_migrate(args: argparse.Namespace) -> int:
+    import sys
+
+    from reference import StateError
+
+    json_target(args.json)
+    import_modules(args.imports)
+    serializers = load_attribute(args.serializers, "--serializers")
+    key_serializer = load_attribute(args.key_serializer, "--key-serializer") if args.key_serializer else None
+    _readable(args.savepoint, "SAVEPOINT")
+    from .._spark.jobs import migrate_savepoint
+
+    try:
+        report = migrate_savepoint(
+            args.savepoint, serializers, args.out, mode=args.backend, parallelism=args.parallelism,
+            key_serializer=key_serializer,
+            config={"state.schema-evolution.enable": True} if args.schema_evolution else None,
+            master=args.spark,
+        )
+    except (StateError, OSError) as exc:
+        print(f"conformance migrate: {exc}", file=sys.stderr)
+        return _failed(exc) if isinstance(exc, StateError) else UNUSABLE
+    print(report.format(), file=sys.stderr if args.json == "-" else sys.stdout)
+    write_json({"source": report.source, "out": report.out, "mode": report.mode, "rows": report.rows,
+                "states": [{"name": s.name, "kind": s.kind, "verdict": str(s.verdict), "action": s.action,
+                            "rows": s.rows, "parallelism": s.parallelism, "shuffled": s.shuffled}
+                           for s in report.states]}, args.json)
+    return OK
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    import sys
+
+    from reference import StateError
+
+    if args.sample < 0:
+        raise UsageError(f"--sample must not be negative, got {args.sample}")
+    json_target(args.json)
+    import_modules(args.imports)
+    _readable(args.savepoint, "SAVEPOINT")
+    if args.expect is not None:
+        _readable(args.expect, "--expect")
+    from .._spark.jobs import verify_savepoint
+
+    try:
+        report = verify_savepoint(args.savepoint, expect=args.expect, sample=args.sample, master=args.spark)
+    except (StateError, OSError) as exc:
+        print(f"conformance verify: {exc}", file=sys.stderr)
+        return _failed(exc) if isinstance(exc, StateError) else UNUSABLE
+    print(report.format(), file=sys.stderr if args.json == "-" else sys.stdout)
+    write_json({
+        "savepoint": report.savepoint, "expect": report.expect, "ok": report.ok,
+        "entries": report.entries, "problems": report.problems,
+        "states": [
+            {"name": s.name, "kind": s.kind, "entries": s.entries, "bad_entries": s.bad_entries,
+             "mismatches": s.mismatches, "samples": s.samples}
+            for s in report.states
+        ],
+    }, args.json)
+    return OK if report.ok else VIOLATION
