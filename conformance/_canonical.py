@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import json
 import math
 import reprlib
 import struct
@@ -17,7 +18,8 @@ from typing import Any
 from reference import class_identity
 from strategies import canonical, values_equal
 
-__all__ = ["canonical", "values_equal", "show", "first_difference", "stable_text"]
+__all__ = ["canonical", "values_equal", "show", "first_difference", "stable_text", "value_tree",
+           "tree_difference"]
 
 _DOUBLE = struct.Struct(">d")
 
@@ -107,3 +109,52 @@ def stable_text(value: Any) -> str:
     if isinstance(value, float):
         return f"{_name(value)}:{_DOUBLE.pack(value).hex()}"
     return f"{_name(value)}:{value!r}"
+
+
+def _tree(form: Any) -> Any:
+    """JSON form of ``canonical``'s output (the same rule, written so a file can keep it)."""
+    if isinstance(form, bytes):
+        return {"bytes": form.hex()}
+    if isinstance(form, frozenset):
+        return sorted((_tree(v) for v in form), key=lambda t: json.dumps(t, sort_keys=True))
+    if isinstance(form, tuple):
+        if form and form[0] == "dataclass" and len(form) == 3:
+            return ["dataclass", form[1], {name: _tree(v) for name, v in form[2]}]
+        return [_tree(v) for v in form]
+    if form is None or isinstance(form, (bool, int, str)):
+        return form
+    return repr(form)
+
+
+def value_tree(value: Any) -> Any:
+    """A JSON-able form of ``value`` that keeps exactly what ``canonical`` compares (exact
+    types, float bits, order of sequences, dataclass fields by name): golden files record it,
+    so a later release can compare what it reads field by field."""
+    return _tree(canonical(value))
+
+
+def tree_difference(recorded: Any, got: Any, path: str = "") -> str | None:
+    """Where ``got`` (a ``value_tree``) differs from ``recorded``, or None. A dataclass is
+    compared on the fields ``recorded`` has: a later release may add fields, but every field
+    an earlier release wrote must read back with the same value."""
+    if (isinstance(recorded, list) and isinstance(got, list) and len(recorded) == 3 and len(got) == 3
+            and recorded[0] == got[0] == "dataclass" and isinstance(recorded[2], dict) and isinstance(got[2], dict)):
+        if recorded[1] != got[1]:
+            return f"{path or 'the value'}: class {got[1]}, should be {recorded[1]}"
+        for name, field in recorded[2].items():
+            if name not in got[2]:
+                return f"{path}.{name}: missing, should be there"
+            found = tree_difference(field, got[2][name], f"{path}.{name}")
+            if found:
+                return found
+        return None
+    if isinstance(recorded, list) and isinstance(got, list) and len(recorded) == len(got):
+        tagged = bool(recorded) and isinstance(recorded[0], str)  # [type, payload...]: same path
+        for i, (a, b) in enumerate(zip(recorded, got, strict=True)):
+            found = tree_difference(a, b, path if tagged else f"{path}[{i}]")
+            if found:
+                return found
+        return None
+    if recorded != got:
+        return f"{path or 'the value'}: {json.dumps(got)[:120]}, should be {json.dumps(recorded)[:120]}"
+    return None

@@ -3,7 +3,8 @@ repository and read back by every later release (layout in docs/golden-files.md)
 
     <golden dir>/<release>/snapshot.bin   the top-level snapshot (reference.snapshot_to_bytes)
     <golden dir>/<release>/data.bin       the records, back to back
-    <golden dir>/<release>/manifest.json  release, record count, each value as stable text, ...
+    <golden dir>/<release>/manifest.json  release, record count, each value as stable text and as
+                                          a value tree (field by field), ...
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ from typing import Any
 
 from reference import DataOutputView, snapshot_to_bytes
 
-from ._canonical import stable_text
+from ._canonical import stable_text, value_tree
 
 __all__ = ["GoldenRelease", "record_release", "recorded_releases", "current_release", "FORMAT"]
 
-FORMAT = 1
+#: 2 adds ``trees`` (each value's ``value_tree``); format 1 manifests have only ``values``.
+FORMAT = 2
 SNAPSHOT, DATA, MANIFEST = "snapshot.bin", "data.bin", "manifest.json"
 
 
@@ -35,6 +37,12 @@ class GoldenRelease:
     @property
     def values(self) -> list[str]:
         return list(self.manifest.get("values", []))
+
+    @property
+    def trees(self) -> list[Any] | None:
+        """Each recorded value's ``value_tree`` (None in manifests of format 1)."""
+        trees = self.manifest.get("trees")
+        return None if trees is None else list(trees)
 
 
 def _release_key(name: str) -> tuple[Any, ...]:
@@ -90,6 +98,7 @@ def record_release(golden_dir: str, release: str, serializer: Any, values: list[
         "serializer": repr(serializer),
         "records": len(values),
         "values": [stable_text(v) for v in values],
+        "trees": [value_tree(v) for v in values],
         **(extra or {}),
     }
     with open(os.path.join(path, SNAPSHOT), "wb") as fh:

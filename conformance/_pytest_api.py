@@ -89,6 +89,7 @@ def run_check(config: Any, subject: Any, check_id: str, record_property: Callabl
         text = f"{check_id} [{result.family}]: {result.message}"
         if result.example is not None:
             text += f"\nsmallest failing example: {result.example}"
+        text += "".join(f"\n  at {frame}" for frame in result.trace)
         text += f"\n(reproduce with --conformance-seed {runner.seed})"
         pytest.fail(text, pytrace=False)
     if result.status == "skipped":

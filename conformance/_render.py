@@ -42,6 +42,7 @@ def _detail_lines(results: Iterable[CheckResult], *, skips: bool = True) -> list
             lines.append(f"  FAILED {r.id} [{r.family}]: {r.message}")
             if r.example is not None:
                 lines.append(f"    smallest failing example: {r.example}")
+            lines += [f"    at {frame}" for frame in r.trace]
         elif r.status == "xfailed":
             lines.append(f"  xfailed {r.id} [{r.family}] (expected: {r.expected_failure}): {r.message}")
         elif r.status == "skipped" and skips:

@@ -27,8 +27,8 @@ CERTIFICATE_FORMAT = 2
 class CheckResult:
     """The verdict of one check: ``status`` is one of ``STATUSES``; a failure's ``message``
     says what the subject did wrong and ``example`` shows the shrunk value; ``blocked`` marks
-    a skip because a prerequisite did not pass; ``cause`` keeps the exception a failure came
-    from (to show where in the user's code it was raised)."""
+    a skip because a prerequisite did not pass; ``trace`` lists the frames of the user's code
+    (``file:line in function``) the failure was raised from, innermost last."""
 
     id: str
     family: str
@@ -38,7 +38,7 @@ class CheckResult:
     expected_failure: str | None = None
     seconds: float = 0.0
     blocked: bool = False
-    cause: BaseException | None = field(default=None, repr=False, compare=False)
+    trace: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -55,6 +55,8 @@ class CheckResult:
                                 "seconds": round(self.seconds, 6)}
         if self.expected_failure is not None:
             data["expected_failure"] = self.expected_failure
+        if self.trace:
+            data["trace"] = list(self.trace)
         return data
 
     def __str__(self) -> str:

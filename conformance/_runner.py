@@ -89,6 +89,7 @@ class CheckContext:
         self.spark: str = runner.spark
         self.update_golden: bool = runner.update_golden
         self.options: dict[str, Any] = runner.options
+        self.notes: list[str] = []
 
     @property
     def work_dir(self) -> str:
@@ -121,6 +122,11 @@ class CheckContext:
 
     def not_applicable(self, reason: str) -> None:
         raise NotApplicable(reason)
+
+    def note(self, text: str) -> None:
+        """Something the user should read even when the check passes (e.g. what
+        ``--update-golden`` recorded): it becomes the passed result's message."""
+        self.notes.append(text)
 
     def result(self, check_id: str) -> CheckResult:
         """The result of another check (run first if needed)."""
@@ -232,19 +238,20 @@ class Runner:
                 return CheckResult(check.id, check.family, "skipped",
                                    f"prerequisite {prerequisite} did not pass", None, expected, blocked=True)
         started = time.perf_counter()
+        context = CheckContext(self)
         try:
-            check.func(CheckContext(self))
+            check.func(context)
         except NotApplicable as exc:
             result = CheckResult(check.id, check.family, "skipped", str(exc), None, expected)
         except Violation as exc:
             example = None if exc.example is None else exc.example if isinstance(exc.example, str) else str(exc.example)
             result = CheckResult(check.id, check.family, "xfailed" if expected is not None else "failed",
-                                 exc.message, example, expected, cause=exc.__cause__)
+                                 exc.message, example, expected, trace=user_frames(exc))
         except Exception as exc:  # a crash outside a property: still the subject's finding
             result = CheckResult(check.id, check.family, "xfailed" if expected is not None else "failed",
-                                 f"raised {type(exc).__name__}: {exc}", None, expected, cause=exc)
+                                 f"raised {type(exc).__name__}: {exc}", None, expected, trace=user_frames(exc))
         else:
-            message = ""
+            message = "; ".join(context.notes)
             if expected is not None:
                 message = (f"passed although listed as an expected failure ({expected}); "
                            "remove it from the expected failures")
@@ -280,6 +287,43 @@ class Runner:
                           spark_entries=self.options.get("spark_entries"),
                           steps=self.options.get("steps") if self.kind == "table" else None,
                           derandomize=self.derandomize)
+
+
+def _library_folders() -> tuple[str, ...]:
+    import os
+    import sysconfig
+
+    import hypothesis
+
+    import reference
+    import strategies
+
+    folders = [os.path.dirname(os.path.abspath(__file__))]  # conformance
+    folders += [os.path.dirname(os.path.abspath(m.__file__ or "")) for m in (reference, strategies, hypothesis)]
+    folders += [sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib")]
+    return tuple(os.path.join(os.path.realpath(f), "") for f in folders)
+
+
+def user_frames(exc: BaseException, limit: int = 4) -> list[str]:
+    """``file:line in function`` of the frames in the user's code that ``exc`` (or the
+    exceptions it was raised from) passed through, innermost last: where to look."""
+    import os
+    import traceback
+
+    library = _library_folders()
+    chain: list[BaseException] = []
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    for error in reversed(chain):  # the innermost cause knows the user's frames best
+        frames = [f for f in traceback.extract_tb(error.__traceback__)
+                  if not os.path.realpath(f.filename).startswith(library)]
+        if frames:
+            return [f"{f.filename}:{f.lineno} in {f.name}" for f in frames[-limit:]]
+    return []
 
 
 def strict_by_default(profile: str) -> bool:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from reference import TypeSerializer, Verdict
@@ -71,15 +72,23 @@ class Evolution:
 
     def __init__(
         self,
-        to: Any,
-        expect: str,
+        to: Any = None,
+        expect: str | None = None,
         migrate: Callable[[Any], Any] | None = None,
         *,
         reason_contains: str | None = None,
         name: str | None = None,
         schemas: tuple[Any, Any] | None = None,
     ) -> None:
-        self._instance, self._factory = _resolve_serializer("Evolution(to=...)", to)
+        if to is None:  # a recorded release's expectation: judged against the subject itself
+            self._instance, self._factory = None, None
+        else:
+            self._instance, self._factory = _resolve_serializer("Evolution(to=...)", to)
+        if expect is None:
+            raise SubjectError(
+                "Evolution(expect=...) is missing: the verdict the new serializer's snapshot must "
+                f"give on the old one, one of {', '.join(k.value for k in KINDS)}"
+            )
         if expect not in KINDS:
             hint = ""
             for kind in KINDS:
@@ -122,8 +131,15 @@ class Evolution:
         self.name = name
         self.schemas = schemas
 
+    @property
+    def has_target(self) -> bool:
+        return self._instance is not None or self._factory is not None
+
     def serializer(self) -> TypeSerializer[Any]:
         """A serializer of the new version (a fresh one each call when given a factory)."""
+        if not self.has_target:
+            raise SubjectError("this Evolution names no serializer (to=...): it only declares what a "
+                               "recorded release must give (Subject(releases={...}))")
         return self._instance if self._factory is None else self._factory()
 
     def expected_value(self, old_value: Any) -> Any:
@@ -132,10 +148,25 @@ class Evolution:
     def label(self, index: int) -> str:
         if self.name:
             return self.name
+        if not self.has_target:
+            return f"release {index} ({self.expect.value})"
         return f"evolution {index} (to {self.serializer()!r}, {self.expect.value})"
 
     def __repr__(self) -> str:
         return f"Evolution(to={self.to!r}, expect={self.expect.value!r})"
+
+
+def _golden_path(golden: str | os.PathLike[str] | None, caller: Any) -> str | None:
+    """``golden`` as an absolute path: a relative one is taken relative to the file of the
+    module that creates the Subject (so it does not depend on where the command runs)."""
+    if golden is None:
+        return None
+    path = os.fspath(golden)
+    if os.path.isabs(path):
+        return path
+    module_file = caller.f_globals.get("__file__") if caller is not None else None
+    base = os.path.dirname(os.path.abspath(module_file)) if module_file else os.getcwd()
+    return os.path.normpath(os.path.join(base, path))
 
 
 class Subject:
@@ -145,7 +176,12 @@ class Subject:
     ``evolutions`` newer versions each judged against this serializer; ``chains`` sequences of
     versions each judged against the one before; ``key=True`` adds the key-determinism check;
     ``golden`` a directory of golden files (snapshot + data of earlier releases) kept in your
-    repository, ``release`` the name recorded by ``--update-golden``; ``schema`` (built-ins) a
+    repository: absolute, or relative to the file of the module that creates the Subject (the
+    current directory when there is no such file); ``release`` the name recorded by
+    ``--update-golden``; ``releases`` maps a recorded release to what the current serializer
+    must do with it, an ``Evolution`` without ``to=`` (``Evolution(expect=..., migrate=...)``:
+    the verdict its snapshot gives on that release's snapshot, and the value each recorded
+    value must migrate to; a release not named reads as is, values equal); ``schema`` (built-ins) a
     ``reference.types`` type from which further evolutions are generated; ``locator``
     (``module:attr``) lets the harness rebuild the subject in a fresh process.
     """
@@ -163,8 +199,10 @@ class Subject:
         schema: Any = None,
         name: str | None = None,
         locator: str | None = None,
+        releases: Mapping[str, Evolution] | None = None,
     ) -> None:
         self._instance, self._factory = _resolve_serializer("Subject(serializer=...)", serializer)
+        golden = _golden_path(golden, sys._getframe(1))
         if values is None and schema is not None:
             import strategies
 
@@ -188,6 +226,25 @@ class Subject:
                     f"Subject(evolutions=[...]) item {i} is a {type(evo).__name__}; wrap it: "
                     "Evolution(to=NewSerializer(), expect='compatible_after_migration', migrate=...)"
                 )
+            if not evo.has_target:
+                raise SubjectError(
+                    f"Subject(evolutions=[...]) item {i} names no serializer: give "
+                    "Evolution(to=NewSerializer(), ...) (an Evolution without to= belongs in releases=)"
+                )
+        releases = dict(releases or {})
+        for name_, evo in releases.items():
+            if not isinstance(evo, Evolution) or evo.has_target:
+                raise SubjectError(
+                    f"Subject(releases={{{name_!r}: ...}}) must be Evolution(expect=..., migrate=...) "
+                    "without to=: a recorded release is judged against the subject's own serializer"
+                )
+            if evo.expect is Verdict.INCOMPATIBLE:
+                raise SubjectError(
+                    f"Subject(releases={{{name_!r}: ...}}): a recorded release must stay restorable; "
+                    "record an incompatible format in a new golden directory instead"
+                )
+        if releases and golden is None:
+            raise SubjectError("Subject(releases=...) describes recorded releases; give golden='dir' too")
         for c, chain in enumerate(chains):
             if isinstance(chain, Evolution) or len(chain) < 1:
                 raise SubjectError(
@@ -195,8 +252,8 @@ class Subject:
                     "each judged against the step before"
                 )
             for i, evo in enumerate(chain):
-                if not isinstance(evo, Evolution):
-                    raise SubjectError(f"Subject(chains=...) chain {c} step {i} is not an Evolution")
+                if not isinstance(evo, Evolution) or not evo.has_target:
+                    raise SubjectError(f"Subject(chains=...) chain {c} step {i} is not an Evolution(to=...)")
             if any(e.expect is Verdict.INCOMPATIBLE for e in chain[:-1]):
                 raise SubjectError(
                     f"Subject(chains=...) chain {c}: only the last step may be incompatible "
@@ -216,8 +273,9 @@ class Subject:
         self.evolutions = list(evolutions)
         self.chains = [list(c) for c in chains]
         self.key = key
-        self.golden = os.fspath(golden) if golden is not None else None
+        self.golden = golden
         self.release = release
+        self.releases = releases
         self.schema = schema
         self.locator = locator
         self.name = name
@@ -280,4 +338,6 @@ def declared_families(subject: Any) -> dict[str, str]:
         declared["migration"] = "a schema to generate evolutions from"
     if subject.golden is not None:
         declared["versioning"] = f"the golden directory {subject.golden}"
+        if subject.releases:
+            declared["versioning"] += f" and {len(subject.releases)} declared release(s)"
     return declared

@@ -42,6 +42,7 @@ __all__ = [
     "snapshot_to_bytes",
     "snapshot_from_bytes",
     "resolve_compatibility",
+    "migrated_element",
 ]
 
 #: Flink's TypeSerializerSnapshotSerializationUtil proxy version written before a snapshot.
@@ -147,9 +148,12 @@ class TypeSerializerSnapshot(abc.ABC, Generic[T]):
     ) -> T:
         """Bring an object read by ``prior_serializer`` to the new shape (FLIP-527).
 
-        The default is the identity: it suits serializers whose restored form already reads
-        new-shaped objects. When ``target`` is given the migrated element is also written there
-        with ``new_serializer``.
+        Two forms are honoured wherever elements migrate (``migrated_element``): this one,
+        which returns the migrated element (and also writes it to ``target`` with
+        ``new_serializer`` when one is given), and FLIP-527's writing form, an override whose
+        ``target`` parameter has no default: it writes the migrated element to ``target`` and
+        returns None. The default is the identity: it suits serializers whose restored form
+        already reads new-shaped objects.
         """
         if target is not None:
             new_serializer.serialize(element, target)
@@ -533,3 +537,45 @@ def snapshot_from_bytes(data: bytes, *, allow_pickled_serializer: bool = False) 
             "write_snapshot wrote, or the bytes are corrupt"
         )
     return snapshot
+
+
+_WRITING_FORM: dict[type, bool] = {}
+
+
+def _writes_to_target(cls: type) -> bool:
+    """Whether ``cls.migrate_element`` is FLIP-527's writing form (``target`` required)."""
+    known = _WRITING_FORM.get(cls)
+    if known is None:
+        import inspect
+
+        try:
+            parameters = list(inspect.signature(cls.migrate_element).parameters.values())
+        except (TypeError, ValueError):
+            parameters = []
+        target = parameters[4] if len(parameters) > 4 else None
+        known = target is not None and target.default is inspect.Parameter.empty
+        _WRITING_FORM[cls] = known
+    return known
+
+
+def migrated_element(
+    snapshot: TypeSerializerSnapshot[Any], prior: TypeSerializer[Any], new: TypeSerializer[Any], element: Any
+) -> Any:
+    """``element`` (read by ``prior``) migrated by ``snapshot.migrate_element`` to what ``new``
+    writes, whichever form the snapshot implements: the returning form, or FLIP-527's writing
+    form ``migrate_element(prior, new, element, target)``, whose output is read back with
+    ``new``."""
+    if not _writes_to_target(type(snapshot)):
+        return snapshot.migrate_element(prior, new, element)
+    target = DataOutputView()
+    returned = snapshot.migrate_element(prior, new, element, target)
+    if returned is not None:
+        return returned
+    source = DataInputView(target.getvalue())
+    migrated = new.deserialize(source)
+    if source.available():
+        raise SerializationError(
+            f"{class_identity(type(snapshot))}.migrate_element wrote {source.available()} bytes more "
+            f"than one element of {new!r}; it should write exactly one migrated element to target"
+        )
+    return migrated

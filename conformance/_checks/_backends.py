@@ -242,14 +242,16 @@ def restore_with(ctx: Any, step: Step, kinds: list[str], values: list[Any], poin
 def _restore_with(ctx: Any, step: Step, kinds: list[str], values: list[Any], points: dict[str, str]) -> None:
     after = {}
     for kind in kinds:
-        restored = restore_backend(ctx, kind, points[kind])
+        restored = None
         try:
+            restored = restore_backend(ctx, kind, points[kind])
             read_and_compare(restored, step.new, values, f"{kind} restored with {step.label}", step.expected)
             after[kind] = restored.savepoint(_fresh_dir(ctx, "savepoint"))
         except StateError as exc:
             raise Violation(f"{kind}: restoring with {step.label} raised {type(exc).__name__}: {exc}, should succeed") from None
         finally:
-            _close(restored)
+            if restored is not None:
+                _close(restored)
     for kind in kinds[1:]:
         diff = differences(after[kinds[0]], after[kind])
         if diff:

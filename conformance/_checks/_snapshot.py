@@ -63,15 +63,21 @@ def top_level_class(ctx) -> None:  # type: ignore[no-untyped-def]
 
 @check(id="snapshot.zero_arg_constructor", family="snapshot", requires=API)
 def zero_arg_constructor(ctx) -> None:  # type: ignore[no-untyped-def]
-    """The snapshot class has a public zero-argument constructor (restores call it)."""
-    cls = type(ctx.serializer().snapshot_configuration())
-    try:
-        cls()
-    except Exception as exc:
-        raise Violation(
-            f"{cls.__name__}() raised {type(exc).__name__}: {exc}; a snapshot class should have "
-            "a zero-argument constructor (make the serializer argument optional)"
-        ) from None
+    """Every snapshot class, the serializer's and each evolution's, has a public zero-argument
+    constructor (restores call it)."""
+    for label, serializer in _own_serializers(ctx):
+        try:
+            cls = type(serializer.snapshot_configuration())
+        except Exception:
+            continue  # the evolution's own problems are reported where it is used
+        try:
+            cls()
+        except Exception as exc:
+            raise Violation(
+                f"{label}'s snapshot class: {cls.__name__}() raised {type(exc).__name__}: {exc}; a "
+                "snapshot class should have a zero-argument constructor (make the serializer "
+                "argument optional)"
+            ) from None
 
 
 @check(id="snapshot.modern_form", family="snapshot", requires=API)
@@ -193,13 +199,19 @@ def self_resolution(ctx) -> None:  # type: ignore[no-untyped-def]
     ctx.for_all(ctx.subject.values, body, max_examples=max(10, ctx.examples // 4))
 
 
-def _known_serializers(ctx: Any) -> list[tuple[str, Any]]:
+def _own_serializers(ctx: Any) -> list[tuple[str, Any]]:
+    """The serializer and every version the subject declares (evolutions, chain steps)."""
     found = [("the serializer", ctx.serializer())]
     for i, evo in enumerate(ctx.subject.evolutions):
-        found.append((f"evolution {i}", evo.serializer()))
+        found.append((evo.label(i), evo.serializer()))
     for c, chain in enumerate(ctx.subject.chains):
         for i, evo in enumerate(chain):
             found.append((f"chain {c} step {i}", evo.serializer()))
+    return found
+
+
+def _known_serializers(ctx: Any) -> list[tuple[str, Any]]:
+    found = _own_serializers(ctx)
     for label, peer in ctx.options.get("peers", ()):
         found.append((label, peer))
     return found

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference import DataInputView, DataOutputView
+from reference import DataInputView, DataOutputView, class_identity
 
 from .._canonical import first_difference, show, values_equal
 from .._property import guarded
@@ -36,7 +36,11 @@ def expect_equal(got: Any, expected: Any, what: str) -> None:
     if not values_equal(got, expected):
         where = first_difference(got, expected)
         at = f" (first difference at {where})" if where else ""
-        raise Violation(f"{what} got {show(got)}, should be {show(expected)}{at}")
+        shown_got, shown_expected = show(got), show(expected)
+        if shown_got == shown_expected:  # alike on screen: the types tell them apart
+            shown_got += f" (a {class_identity(type(got))})"
+            shown_expected += f" (a {class_identity(type(expected))})"
+        raise Violation(f"{what} got {shown_got}, should be {shown_expected}{at}")
 
 
 def hexdump(data: bytes, limit: int = 40) -> str:

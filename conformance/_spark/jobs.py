@@ -34,6 +34,7 @@ from reference import (
     StateMigrationError,
     TypeSerializer,
     TypeSerializerSnapshot,
+    migrated_element,
     snapshot_from_bytes,
     snapshot_to_bytes,
 )
@@ -278,7 +279,7 @@ def _converter(plan: _StatePlan) -> Callable[[bytes], bytes]:
         def convert(data: bytes) -> bytes:
             element = prior.from_bytes(data)
             if migrate:
-                element = snapshot.migrate_element(prior, new, element)
+                element = migrated_element(snapshot, prior, new, element)
             out.clear()
             new.serialize(element, out)
             return out.getvalue()

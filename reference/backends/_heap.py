@@ -16,6 +16,7 @@ from typing import Any
 
 from .._errors import StateError
 from .._serializer import TypeSerializer
+from .._snapshot import migrated_element
 from ._base import KeyedStateBackend, SavepointRow, StateEntry, StateHandle, read_list_elements
 from ._resolve import AccessPlan
 from ._savepoint import encode_list_value
@@ -220,8 +221,12 @@ class HeapStateBackend(KeyedStateBackend):
 
     def _migrate_objects(self, entry: StateEntry, plan: AccessPlan) -> None:
         # Build the migrated objects aside and swap them in at the end: all or nothing.
-        migrate_element = plan.new_value_snapshot.migrate_element
+        snapshot = plan.new_value_snapshot
         prior, new = plan.prior_value_serializer, plan.value_serializer
+
+        def migrate_element(prior: Any, new: Any, element: Any) -> Any:
+            return migrated_element(snapshot, prior, new, element)
+
         data: dict[Primary, Any] = entry.storage
         if entry.kind == "value":
             migrated: dict[Primary, Any] = {p: migrate_element(prior, new, v) for p, v in data.items()}

@@ -9,7 +9,7 @@ from .._compat import OuterSchemaCompatibility, SchemaCompatibility
 from .._errors import SerializationError, SnapshotFormatError
 from .._io import DataInputView, DataOutputView
 from .._serializer import TypeSerializer
-from .._snapshot import CompositeTypeSerializerSnapshot, TypeSerializerSnapshot
+from .._snapshot import CompositeTypeSerializerSnapshot, TypeSerializerSnapshot, migrated_element
 
 __all__ = [
     "NullableSerializer", "ListSerializer", "MapSerializer", "TupleSerializer",
@@ -26,7 +26,7 @@ def _check_serializer(what: str, serializer: object) -> None:
 def _migrate_nested(
     snapshot: TypeSerializerSnapshot[Any], prior: TypeSerializer[Any], new: TypeSerializer[Any], value: Any
 ) -> Any:
-    return snapshot.migrate_element(prior, new, value)
+    return migrated_element(snapshot, prior, new, value)
 
 
 class NullableSerializer(TypeSerializer[Any]):

@@ -45,6 +45,7 @@ from .._serializer import TypeSerializer
 from .._snapshot import (
     CompositeTypeSerializerSnapshot,
     TypeSerializerSnapshot,
+    migrated_element,
     resolve_compatibility,
 )
 
@@ -568,7 +569,7 @@ class PojoSerializerSnapshot(CompositeTypeSerializerSnapshot[Any]):
             for name, snap, prior_field, new_field in self._plan(prior, new):
                 value = getattr(element, name, None)
                 if value is not None:
-                    changes[name] = snap.migrate_element(prior_field, new_field, value)
+                    changes[name] = migrated_element(snap, prior_field, new_field, value)
             if type(element) is not new.dataclass_type:
                 # An object of an earlier version of the class (e.g. restored before the new
                 # release was loaded): rebuild it as the current class by field name.

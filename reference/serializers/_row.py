@@ -31,6 +31,7 @@ from .._serializer import TypeSerializer
 from .._snapshot import (
     CompositeTypeSerializerSnapshot,
     TypeSerializerSnapshot,
+    migrated_element,
     resolve_compatibility,
 )
 
@@ -519,7 +520,7 @@ class RowSerializerSnapshot(CompositeTypeSerializerSnapshot[tuple[Any, ...]]):
                 continue
             value = element[j]
             if value is not None and snap is not None:
-                value = snap.migrate_element(prior_field, new_field, value)
+                value = migrated_element(snap, prior_field, new_field, value)
             values.append(value)
         migrated = _make_row(values, kind)
         if target is not None:
@@ -562,7 +563,7 @@ class RowSerializerSnapshot(CompositeTypeSerializerSnapshot[tuple[Any, ...]]):
             if part is not None and snap is not None:
                 value = prior_field.from_bytes(part)
                 buffer = DataOutputView()
-                new_field.serialize(snap.migrate_element(prior_field, new_field, value), buffer)
+                new_field.serialize(migrated_element(snap, prior_field, new_field, value), buffer)
                 part = buffer.getvalue()
             out_parts.append(part)
         new._write_mask(kind, out_parts, target)

@@ -241,13 +241,20 @@ def test_the_terminal_shows_each_skip_with_its_reason(targets, capsys):
     assert "skipped roundtrip.key_determinism: not a key serializer" in out, f"got:\n{out}"
 
 
-def test_strict_fails_a_subject_whose_declared_golden_files_were_all_skipped(targets, capsys):
-    argv = ["certify", "cli_targets:GOLDEN", *FAST, "--check", "versioning"]
-    assert main(argv) == 0, "without --strict an empty golden directory is a skip"
+def test_strict_fails_a_subject_whose_declared_evolutions_were_never_checked(targets, capsys):
+    # GOOD declares an (incompatible) evolution; migrate_element has nothing to check for it.
+    argv = ["certify", "cli_targets:GOOD", *FAST, "--check", "migration.migrate_element"]
+    assert main(argv) == 0, "without --strict a skipped family is reported, not a failure"
     capsys.readouterr()
     assert main([*argv, "--strict"]) == 1, "with --strict it should fail the subject"
     out = capsys.readouterr().out
-    assert "FAILED --strict: the subject declares the golden directory" in out and "versioning" in out, out
+    assert "FAILED --strict: the subject declares 1 evolution(s)" in out and "every migration check was skipped" in out, out
+
+
+def test_a_declared_golden_directory_that_is_empty_fails(targets, capsys):
+    assert main(["certify", "cli_targets:GOLDEN", *FAST, "--check", "versioning"]) == 1
+    out = capsys.readouterr().out
+    assert "FAILED versioning.golden" in out and "no recorded release at" in out and "--update-golden" in out, out
 
 
 def test_a_serializer_target_with_values_restores_in_a_fresh_process(targets, capsys):
@@ -298,3 +305,37 @@ def test_real_certificates_follow_the_documented_json_schema(table_target):
     broken = json.loads(json.dumps(documents[1]))
     broken["checks"][0]["status"] = "bogus"
     assert list(validator.iter_errors(broken)), "got a certificate with status 'bogus' accepted, should be refused"
+
+
+def test_a_failure_raised_in_user_code_shows_the_users_frames(targets, capsys):
+    (targets / "typo_target.py").write_text(textwrap.dedent('''
+        from hypothesis import strategies as st
+        from conformance import Subject
+        from reference.serializers import LongSerializer
+
+
+        class Typo(LongSerializer):
+            def serialize(self, value, target):
+                target.write_long(value.real + value.imag_part)  # an attribute that is not there
+
+
+        SUBJECT = Subject(Typo(), st.integers(0, 9))
+    '''))
+    sys.modules.pop("typo_target", None)
+    assert main(["certify", "typo_target:SUBJECT", *FAST, "--check", "roundtrip.bit_exact"]) == 1
+    out = capsys.readouterr().out
+    assert "AttributeError" in out and f"at {targets / 'typo_target.py'}:9 in serialize" in out, f"got:\n{out}"
+
+
+def test_values_that_look_alike_are_told_apart_by_their_types():
+    import dataclasses
+
+    from conformance import Violation
+    from conformance._checks._support import expect_equal
+
+    Old = dataclasses.make_dataclass("Order", [("id", int)], namespace={"__module__": "shop.v1"})
+    New = dataclasses.make_dataclass("Order", [("id", int)], namespace={"__module__": "shop.v2"})
+    with pytest.raises(Violation) as caught:
+        expect_equal(Old(1), New(1), "reading back")
+    text = caught.value.message
+    assert "(a shop.v1:Order)" in text and "(a shop.v2:Order)" in text, f"got {text!r}, should name both types"

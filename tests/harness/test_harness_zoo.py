@@ -144,5 +144,5 @@ def test_a_pre_17_golden_snapshot_is_reported_non_conforming(tmp_path):
     write_legacy_pickled_serializer(out, FixedIntSerializer(4))
     (tmp_path / "1.0" / "snapshot.bin").write_bytes(out.getvalue())
     result = check_serializer(Subject(FixedIntSerializer(4), fixed_int_values(4), golden=tmp_path),
-                              examples=EXAMPLES, seed=SEED, checks=("versioning",))["versioning.golden"]
+                              examples=EXAMPLES, seed=SEED, checks=("versioning",))["upgrade.snapshot"]
     assert result.failed and "pre-1.7" in result.message and "non-conforming" in result.message, f"got {result}"

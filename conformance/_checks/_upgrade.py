@@ -1,0 +1,251 @@
+"""upgrade: the release-upgrade path. In production the NEW code reads what the OLD release
+wrote; these checks do exactly that with every release recorded in the subject's golden
+directory (``Subject(golden=...)``), using the current classes (the same class identities).
+
+For each recorded release:
+
+- ``upgrade.snapshot``: the current snapshot class reads the recorded snapshot
+  (``read_snapshot(read_version, source)`` with the version that release wrote), consuming it
+  exactly; a class without a zero-argument constructor cannot even be created for it.
+- ``upgrade.restore``: ``restore_serializer()`` of that snapshot reads the recorded records
+  exactly, and reads the values that release wrote (field by field: a later release may add
+  fields, never change one an earlier release wrote).
+- ``upgrade.verdict``: the current serializer's snapshot judges the recorded one as the
+  subject declares (``Subject(releases={"1.0.0": Evolution(expect=..., migrate=...)})``; a
+  release not named must read as is).
+- ``upgrade.records``: the records migrate (``migrate_state`` over the bytes, and
+  ``migrate_element`` in either FLIP-527 form) to the declared values, or, when nothing needs
+  migration, the current serializer reads them as they were recorded.
+- ``upgrade.backends``: a savepoint holding the recorded values, written by the restored
+  serializer, restores with the current serializer on the heap and bytes backends.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reference import (
+    DataInputView,
+    DataOutputView,
+    StateError,
+    Verdict,
+    migrated_element,
+    resolve_compatibility,
+    snapshot_from_bytes,
+)
+
+from .._canonical import show, stable_text, tree_difference, value_tree
+from .._golden import GoldenRelease
+from .._property import guarded
+from .._providers import Provider, provider
+from .._registry import Violation, check
+from ._migration import Step
+from ._support import expect_equal
+from ._versioning import releases
+
+__all__: list[str] = []
+
+GOLDEN = ("versioning.golden",)
+
+
+def _where(rel: GoldenRelease) -> str:
+    return f"release {rel.release} ({rel.path})"
+
+
+def _read_snapshots(ctx: Any) -> dict[str, Any]:
+    found = {}
+    for rel in releases(ctx):
+        try:
+            found[rel.release] = snapshot_from_bytes(rel.snapshot)
+        except StateError as exc:
+            if "pre-1.7" in str(exc):
+                raise Violation(f"{_where(rel)}: the recorded snapshot is the non-conforming pre-1.7 pickled "
+                                "form (a pickled serializer); record the release again with a snapshot "
+                                "class", example=_where(rel)) from None
+            hint = ("its snapshot class needs a public zero-argument constructor (restores create it "
+                    "before reading)" if "argument" in str(exc) or "constructor" in str(exc) else
+                    "read_snapshot(read_version, source) must read every version the class ever wrote: "
+                    "branch on read_version, and bump get_current_version() when the layout changes")
+            raise Violation(f"{_where(rel)}: the current code cannot read the recorded snapshot ({exc}); {hint}",
+                            example=_where(rel)) from None
+        except Exception as exc:
+            raise Violation(
+                f"{_where(rel)}: reading the recorded snapshot raised {type(exc).__name__}: {exc}; the "
+                "current snapshot class must read every version it ever wrote (branch on read_version) "
+                "and have a public zero-argument constructor", example=_where(rel)) from exc
+    return found
+
+
+#: release -> its recorded snapshot, read by the current classes.
+OLD_SNAPSHOTS: Provider[dict[str, Any]] = provider("upgrade_old_snapshots", _read_snapshots)
+
+
+def _records(rel: GoldenRelease, reader: Any, what: str) -> tuple[list[Any], list[bytes]]:
+    """The recorded records read by ``reader``: (values, each record's bytes)."""
+    count = int(rel.manifest.get("records", 0))
+    source = DataInputView(rel.data)
+    values, records = [], []
+    for i in range(count):
+        start = source.position
+        try:
+            values.append(reader.deserialize(source))
+        except Exception as exc:
+            raise Violation(
+                f"{_where(rel)}: {what} failed on record {i} of {count} ({type(exc).__name__}: {exc})",
+                example=_where(rel)) from exc
+        records.append(rel.data[start:source.position])
+    if source.available():
+        raise Violation(
+            f"{_where(rel)}: {what} left {source.available()} of {len(rel.data)} bytes after the "
+            f"{count} recorded records, should read them exactly", example=_where(rel))
+    return values, records
+
+
+def _restored(ctx: Any) -> dict[str, tuple[Any, list[Any], list[bytes]]]:
+    """release -> (restored serializer, the values it reads, each record's bytes)."""
+    found = {}
+    snapshots = ctx.get(OLD_SNAPSHOTS)
+    for rel in releases(ctx):
+        prior = guarded(f"{_where(rel)}: restore_serializer()", snapshots[rel.release].restore_serializer)
+        values, records = _records(
+            rel, prior, "restore_serializer() of the recorded snapshot (it must return a serializer "
+            "for the RECORDED configuration, and the format must not change without a new snapshot "
+            "version)")
+        found[rel.release] = (prior, values, records)
+    return found
+
+
+#: release -> (restored serializer, values it reads from the recorded records, record bytes).
+RESTORED: Provider[dict[str, tuple[Any, list[Any], list[bytes]]]] = provider("upgrade_restored", _restored)
+
+
+def _declared(ctx: Any, rel: GoldenRelease) -> Any:
+    return ctx.subject.releases.get(rel.release)
+
+
+def _expected_verdict(ctx: Any, rel: GoldenRelease) -> Verdict:
+    declared = _declared(ctx, rel)
+    return Verdict.COMPATIBLE_AS_IS if declared is None else declared.expect
+
+
+def _step(ctx: Any, rel: GoldenRelease, prior: Any) -> Step:
+    declared = _declared(ctx, rel)
+    return Step(_where(rel), prior, ctx.serializer(), _expected_verdict(ctx, rel),
+                None if declared is None else declared.migrate)
+
+
+@check(id="upgrade.snapshot", family="versioning", requires=GOLDEN)
+def upgrade_snapshot(ctx) -> None:  # type: ignore[no-untyped-def]
+    """The current snapshot class reads every recorded release's snapshot exactly (it branches
+    on read_version and has a zero-argument constructor)."""
+    ctx.get(OLD_SNAPSHOTS)
+
+
+@check(id="upgrade.restore", family="versioning", requires=("upgrade.snapshot",))
+def upgrade_restore(ctx) -> None:  # type: ignore[no-untyped-def]
+    """restore_serializer() of each recorded snapshot reads that release's records exactly, as
+    the values it recorded (field by field)."""
+    restored = ctx.get(RESTORED)
+    for rel in releases(ctx):
+        _, values, _ = restored[rel.release]
+        trees = rel.trees
+        for i, value in enumerate(values):
+            if trees is not None:
+                where = tree_difference(trees[i], value_tree(value))
+                if where:
+                    raise Violation(
+                        f"{_where(rel)}: record {i} read by restore_serializer() differs at {where} "
+                        "(restore_serializer() must read what that release wrote: its recorded fields by "
+                        "name, in its byte format; a format change needs a new snapshot version that "
+                        "read_snapshot branches on)", example=rel.values[i] if i < len(rel.values) else None)
+            elif i < len(rel.values) and stable_text(value) != rel.values[i]:
+                raise Violation(
+                    f"{_where(rel)}: record {i} read by restore_serializer() is {stable_text(value)}, should "
+                    f"be {rel.values[i]} as recorded", example=rel.values[i])
+
+
+@check(id="upgrade.verdict", family="versioning", requires=("upgrade.snapshot",))
+def upgrade_verdict(ctx) -> None:  # type: ignore[no-untyped-def]
+    """The current serializer's snapshot judges each recorded release's snapshot as declared
+    (Subject(releases={...}); undeclared: as is)."""
+    snapshots = ctx.get(OLD_SNAPSHOTS)
+    current = ctx.serializer().snapshot_configuration()
+    for rel in releases(ctx):
+        result = guarded(f"{_where(rel)}: resolve_schema_compatibility", resolve_compatibility, current,
+                         snapshots[rel.release])
+        expected = _expected_verdict(ctx, rel)
+        if result.kind != expected:
+            why = f" ({result.reason})" if result.reason else ""
+            declared = _declared(ctx, rel) is not None
+            hint = ("declared in Subject(releases=...)" if declared else
+                    f"not declared, so it must read as is; if this release changed the format on purpose, "
+                    f"declare releases={{{rel.release!r}: Evolution(expect={result.kind.value!r}, "
+                    "migrate=...)}")
+            raise Violation(f"{_where(rel)}: the current snapshot judged the recorded one {result.kind.value}"
+                            f"{why}, should be {expected.value} ({hint})", example=_where(rel))
+
+
+@check(id="upgrade.records", family="versioning", requires=("upgrade.restore", "upgrade.verdict"))
+def upgrade_records(ctx) -> None:  # type: ignore[no-untyped-def]
+    """Each release's records read with the current serializer as they were recorded, or,
+    when the release needs migration, migrate (migrate_state and migrate_element) to the
+    declared values."""
+    restored = ctx.get(RESTORED)
+    snapshots = ctx.get(OLD_SNAPSHOTS)
+    current = ctx.serializer()
+    current_snapshot = current.snapshot_configuration()
+    for rel in releases(ctx):
+        prior, olds, records = restored[rel.release]
+        step = _step(ctx, rel, prior)
+        result = resolve_compatibility(current_snapshot, snapshots[rel.release])
+        if not result.is_compatible_after_migration():
+            reader = result.get_reconfigured_serializer() if result.is_compatible_with_reconfigured_serializer() else current
+            got, _ = _records(rel, reader, "the current serializer reading the recorded records as is")
+            for i, (g, old) in enumerate(zip(got, olds, strict=True)):
+                expect_equal(g, old, f"{_where(rel)} read as is ({result.kind.value}): record {i} (the byte "
+                             "format changed without a new snapshot version? bump get_current_version() "
+                             "and branch on read_version)")
+            continue
+        source, target = DataInputView(b"".join(records)), DataOutputView()
+        for i in range(len(records)):
+            guarded(f"{_where(rel)}: migrate_state on record {i}", current_snapshot.migrate_state, prior,
+                    current, source, target)
+        migrated_source = DataInputView(target.getvalue())
+        for i, old in enumerate(olds):
+            expected = step.expected(old)
+            got = guarded(f"{_where(rel)}: the current serializer reading migrated record {i}",
+                          current.deserialize, migrated_source)
+            expect_equal(got, expected, f"{_where(rel)}: record {i} after migrate_state "
+                         f"(from {show(old)})")
+            element = guarded(f"{_where(rel)}: migrate_element on record {i}", migrated_element,
+                              current_snapshot, prior, current, old)
+            expect_equal(element, expected, f"{_where(rel)}: record {i} after migrate_element (from {show(old)})")
+        if migrated_source.available():
+            raise Violation(f"{_where(rel)}: migrate_state wrote {migrated_source.available()} bytes more "
+                            "than the migrated records, should write exactly one record per record")
+
+
+@check(id="upgrade.backends", family="versioning", requires=("upgrade.records", "backends.history"))
+def upgrade_backends(ctx) -> None:  # type: ignore[no-untyped-def]
+    """A savepoint of each release's recorded values, written by the restored serializer,
+    restores with the current serializer on every backend to the declared values."""
+    from ._backends import _close, _fresh_dir, backend_kinds, new_backend, restore_with, write_history
+
+    kinds = backend_kinds(ctx)
+    if not kinds:
+        ctx.not_applicable("no backend selected (--backend heap,bytes)")
+    restored = ctx.get(RESTORED)
+    for rel in releases(ctx):
+        prior, olds, _ = restored[rel.release]
+        values = [v for v in olds if v is not None]
+        if not values:
+            continue
+        points = {}
+        for kind in kinds:
+            backend = new_backend(ctx, kind)
+            try:
+                write_history(backend, prior, values)
+                points[kind] = backend.savepoint(_fresh_dir(ctx, "release"))
+            finally:
+                _close(backend)
+        restore_with(ctx, _step(ctx, rel, prior), kinds, values, points)

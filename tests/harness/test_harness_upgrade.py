@@ -1,0 +1,123 @@
+"""The release-upgrade path: release 1.0.0 of a user's Order serializer is recorded as golden
+files; release 2.0.0 (a new field, snapshot version 2) must read them with its own classes.
+The correct release certifies; each realistic upgrade mistake is caught first by the check
+meant for it (and no check of an earlier layer fails)."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import strategies as st
+from test_harness_zoo import assert_caught
+
+from conformance import Evolution, Subject, check_serializer
+
+HERE = Path(__file__).resolve().parent / "upgrade"
+SEED = 4321
+UPGRADE = ("api", "roundtrip", "snapshot", "versioning", "backends.history")
+
+
+def _load(tmp_path: Path, source: str, bug: str = "none"):
+    text = (HERE / source).read_text().replace('BUG = "none"', f"BUG = {bug!r}")
+    (tmp_path / "orders.py").write_text(text)
+    sys.modules.pop("orders", None)
+    if str(tmp_path) not in sys.path:
+        sys.path.insert(0, str(tmp_path))
+    import orders
+
+    return orders
+
+
+@pytest.fixture
+def recorded(tmp_path):
+    """Release 1.0.0 recorded in tmp_path/golden; yields the directory."""
+    v1 = _load(tmp_path, "orders_v1.py")
+    values = st.builds(v1.Order, st.integers(-2**63, 2**63 - 1), st.integers(-2**63, 2**63 - 1))
+    report = check_serializer(Subject(v1.OrderSerializer(), values, golden=tmp_path / "golden", release="1.0.0"),
+                              examples=10, seed=SEED, checks=("versioning",), update_golden=True, backends=("heap",))
+    assert report.certified, f"got {[str(r) for r in report.failures]}, should record release 1.0.0"
+    assert "recorded release 1.0.0" in report["versioning.golden"].message, report["versioning.golden"]
+    yield tmp_path
+    sys.modules.pop("orders", None)
+    shutil.rmtree(tmp_path / "golden", ignore_errors=True)
+
+
+def _v2_subject(tmp_path: Path, bug: str, declared: bool = True) -> Subject:
+    v2 = _load(tmp_path, "orders_v2.py", bug)
+    values = st.builds(v2.Order, st.integers(-2**63, 2**63 - 1), st.integers(-2**63, 2**63 - 1),
+                       st.none() | st.text(max_size=5))
+    releases = {"1.0.0": Evolution(expect="compatible_after_migration", migrate=lambda old: old)} if declared else {}
+    return Subject(v2.OrderSerializer(), values, golden=tmp_path / "golden", releases=releases)
+
+
+def test_the_correct_release_2_certifies_against_release_1(recorded):
+    report = check_serializer(_v2_subject(recorded, "none"), examples=15, seed=SEED, checks=UPGRADE)
+    assert report.certified, f"got {[str(r) for r in report.failures]}, should certify"
+    statuses = {r.id: r.status for r in report if r.id.startswith("upgrade.")}
+    assert set(statuses.values()) == {"passed"} and len(statuses) == 5, f"got {statuses}"
+
+
+def test_an_undeclared_format_change_is_a_verdict_failure_with_the_fix(recorded):
+    report = check_serializer(_v2_subject(recorded, "none", declared=False), examples=10, seed=SEED,
+                              checks=UPGRADE)
+    result = report["upgrade.verdict"]
+    assert result.status == "failed", f"got {result}"
+    assert "release 1.0.0" in result.message and "compatible_after_migration" in result.message, result.message
+    assert "releases={'1.0.0': Evolution(expect='compatible_after_migration'" in result.message, result.message
+
+
+MISTAKES = {
+    "read_snapshot_ignores_version": ("upgrade.snapshot", "branch on read_version"),
+    "snapshot_needs_argument": ("snapshot.zero_arg_constructor", "zero-argument constructor"),
+    "restore_ignores_config": ("upgrade.restore", "RECORDED configuration"),
+    "format_changed_without_version": ("upgrade.restore", "read by restore_serializer() differs at .amount"),
+    "verdict_by_class_only": ("upgrade.verdict", "judged the recorded one compatible_as_is"),
+    "migrates_by_position": ("upgrade.records", "after migrate_state"),
+    "restored_snapshot_forgets_config": ("upgrade.backends", "restoring with release 1.0.0"),
+}
+
+
+@pytest.mark.parametrize("bug", sorted(MISTAKES))
+def test_each_upgrade_mistake_is_caught_first_by_its_own_check(recorded, bug):
+    check_id, words = MISTAKES[bug]
+    report = check_serializer(_v2_subject(recorded, bug), examples=10, seed=SEED, checks=UPGRADE,
+                              backends=("heap", "bytes"))
+    assert_caught(report, check_id)
+    message = report[check_id].message
+    assert words in message, f"got {message!r}, should say {words!r}"
+    if check_id.startswith("upgrade."):
+        assert "release 1.0.0" in message, f"got {message!r}, should name the release"
+    upgrade = [r.id for r in report if r.id.startswith("upgrade.") and r.failed]
+    expected = [check_id] if check_id.startswith("upgrade.") else []
+    assert upgrade == expected, f"got upgrade failures {upgrade}, should be {expected} [{bug}]"
+
+
+def test_a_missing_golden_directory_fails_instead_of_skipping(tmp_path):
+    v1 = _load(tmp_path, "orders_v1.py")
+    values = st.builds(v1.Order, st.integers(0, 9), st.integers(0, 9))
+    report = check_serializer(Subject(v1.OrderSerializer(), values, golden=tmp_path / "nothing-here"),
+                              examples=5, seed=SEED, checks=("versioning.golden",))
+    result = report["versioning.golden"]
+    assert result.status == "failed" and "no recorded release at" in result.message, f"got {result}"
+    assert "--update-golden" in result.message, result.message
+    sys.modules.pop("orders", None)
+
+
+def test_a_relative_golden_path_is_taken_from_the_defining_modules_folder(tmp_path, monkeypatch):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "subjects.py").write_text(
+        "from hypothesis import strategies as st\n"
+        "from conformance import Subject\n"
+        "from reference.serializers import LongSerializer\n"
+        "SUBJECT = Subject(LongSerializer(), st.integers(0, 9), golden='golden/long')\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "pkg"))
+    monkeypatch.chdir(tmp_path)  # elsewhere than the module's folder
+    sys.modules.pop("subjects", None)
+    import subjects
+
+    expected = str(tmp_path / "pkg" / "golden" / "long")
+    assert subjects.SUBJECT.golden == expected, f"got {subjects.SUBJECT.golden}, should be {expected}"
+    sys.modules.pop("subjects", None)
