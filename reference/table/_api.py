@@ -125,9 +125,12 @@ def check_entries(table: str, what: str, entries: Any, *, updates: bool) -> list
 class ReadWriteTable(Generic[K, V, U]):
     """A table of records V by key K that also accepts partial updates U.
 
-    Subclasses implement the coroutines ``_get, _put, _delete, _update`` (and may override the
-    bulk ones, whose defaults call the single ones one entry at a time, in list order). The
-    public methods are the same for every table:
+    Subclasses implement the coroutines ``_get, _put, _delete, _update``; the bulk ones
+    (``_get_all, _put_all, _delete_all, _update_all``) default to calling the single ones one
+    entry at a time, in list order. ``DelegatingTable`` is different: it hands bulk calls to the
+    inner table's bulk methods, so a decorator that adds something per entry (credits, a cache,
+    a log) must override the bulk methods as well as the single ones. The public methods are
+    the same for every table:
 
     - ``get(key)`` → the record or ``None``; ``get_all(keys)`` → dict of the keys that exist;
     - ``put(key, value)`` (a ``None`` value deletes the record, as in Samza), ``put_all(entries)``;
@@ -140,6 +143,10 @@ class ReadWriteTable(Generic[K, V, U]):
 
     #: False for tables that refuse updates (local, caching, compact batching).
     supports_updates: bool = True
+    #: True when operations on one key issued together (not awaited one by one) take effect in
+    #: the order they were issued: a batching or local table promises it; a bare remote table
+    #: does not (concurrent calls reach the write function as they come).
+    keeps_order: bool = False
 
     def __init__(self, name: str = "table") -> None:
         self.name = name
@@ -332,12 +339,19 @@ async def each_entry(what: str, items: list[Any], call: Any) -> None:
 
 
 class DelegatingTable(ReadWriteTable[K, V, U]):
-    """A table decorator: every operation goes to ``self.table`` unless overridden."""
+    """A table decorator: every operation goes to ``self.table`` unless overridden.
+
+    Bulk calls go to the inner table's bulk methods as they are (they are *not* split into
+    single calls as in ``ReadWriteTable``): override ``_put_all``, ``_delete_all`` and
+    ``_update_all`` too when the decorator does something per entry. ``supports_updates`` and
+    ``keeps_order`` are the inner table's.
+    """
 
     def __init__(self, table: ReadWriteTable[K, V, U], name: str | None = None) -> None:
         super().__init__(name or table.name)
         self.table = table
         self.supports_updates = table.supports_updates
+        self.keeps_order = bool(getattr(table, "keeps_order", False))
 
     def _refuse_updates(self) -> UnsupportedTableOperationError:
         # the layer that refuses knows why (compact batching, read-only, ...)

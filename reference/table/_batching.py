@@ -81,6 +81,7 @@ class BatchingTable(DelegatingTable[K, V, U]):
     def __init__(self, table: ReadWriteTable[K, V, U], batching: CompleteBatching) -> None:
         super().__init__(table)
         self.batching = batching
+        self.keeps_order = True  # batches run one after another, each key's order kept in rounds
         if batching.compact:
             self.supports_updates = False
         self._loop: asyncio.AbstractEventLoop | None = None

@@ -29,6 +29,7 @@ class LocalTable(ReadWriteTable[K, V, U]):
         self.store: MutableMapping[Any, Any] = {} if store is None else store
         self.merge = merge
         self.supports_updates = merge is not None
+        self.keeps_order = True  # every operation completes without yielding to the event loop
 
     def _refuse_updates(self) -> UnsupportedTableOperationError:
         error = super()._refuse_updates()
@@ -97,20 +98,38 @@ class MapStateTable(LocalTable[K, V, U]):
 
 
 class CachingTable(DelegatingTable[K, V, U]):
-    """A read-through, write-through cache in front of ``table``; no partial updates."""
+    """A read-through, write-through cache in front of ``table``; no partial updates.
+
+    Every write of a key bumps the key's version when it is issued. A read caches what it
+    fetched only if no write of the key was issued meanwhile; a write caches its value when it
+    completes only if no later write of the key was issued meanwhile (a write that completes
+    late must not cache a value the store no longer holds). A failed write leaves the key
+    uncached, so the next read asks the store.
+    """
 
     def __init__(self, table: ReadWriteTable[K, V, U], cache: MutableMapping[Any, Any] | None = None,
                  name: str | None = None) -> None:
         super().__init__(table, name)
         self.cache: MutableMapping[Any, Any] = {} if cache is None else cache
         self.supports_updates = False
-        # bumped by every write of a key: a read that started before a write must not cache the
-        # value it fetched (it may be older than the write)
         self._versions: dict[Any, int] = {}
 
-    def _invalidate(self, key: Any) -> None:
+    def _issue(self, key: Any) -> int:
+        """A write of ``key`` is issued: uncache it and return the write's version."""
         self.cache.pop(key, None)
-        self._versions[key] = self._versions.get(key, 0) + 1
+        version = self._versions[key] = self._versions.get(key, 0) + 1
+        return version
+
+    def _written(self, key: Any, version: int, value: Any) -> None:
+        """The write of ``key`` at ``version`` completed: cache ``value`` (``None``: uncached)
+        unless a later write of the key was issued, which then decides what is cached."""
+        if self._versions.get(key) != version:
+            return
+        self._versions[key] = version + 1  # a read in flight may hold an older value: it must not cache it
+        if value is None:
+            self.cache.pop(key, None)
+        else:
+            self.cache[key] = value
 
     async def _get(self, key: K) -> V | None:
         if key in self.cache:
@@ -134,28 +153,21 @@ class CachingTable(DelegatingTable[K, V, U]):
                 self.cache[key] = value
         return {k: found[k] for k in keys if k in found}
 
+    async def _write(self, entries: list[tuple[Any, Any]], write: Callable[[], Any]) -> None:
+        # issued in list order, so a key listed twice ends at its last entry's version and value
+        issued = {key: (self._issue(key), value) for key, value in entries}
+        await write()
+        for key, (version, value) in issued.items():
+            self._written(key, version, value)
+
     async def _put(self, key: K, value: V) -> None:
-        self._invalidate(key)  # a failed write must not leave a record the store lacks
-        await self.table.put_async(key, value)
-        self._invalidate(key)
-        self.cache[key] = value
+        await self._write([(key, value)], lambda: self.table.put_async(key, value))
 
     async def _put_all(self, entries: list[tuple[K, V]]) -> None:
-        for key, _ in entries:
-            self._invalidate(key)
-        await self.table.put_all_async(entries)
-        for key, value in entries:
-            self._invalidate(key)
-            self.cache[key] = value
+        await self._write(entries, lambda: self.table.put_all_async(entries))
 
     async def _delete(self, key: K) -> None:
-        self._invalidate(key)
-        await self.table.delete_async(key)
-        self._invalidate(key)
+        await self._write([(key, None)], lambda: self.table.delete_async(key))
 
     async def _delete_all(self, keys: list[K]) -> None:
-        for key in keys:
-            self._invalidate(key)
-        await self.table.delete_all_async(keys)
-        for key in keys:
-            self._invalidate(key)
+        await self._write([(k, None) for k in keys], lambda: self.table.delete_all_async(keys))
