@@ -3,7 +3,10 @@ and the model side by side and compares every observable result.
 
 Observed after every step: each operation's result or error (and whether a refusal came when
 the method was called), the store's records, the PUT and update entries that reached the store
-and, when the table exposes writer retry metrics, those metrics against the injected faults.
+and, when the table exposes writer retry metrics, those metrics against the calls into its
+write function. The credits machine also compares, after each operation, the credits the table
+took from the harness's rate limiter with one ``credit_function(key, value)`` per entry written,
+again for each retried attempt.
 """
 
 from __future__ import annotations
@@ -82,9 +85,22 @@ def _describe(op: tuple[Any, ...]) -> str:
     return f"{name}({shown})"
 
 
-def build_machine(subject: TableSubject, *, concurrent: bool, faults: bool) -> type[RuleBasedStateMachine]:
+def _order_guarantee(subject: TableSubject) -> tuple[bool, str]:
+    """What the subject's table promises about same-key operations issued together."""
+    probe = subject.make_table(HarnessStore(subject.apply_update))
+    try:
+        return subject.order_guarantee(probe)
+    finally:
+        close = getattr(probe, "close", None)
+        if close is not None:
+            close()
+
+
+def build_machine(subject: TableSubject, *, concurrent: bool, faults: bool,
+                  credits: bool = False) -> type[RuleBasedStateMachine]:
     """A state machine class certifying ``subject`` (single operations always; concurrent
-    bursts and streams when ``concurrent``; injected failures when ``faults``)."""
+    bursts and streams when ``concurrent``; injected failures when ``faults``; the rate
+    limiter's credits after every operation when ``credits``)."""
     keys, values, updates = subject.keys, subject.values, subject.updates
     timeout = subject.operation_timeout
     defaults = st.one_of(st.none(), values)
@@ -113,7 +129,7 @@ def build_machine(subject: TableSubject, *, concurrent: bool, faults: bool) -> t
         st.tuples(st.just("update_all"), st.lists(st.tuples(keys, updates), min_size=1, max_size=small)),
         st.tuples(st.just("send"), keys, updates, defaults, contracts),
     )
-    same_key_together = subject.keeps_order
+    same_key_together, order_reason = _order_guarantee(subject) if concurrent else (False, "")
     # the concurrent and fault machines leave single operations to the sequential one: fewer
     # rules make their own steps frequent and their failing examples short to shrink
     every_single_operation = not (concurrent or faults)
@@ -234,9 +250,33 @@ def build_machine(subject: TableSubject, *, concurrent: bool, faults: bool) -> t
                     f"is called"
                 )
 
-        def step(self, op: tuple[Any, ...], use_sync: bool = False) -> None:
+        def step(self, op: tuple[Any, ...], use_sync: bool = False, note: str = "") -> tuple[str, Any]:
+            written = self.model.written(op) if credits else []
+            calls_before = len(self.store.boundary.counts.entries)
+            taken_before = self.store.limiter.taken
             expected = self.model.expect(op)
-            self._judge(op, expected, self._perform(op, use_sync), " [sync]" if use_sync else "", use_sync)
+            outcome = self._perform(op, use_sync)
+            where = (" [sync]" if use_sync else "") + note
+            self._judge(op, expected, outcome, where, use_sync)
+            if credits:
+                self._judge_credits(op, written, calls_before, taken_before, where)
+            return outcome
+
+        def _judge_credits(self, op: tuple[Any, ...], written: list[tuple[Any, Any]], calls_before: int,
+                           taken_before: int, where: str) -> None:
+            """Credits taken by ``op``: one ``credit_function`` per entry it writes, and again
+            for the entries of every attempt that failed and was retried."""
+            retried = [entry for entries, outcome in self.store.boundary.counts.entries[calls_before:]
+                       if outcome == "transient" for entry in entries]
+            should = sum(subject.credit_function(k, v) for k, v in [*written, *retried])
+            got = self.store.limiter.taken - taken_before
+            if got != should:
+                again = f", and again for {len(retried)} entries of retried attempts" if retried else ""
+                raise TableViolation(
+                    f"{_describe(op)}{where}: write credits taken from the rate limiter: got {got}, "
+                    f"should be {should} (credit_function(key, value) for each of the "
+                    f"{len(written)} entries written{again})"
+                )
 
         # ---- single operations (put and get in every mode, to give the other rules records)
         @rule(key=keys, value=values, sync=sync)
@@ -321,7 +361,7 @@ def build_machine(subject: TableSubject, *, concurrent: bool, faults: bool) -> t
             metrics = subject.write_metrics(self.table)
             if metrics is None:
                 return
-            counts = self.store.counts
+            counts = self.store.boundary.counts
             retried = metrics.retry_timer.count
             checks = [
                 ("retry_count (one per re-attempt)", metrics.retry_count, counts.transient_failed),
@@ -333,8 +373,8 @@ def build_machine(subject: TableSubject, *, concurrent: bool, faults: bool) -> t
             for what, got, should in checks:
                 if got != should:
                     raise TableViolation(
-                        f"writer metrics: {what}: got {got}, should be {should} (write calls seen "
-                        f"by the store: {counts.clean_calls} clean, {counts.transient_failed} "
+                        f"writer metrics: {what}: got {got}, should be {should} (calls into the "
+                        f"write function: {counts.clean_calls} clean, {counts.transient_failed} "
                         f"transient failures, {counts.fatal_failed} permanent failures)"
                     )
 
@@ -344,10 +384,20 @@ def build_machine(subject: TableSubject, *, concurrent: bool, faults: bool) -> t
               else st.lists(single_key_op, min_size=2, max_size=6, unique_by=lambda op: op[1]))
         def together(self: Any, ops: list[tuple[Any, ...]]) -> None:
             """Operations issued together, awaited together; each must match the model applied
-            in the order of issue."""
+            in the order of issue. Then every key they wrote is read back."""
             outcomes = self._perform_together(ops)
+            order = (f"; operations on one key are checked in the order issued because "
+                     f"{order_reason}" if same_key_together else "")
             for i, (op, outcome) in enumerate(zip(ops, outcomes, strict=True)):
-                self._judge(op, self.model.expect(op), outcome, f" [#{i} of {len(ops)} issued together]")
+                self._judge(op, self.model.expect(op), outcome,
+                            f" [#{i} of {len(ops)} issued together{order}]")
+            written: dict[Any, Any] = {}
+            for op in ops:
+                if op[0] not in ("get", "get_all"):
+                    for key in _op_keys(op):
+                        written.setdefault(_key(key), key)
+            for key in written.values():
+                self.step(("get", key), note=" [read back after the operations issued together]")
 
         @rule(messages=st.lists(st.tuples(keys, updates, defaults), min_size=2, max_size=6),
               contract=contracts)
@@ -384,41 +434,75 @@ def build_machine(subject: TableSubject, *, concurrent: bool, faults: bool) -> t
             """The next write of this kind fails permanently: only that operation fails."""
             op = {"put": ("put", key, value), "update": ("update", key, update),
                   "delete": ("delete", key)}[kind]
-            self.store.fail_next(kind)
-            self.model.fatal.add(kind)
+            self._failing(kind, 0, op, sync)
+
+        @rule(stage=st.sampled_from(["first update", "default put", "second update"]),
+              exists=st.booleans(), key=keys, value=values, update=updates, default=values)
+        def operator_write_fails(self: Any, stage: str, exists: bool, key: Any, value: Any,
+                                 update: Any, default: Any) -> None:
+            """The store fails one of the operator's writes for a message with a default under
+            UPDATE_WITH_DEFAULTS: its first update (of an existing record or not), the put of the
+            default, or the update after it. The message fails with UpdateFailedError; the record
+            is left as it was (docs/tables.md: any failure but a missing record writes no
+            default), or holds the default when only the update after it failed; a failed
+            default put is logged and the update still tried."""
+            if stage != "first update":
+                exists = False  # the default is written only for a missing record
+            if exists and key not in self.model.data:
+                self.step(("put", key, value))
+            elif not exists and key in self.model.data:
+                self.step(("delete", key))
+            kind, skip, why = {
+                "first update": ("update", 0, "an update that fails with a store error (not a "
+                                 "missing record) must leave the record as it was: no default is put"),
+                "default put": ("put", 0, "the default's put failed, so the update after it finds "
+                                "no record: nothing is written"),
+                "second update": ("update", 1, "the default was put, then the update failed: the "
+                                  "record is the default"),
+            }[stage]
+            op = ("send", key, update, default, UpdateContract.UPDATE_WITH_DEFAULTS)
+            before = self.store.data.get(key)
+            self._failing(kind, skip, op, False, f"the store failed the operator's {stage}; it was "
+                          f"{show(before)} before; {why}")
+
+        def _failing(self: Any, kind: str, skip: int, op: tuple[Any, ...], sync: bool,
+                     what: str = "") -> None:
+            """Run ``op`` while the store fails the write call of ``kind`` after ``skip`` went
+            through; with ``what``, first check the op's record against the model."""
+            self.store.fail_next(kind, skip)
+            self.model.fatal[kind] = skip
+            try:
+                expected = self.model.expect(op)
+                outcome = self._perform(op, sync)
+            finally:
+                self.store.clear_faults()
+                self.model.fatal.clear()
+            key = op[1]
+            if what and not values_equal(self.store.data.get(key), self.model.data.get(key)):
+                raise TableViolation(
+                    f"{_describe(op)}: record {show(key)} in the store: got "
+                    f"{show(self.store.data.get(key))}, should be {show(self.model.data.get(key))} "
+                    f"({what})"
+                )
+            self._judge(op, expected, outcome, " [sync]" if sync else "", sync)
+
+        TableMachine.store_fails = store_fails  # type: ignore[attr-defined]
+        TableMachine.operator_write_fails = operator_write_fails  # type: ignore[attr-defined]
+        TableMachine._failing = _failing  # type: ignore[attr-defined]
+
+    if (faults or credits) and subject.observes_io and subject.write_retries > 0:
+
+        @rule(failures=st.integers(1, subject.write_retries), op=write_op, sync=sync)
+        def transient_failures(self: Any, failures: int, op: tuple[Any, ...], sync: bool) -> None:
+            """The next calls into the write function fail transiently, no more than the table
+            retries: the operation must succeed as if nothing happened."""
+            self.store.boundary.fail_next_writes(failures)
             try:
                 self.step(op, sync)
             finally:
                 self.store.clear_faults()
-                self.model.fatal.clear()
 
-        @rule(key=keys, update=updates, default=values)
-        def default_put_fails(self: Any, key: Any, update: Any, default: Any) -> None:
-            """Putting the default fails: logged, and the update is still tried."""
-            self.store.fail_next("put")
-            self.model.fatal.add("put")
-            try:
-                self.step(("send", key, update, default, UpdateContract.UPDATE_WITH_DEFAULTS))
-            finally:
-                self.store.clear_faults()
-                self.model.fatal.clear()
-
-        TableMachine.store_fails = store_fails  # type: ignore[attr-defined]
-        TableMachine.default_put_fails = default_put_fails  # type: ignore[attr-defined]
-
-        if subject.write_retries > 0:
-
-            @rule(failures=st.integers(1, subject.write_retries), op=write_op, sync=sync)
-            def transient_failures(self: Any, failures: int, op: tuple[Any, ...], sync: bool) -> None:
-                """The next write calls fail transiently, no more than the table retries: the
-                operation must succeed as if nothing happened."""
-                self.store.fail_next_writes(failures)
-                try:
-                    self.step(op, sync)
-                finally:
-                    self.store.clear_faults()
-
-            TableMachine.transient_failures = transient_failures  # type: ignore[attr-defined]
+        TableMachine.transient_failures = transient_failures  # type: ignore[attr-defined]
 
     TableMachine.__name__ = TableMachine.__qualname__ = "TableMachine"
     return TableMachine
@@ -426,6 +510,15 @@ def build_machine(subject: TableSubject, *, concurrent: bool, faults: bool) -> t
 
 async def _as_coroutine(awaitable: Any) -> Any:
     return await awaitable
+
+
+def _op_keys(op: tuple[Any, ...]) -> list[Any]:
+    name, args = op[0], op[1:]
+    if name in ("put_all", "update_all"):
+        return [k for k, _ in args[0]]
+    if name in ("delete_all", "get_all"):
+        return list(args[0])
+    return [args[0]] if args else []
 
 
 def _key(value: Any) -> Any:

@@ -34,7 +34,16 @@ class Expected:
         if self.kind == "batch":
             return f"BatchWriteError with failed entries {self.failures}" if self.failures else "success"
         when = " raised when the method is called" if self.at_call else ""
-        return f"a {self.error} error{when}"
+        return f"{ERROR_KINDS.get(self.error, self.error)}{when}"
+
+
+#: How each error kind of the model reads in a message ("should be <this>").
+ERROR_KINDS = {
+    "not_found": "a not_found error (RecordNotFoundError: the record is missing)",
+    "update_failed": "an update_failed error (UpdateFailedError from the operator)",
+    "io": "an io error (the store's failure, passed on)",
+    "unsupported": "an unsupported error (UnsupportedTableOperationError)",
+}
 
 
 OK = Expected("ok")
@@ -53,13 +62,41 @@ class TableModel:
         self.data: dict[Any, Any] = {}
         self.puts = 0
         self.updates = 0
-        self.fatal: set[str] = set()  # kinds whose next write call fails (consumed once)
+        #: kind -> how many write calls of that kind go through before the next one fails
+        #: (the failure is consumed once)
+        self.fatal: dict[str, int] = {}
 
     def _fails(self, kind: str) -> bool:
-        if kind in self.fatal:
-            self.fatal.discard(kind)
-            return True
-        return False
+        if kind not in self.fatal:
+            return False
+        if self.fatal[kind]:
+            self.fatal[kind] -= 1
+            return False
+        del self.fatal[kind]
+        return True
+
+    def written(self, op: tuple[Any, ...]) -> list[tuple[Any, Any]]:
+        """The (key, value-or-update; None for a delete) entries ``op`` sends to the write
+        function when nothing fails, from the model's state before ``op``."""
+        name, args = op[0], op[1:]
+        if name == "put":
+            return [(args[0], args[1])]
+        if name in ("put_all", "update_all"):
+            return [tuple(e) for e in args[0]]  # type: ignore[misc]
+        if name == "delete":
+            return [(args[0], None)]
+        if name == "delete_all":
+            return [(k, None) for k in args[0]]
+        if name == "update":
+            return [(args[0], args[1])] if self.supports_updates else []
+        if name == "send":
+            key, update, default, contract = args
+            if not self.supports_updates:
+                return []
+            if key in self.data or default is None or contract is UpdateContract.UPDATE_ONLY:
+                return [(key, update)]
+            return [(key, update), (key, default), (key, update)]
+        return []
 
     def _apply(self, key: Any, update: Any) -> None:
         self.data[key] = self.apply_update(self.data[key], copy.deepcopy(update))

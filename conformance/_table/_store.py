@@ -1,9 +1,17 @@
 """The harness's own store behind a subject's table: instrumented read/write functions.
 
 It counts what reaches it (PUT entries applied, update entries applied, write calls and how
-each ended) and can fail calls on purpose: *transient* failures (retriable, any write call) and
-*fatal* ones (not retriable, for one kind of write). Each method yields to the event loop once
+each ended, the entries of every call) and can fail calls on purpose: *transient* failures
+(retriable, any write call) and *fatal* ones (not retriable, for one kind of write, optionally
+after letting some calls of that kind through). Each method yields to the event loop once
 before acting, so concurrent operations really interleave.
+
+The table writes through a *boundary*: the store itself, or, when the subject brings its own
+write function (built over the store), an ``ObservedWriteFunction`` around it. The boundary is
+where calls are counted for the retry metrics and the rate-limiter credits (one call there is
+one attempt of the table's retry layer, however the write function reaches the store) and where
+transient failures are injected (a whole attempt fails). ``CountingRateLimiter`` is the limiter
+the harness gives a rate-limited table.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ from typing import Any
 
 from reference.table import (
     BatchWriteError,
+    InvalidTableArgumentError,
     RecordNotFoundError,
     TableError,
     TableReadFunction,
@@ -23,7 +32,8 @@ from reference.table import (
     TransientTableError,
 )
 
-__all__ = ["HarnessStore", "InjectedTransientError", "InjectedStoreError"]
+__all__ = ["HarnessStore", "InjectedTransientError", "InjectedStoreError", "ObservedWriteFunction",
+           "CountingRateLimiter"]
 
 
 class InjectedTransientError(TransientTableError):
@@ -44,6 +54,52 @@ class IoCounts:
     transient_failed: int = 0
     fatal_failed: int = 0
     calls: list[tuple[str, int, str]] = field(default_factory=list)  # (method, entries, outcome)
+    #: (key, value or update; None for a delete) of every write call, in order, with its outcome
+    entries: list[tuple[list[tuple[Any, Any]], str]] = field(default_factory=list)
+
+    def record(self, method: str, entries: list[tuple[Any, Any]], outcome: str) -> None:
+        self.write_calls += 1
+        if outcome == "transient":
+            self.transient_failed += 1
+        elif outcome == "fatal":
+            self.fatal_failed += 1
+        else:
+            self.clean_calls += 1
+        self.calls.append((method, len(entries), outcome))
+        self.entries.append((entries, outcome))
+
+
+def _kind(method: str) -> str:
+    return method.split("_", 1)[0]
+
+
+def _single(method: str, args: tuple[Any, ...]) -> list[tuple[Any, Any]]:
+    """The (key, value-or-update) entries of one write call."""
+    if method in ("put_async", "update_async"):
+        return [(args[0], args[1])]
+    if method == "delete_async":
+        return [(args[0], None)]
+    if method == "delete_all_async":
+        return [(k, None) for k in args[0]]
+    return [tuple(e) for e in args[0]]  # type: ignore[misc]
+
+
+class CountingRateLimiter:
+    """The rate limiter the harness gives a table: never makes it wait (it yields once), and
+    counts every credit taken."""
+
+    def __init__(self) -> None:
+        self.taken = 0
+        self.requests: list[int] = []
+
+    async def acquire(self, credits: int) -> None:
+        if not isinstance(credits, int) or isinstance(credits, bool) or credits < 0:
+            raise InvalidTableArgumentError(
+                f"harness rate limiter: asked for {credits!r} credits; give a whole number >= 0"
+            )
+        self.taken += credits
+        self.requests.append(credits)
+        await asyncio.sleep(0)
 
 
 class HarnessStore(TableReadFunction[Any, Any], TableWriteFunction[Any, Any, Any]):
@@ -55,33 +111,58 @@ class HarnessStore(TableReadFunction[Any, Any], TableWriteFunction[Any, Any, Any
         self.counts = IoCounts()
         self.transient_pending = 0
         self.fatal_pending: dict[str, int] = {}
+        self.fatal_skip: dict[str, int] = {}
+        self.limiter = CountingRateLimiter()
+        #: where the table's writes enter (see module doc); set by ``writer``
+        self.boundary: HarnessStore | ObservedWriteFunction = self
+
+    # ---- what a subject's factory is given ---------------------------------------------
+    def reader(self, read_function: Callable[[Any], Any] | None = None) -> Any:
+        """The read function to give the table: the store, or the subject's own over it."""
+        return self if read_function is None else read_function(self)
+
+    def writer(self, write_function: Callable[[Any], Any] | None = None) -> Any:
+        """The write function to give the table: the store, or the subject's own over it,
+        observed (it becomes the boundary)."""
+        if write_function is None:
+            self.boundary = self
+            return self
+        self.boundary = ObservedWriteFunction(write_function(self))
+        return self.boundary
 
     # ---- faults -----------------------------------------------------------------------
     def fail_next_writes(self, transient: int) -> None:
         self.transient_pending = transient
 
-    def fail_next(self, kind: str) -> None:
+    def fail_next(self, kind: str, skip: int = 0) -> None:
+        """The next write call of ``kind`` (put, update, delete) fails permanently, after
+        ``skip`` calls of that kind went through."""
         self.fatal_pending[kind] = self.fatal_pending.get(kind, 0) + 1
+        self.fatal_skip[kind] = skip
 
     def clear_faults(self) -> None:
         self.transient_pending = 0
         self.fatal_pending.clear()
+        self.fatal_skip.clear()
+        if self.boundary is not self:
+            self.boundary.clear_faults()
 
-    async def _enter(self, method: str, kind: str, entries: int) -> None:
+    async def _enter(self, method: str, kind: str, entries: list[tuple[Any, Any]]) -> None:
+        """One write call of ``kind`` with these (key, value-or-update) entries arrives."""
         await asyncio.sleep(0)
-        self.counts.write_calls += 1
+        listed = [tuple(e) for e in entries]
         if self.transient_pending:
             self.transient_pending -= 1
-            self.counts.transient_failed += 1
-            self.counts.calls.append((method, entries, "transient"))
+            self.counts.record(method, listed, "transient")
             raise InjectedTransientError(f"harness store: injected transient failure of {method}")
         if self.fatal_pending.get(kind):
-            self.fatal_pending[kind] -= 1
-            self.counts.fatal_failed += 1
-            self.counts.calls.append((method, entries, "fatal"))
-            raise InjectedStoreError(f"harness store: injected permanent failure of {method}")
-        self.counts.clean_calls += 1
-        self.counts.calls.append((method, entries, "ok"))
+            if self.fatal_skip.get(kind):
+                self.fatal_skip[kind] -= 1
+            else:
+                self.fatal_pending[kind] -= 1
+                self.counts.record(method, listed, "fatal")
+                raise InjectedStoreError(f"harness store: injected permanent failure of {method}")
+        self.counts.record(method, listed, "ok")
 
     def is_retriable(self, exc: BaseException) -> bool:
         return isinstance(exc, InjectedTransientError)
@@ -111,29 +192,29 @@ class HarnessStore(TableReadFunction[Any, Any], TableWriteFunction[Any, Any, Any
         self.counts.updates += 1
 
     async def put_async(self, key: Any, value: Any) -> None:
-        await self._enter("put_async", "put", 1)
+        await self._enter("put_async", "put", [(key, value)])
         self._put(key, value)
 
     async def put_all_async(self, entries: list[tuple[Any, Any]]) -> None:
-        await self._enter("put_all_async", "put", len(entries))
+        await self._enter("put_all_async", "put", entries)
         for key, value in entries:
             self._put(key, value)
 
     async def delete_async(self, key: Any) -> None:
-        await self._enter("delete_async", "delete", 1)
+        await self._enter("delete_async", "delete", [(key, None)])
         self._delete(key)
 
     async def delete_all_async(self, keys: list[Any]) -> None:
-        await self._enter("delete_all_async", "delete", len(keys))
+        await self._enter("delete_all_async", "delete", [(k, None) for k in keys])
         for key in keys:
             self._delete(key)
 
     async def update_async(self, key: Any, update: Any) -> None:
-        await self._enter("update_async", "update", 1)
+        await self._enter("update_async", "update", [(key, update)])
         self._update(key, update)
 
     async def update_all_async(self, entries: list[tuple[Any, Any]]) -> None:
-        await self._enter("update_all_async", "update", len(entries))
+        await self._enter("update_all_async", "update", entries)
         failures: dict[int, BaseException] = {}
         for i, (key, update) in enumerate(entries):
             try:
@@ -142,3 +223,61 @@ class HarnessStore(TableReadFunction[Any, Any], TableWriteFunction[Any, Any, Any
                 failures[i] = exc
         if failures:
             raise BatchWriteError.of("harness store: update_all_async", failures, len(entries))
+
+
+class ObservedWriteFunction(TableWriteFunction[Any, Any, Any]):
+    """The subject's own write function, observed: every call into it is counted (with its
+    entries and how it ended) and may be failed transiently before it runs. Every method is
+    forwarded as called (a bulk call stays one bulk call, whatever the function does with it)."""
+
+    def __init__(self, function: Any) -> None:
+        self.function = function
+        self.counts = IoCounts()
+        self.transient_pending = 0
+
+    def fail_next_writes(self, transient: int) -> None:
+        self.transient_pending = transient
+
+    def clear_faults(self) -> None:
+        self.transient_pending = 0
+
+    def is_retriable(self, exc: BaseException) -> bool:
+        return isinstance(exc, InjectedTransientError) or bool(self.function.is_retriable(exc))
+
+    async def _call(self, method: str, *args: Any) -> None:
+        listed = _single(method, args)
+        if self.transient_pending:
+            self.transient_pending -= 1
+            await asyncio.sleep(0)
+            self.counts.record(method, listed, "transient")
+            raise InjectedTransientError(f"harness: injected transient failure of {method}")
+        try:
+            await getattr(self.function, method)(*args)
+        except Exception as exc:
+            answer = isinstance(exc, RecordNotFoundError) or (
+                isinstance(exc, BatchWriteError)
+                and all(isinstance(e, RecordNotFoundError) for e in exc.failures.values()))
+            self.counts.record(method, listed, "ok" if answer else "fatal")
+            raise
+        self.counts.record(method, listed, "ok")
+
+    async def put_async(self, key: Any, value: Any) -> None:
+        await self._call("put_async", key, value)
+
+    async def put_all_async(self, entries: list[tuple[Any, Any]]) -> None:
+        await self._call("put_all_async", entries)
+
+    async def delete_async(self, key: Any) -> None:
+        await self._call("delete_async", key)
+
+    async def delete_all_async(self, keys: list[Any]) -> None:
+        await self._call("delete_all_async", keys)
+
+    async def update_async(self, key: Any, update: Any) -> None:
+        await self._call("update_async", key, update)
+
+    async def update_all_async(self, entries: list[tuple[Any, Any]]) -> None:
+        await self._call("update_all_async", entries)
+
+    async def flush_async(self) -> None:
+        await self.function.flush_async()

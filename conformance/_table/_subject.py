@@ -1,15 +1,27 @@
-"""``TableSubject``: a table implementation to certify, with the data to drive it."""
+"""``TableSubject``: a table implementation to certify, with the data to drive it.
+
+How the harness calls ``table_factory`` is declared by ``factory_args``, the names of what it
+passes, in order: ``"read_function"`` and ``"write_function"`` (the harness's instrumented
+in-memory store, or the subject's own I/O functions built over it) and ``"write_rate_limiter"``
+(the harness's limiter, which counts the credits taken). ``factory_args=()``: the table has its
+own store. Left out, it is read from the factory's signature only when that is unambiguous (no
+parameters at all, or exactly two required positional ones); anything else must be declared.
+"""
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-__all__ = ["TableSubject", "TableSubjectError"]
+__all__ = ["TableSubject", "TableSubjectError", "FACTORY_ARGS"]
+
+#: What the harness can pass to a table factory.
+FACTORY_ARGS = ("read_function", "write_function", "write_rate_limiter")
+_OVER_STORE = ("read_function", "write_function")
 
 
 class TableSubjectError(ValueError):
@@ -29,37 +41,81 @@ def _strategy(what: str, given: Any) -> SearchStrategy[Any]:
     )
 
 
-def _arity(factory: Callable[..., Any]) -> int:
+def _declare_hint(shown: str) -> str:
+    return (
+        f"declare how to call it: factory_args=('read_function', 'write_function') if it builds "
+        f"the table over the harness's store (add 'write_rate_limiter' to also receive the "
+        f"harness's rate limiter), or factory_args=() if the table has its own, empty store "
+        f"[table_factory {shown}]"
+    )
+
+
+def _factory_args(factory: Callable[..., Any], declared: Sequence[str] | None) -> tuple[str, ...]:
+    shown = getattr(factory, "__qualname__", None) or repr(factory)
+    if declared is not None:
+        if isinstance(declared, str):
+            raise TableSubjectError(
+                f"TableSubject: factory_args is the string {declared!r}; give a tuple of names, "
+                f"e.g. ('read_function', 'write_function')"
+            )
+        args = tuple(declared)
+        unknown = [a for a in args if a not in FACTORY_ARGS]
+        if unknown or len(set(args)) != len(args):
+            raise TableSubjectError(
+                f"TableSubject: factory_args {args!r}: each name once, from {FACTORY_ARGS}"
+            )
+        if args and not set(_OVER_STORE) <= set(args):
+            raise TableSubjectError(
+                f"TableSubject: factory_args {args!r}: a table over the harness's store gets both "
+                f"'read_function' and 'write_function' (give factory_args=() for a table with its own store)"
+            )
+        return args
     try:
-        params = inspect.signature(factory).parameters.values()
+        signature = inspect.signature(factory)
     except (TypeError, ValueError):
-        return 2
+        raise TableSubjectError(
+            f"TableSubject: the parameters of table_factory cannot be read; {_declare_hint(shown)}"
+        ) from None
+    params = list(signature.parameters.values())
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if any(p.kind is p.VAR_POSITIONAL for p in params):
-        return 2
-    return min(len(positional), 2)
+    required = [p for p in positional if p.default is p.empty]
+    required_keywords = [p for p in params if p.kind is p.KEYWORD_ONLY and p.default is p.empty]
+    if not params:
+        return ()
+    if (len(required) == 2 and len(positional) == 2 and not required_keywords
+            and not any(p.kind is p.VAR_POSITIONAL for p in params)):
+        return _OVER_STORE
+    raise TableSubjectError(
+        f"TableSubject: cannot tell how to call table_factory{signature}: {_declare_hint(shown)}"
+    )
 
 
 class TableSubject:
     """A table implementation under certification.
 
-    ``table_factory(read_function, write_function)`` builds a fresh table doing its I/O through
-    the harness's functions (an instrumented in-memory store): then every observable result is
-    checked, including what reaches the store (PUTs and updates applied, write calls), failures
-    are injected, and retry metrics are checked. A zero-argument ``table_factory()`` (the table
-    talks to its own store, which must start empty) is certified on values and errors only.
+    ``table_factory`` builds a fresh table; ``factory_args`` says what it is given (see module
+    doc). Over the harness's store every observable result is checked, including what reaches
+    the store (PUTs and updates applied, write calls), failures are injected, retry metrics and
+    rate-limiter credits are checked. A table with its own store (``factory_args=()``; it must
+    start empty) is certified on values and errors only.
 
     ``keys``, ``values``, ``updates``: hypothesis strategies (or lists of examples) of K, V, U.
     ``apply_update(value, update) -> new value``: the meaning of an update (must not mutate).
+    ``read_function(store)`` / ``write_function(store)``: your own I/O functions, built over
+    the harness's store (which has the ``TableReadFunction`` / ``TableWriteFunction`` methods);
+    the factory then receives them, and the harness observes each call into the write function.
     ``operator_factory(table, contract)``: the send-to-table-with-update operator to drive
     (default: ``reference.table.SendToTableWithUpdate``); it needs ``send_async(key, message)``
     and ``process_async(messages, return_exceptions=True)``.
     ``write_retries``: how many consecutive transient write failures the table absorbs by
     retrying (0: none are injected). ``write_metrics(table)``: the table's writer retry metrics
-    (default: its ``write_metrics`` attribute when present).
+    (default: its ``write_metrics`` attribute when present; return ``None`` for none).
+    ``credit_function(key, value_or_update)``: the credits the table takes per entry written
+    (default 1), judged when the factory receives ``write_rate_limiter``.
     ``keeps_order``: concurrent operations on one key take effect in the order issued (else
-    concurrent steps use distinct keys). ``operation_timeout``: seconds one operation may take
-    before the table is reported stuck.
+    concurrent steps use distinct keys); default: what the table declares (its ``keeps_order``
+    attribute, as every ``reference.table`` table has). ``operation_timeout``: seconds one
+    operation may take before the table is reported stuck.
     """
 
     def __init__(
@@ -71,10 +127,14 @@ class TableSubject:
         apply_update: Callable[[Any, Any], Any],
         *,
         name: str | None = None,
+        factory_args: Sequence[str] | None = None,
+        read_function: Callable[[Any], Any] | None = None,
+        write_function: Callable[[Any], Any] | None = None,
         operator_factory: Callable[[Any, Any], Any] | None = None,
         write_retries: int = 0,
         write_metrics: Callable[[Any], Any] | None = None,
-        keeps_order: bool = True,
+        credit_function: Callable[[Any, Any], int] | None = None,
+        keeps_order: bool | None = None,
         operation_timeout: float = 10.0,
     ) -> None:
         if not callable(table_factory):
@@ -86,26 +146,46 @@ class TableSubject:
             raise TableSubjectError("TableSubject: apply_update must be a callable (value, update) -> new value")
         if write_retries < 0:
             raise TableSubjectError(f"TableSubject: write_retries is {write_retries}; give 0 or more")
+        for what, given in (("read_function", read_function), ("write_function", write_function),
+                            ("credit_function", credit_function)):
+            if given is not None and not callable(given):
+                raise TableSubjectError(f"TableSubject: {what} is {type(given).__name__}; give a callable")
         self.table_factory = table_factory
+        self.factory_args = _factory_args(table_factory, factory_args)
+        self.observes_io = "write_function" in self.factory_args
+        if (read_function is not None or write_function is not None) and not self.observes_io:
+            raise TableSubjectError(
+                "TableSubject: read_function/write_function are built over the harness's store, "
+                "but the factory takes no I/O functions; declare factory_args=('read_function', "
+                "'write_function')"
+            )
         self.keys = _strategy("keys", keys)
         self.values = _strategy("values", values)
         self.updates = _strategy("updates", updates)
         self.apply_update = apply_update
         self.name = name or getattr(table_factory, "__qualname__", type(table_factory).__name__)
+        self.read_function = read_function
+        self.write_function = write_function
         self.operator_factory = operator_factory
         self.write_retries = write_retries
         self._write_metrics = write_metrics
+        self.credit_function = credit_function or (lambda key, value: 1)
+        self.limited = "write_rate_limiter" in self.factory_args
         self.keeps_order = keeps_order
         if not operation_timeout > 0:
             raise TableSubjectError(f"TableSubject: operation_timeout is {operation_timeout}; give seconds > 0")
         self.operation_timeout = float(operation_timeout)
-        self.observes_io = _arity(table_factory) >= 2
 
     def make_table(self, store: Any) -> Any:
-        """A fresh table (over ``store`` when the subject observes I/O)."""
-        if self.observes_io:
-            return self.table_factory(store, store)
-        return self.table_factory()
+        """A fresh table (over ``store``, a ``HarnessStore``, when the subject observes I/O)."""
+        if not self.observes_io:
+            return self.table_factory()
+        given = {
+            "read_function": store.reader(self.read_function),
+            "write_function": store.writer(self.write_function),
+            "write_rate_limiter": store.limiter,
+        }
+        return self.table_factory(*(given[a] for a in self.factory_args))
 
     def make_operator(self, table: Any, contract: Any) -> Any:
         if self.operator_factory is not None:
@@ -118,6 +198,13 @@ class TableSubject:
         if self._write_metrics is not None:
             return self._write_metrics(table)
         return getattr(table, "write_metrics", None)
+
+    def order_guarantee(self, table: Any) -> tuple[bool, str]:
+        """Whether same-key operations issued together are checked in order of issue, and why."""
+        if self.keeps_order is not None:
+            return self.keeps_order, f"TableSubject(keeps_order={self.keeps_order})"
+        declared = bool(getattr(table, "keeps_order", False))
+        return declared, f"{type(table).__name__}.keeps_order is {declared}"
 
     def __repr__(self) -> str:
         return f"TableSubject({self.name})"

@@ -12,6 +12,8 @@ from typing import Any
 from hypothesis import find
 from hypothesis.errors import NoSuchExample
 
+from reference.table import TableWriteFunction
+
 from .._registry import NotApplicable, Violation, check
 from ._machine import build_machine
 from ._runmachine import run_machine
@@ -31,13 +33,27 @@ def subject_usable(ctx: Any) -> None:
             find(getattr(subject, what), lambda _: True)
         except NoSuchExample:
             raise Violation(f"the subject's {what} strategy gives no example; give one that does") from None
-    table = subject.make_table(HarnessStore(subject.apply_update))
+    store = HarnessStore(subject.apply_update)
+    table = subject.make_table(store)
     missing = [m for base in _METHODS for m in (base, base + "_async") if not callable(getattr(table, m, None))]
     if missing:
         raise Violation(
             f"the table {type(table).__name__} lacks {', '.join(missing)}; a table needs the whole "
             f"ReadWriteTable API (subclass reference.table.ReadWriteTable)"
         )
+    if subject.observes_io and (subject.write_retries or subject.write_metrics(table) is not None
+                                or subject.limited):
+        found = _write_function_of(table)
+        if found is not None and found is not store.boundary:
+            name = type(found).__name__
+            raise Violation(
+                f"the table writes through {name}, a write function built inside the factory: got "
+                f"calls into {name} the harness cannot see, should be given to the harness so retry "
+                f"metrics, credits and injected failures are judged per call into it: "
+                f"TableSubject(..., write_function=lambda store: {name}(store)) and the factory "
+                f"uses the write function it receives (or, if {name} has its own store, "
+                f"factory_args=())", example=f"table.write_function is {found!r}",
+            )
 
 
 @check(id="table.nulls", family="table", requires=("table.subject",))
@@ -82,11 +98,12 @@ def nulls_rejected(ctx: Any) -> None:
         close = getattr(table, "close", None)
         if close is not None:
             close()
-    if subject.observes_io and store.counts.write_calls:
-        raise Violation(
-            f"null arguments reached the store: got {store.counts.write_calls} write calls, should be 0",
-            example=str(store.counts.calls),
-        )
+    for what, counts in (("the store", store.counts), ("the write function", store.boundary.counts)):
+        if subject.observes_io and counts.write_calls:
+            raise Violation(
+                f"null arguments reached {what}: got {counts.write_calls} write calls, should be 0",
+                example=str(counts.calls),
+            )
 
 
 @check(id="table.sequential", family="table", requires=("table.subject",))
@@ -111,6 +128,33 @@ def faults(ctx: Any) -> None:
     if not ctx.subject.observes_io:
         raise NotApplicable("the table does its own I/O (zero-argument factory): no failures can be injected")
     run_machine(build_machine(ctx.subject, concurrent=False, faults=True), ctx.settings, ctx.seed)
+
+
+@check(id="table.credits", family="table", requires=("table.sequential",))
+def credits(ctx: Any) -> None:
+    """Rate limiting: every operation (put, delete, update and their bulk forms, update
+    messages) takes ``credit_function(key, value)`` credits from the write limiter per entry it
+    writes, and again for each retried attempt."""
+    subject = ctx.subject
+    if not subject.limited:
+        raise NotApplicable(
+            "the factory takes no rate limiter: add 'write_rate_limiter' to factory_args and give "
+            "the limiter it receives to the table to check the credits it takes"
+        )
+    run_machine(build_machine(subject, concurrent=False, faults=False, credits=True), ctx.settings)
+
+
+def _write_function_of(table: Any, depth: int = 8) -> Any:
+    """The write function a table (or a table it decorates, through ``.table``) writes with,
+    if it says (``write_function``, as remote tables do); else ``None``."""
+    for _ in range(depth):
+        found = getattr(table, "write_function", None)
+        if isinstance(found, TableWriteFunction):
+            return found
+        table = getattr(table, "table", None)
+        if table is None:
+            return None
+    return None
 
 
 async def _await(awaitable: Any) -> Any:

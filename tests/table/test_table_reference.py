@@ -154,11 +154,11 @@ class AlwaysMissing(HarnessStore):
     """Every update fails with RecordNotFoundError, even right after a put."""
 
     async def update_async(self, key, update):
-        await self._enter("update_async", "update", 1)
+        await self._enter("update_async", "update", [(key, update)])
         raise RecordNotFoundError(f"test store: no record for {key!r}")
 
     async def update_all_async(self, entries):
-        await self._enter("update_all_async", "update", len(entries))
+        await self._enter("update_all_async", "update", entries)
         raise BatchWriteError.of("test store", {i: RecordNotFoundError(f"no {k!r}") for i, (k, _) in
                                                 enumerate(entries)}, len(entries))
 
@@ -430,7 +430,7 @@ def test_table_partial_bulk_failure_retries_only_the_failed_entries():
         flaky = True
 
         async def update_all_async(self, entries):
-            await self._enter("update_all_async", "update", len(entries))
+            await self._enter("update_all_async", "update", entries)
             failures = {}
             for i, (key, update) in enumerate(entries):
                 if key == 1 and self.flaky:
