@@ -399,6 +399,29 @@ def build_machine(subject: TableSubject, *, concurrent: bool, faults: bool,
             for key in written.values():
                 self.step(("get", key), note=" [read back after the operations issued together]")
 
+        one_key_write = st.one_of(
+            st.tuples(st.just("put"), values), st.tuples(st.just("put_all"), values),
+            st.tuples(st.just("delete"), st.none()), st.tuples(st.just("delete_all"), st.none()),
+            st.tuples(st.just("update"), updates), st.tuples(st.just("update_all"), updates),
+        )
+
+        @rule(key=keys, writes=st.lists(one_key_write, min_size=2, max_size=4))
+        def one_key_together(self: Any, key: Any, writes: list[tuple[str, Any]]) -> None:
+            """Writes of one key, single and bulk forms mixed, issued together: they take effect
+            in the order issued (their calls complete in whatever order), then the key is read
+            back."""
+            ops = []
+            for form, arg in writes:
+                if form in ("put", "update"):
+                    ops.append((form, key, arg))
+                elif form == "delete":
+                    ops.append((form, key))
+                elif form == "delete_all":
+                    ops.append((form, [key]))
+                else:
+                    ops.append((form, [(key, arg)]))
+            self.together(ops)
+
         @rule(messages=st.lists(st.tuples(keys, updates, defaults), min_size=2, max_size=6),
               contract=contracts)
         def stream(self: Any, messages: list[tuple[Any, Any, Any]], contract: UpdateContract) -> None:
@@ -424,6 +447,8 @@ def build_machine(subject: TableSubject, *, concurrent: bool, faults: bool,
                 self._judge(op, self.model.expect(op), outcome, f" [stream #{i}]")
 
         TableMachine.together = together  # type: ignore[attr-defined]
+        if same_key_together:
+            TableMachine.one_key_together = one_key_together  # type: ignore[attr-defined]
         TableMachine.stream = stream  # type: ignore[attr-defined]
 
     if faults and subject.observes_io:

@@ -343,15 +343,16 @@ class DelegatingTable(ReadWriteTable[K, V, U]):
 
     Bulk calls go to the inner table's bulk methods as they are (they are *not* split into
     single calls as in ``ReadWriteTable``): override ``_put_all``, ``_delete_all`` and
-    ``_update_all`` too when the decorator does something per entry. ``supports_updates`` and
-    ``keeps_order`` are the inner table's.
+    ``_update_all`` too when the decorator does something per entry. ``supports_updates`` is the
+    inner table's; ``keeps_order`` is False (a decorator that awaits something, credits say,
+    before passing some operations on may reorder them): set it to the inner table's when every
+    operation is passed on at once.
     """
 
     def __init__(self, table: ReadWriteTable[K, V, U], name: str | None = None) -> None:
         super().__init__(name or table.name)
         self.table = table
         self.supports_updates = table.supports_updates
-        self.keeps_order = bool(getattr(table, "keeps_order", False))
 
     def _refuse_updates(self) -> UnsupportedTableOperationError:
         # the layer that refuses knows why (compact batching, read-only, ...)

@@ -112,6 +112,7 @@ class CachingTable(DelegatingTable[K, V, U]):
         super().__init__(table, name)
         self.cache: MutableMapping[Any, Any] = {} if cache is None else cache
         self.supports_updates = False
+        self.keeps_order = bool(getattr(table, "keeps_order", False))  # every call is passed on at once
         self._versions: dict[Any, int] = {}
 
     def _issue(self, key: Any) -> int:

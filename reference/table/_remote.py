@@ -114,6 +114,7 @@ class RemoteTable(DelegatingTable[K, V, U]):
         if batching is not None:
             table = BatchingTable(table, batching)
         super().__init__(table, name)
+        self.keeps_order = table.keeps_order  # only batching promises it
         self.read_function = read_function
         self.write_function = write_function
         self.batching = batching

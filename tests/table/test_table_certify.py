@@ -2,25 +2,30 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
+from functools import partial
 
 import pytest
 from hypothesis import strategies as st
 
 from conformance import TableSubject, certify_table
+from conformance._table import TableSubjectError
 from conformance.cli import main
 from reference.backends import BytesStateBackend, HeapStateBackend, MapStateDescriptor
 from reference.serializers import IntSerializer, LongSerializer, StringSerializer
 from reference.table import (
     CachingTable,
     CompleteBatching,
+    DelegatingTable,
     LocalTable,
     MapStateTable,
     RemoteTable,
     RetryPolicy,
+    TableWriteFunction,
     TokenBucketRateLimiter,
 )
 
@@ -58,7 +63,60 @@ def map_state_table(backend_class):
     return factory
 
 
-#: correct tables of the reference, each must be certified
+class SingleRecordWriter(TableWriteFunction):
+    """A user's write function over a client, written from the docs: only the single-record
+    methods (the bulk ones are the defaults: one call per entry, in list order)."""
+
+    def __init__(self, client):
+        self.client = client
+
+    async def put_async(self, key, value):
+        await asyncio.sleep(0)
+        await self.client.put_async(key, value)
+
+    async def delete_async(self, key):
+        await self.client.delete_async(key)
+
+    async def update_async(self, key, update):
+        await asyncio.sleep(0)
+        await self.client.update_async(key, update)
+
+
+class CreditsPerEntry(DelegatingTable):
+    """A user's rate-limiting decorator done right: the bulk methods take credits per entry too."""
+
+    def __init__(self, table, limiter):
+        super().__init__(table)
+        self.limiter = limiter
+
+    async def _put(self, key, value):
+        await self.limiter.acquire(1)
+        await self.table.put_async(key, value)
+
+    async def _put_all(self, entries):
+        await self.limiter.acquire(len(entries))
+        await self.table.put_all_async(entries)
+
+    async def _delete(self, key):
+        await self.limiter.acquire(1)
+        await self.table.delete_async(key)
+
+    async def _delete_all(self, keys):
+        await self.limiter.acquire(len(keys))
+        await self.table.delete_all_async(keys)
+
+    async def _update(self, key, update):
+        await self.limiter.acquire(1)
+        await self.table.update_async(key, update)
+
+    async def _update_all(self, entries):
+        await self.limiter.acquire(len(entries))
+        await self.table.update_all_async(entries)
+
+
+WITH_LIMITER = ("read_function", "write_function", "write_rate_limiter")
+
+#: correct tables, each must be certified (the reference's, and tables built as docs/tables.md says)
 CORRECT = {
     "local_with_merge": _subject(lambda: LocalTable(merge=add)),
     "map_state_heap_with_merge": _subject(map_state_table(HeapStateBackend)),
@@ -74,7 +132,37 @@ CORRECT = {
     "remote_concurrent_keys_apart": _subject(remote(write_retry_policy=RetryPolicy(2)), keeps_order=False,
                                              write_retries=2),
     "local_own_store": _subject(lambda: LocalTable()),
+    "local_merge_partial_declared": _subject(partial(LocalTable, merge=add), factory_args=()),
+    "own_write_function": _subject(remote(), write_function=SingleRecordWriter),
+    "own_write_function_retried": _subject(remote(write_retry_policy=RetryPolicy(2)), write_retries=2,
+                                           write_function=SingleRecordWriter),
+    "own_write_function_batched_retried": _subject(
+        remote(batching=CompleteBatching(3, 0.0), write_retry_policy=RetryPolicy(2)), write_retries=2,
+        write_function=SingleRecordWriter),
+    "own_write_function_wrapped_in_the_factory": _subject(lambda r, w: RemoteTable(r, SingleRecordWriter(w))),
+    "rate_limited_by_the_harness": _subject(
+        lambda r, w, limiter: RemoteTable(r, w, batching=CompleteBatching(4, 0.0), write_retry_policy=RetryPolicy(3),
+                                          write_rate_limiter=limiter),
+        factory_args=WITH_LIMITER, write_retries=3),
+    "rate_limited_by_own_decorator": _subject(
+        lambda r, w, limiter: CreditsPerEntry(RemoteTable(r, w, batching=CompleteBatching(3, 0.0)), limiter),
+        factory_args=WITH_LIMITER),
+    "rate_limited_by_credit_function": _subject(
+        lambda r, w, limiter: RemoteTable(r, w, write_rate_limiter=limiter, credit_function=lambda k, v: 2),
+        factory_args=WITH_LIMITER, credit_function=lambda k, v: 2),
 }
+
+def test_table_caching_over_a_batched_remote_table_is_certified():
+    """At the default budget: a write that completes late (a bulk put batched with a later put
+    of its key) must not cache its out-of-date value."""
+    subject = _subject(lambda r, w: CachingTable(RemoteTable(r, w, batching=CompleteBatching(3, 0.0))))
+    results = {r.id: r for r in certify_table(subject)}
+    failed = [str(r) for r in results.values() if r.failed]
+    assert not failed, f"got failures {failed}, should certify a caching table over a batched remote table"
+    assert results["table.concurrent"].status == "passed", (
+        f"got table.concurrent {results['table.concurrent'].status}, should run and pass"
+    )
+
 
 #: a record type with a structured partial update: dict record, (field, delta) update
 RECORDS = st.fixed_dictionaries({"count": st.integers(0, 3), "name": st.sampled_from(["a", "b"])})
@@ -96,6 +184,27 @@ def test_table_reference_tables_are_certified(name):
     expected_faults = "skipped" if name.startswith(("local", "map_state")) else "passed"
     assert statuses["table.faults"] == expected_faults, (
         f"got table.faults {statuses['table.faults']}, should be {expected_faults} [{name}]"
+    )
+    expected_credits = "passed" if name.startswith("rate_limited_by") else "skipped"
+    assert statuses["table.credits"] == expected_credits, (
+        f"got table.credits {statuses['table.credits']}, should be {expected_credits} [{name}]"
+    )
+
+
+@pytest.mark.parametrize("factory", [partial(LocalTable, merge=add), LocalTable, lambda read, write=None: None,
+                                     lambda *functions: None])
+def test_table_subject_asks_to_declare_an_ambiguous_factory(factory):
+    with pytest.raises(TableSubjectError, match=r"factory_args=\('read_function', 'write_function'\)") as info:
+        _subject(factory)
+    assert "factory_args=()" in str(info.value), f"got {info.value}, should offer the own-store declaration too"
+
+
+def test_table_subject_a_write_function_built_in_the_factory_is_refused_with_the_fix_when_retried():
+    subject = _subject(lambda r, w: RemoteTable(r, SingleRecordWriter(w), write_retry_policy=RetryPolicy(2)),
+                       write_retries=2)
+    result = certify_table(subject, checks=("table.subject",))[0]
+    assert result.failed and "write_function=lambda store: SingleRecordWriter(store)" in result.message, (
+        f"got {result}, should say to give the write function to TableSubject"
     )
 
 
@@ -157,3 +266,24 @@ def test_table_cli_is_wired_into_the_conformance_command():
 
 
 CLI_GOOD = _subject(remote(batching=CompleteBatching(2, 0.0)))
+
+
+def test_table_an_empty_bulk_call_through_a_write_function_with_default_bulk_methods_is_one_call():
+    """delete_all([]) through a write function whose delete_all_async is the default makes no
+    store call, yet it is one call into the write function: one success in the writer metrics."""
+    from conformance._table._machine import build_machine
+
+    subject = _subject(remote(write_retry_policy=RetryPolicy(2)), write_retries=2, write_function=SingleRecordWriter)
+    machine = build_machine(subject, concurrent=False, faults=False)()
+    try:
+        machine.delete_all(keys_=[], sync=False)
+        machine.metrics_match_io()
+        machine.store_matches_model()
+        assert machine.store.counts.write_calls == 0, (
+            f"got {machine.store.counts.write_calls} store calls, should be 0 (the default calls per entry)"
+        )
+        assert machine.table.write_metrics.success_count == 1, (
+            f"got {machine.table.write_metrics}, should count delete_all([]) as one clean operation"
+        )
+    finally:
+        machine.teardown()

@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 from conformance import TableSubject, certify_table
 from reference.table import (
     BatchingTable,
+    CachingTable,
     CompleteBatching,
+    DelegatingTable,
     LocalTable,
     ReadWriteTable,
     RecordNotFoundError,
@@ -219,6 +221,79 @@ class NeverFlushed(BatchingTable):
         return future
 
 
+class AnyFailureIsMissing(SendToTableWithUpdate):
+    """Treats every failed update as a missing record: a store error on the first update puts
+    the default over the existing record (visits 5 become 1)."""
+
+    async def _send(self, key, message):
+        try:
+            await self.table.update_async(key, message.update)
+            return
+        except Exception:
+            if not message.has_default or self.contract is UpdateContract.UPDATE_ONLY:
+                return await super()._send(key, message)
+        await self.table.put_async(key, message.default)
+        await self.table.update_async(key, message.update)
+
+
+class CreditsOnSingleCallsOnly(DelegatingTable):
+    """A rate-limiting decorator written for the single operations only: DelegatingTable hands
+    bulk calls to the inner table as they are, so ``put_all``/``delete_all``/``update_all`` take
+    no credits."""
+
+    def __init__(self, table, limiter):
+        super().__init__(table)
+        self.limiter = limiter
+
+    async def _put(self, key, value):
+        await self.limiter.acquire(1)
+        await self.table.put_async(key, value)
+
+    async def _delete(self, key):
+        await self.limiter.acquire(1)
+        await self.table.delete_async(key)
+
+    async def _update(self, key, update):
+        await self.limiter.acquire(1)
+        await self.table.update_async(key, update)
+
+
+class LateWriteCaches(CachingTable):
+    """A caching table that caches every write's value when the write completes: a write that
+    completes late (a bulk put batched with a later put of its key) caches its out-of-date
+    value (the reference caching table did this before versioning its writes too)."""
+
+    def _invalidate(self, key):
+        self.cache.pop(key, None)
+        self._versions[key] = self._versions.get(key, 0) + 1
+
+    async def _put(self, key, value):
+        self._invalidate(key)
+        await self.table.put_async(key, value)
+        self._invalidate(key)
+        self.cache[key] = value
+
+    async def _put_all(self, entries):
+        for key, _ in entries:
+            self._invalidate(key)
+        await self.table.put_all_async(entries)
+        for key, value in entries:
+            self._invalidate(key)
+            self.cache[key] = value
+
+    async def _delete(self, key):
+        self._invalidate(key)
+        await self.table.delete_async(key)
+        self._invalidate(key)
+
+    async def _delete_all(self, keys):
+        for key in keys:
+            self._invalidate(key)
+        await self.table.delete_all_async(keys)
+        for key in keys:
+            self._invalidate(key)
+
+
 def _batched(batching_cls):
     def factory(read, write):
         return batching_cls(RemoteTable(read, write), CompleteBatching(4, 0.0))
@@ -246,6 +321,15 @@ ZOO = {
     "batch_never_flushed": (subject(_batched(NeverFlushed), operation_timeout=0.2), "table.sequential"),
     "cause_checked_one_level_deep": (subject(lambda r, w: WrapsErrors(r, w), operator_factory=OneLevelCause),
                                      "table.sequential"),
+    "failed_update_puts_the_default": (subject(lambda r, w: RemoteTable(r, w), operator_factory=AnyFailureIsMissing),
+                                       "table.faults"),
+    "bulk_writes_take_no_credits": (
+        subject(lambda r, w, limiter: CreditsOnSingleCallsOnly(RemoteTable(r, w), limiter),
+                factory_args=("read_function", "write_function", "write_rate_limiter")),
+        "table.credits"),
+    "late_write_caches_an_old_value": (
+        subject(lambda r, w: LateWriteCaches(RemoteTable(r, w, batching=CompleteBatching(3, 0.0)))),
+        "table.concurrent"),
 }
 
 
