@@ -271,11 +271,15 @@ def build_machine(subject: TableSubject, *, concurrent: bool, faults: bool,
             should = sum(subject.credit_function(k, v) for k, v in [*written, *retried])
             got = self.store.limiter.taken - taken_before
             if got != should:
-                again = f", and again for {len(retried)} entries of retried attempts" if retried else ""
+                again = f", and again for the {_entries(len(retried))} of retried attempts" if retried else ""
+                hint = ""
+                if got < should and op[0].endswith("_all"):
+                    hint = ("; a DelegatingTable hands bulk calls to the inner table as they are: a "
+                            "decorator taking credits must override _put_all, _delete_all and _update_all too")
                 raise TableViolation(
                     f"{_describe(op)}{where}: write credits taken from the rate limiter: got {got}, "
-                    f"should be {should} (credit_function(key, value) for each of the "
-                    f"{len(written)} entries written{again})"
+                    f"should be {should} (credit_function(key, value) for the {_entries(len(written))} "
+                    f"written{again}){hint}"
                 )
 
         # ---- single operations (put and get in every mode, to give the other rules records)
@@ -488,7 +492,7 @@ def build_machine(subject: TableSubject, *, concurrent: bool, faults: bool,
             op = ("send", key, update, default, UpdateContract.UPDATE_WITH_DEFAULTS)
             before = self.store.data.get(key)
             self._failing(kind, skip, op, False, f"the store failed the operator's {stage}; it was "
-                          f"{show(before)} before; {why}")
+                          f"{_record(before)} before; {why}")
 
         def _failing(self: Any, kind: str, skip: int, op: tuple[Any, ...], sync: bool,
                      what: str = "") -> None:
@@ -506,7 +510,7 @@ def build_machine(subject: TableSubject, *, concurrent: bool, faults: bool,
             if what and not values_equal(self.store.data.get(key), self.model.data.get(key)):
                 raise TableViolation(
                     f"{_describe(op)}: record {show(key)} in the store: got "
-                    f"{show(self.store.data.get(key))}, should be {show(self.model.data.get(key))} "
+                    f"{_record(self.store.data.get(key))}, should be {_record(self.model.data.get(key))} "
                     f"({what})"
                 )
             self._judge(op, expected, outcome, " [sync]" if sync else "", sync)
@@ -535,6 +539,14 @@ def build_machine(subject: TableSubject, *, concurrent: bool, faults: bool,
 
 async def _as_coroutine(awaitable: Any) -> Any:
     return await awaitable
+
+
+def _record(value: Any) -> str:
+    return "no record" if value is None else show(value)
+
+
+def _entries(n: int) -> str:
+    return "1 entry" if n == 1 else f"{n} entries"
 
 
 def _op_keys(op: tuple[Any, ...]) -> list[Any]:

@@ -42,6 +42,7 @@ def _strategy(what: str, given: Any) -> SearchStrategy[Any]:
 
 
 def _declare_hint(shown: str) -> str:
+    shown = shown if len(shown) <= 120 else shown[:117] + "..."
     return (
         f"declare how to call it: factory_args=('read_function', 'write_function') if it builds "
         f"the table over the harness's store (add 'write_rate_limiter' to also receive the "
@@ -85,8 +86,12 @@ def _factory_args(factory: Callable[..., Any], declared: Sequence[str] | None) -
     if (len(required) == 2 and len(positional) == 2 and not required_keywords
             and not any(p.kind is p.VAR_POSITIONAL for p in params)):
         return _OVER_STORE
+    listed = ", ".join(("*" + p.name) if p.kind is p.VAR_POSITIONAL else ("**" + p.name)
+                       if p.kind is p.VAR_KEYWORD else p.name + ("=..." if p.default is not p.empty else "")
+                       for p in params)
     raise TableSubjectError(
-        f"TableSubject: cannot tell how to call table_factory{signature}: {_declare_hint(shown)}"
+        f"TableSubject: cannot tell how to call table_factory from its parameters ({listed}): "
+        f"{_declare_hint(shown)}"
     )
 
 

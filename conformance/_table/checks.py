@@ -26,7 +26,8 @@ _METHODS = ("get", "get_all", "put", "put_all", "delete", "delete_all", "update"
 
 @check(id="table.subject", family="table")
 def subject_usable(ctx: Any) -> None:
-    """The factory builds a table with the whole API, and the strategies give examples."""
+    """The factory builds a table with the whole API, the strategies give examples, and a write
+    function whose calls must be observed is given to the harness."""
     subject = ctx.subject
     for what in ("keys", "values", "updates"):
         try:
@@ -58,7 +59,8 @@ def subject_usable(ctx: Any) -> None:
 
 @check(id="table.nulls", family="table", requires=("table.subject",))
 def nulls_rejected(ctx: Any) -> None:
-    """A None key or update is refused when the method is called, and nothing reaches the store."""
+    """A None key or update is refused when the method is called, and nothing reaches the write
+    function or the store."""
     subject = ctx.subject
     store = HarnessStore(subject.apply_update)
     table = subject.make_table(store)
@@ -115,33 +117,35 @@ def sequential(ctx: Any) -> None:
 
 @check(id="table.concurrent", family="table", requires=("table.sequential",))
 def concurrent(ctx: Any) -> None:
-    """Operations issued together (batches, same-key order) and message streams match the model
-    applied in the order of issue; only the operations that failed fail."""
+    """Operations issued together (batches; same-key order when the table keeps order) and
+    message streams match the model applied in the order of issue; only the operations that
+    failed fail; every key written reads back as the model says."""
     run_machine(build_machine(ctx.subject, concurrent=True, faults=False), ctx.settings, ctx.seed)
 
 
 @check(id="table.faults", family="table", requires=("table.sequential",))
 def faults(ctx: Any) -> None:
-    """Injected store failures: permanent ones fail exactly their operation (a failed default
-    put is logged and the update still tried); transient ones within the declared retries are
-    absorbed; writer retry metrics count exactly what the store saw."""
+    """Injected store failures: permanent ones fail exactly their operation; the operator's
+    first update, default put or second update failing leaves the record as the docs say;
+    transient ones within the declared retries are absorbed; writer retry metrics count exactly
+    the calls into the write function."""
     if not ctx.subject.observes_io:
-        raise NotApplicable("the table does its own I/O (zero-argument factory): no failures can be injected")
+        raise NotApplicable("the table has its own store (factory_args=()): no failures can be injected")
     run_machine(build_machine(ctx.subject, concurrent=False, faults=True), ctx.settings, ctx.seed)
 
 
 @check(id="table.credits", family="table", requires=("table.sequential",))
 def credits(ctx: Any) -> None:
-    """Rate limiting: every operation (put, delete, update and their bulk forms, update
-    messages) takes ``credit_function(key, value)`` credits from the write limiter per entry it
-    writes, and again for each retried attempt."""
+    """Rate limiting: every operation (put, delete, update, their bulk forms, update messages)
+    takes credit_function(key, value) credits from the write limiter per entry it writes, and
+    again for each retried attempt."""
     subject = ctx.subject
     if not subject.limited:
         raise NotApplicable(
             "the factory takes no rate limiter: add 'write_rate_limiter' to factory_args and give "
             "the limiter it receives to the table to check the credits it takes"
         )
-    run_machine(build_machine(subject, concurrent=False, faults=False, credits=True), ctx.settings)
+    run_machine(build_machine(subject, concurrent=False, faults=False, credits=True), ctx.settings, ctx.seed)
 
 
 def _write_function_of(table: Any, depth: int = 8) -> Any:
