@@ -69,10 +69,6 @@ class IoCounts:
         self.entries.append((entries, outcome))
 
 
-def _kind(method: str) -> str:
-    return method.split("_", 1)[0]
-
-
 def _single(method: str, args: tuple[Any, ...]) -> list[tuple[Any, Any]]:
     """The (key, value-or-update) entries of one write call."""
     if method in ("put_async", "update_async"):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import strategies as st
+from test_table_certify import CreditsPerEntry
 
 from conformance import TableSubject, certify_table
 from reference.table import (
@@ -236,26 +237,14 @@ class AnyFailureIsMissing(SendToTableWithUpdate):
         await self.table.update_async(key, message.update)
 
 
-class CreditsOnSingleCallsOnly(DelegatingTable):
+class CreditsOnSingleCallsOnly(CreditsPerEntry):
     """A rate-limiting decorator written for the single operations only: DelegatingTable hands
     bulk calls to the inner table as they are, so ``put_all``/``delete_all``/``update_all`` take
     no credits."""
 
-    def __init__(self, table, limiter):
-        super().__init__(table)
-        self.limiter = limiter
-
-    async def _put(self, key, value):
-        await self.limiter.acquire(1)
-        await self.table.put_async(key, value)
-
-    async def _delete(self, key):
-        await self.limiter.acquire(1)
-        await self.table.delete_async(key)
-
-    async def _update(self, key, update):
-        await self.limiter.acquire(1)
-        await self.table.update_async(key, update)
+    _put_all = DelegatingTable._put_all
+    _delete_all = DelegatingTable._delete_all
+    _update_all = DelegatingTable._update_all
 
 
 class LateWriteCaches(CachingTable):
