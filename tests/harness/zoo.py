@@ -14,15 +14,19 @@ from typing import Any
 
 from hypothesis import strategies as st
 from zoo_base import (
+    DICT_RECORD_VALUES,
     INT32,
     MATRIX,
     RECORD_VALUES,
     TAGS,
     TEXT,
     ConfigFreeSnapshot,
+    DictRecordSerializer,
+    DictRecordSnapshot,
     FixedIntSerializer,
     FixedIntSnapshot,
     Matrix,
+    MatrixSnapshot,
     PairSerializer,
     RecordSerializer,
     RecordSnapshot,
@@ -30,6 +34,7 @@ from zoo_base import (
     TextSerializer,
     TextSnapshot,
     by_name,
+    dict_by_name,
     fixed_int_values,
 )
 
@@ -42,7 +47,7 @@ from reference import (
     TypeSerializer,
     TypeSerializerSnapshot,
 )
-from reference.serializers import DoubleSerializer, IntSerializer
+from reference.serializers import DoubleSerializer, IntSerializer, RowSerializerSnapshot
 
 # == roundtrip ==================================================================================
 
@@ -615,6 +620,90 @@ class InterningSnapshot(TextSnapshot):
         return InterningText()
 
 
+# == api / backends / generated: checks that only the harness's full path can catch =============
+
+
+class ZeroLengthText(TextSerializer):
+    """Declares ``length`` 0 meaning "not fixed" (Flink spells variable length -1)."""
+
+    @property
+    def length(self) -> int:
+        return 0
+
+
+class ReusingMatrix(Matrix):
+    """Object reuse: deserialize fills and returns one list kept on the instance, to spare an
+    allocation per record. A caller that compares each record at once never notices; a heap
+    backend that keeps every restored object holds the same list under every key."""
+
+    def __init__(self) -> None:
+        self._cache_result: list = []
+
+    def deserialize(self, source: DataInputView) -> list:
+        rows = super().deserialize(source)
+        self._cache_result.clear()
+        self._cache_result.extend(rows)
+        return self._cache_result
+
+    def duplicate(self) -> ReusingMatrix:
+        return ReusingMatrix()  # one reuse buffer per thread: the author knew that much
+
+    def snapshot_configuration(self) -> MatrixSnapshot:
+        return ReusingMatrixSnapshot()
+
+
+class ReusingMatrixSnapshot(MatrixSnapshot):
+    def restore_serializer(self) -> Matrix:
+        return ReusingMatrix()
+
+    def resolve_schema_compatibility(self, old_snapshot: TypeSerializerSnapshot[list]) -> SchemaCompatibility[list]:
+        if type(old_snapshot) is ReusingMatrixSnapshot:
+            return SchemaCompatibility.compatible_as_is()
+        return SchemaCompatibility.incompatible("not a reusing matrix")
+
+
+class ReusingMigrationRecord(DictRecordSerializer):
+    def snapshot_configuration(self) -> DictRecordSnapshot:
+        return ReusingMigrationSnapshot(self.fields)
+
+
+class ReusingMigrationSnapshot(DictRecordSnapshot):
+    """migrate_element fills and returns one dict kept on the snapshot (object reuse): each
+    result is right when used at once, as migrate_state and a one-element test use it, but
+    the heap backend migrates every stored object with one snapshot and keeps the results."""
+
+    def __init__(self, fields: tuple[str, ...] = ()) -> None:
+        super().__init__(fields)
+        self._reuse: dict = {}
+
+    def restore_serializer(self) -> DictRecordSerializer:
+        return ReusingMigrationRecord(*self.fields)
+
+    def resolve_schema_compatibility(self, old_snapshot: Any) -> SchemaCompatibility[tuple]:
+        if not isinstance(old_snapshot, ReusingMigrationSnapshot):
+            return SchemaCompatibility.incompatible("not the same record serializer")
+        return RecordSnapshot.resolve_schema_compatibility(self, old_snapshot)
+
+    def migrate_element(self, prior: Any, new: Any, element: Any, target: DataOutputView | None = None) -> Any:
+        migrated = self._reuse
+        migrated.clear()
+        for name in new.fields:
+            migrated[name] = element.get(name)
+        if target is not None:
+            new.serialize(migrated, target)
+        return migrated
+
+
+def positional_row_migrate_state(self: Any, prior: Any, new: Any, source: DataInputView,
+                                 target: DataOutputView) -> None:
+    """A "fast path" for RowSerializerSnapshot.migrate_state that keeps the old field order
+    and appends nulls for added fields: right when fields are only appended, wrong when a
+    field is inserted before others or the fields are reordered."""
+    old = prior.deserialize(source)
+    values = list(old)[: len(new.fields)] + [None] * (len(new.fields) - len(old))
+    new.serialize(tuple(values) if type(old) is tuple else type(old)(values, old.kind), target)
+
+
 # == the catalogue ==============================================================================
 #: Doubles including NaNs with payloads (valid values the serializer must keep bit for bit).
 NAN_PAYLOADS = st.integers(1, 2**51 - 1).map(lambda m: struct.unpack(">d", struct.pack(">Q", 0x7FF8000000000000 | m))[0])
@@ -684,4 +773,38 @@ ZOO: dict[str, tuple[str, Callable[[], Subject]]] = {
 #: Entries needing a golden directory recorded by the correct release first.
 GOLDEN = {
     "golden file unreadable after a format change": ("upgrade.restore", ReleasedInt),
+}
+
+# == api / backends / generated =================================================================
+ZOO.update({
+    "zero length for variable-length values": ("api.valid", lambda: Subject(ZeroLengthText(), TEXT)),
+    "deserialize reuses one result object": ("backends.history", lambda: Subject(ReusingMatrix(), MATRIX)),
+    "migrate_element reuses one result object": ("backends.evolution", lambda: Subject(
+        ReusingMigrationRecord("a", "b"), DICT_RECORD_VALUES,
+        evolutions=[Evolution(ReusingMigrationRecord("b", "c", "a"), "compatible_after_migration",
+                              migrate=dict_by_name(("b", "c", "a")))])),
+})
+
+
+def _row_schema() -> Any:
+    from reference import types as t
+
+    return t.RowType((t.RowField("id", t.LongType(), nullable=False), t.RowField("name", t.StringType()),
+                      t.RowField("score", t.DoubleType())))
+
+
+def _builtin_row_serializer() -> TypeSerializer[Any]:
+    from reference.types import serializer_for
+
+    return serializer_for(_row_schema())
+
+
+#: Entries that break a built-in serializer for the duration of the check: migration.generated
+#: certifies the reference serializers of a subject's ``schema`` (built with
+#: ``reference.types.serializer_for``), so only a broken built-in shows that it can fail.
+#: name -> (check id, subject factory, (class, attribute, broken replacement)).
+BUILTIN_BREAKS: dict[str, tuple[str, Callable[[], Subject], tuple[type, str, Any]]] = {
+    "row migration keeps the old field order": ("migration.generated", lambda: Subject(
+        _builtin_row_serializer, schema=_row_schema()), (RowSerializerSnapshot, "migrate_state",
+                                                          positional_row_migrate_state)),
 }

@@ -372,3 +372,50 @@ class PairSnapshot(CompositeTypeSerializerSnapshot[tuple]):
 
     def create_outer_serializer_with_nested_serializers(self, nested: Any) -> PairSerializer:
         return PairSerializer(nested[0], nested[1])
+
+
+# -- G: records as dicts of named nullable longs, evolving by name --------------------------------
+class DictRecordSerializer(RecordSerializer):
+    """The records of E as mutable dicts {field: long or None}, written in field order."""
+
+    def serialize(self, value: dict, target: DataOutputView) -> None:
+        if set(value) != set(self.fields):
+            raise SerializationError(f"record of fields {list(self.fields)} got {value!r}")
+        super().serialize(tuple(value[name] for name in self.fields), target)
+
+    def deserialize(self, source: DataInputView) -> dict:
+        return dict(zip(self.fields, super().deserialize(source), strict=True))
+
+    @property
+    def is_immutable_type(self) -> bool:
+        return False
+
+    def snapshot_configuration(self) -> DictRecordSnapshot:
+        return DictRecordSnapshot(self.fields)
+
+
+class DictRecordSnapshot(RecordSnapshot):
+    def restore_serializer(self) -> DictRecordSerializer:
+        return DictRecordSerializer(*self.fields)
+
+    def resolve_schema_compatibility(self, old_snapshot: TypeSerializerSnapshot[tuple]) -> SchemaCompatibility[tuple]:
+        if not isinstance(old_snapshot, DictRecordSnapshot):
+            return SchemaCompatibility.incompatible("not a dict record")
+        return super().resolve_schema_compatibility(old_snapshot)
+
+    def migrate_element(self, prior: Any, new: Any, element: Any, target: DataOutputView | None = None) -> Any:
+        migrated = {name: element.get(name) for name in new.fields}
+        if target is not None:
+            new.serialize(migrated, target)
+        return migrated
+
+
+_OPTIONAL_LONG = st.none() | st.integers(-(2**63), 2**63 - 1)
+DICT_RECORD_VALUES = st.fixed_dictionaries({"a": _OPTIONAL_LONG, "b": _OPTIONAL_LONG})
+
+
+def dict_by_name(new_fields: tuple[str, ...]) -> Any:
+    """The oracle of G: each new field takes the old field of the same name, else None."""
+    def migrate(value: dict) -> dict:
+        return {name: value.get(name) for name in new_fields}
+    return migrate
