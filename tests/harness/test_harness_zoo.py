@@ -10,12 +10,16 @@ from hypothesis import strategies as st
 from zoo import BUILTIN_BREAKS, GOLDEN, ZOO
 from zoo_base import (
     DICT_RECORD_VALUES,
+    INT_PAIRS,
+    LABELS,
     MATRIX,
     RECORD_VALUES,
     TAGS,
     TEXT,
     DictRecordSerializer,
     FixedIntSerializer,
+    IntPairSerializer,
+    LabelsSerializer,
     Matrix,
     MemoizingText,
     PairSerializer,
@@ -146,6 +150,12 @@ CORRECT = {
                   migrate=dict_by_name(("b", "c", "a"))),
         Evolution(DictRecordSerializer("a"), "incompatible", reason_contains="b"),
     ]),
+    "int pair": lambda: Subject(IntPairSerializer(FixedIntSerializer(4), FixedIntSerializer(4)), INT_PAIRS, evolutions=[
+        Evolution(IntPairSerializer(FixedIntSerializer(4), FixedIntSerializer(8)), "compatible_after_migration",
+                  migrate=lambda v: v),
+        Evolution(IntPairSerializer(FixedIntSerializer(4), FixedIntSerializer(2)), "incompatible", reason_contains="narrows"),
+    ]),
+    "labels": lambda: Subject(LabelsSerializer(), LABELS, key=True),
     "pair": lambda: Subject(PairSerializer(FixedIntSerializer(4), TextSerializer()),
                             st.tuples(fixed_int_values(4), TEXT), evolutions=[
         Evolution(PairSerializer(FixedIntSerializer(8), TextSerializer()), "compatible_after_migration",
@@ -163,7 +173,8 @@ def test_correct_twins_certify_without_backends(name):
     assert sum(r.passed for r in report.results) >= 15, f"got {[str(r) for r in report.results]}, should mostly pass"
 
 
-@pytest.mark.parametrize("name", ["fixed int", "record", "dict record", "matrix"])
+#: The twins of the backends entries: each backends check passes on them.
+@pytest.mark.parametrize("name", ["fixed int", "record", "dict record", "matrix", "int pair", "labels"])
 def test_correct_twins_certify_on_every_backend(name):
     subject = CORRECT[name]()
     report = check_serializer(subject, examples=EXAMPLES, seed=SEED, checks=("backends",))

@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 from zoo_base import (
     DICT_RECORD_VALUES,
     INT32,
+    INT_PAIRS,
+    LABELS,
     MATRIX,
     RECORD_VALUES,
     TAGS,
@@ -25,6 +27,10 @@ from zoo_base import (
     DictRecordSnapshot,
     FixedIntSerializer,
     FixedIntSnapshot,
+    IntPairSerializer,
+    IntPairSnapshot,
+    LabelsSerializer,
+    LabelsSnapshot,
     Matrix,
     MatrixSnapshot,
     PairSerializer,
@@ -694,6 +700,65 @@ class ReusingMigrationSnapshot(DictRecordSnapshot):
         return migrated
 
 
+class ConsumingIntPair(IntPairSerializer):
+    def snapshot_configuration(self) -> TypeSerializerSnapshot[tuple]:
+        return ConsumingIntPairSnapshot([self.first.snapshot_configuration(), self.second.snapshot_configuration()])
+
+
+class ConsumingIntPairSnapshot(IntPairSnapshot):
+    """restore_serializer pops the nested snapshots off its list as it builds the pair (and
+    keeps the pair for later calls). Judged fresh, the snapshot refuses a narrowed element;
+    judged after a restore built its serializer, as a backend judges it, it has no nested
+    snapshots left to compare and says "as is"."""
+
+    def __init__(self, nested: list[FixedIntSnapshot] | None = None) -> None:
+        super().__init__(nested)
+        self._restored: IntPairSerializer | None = None
+
+    def restore_serializer(self) -> IntPairSerializer:
+        if self._restored is None:
+            serializers = []
+            while self.nested:
+                serializers.append(self.nested.pop(0).restore_serializer())
+            self._restored = ConsumingIntPair(*serializers)
+        return self._restored
+
+
+class VersionForgettingLabels(LabelsSerializer):
+    def snapshot_configuration(self) -> TypeSerializerSnapshot[dict]:
+        return VersionForgettingLabelsSnapshot()
+
+
+class LegacyLabels(VersionForgettingLabels):
+    """Release 1's writer: entries in insertion order (it reads the same layout)."""
+
+    def ordered(self, value: dict) -> list[str]:
+        return list(value)
+
+
+class VersionForgettingLabelsSnapshot(LabelsSnapshot):
+    """Release 2 sorts the entries and answers release 1's snapshots with the reconfigured
+    legacy writer, telling them apart by ``version``, which read_snapshot never records: every
+    restored snapshot looks like release 1's. Values read and write fine either way; keys
+    written in another order after a restore land elsewhere."""
+
+    def __init__(self) -> None:
+        self.version = 1
+
+    def get_current_version(self) -> int:
+        return 2
+
+    def restore_serializer(self) -> LabelsSerializer:
+        return VersionForgettingLabels()
+
+    def resolve_schema_compatibility(self, old_snapshot: TypeSerializerSnapshot[dict]) -> SchemaCompatibility[dict]:
+        if not isinstance(old_snapshot, VersionForgettingLabelsSnapshot):
+            return SchemaCompatibility.incompatible("not a label set")
+        if old_snapshot.version == 1:
+            return SchemaCompatibility.compatible_with_reconfigured_serializer(LegacyLabels())
+        return SchemaCompatibility.compatible_as_is()
+
+
 def positional_row_migrate_state(self: Any, prior: Any, new: Any, source: DataInputView,
                                  target: DataOutputView) -> None:
     """A "fast path" for RowSerializerSnapshot.migrate_state that keeps the old field order
@@ -783,6 +848,11 @@ ZOO.update({
         ReusingMigrationRecord("a", "b"), DICT_RECORD_VALUES,
         evolutions=[Evolution(ReusingMigrationRecord("b", "c", "a"), "compatible_after_migration",
                               migrate=dict_by_name(("b", "c", "a")))])),
+    "restore_serializer consumes the nested snapshots": ("backends.incompatible", lambda: Subject(
+        ConsumingIntPair(FixedIntSerializer(4), FixedIntSerializer(4)), INT_PAIRS,
+        evolutions=[Evolution(ConsumingIntPair(FixedIntSerializer(4), FixedIntSerializer(2)), "incompatible")])),
+    "restored key serializer reconfigured to an unsorted writer": ("backends.keyed", lambda: Subject(
+        VersionForgettingLabels(), LABELS, key=True)),
 })
 
 

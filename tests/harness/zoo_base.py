@@ -19,6 +19,7 @@ from reference import (
     SnapshotFormatError,
     TypeSerializer,
     TypeSerializerSnapshot,
+    resolve_compatibility,
 )
 
 INT32 = st.integers(-(2**31), 2**31 - 1)
@@ -419,3 +420,91 @@ def dict_by_name(new_fields: tuple[str, ...]) -> Any:
     def migrate(value: dict) -> dict:
         return {name: value.get(name) for name in new_fields}
     return migrate
+
+
+# -- H: a pair of fixed-width ints with a hand-written composite snapshot ----------------------------
+class IntPairSerializer(PairSerializer):
+    """A pair of FixedIntSerializers whose snapshot keeps the two nested snapshots itself."""
+
+    def snapshot_configuration(self) -> TypeSerializerSnapshot[tuple]:
+        return IntPairSnapshot([self.first.snapshot_configuration(), self.second.snapshot_configuration()])
+
+
+class IntPairSnapshot(TypeSerializerSnapshot[tuple]):
+    """Version 1: the two widths. The verdict combines the nested ones: incompatible if one is,
+    else after migration if one needs it, else as is."""
+
+    def __init__(self, nested: list[FixedIntSnapshot] | None = None) -> None:
+        self.nested = list(nested or [])
+
+    def get_current_version(self) -> int:
+        return 1
+
+    def write_snapshot(self, target: DataOutputView) -> None:
+        for snapshot in self.nested:
+            snapshot.write_snapshot(target)
+
+    def read_snapshot(self, read_version: int, source: DataInputView) -> None:
+        self.nested = []
+        for _ in range(2):
+            snapshot = FixedIntSnapshot()
+            snapshot.read_snapshot(1, source)
+            self.nested.append(snapshot)
+
+    def restore_serializer(self) -> IntPairSerializer:
+        first, second = (snapshot.restore_serializer() for snapshot in self.nested)
+        return IntPairSerializer(first, second)
+
+    def resolve_schema_compatibility(self, old_snapshot: TypeSerializerSnapshot[tuple]) -> SchemaCompatibility[tuple]:
+        if not isinstance(old_snapshot, IntPairSnapshot):
+            return SchemaCompatibility.incompatible("not a pair of ints")
+        results = [resolve_compatibility(new, old) for new, old in zip(self.nested, old_snapshot.nested, strict=False)]
+        for result in results:
+            if result.is_incompatible():
+                return SchemaCompatibility.incompatible(f"a nested serializer: {result.reason}")
+        if any(result.is_compatible_after_migration() for result in results):
+            return SchemaCompatibility.compatible_after_migration()
+        return SchemaCompatibility.compatible_as_is()
+
+
+INT_PAIRS = st.tuples(fixed_int_values(4), fixed_int_values(4))
+
+
+# -- I: a set of labels (a dict of str to str) as a key, entries written sorted ------------------
+class LabelsSerializer(TypeSerializer[dict]):
+    """Label sets such as {"region": "eu", "host": "a1"}, usable as keys: entries sorted by name."""
+
+    def serialize(self, value: dict, target: DataOutputView) -> None:
+        target.write_int(len(value))
+        for name in self.ordered(value):
+            target.write_utf(name)
+            target.write_utf(value[name])
+
+    def ordered(self, value: dict) -> list[str]:
+        return sorted(value)
+
+    def deserialize(self, source: DataInputView) -> dict:
+        n = source.read_int()
+        if n < 0 or n * 4 > source.available():
+            raise SerializationError(f"corrupt label count {n}")
+        labels = {}
+        for _ in range(n):
+            name = source.read_utf()
+            labels[name] = source.read_utf()
+        return labels
+
+    def snapshot_configuration(self) -> TypeSerializerSnapshot[dict]:
+        return LabelsSnapshot()
+
+
+class LabelsSnapshot(ConfigFreeSnapshot[dict]):
+    def restore_serializer(self) -> LabelsSerializer:
+        return LabelsSerializer()
+
+    def resolve_schema_compatibility(self, old_snapshot: TypeSerializerSnapshot[dict]) -> SchemaCompatibility[dict]:
+        if isinstance(old_snapshot, LabelsSnapshot):
+            return SchemaCompatibility.compatible_as_is()
+        return SchemaCompatibility.incompatible("not a label set")
+
+
+LABELS = st.dictionaries(st.text("abcdef", min_size=1, max_size=3), st.text("xyz", max_size=3), max_size=4)
