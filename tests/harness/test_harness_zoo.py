@@ -88,17 +88,31 @@ def test_broken_builtin_is_caught_by_its_check(name, monkeypatch):
     assert_caught(report, check_id)
 
 
+#: Checks no realistic serializer bug is known to reach first, and why. The test below fails
+#: when one of them gets a zoo entry, so that its note goes too.
+NOT_SHOWN = {
+    "backends.identical_savepoints": (
+        "the heap and the bytes backend write their first savepoints with equal serializers from "
+        "equal copies of the same values (the heap at savepoint time, the bytes backend at write "
+        "time): they differ only through serializer state that changes from call to call, which "
+        "also changes the heap's savepoint after a restore, so backends.history reports it first"
+    ),
+}
+
+
 def test_every_check_is_shown_to_fail():
     """Each check of the serializer families has a zoo entry it must catch (the spark family's
     tests and the table zoo prove theirs): a check that is only ever seen passing proves
     nothing."""
     shown = {entry[0] for catalogue in (ZOO, GOLDEN, BUILTIN_BREAKS) for entry in catalogue.values()}
     checks = [c.id for c in all_checks() if c.family not in ("spark", "table")]
-    unshown = [c for c in checks if c not in shown]
+    unshown = [c for c in checks if c not in shown and c not in NOT_SHOWN]
     assert not unshown, (
         f"got no zoo entry for {unshown}, should have one each: add a realistic broken serializer "
         "that the check catches first to tests/harness/zoo.py (ZOO, GOLDEN or BUILTIN_BREAKS)"
     )
+    stale = sorted(c for c in NOT_SHOWN if c in shown or c not in checks)
+    assert not stale, f"got {stale} in NOT_SHOWN, should not be there: they have a zoo entry or are no check"
     unknown = sorted(shown - {c.id for c in all_checks()})
     assert not unknown, f"got zoo entries naming no registered check {unknown}, should name one each"
 

@@ -1,6 +1,9 @@
 """The zoo: deliberately broken serializers, one realistic bug each, and the check that must
 catch it. ``ZOO`` maps an entry name to (the check id that must fail, a zero-argument function
-building the Subject). Correct twins live in zoo_base.py.
+building the Subject); ``GOLDEN`` entries need a release recorded first; ``BUILTIN_BREAKS``
+entries break a built-in serializer while the check runs. Every check of the serializer
+families is named by at least one entry (tests/harness/test_harness_zoo.py). Correct twins live
+in zoo_base.py.
 """
 
 from __future__ import annotations
