@@ -856,6 +856,9 @@ ZOO.update({
         evolutions=[Evolution(ConsumingIntPair(FixedIntSerializer(4), FixedIntSerializer(2)), "incompatible")])),
     "restored key serializer reconfigured to an unsorted writer": ("backends.keyed", lambda: Subject(
         VersionForgettingLabels(), LABELS, key=True)),
+    # The directory (relative to this file's folder) is never recorded: not committed, or
+    # --update-golden never run.
+    "golden directory never recorded": ("versioning.golden", _int(FixedIntSerializer, golden="golden-never-recorded")),
 })
 
 
