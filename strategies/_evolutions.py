@@ -1,5 +1,5 @@
 """``evolutions(schema)``: one change somewhere in a schema, with the verdict and the
-migrated value the rules of DESIGN.md require (the oracle), and ``evolution_chains``.
+migrated value the rules of docs/semantics.md require (the oracle), and ``evolution_chains``.
 
 An evolution is drawn in two steps: first a *candidate* (where in the schema, which change),
 from a list ordered simplest first (no change, then changes at the root, then deeper), whose

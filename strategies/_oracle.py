@@ -1,8 +1,8 @@
 """The oracle: what a value of the old schema must become under the new one.
 
 Migrations are small picklable objects (not closures) so that an evolution can ship to Spark
-executors with its oracle. Each one is written from the evolution rules in DESIGN.md, never by
-calling the serializer under test.
+executors with its oracle. Each one is written from the evolution rules in docs/semantics.md,
+never by calling the serializer under test.
 """
 
 from __future__ import annotations

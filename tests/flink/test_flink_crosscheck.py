@@ -1,5 +1,5 @@
 """Byte-for-byte cross-check against Apache Flink's own serializers (the ground truth for
-FLINK-FORMATS.md).
+docs/formats.md).
 
 CrossCheck.java (beside this file) is compiled at test time against the flink-dist jar shipped
 by the PyPI package apache-flink-libraries (``pip install -e .[flink]``) and prints the bytes

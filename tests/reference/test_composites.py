@@ -162,7 +162,7 @@ def test_serializers_pickle_duplicate_and_restore_equal(data):
     assert result.is_compatible_as_is(), f"got {result}, should be as-is for {serializer!r}"
 
 
-# -- golden layouts (FLINK-FORMATS.md) ----------------------------------------------------------
+# -- golden layouts (docs/formats.md) -----------------------------------------------------------
 @pytest.mark.parametrize(
     "serializer,value,expected",
     [

@@ -132,7 +132,7 @@ def test_sequences_and_copy_serialized(name, data):
 
 def test_my_string_golden():
     got = StringSerializer().to_bytes("My string.").hex(" ")
-    assert got == "0b 4d 79 20 73 74 72 69 6e 67 2e", f"got {got}, should be FLINK-FORMATS.md's example"
+    assert got == "0b 4d 79 20 73 74 72 69 6e 67 2e", f"got {got}, should be docs/formats.md's example"
 
 
 @pytest.mark.parametrize(
