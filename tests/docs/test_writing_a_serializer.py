@@ -1,0 +1,139 @@
+"""docs/writing-a-serializer.md, followed literally in an empty folder.
+
+The page is walked top to bottom: a fenced block whose info string has ``file=PATH`` writes
+that file (a later block for the same path replaces it, as the reader's editor would); a
+``mistake=PATH`` block replaces, in that file, the method it shows, for the next ``console``
+block only; each ``$ command`` line of a ``console`` block runs in the folder and must exit with
+the block's ``exit=N`` (default 0). ``$ tox`` runs the commands of the page's tox.ini
+``[testenv]`` in this interpreter (tox itself would install packages). The page's prose claims
+checked here: the golden directory lands beside the subject's module, the mistakes are caught
+by the upgrade family naming release 1.0.0, and the certificate matches
+docs/certificate.schema.json.
+"""
+
+from __future__ import annotations
+
+import configparser
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "writing-a-serializer.md"
+FENCE = re.compile(r"^```(\w+)([^\n]*)\n(.*?)^```[ \t]*$", re.M | re.S)
+
+
+def blocks() -> list[tuple[str, dict[str, str], str]]:
+    """(language, attributes, content) of every fenced block of the page, in order."""
+    found = []
+    for match in FENCE.finditer(DOC.read_text(encoding="utf-8")):
+        attributes = dict(part.split("=", 1) for part in match.group(2).split() if "=" in part)
+        found.append((match.group(1), attributes, match.group(3)))
+    return found
+
+
+def replace_method(source: str, method: str) -> str:
+    """``source`` with the method whose ``def`` line opens ``method`` replaced by ``method``."""
+    first = method.splitlines()[0]
+    lines = source.splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if line.rstrip() == first.rstrip()]
+    assert len(starts) == 1, f"got {len(starts)} lines {first.strip()!r}, should be 1 in the file the mistake edits"
+    start = starts[0]
+    indent = len(first) - len(first.lstrip())
+    end = start + 1
+    while end < len(lines) and (not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip()) > indent):
+        end += 1
+    while end > start + 1 and not lines[end - 1].strip():
+        end -= 1  # keep the blank lines between methods
+    return "".join(lines[:start]) + method + "".join(lines[end:])
+
+
+def tox_commands(folder: Path) -> list[str]:
+    config = configparser.ConfigParser()
+    config.read(folder / "tox.ini", encoding="utf-8")
+    return [line.strip() for line in config["testenv"]["commands"].splitlines() if line.strip()]
+
+
+def run(command: str, folder: Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    # The reader has the project installed; here the checkout under test stands in for it.
+    env["PYTHONPATH"] = str(ROOT)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env.pop("HYPOTHESIS_PROFILE", None)
+    argv = shlex.split(command)
+    if argv[0] == "python":
+        argv[0] = sys.executable
+    return subprocess.run(argv, cwd=folder, env=env, capture_output=True, text=True, timeout=900)
+
+
+def test_the_tutorial_runs_as_written(tmp_path: Path) -> None:
+    folder = tmp_path / "orders-project"
+    folder.mkdir()
+    outputs: list[tuple[str, str]] = []
+    pending: tuple[Path, str] | None = None  # (file, original text) while a mistake is applied
+    last_output: str | None = None  # what the latest console block printed
+    shown_failures = 0
+    for language, attributes, content in blocks():
+        if "file" in attributes:
+            path = folder / attributes["file"]
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(content, encoding="utf-8")
+        elif "mistake" in attributes:
+            path = folder / attributes["mistake"]
+            original = path.read_text(encoding="utf-8")
+            path.write_text(replace_method(original, content), encoding="utf-8")
+            pending = (path, original)
+        elif language == "console":
+            expected = int(attributes.get("exit", "0"))
+            for line in content.splitlines():
+                if not line.startswith("$ "):
+                    continue
+                commands = tox_commands(folder) if line == "$ tox" else [line[2:]]
+                for command in commands:
+                    done = run(command, folder)
+                    output = done.stdout + done.stderr
+                    assert done.returncode == expected, (
+                        f"got exit {done.returncode}, should be {expected} for `{command}` "
+                        f"{'with a mistake applied ' if pending else ''}in the tutorial:\n{output}"
+                    )
+                    outputs.append((command, output))
+            if pending is not None:
+                if expected:
+                    assert "upgrade." in output and "1.0.0" in output, (
+                        f"got {output!r}, should name an upgrade check and release 1.0.0 for the mistake"
+                    )
+                pending[0].write_text(pending[1], encoding="utf-8")
+                pending = None
+            last_output = output
+        elif language == "text" and last_output is not None:
+            # The failures the page shows after a command are the ones that command reports.
+            for shown in re.findall(r"^\s*(FAILED \S+ \[\w+\])", content, re.M):
+                assert shown in last_output, f"got {last_output!r}, should report {shown!r} as the page shows"
+                shown_failures += 1
+    assert pending is None, "got a mistake block with no console block after it, should be followed by one"
+
+    assert shown_failures == 2, f"got {shown_failures} failures shown on the page, should be 2 (one per mistake)"
+    recorded = sorted(p.name for p in (folder / "tests" / "golden" / "order" / "1.0.0").iterdir())
+    assert recorded == ["data.bin", "manifest.json", "snapshot.bin"], (
+        f"got {recorded}, should be the three golden files beside the subject's module"
+    )
+    commands = [command for command, _ in outputs]
+    assert any("--update-golden" in c for c in commands), f"got commands {commands}, should record a release"
+    assert sum("--check upgrade" in c for c in commands) == 2, (
+        f"got commands {commands}, should show two mistakes caught by the upgrade family"
+    )
+
+    jsonschema = pytest.importorskip("jsonschema")
+    certificate = json.loads((folder / "certificate.json").read_text(encoding="utf-8"))
+    schema = json.loads((ROOT / "docs" / "certificate.schema.json").read_text(encoding="utf-8"))
+    jsonschema.validate(certificate, schema)
+    upgrade = {c["id"]: c["status"] for c in certificate["checks"] if c["id"].startswith("upgrade.")}
+    assert upgrade and set(upgrade.values()) == {"passed"}, (
+        f"got upgrade checks {upgrade}, should all pass for release 2.0.0 against 1.0.0"
+    )
