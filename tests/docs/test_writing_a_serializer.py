@@ -5,15 +5,16 @@ that file (a later block for the same path replaces it, as the reader's editor w
 ``mistake=PATH`` block replaces, in that file, the method it shows, for the next ``console``
 block only; each ``$ command`` line of a ``console`` block runs in the folder and must exit with
 the block's ``exit=N`` (default 0). ``$ tox`` runs the commands of the page's tox.ini
-``[testenv]`` in this interpreter (tox itself would install packages). The page's prose claims
-checked here: the golden directory lands beside the subject's module, the mistakes are caught
-by the upgrade family naming release 1.0.0, and the certificate matches
-docs/certificate.schema.json.
+``[testenv]`` (as ``tox config`` lists them) in this interpreter: tox itself would install
+packages. The page's claims are checked too: the golden directory lands beside the subject's
+module, each mistake is caught by the upgrade check the page shows, naming release 1.0.0, and
+the certificate matches docs/certificate.schema.json.
 """
 
 from __future__ import annotations
 
 import configparser
+import importlib.util
 import json
 import os
 import re
@@ -55,9 +56,24 @@ def replace_method(source: str, method: str) -> str:
 
 
 def tox_commands(folder: Path) -> list[str]:
-    config = configparser.ConfigParser()
-    config.read(folder / "tox.ini", encoding="utf-8")
-    return [line.strip() for line in config["testenv"]["commands"].splitlines() if line.strip()]
+    """The commands of the page's tox.ini, as tox itself reads them when tox is installed (so a
+    tox.ini that tox rejects fails here), else as configparser reads them."""
+    if importlib.util.find_spec("tox") is not None:
+        done = subprocess.run([sys.executable, "-m", "tox", "config", "-e", "py3", "-k", "commands"],
+                              cwd=folder, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, f"got exit {done.returncode}, should be 0 for `tox config`:\n{done.stderr}"
+        text = done.stdout.split("commands =", 1)[1]
+    else:
+        config = configparser.ConfigParser()
+        config.read(folder / "tox.ini", encoding="utf-8")
+        return [line.strip() for line in config["testenv"]["commands"].splitlines() if line.strip()]
+    commands = []
+    for line in text.splitlines():
+        if line.strip() and not line.startswith((" ", "\t")) and commands:
+            break  # the next key of tox's listing
+        if line.strip():
+            commands.append(line.strip())
+    return commands
 
 
 def run(command: str, folder: Path) -> subprocess.CompletedProcess[str]:
