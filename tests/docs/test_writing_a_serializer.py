@@ -94,7 +94,7 @@ def test_the_tutorial_runs_as_written(tmp_path: Path) -> None:
     outputs: list[tuple[str, str]] = []
     pending: tuple[Path, str] | None = None  # (file, original text) while a mistake is applied
     last_output: str | None = None  # what the latest console block printed
-    shown_failures = 0
+    shown_outputs = 0
     for language, attributes, content in blocks():
         if "file" in attributes:
             path = folder / attributes["file"]
@@ -128,13 +128,15 @@ def test_the_tutorial_runs_as_written(tmp_path: Path) -> None:
                 pending = None
             last_output = output
         elif language == "text" and last_output is not None:
-            # The failures the page shows after a command are the ones that command reports.
-            for shown in re.findall(r"^\s*(FAILED \S+ \[\w+\])", content, re.M):
+            # The failures and notes the page shows after a command are ones that command prints.
+            for shown in re.findall(r"^\s*(FAILED \S+ \[\w+\]|note \S+: recorded release \S+)", content, re.M):
                 assert shown in last_output, f"got {last_output!r}, should report {shown!r} as the page shows"
-                shown_failures += 1
+                shown_outputs += 1
     assert pending is None, "got a mistake block with no console block after it, should be followed by one"
 
-    assert shown_failures == 2, f"got {shown_failures} failures shown on the page, should be 2 (one per mistake)"
+    assert shown_outputs == 3, (
+        f"got {shown_outputs} outputs checked, should be 3 (the recording and one failure per mistake)"
+    )
     recorded = sorted(p.name for p in (folder / "tests" / "golden" / "order" / "1.0.0").iterdir())
     assert recorded == ["data.bin", "manifest.json", "snapshot.bin"], (
         f"got {recorded}, should be the three golden files beside the subject's module"
