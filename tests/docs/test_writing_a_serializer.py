@@ -77,11 +77,11 @@ def tox_commands(folder: Path) -> list[str]:
 
 
 def run(command: str, folder: Path) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
+    # The reader's shell: none of this run's pytest or hypothesis settings leak into theirs.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HYPOTHESIS_"))}
     # The reader has the project installed; here the checkout under test stands in for it.
     env["PYTHONPATH"] = str(ROOT)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    env.pop("HYPOTHESIS_PROFILE", None)
     argv = shlex.split(command)
     if argv[0] == "python":
         argv[0] = sys.executable
