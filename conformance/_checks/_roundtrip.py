@@ -48,11 +48,16 @@ def float_siblings(value: Any) -> Any:
 
 @check(id="roundtrip.bit_exact", family="roundtrip", requires=API)
 def bit_exact(ctx) -> None:  # type: ignore[no-untyped-def]
-    """value -> bytes -> value gives the same value, bit for bit (NaN payloads, -0.0)."""
+    """value -> bytes -> value gives the same value, bit for bit (NaN payloads, -0.0); serialize
+    leaves the value it was given as it was."""
     s = ctx.serializer()
 
     def body(value: Any) -> None:
+        before = canonical(value)
         data = write(s, value)
+        if canonical(value) != before:
+            raise Violation(f"serialize changed the value it was given to {show(value)}, should leave it "
+                            "as it was (state keeps that object: normalise a copy, never the argument)")
         expect_equal(read_one(s, data), value, "reading back what serialize wrote")
         sibling = float_siblings(value)
         if canonical(sibling) != canonical(value):
