@@ -22,6 +22,8 @@ For each recorded release:
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from reference import (
@@ -61,23 +63,39 @@ def _read_snapshots(ctx: Any) -> dict[str, Any]:
             if "pre-1.7" in str(exc):
                 raise Violation(f"{_where(rel)}: the recorded snapshot is the non-conforming pre-1.7 pickled "
                                 "form (a pickled serializer); record the release again with a snapshot "
-                                "class", example=_where(rel)) from None
+                                "class") from None
             hint = ("its snapshot class needs a public zero-argument constructor (restores create it "
                     "before reading)" if "argument" in str(exc) or "constructor" in str(exc) else
                     "read_snapshot(read_version, source) must read every version the class ever wrote: "
                     "branch on read_version, and bump get_current_version() when the layout changes")
             raise Violation(f"{_where(rel)}: the current code cannot read the recorded snapshot ({exc}); {hint}",
-                            example=_where(rel)) from None
+                            ) from None
         except Exception as exc:
             raise Violation(
                 f"{_where(rel)}: reading the recorded snapshot raised {type(exc).__name__}: {exc}; the "
                 "current snapshot class must read every version it ever wrote (branch on read_version) "
-                "and have a public zero-argument constructor", example=_where(rel)) from exc
+                "and have a public zero-argument constructor") from exc
     return found
 
 
 #: release -> its recorded snapshot, read by the current classes.
 OLD_SNAPSHOTS: Provider[dict[str, Any]] = provider("upgrade_old_snapshots", _read_snapshots)
+
+
+def _recorded(rel: GoldenRelease, index: int) -> str | None:
+    """Record ``index`` as the release recorded it (the example a failure shows)."""
+    return f"record {index}: {rel.values[index]}" if index < len(rel.values) else None
+
+
+@contextlib.contextmanager
+def _showing(rel: GoldenRelease, index: int) -> Iterator[None]:
+    """A Violation raised inside shows record ``index`` as recorded as its example."""
+    try:
+        yield
+    except Violation as exc:
+        if exc.example is None:
+            exc.example = _recorded(rel, index)
+        raise
 
 
 def _records(rel: GoldenRelease, reader: Any, what: str) -> tuple[list[Any], list[bytes]]:
@@ -92,12 +110,12 @@ def _records(rel: GoldenRelease, reader: Any, what: str) -> tuple[list[Any], lis
         except Exception as exc:
             raise Violation(
                 f"{_where(rel)}: {what} failed on record {i} of {count} ({type(exc).__name__}: {exc})",
-                example=_where(rel)) from exc
+                example=_recorded(rel, i)) from exc
         records.append(rel.data[start:source.position])
     if source.available():
         raise Violation(
             f"{_where(rel)}: {what} left {source.available()} of {len(rel.data)} bytes after the "
-            f"{count} recorded records, should read them exactly", example=_where(rel))
+            f"{count} recorded records, should read them exactly")
     return values, records
 
 
@@ -157,11 +175,11 @@ def upgrade_restore(ctx) -> None:  # type: ignore[no-untyped-def]
                         f"{_where(rel)}: record {i} read by restore_serializer() differs at {where} "
                         "(restore_serializer() must read what that release wrote: its recorded fields by "
                         "name, in its byte format; a format change needs a new snapshot version that "
-                        "read_snapshot branches on)", example=rel.values[i] if i < len(rel.values) else None)
+                        "read_snapshot branches on)", example=_recorded(rel, i))
             elif i < len(rel.values) and stable_text(value) != rel.values[i]:
                 raise Violation(
                     f"{_where(rel)}: record {i} read by restore_serializer() is {stable_text(value)}, should "
-                    f"be {rel.values[i]} as recorded", example=rel.values[i])
+                    f"be {rel.values[i]} as recorded", example=_recorded(rel, i))
 
 
 @check(id="upgrade.verdict", family="versioning", requires=("upgrade.snapshot",))
@@ -182,7 +200,7 @@ def upgrade_verdict(ctx) -> None:  # type: ignore[no-untyped-def]
                     f"declare releases={{{rel.release!r}: Evolution(expect={result.kind.value!r}, "
                     "migrate=...)}")
             raise Violation(f"{_where(rel)}: the current snapshot judged the recorded one {result.kind.value}"
-                            f"{why}, should be {expected.value} ({hint})", example=_where(rel))
+                            f"{why}, should be {expected.value} ({hint})")
 
 
 @check(id="upgrade.records", family="versioning", requires=("upgrade.restore", "upgrade.verdict"))
@@ -202,9 +220,10 @@ def upgrade_records(ctx) -> None:  # type: ignore[no-untyped-def]
             reader = result.get_reconfigured_serializer() if result.is_compatible_with_reconfigured_serializer() else current
             got, _ = _records(rel, reader, "the current serializer reading the recorded records as is")
             for i, (g, old) in enumerate(zip(got, olds, strict=True)):
-                expect_equal(g, old, f"{_where(rel)} read as is ({result.kind.value}): record {i} (the byte "
-                             "format changed without a new snapshot version? bump get_current_version() "
-                             "and branch on read_version)")
+                with _showing(rel, i):
+                    expect_equal(g, old, f"{_where(rel)} read as is ({result.kind.value}): record {i} (the "
+                                 "byte format changed without a new snapshot version? bump "
+                                 "get_current_version() and branch on read_version)")
             continue
         source, target = DataInputView(b"".join(records)), DataOutputView()
         for i in range(len(records)):
@@ -215,11 +234,11 @@ def upgrade_records(ctx) -> None:  # type: ignore[no-untyped-def]
             expected = step.expected(old)
             got = guarded(f"{_where(rel)}: the current serializer reading migrated record {i}",
                           current.deserialize, migrated_source)
-            expect_equal(got, expected, f"{_where(rel)}: record {i} after migrate_state "
-                         f"(from {show(old)})")
-            element = guarded(f"{_where(rel)}: migrate_element on record {i}", migrated_element,
-                              current_snapshot, prior, current, old)
-            expect_equal(element, expected, f"{_where(rel)}: record {i} after migrate_element (from {show(old)})")
+            with _showing(rel, i):
+                expect_equal(got, expected, f"{_where(rel)}: record {i} after migrate_state (from {show(old)})")
+                element = guarded(f"{_where(rel)}: migrate_element on record {i}", migrated_element,
+                                  current_snapshot, prior, current, old)
+                expect_equal(element, expected, f"{_where(rel)}: record {i} after migrate_element (from {show(old)})")
         if migrated_source.available():
             raise Violation(f"{_where(rel)}: migrate_state wrote {migrated_source.available()} bytes more "
                             "than the migrated records, should write exactly one record per record")
