@@ -3,6 +3,11 @@
 A name is looked up in an explicit registry first (``register_type``; built-in serializers
 register the classes they are built with), then among modules that are *already* imported.
 A module that is not loaded is never imported on a snapshot's behalf.
+
+A class may also answer to a Java class name (``register_type(cls, java_name)``), the name
+Flink's snapshots carry: snapshots naming it resolve to ``cls``, and snapshots written in the
+Flink dialect name it so. Registering a Java name again rebinds it (the last call wins), so one
+process can model a class before and after an upgrade.
 """
 
 from __future__ import annotations
@@ -10,9 +15,10 @@ from __future__ import annotations
 import sys
 import threading
 
-__all__ = ["register_type", "lookup_type", "class_identity", "qualified_name"]
+__all__ = ["register_type", "lookup_type", "class_identity", "qualified_name", "java_name_of", "class_key"]
 
 _TYPES: dict[str, type] = {}
+_JAVA_NAMES: dict[type, str] = {}
 _LOCK = threading.Lock()
 
 
@@ -25,11 +31,36 @@ def class_identity(cls: type) -> str:
 qualified_name = class_identity
 
 
-def register_type(cls: type) -> type:
-    """Make ``cls`` resolvable by its ``module:qualname`` (usable as a class decorator)."""
+def register_type(cls: type, java_name: str | None = None) -> type:
+    """Make ``cls`` resolvable by its ``module:qualname`` (usable as a class decorator) and,
+    with ``java_name``, by that Java class name too (the last registration of a name wins)."""
+    if java_name is not None and (type(java_name) is not str or not java_name or ":" in java_name):
+        raise ValueError(
+            f"register_type({cls!r}, {java_name!r}): a Java class name is a non-empty str "
+            "without ':' (e.g. 'com.example.Color' or 'com.example.Outer$Inner')"
+        )
     with _LOCK:
         _TYPES[qualified_name(cls)] = cls
+        if java_name is not None:
+            _TYPES[java_name] = cls
+            _JAVA_NAMES[cls] = java_name
     return cls
+
+
+def java_name_of(cls: type) -> str | None:
+    """The Java class name ``cls`` was registered with, else None."""
+    return _JAVA_NAMES.get(cls)
+
+
+def class_key(name: str) -> str:
+    """What two class names in snapshots are compared by: a name that resolves to a class with
+    a Java name compares as that Java name (so ``module:qualname`` and the Java name of one
+    class are the same class), any other name as itself."""
+    if ":" not in name:
+        return name
+    found = lookup_type(name)
+    java = _JAVA_NAMES.get(found) if found is not None else None
+    return java if java is not None else name
 
 
 def lookup_type(name: str) -> type | None:

@@ -4,6 +4,13 @@ A snapshot's class identity is ``module:qualname``. Reading a snapshot resolves 
 through the registry below, which every ``TypeSerializerSnapshot`` subclass joins when its
 class statement runs. Nothing read from bytes ever triggers an import or an unpickling (the
 pre-1.7 pickled-serializer form is refused unless the caller opts in).
+
+A built-in snapshot class also answers to Flink's Java class name (``java_name=...`` in its class
+statement, plus ``java_aliases`` for Flink classes read as it), in the same registry. Writing has
+two dialects: ``"reference"`` (the default: ``module:qualname`` and this project's layouts, what
+every earlier release reads) and ``"flink"`` (Java names and Flink's exact layouts and versions,
+what Flink reads). A nested snapshot is written in the dialect of the write that contains it;
+``snapshot_dialect()`` tells a ``write_snapshot`` which one is in force.
 """
 
 from __future__ import annotations
@@ -43,6 +50,9 @@ __all__ = [
     "snapshot_from_bytes",
     "resolve_compatibility",
     "migrated_element",
+    "snapshot_dialect",
+    "java_snapshot_name",
+    "DIALECTS",
 ]
 
 #: Flink's TypeSerializerSnapshotSerializationUtil proxy version written before a snapshot.
@@ -56,6 +66,23 @@ COMPOSITE_VERSION = 3
 
 _REGISTRY: dict[str, type[TypeSerializerSnapshot[Any]]] = {}
 _REGISTRY_LOCK = threading.Lock()
+#: The Java class name each built-in snapshot class writes in the Flink dialect.
+_JAVA_NAMES: dict[type, str] = {}
+#: ``"reference"``: module:qualname and this project's layouts; ``"flink"``: Flink's own.
+DIALECTS = ("reference", "flink")
+_dialect = threading.local()
+
+
+def snapshot_dialect() -> str:
+    """The dialect of the snapshot write in progress (``"reference"`` outside any write)."""
+    return getattr(_dialect, "name", "reference")
+
+
+def java_snapshot_name(snapshot: TypeSerializerSnapshot[Any]) -> str | None:
+    """The Java class name ``snapshot`` is written under in the Flink dialect: the alias it was
+    read under, else its class's Java name; None for a class without one."""
+    read_as = snapshot.__dict__.get("_java_name_read")
+    return read_as if read_as is not None else _JAVA_NAMES.get(type(snapshot))
 
 
 def registered_snapshot_class(name: str) -> type[TypeSerializerSnapshot[Any]]:
@@ -91,10 +118,17 @@ class TypeSerializerSnapshot(abc.ABC, Generic[T]):
     themselves under ``module:qualname`` when defined.
     """
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(
+        cls, java_name: str | None = None, java_aliases: Sequence[str] = (), **kwargs: Any
+    ) -> None:
         super().__init_subclass__(**kwargs)
         with _REGISTRY_LOCK:
             _REGISTRY[class_identity(cls)] = cls
+            if java_name is not None:
+                _JAVA_NAMES[cls] = java_name
+            for name in (java_name, *java_aliases):
+                if name is not None:
+                    _REGISTRY[name] = cls
 
     @abc.abstractmethod
     def get_current_version(self) -> int: ...
@@ -191,9 +225,14 @@ class SimpleTypeSerializerSnapshot(TypeSerializerSnapshot[T]):
         pass
 
     def read_snapshot(self, read_version: int, source: DataInputView) -> None:
-        if read_version not in (1, 2, 3):
+        # As Flink's SimpleTypeSerializerSnapshot: version 2 carried the serializer class name,
+        # read and dropped; version 1 was never a snapshot of this kind.
+        if read_version == 2:
+            source.read_utf()
+        elif read_version != 3:
             raise SnapshotFormatError(
-                f"{class_identity(type(self))}: unsupported snapshot version {read_version}"
+                f"{class_identity(type(self))}: unsupported snapshot version {read_version} "
+                "(this reader knows 2 and 3, as Flink does)"
             )
 
     def restore_serializer(self) -> TypeSerializer[T]:
@@ -429,17 +468,39 @@ def resolve_compatibility(
 
 
 # -- framing ----------------------------------------------------------------------------------
-def write_versioned_snapshot(target: DataOutputView, snapshot: TypeSerializerSnapshot[Any]) -> None:
-    """Class identity (UTF), int version, body: Flink's ``writeVersionedSnapshot``."""
+def _check_dialect(dialect: str | None) -> str:
+    if dialect is None:
+        return snapshot_dialect()
+    if dialect not in DIALECTS:
+        raise ValueError(f"unknown snapshot dialect {dialect!r}; use one of {', '.join(DIALECTS)}")
+    return dialect
+
+
+def write_versioned_snapshot(
+    target: DataOutputView, snapshot: TypeSerializerSnapshot[Any], dialect: str | None = None
+) -> None:
+    """Class identity (UTF), int version, body: Flink's ``writeVersionedSnapshot``.
+
+    ``dialect`` (``"reference"`` or ``"flink"``) defaults to the enclosing write's, else
+    ``"reference"``. In the Flink dialect a class with a Java name is written under it, with
+    Flink's version and layout; a class without one keeps its ``module:qualname``."""
+    dialect = _check_dialect(dialect)
     name = class_identity(type(snapshot))
     if _REGISTRY.get(name) is not type(snapshot):
         raise SnapshotFormatError(
             f"snapshot class {name} cannot be written: another class is registered under "
             "that name (snapshot classes must be top-level with a unique module:qualname)"
         )
-    target.write_utf(name)
-    target.write_int(snapshot.get_current_version())
-    snapshot.write_snapshot(target)
+    if dialect == "flink":
+        name = java_snapshot_name(snapshot) or name
+    previous = snapshot_dialect()
+    _dialect.name = dialect
+    try:
+        target.write_utf(name)
+        target.write_int(snapshot.get_current_version())
+        snapshot.write_snapshot(target)
+    finally:
+        _dialect.name = previous
 
 
 def read_versioned_snapshot(source: DataInputView) -> TypeSerializerSnapshot[Any]:
@@ -459,6 +520,8 @@ def read_versioned_snapshot(source: DataInputView) -> TypeSerializerSnapshot[Any
                 "snapshot classes need a public zero-argument constructor"
             ) from None
         snapshot.read_snapshot(version, source)
+        if name != class_identity(cls) and name != _JAVA_NAMES.get(cls):
+            snapshot.__dict__["_java_name_read"] = name  # an alias: written back under it
     except SnapshotFormatError:
         raise
     except StateError as exc:
@@ -470,10 +533,12 @@ def read_versioned_snapshot(source: DataInputView) -> TypeSerializerSnapshot[Any
     return snapshot
 
 
-def write_serializer_snapshot(target: DataOutputView, snapshot: TypeSerializerSnapshot[Any]) -> None:
+def write_serializer_snapshot(
+    target: DataOutputView, snapshot: TypeSerializerSnapshot[Any], dialect: str | None = None
+) -> None:
     """The top-level form used in savepoints: proxy version 2, then the versioned snapshot."""
     target.write_int(PROXY_VERSION)
-    write_versioned_snapshot(target, snapshot)
+    write_versioned_snapshot(target, snapshot, dialect)
 
 
 def read_serializer_snapshot(
@@ -520,9 +585,11 @@ def write_legacy_pickled_serializer(target: DataOutputView, serializer: TypeSeri
     target.write(payload)
 
 
-def snapshot_to_bytes(snapshot: TypeSerializerSnapshot[Any]) -> bytes:
+def snapshot_to_bytes(snapshot: TypeSerializerSnapshot[Any], dialect: str = "reference") -> bytes:
+    """The top-level form as bytes; ``dialect="flink"`` writes what Flink's
+    ``TypeSerializerSnapshotSerializationUtil`` writes (Java names, Flink's layouts)."""
     out = DataOutputView()
-    write_serializer_snapshot(out, snapshot)
+    write_serializer_snapshot(out, snapshot, _check_dialect(dialect))
     return out.getvalue()
 
 

@@ -694,7 +694,10 @@ def _avro_serializer(what: str, serializer: Any) -> AvroSerializer:
     return serializer
 
 
-class AvroSerializerSnapshot(TypeSerializerSnapshot[Any]):
+class AvroSerializerSnapshot(
+    TypeSerializerSnapshot[Any],
+    java_name="org.apache.flink.formats.avro.typeutils.AvroSerializerSnapshot",
+):
     """The writer schema as canonical JSON: an int byte length, then UTF-8 (no 64 KiB limit,
     no pickle). The new snapshot judges the old one with Avro's resolution rules."""
 

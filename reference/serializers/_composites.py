@@ -9,7 +9,7 @@ from .._compat import OuterSchemaCompatibility, SchemaCompatibility
 from .._errors import SerializationError, SnapshotFormatError
 from .._io import DataInputView, DataOutputView
 from .._serializer import TypeSerializer
-from .._snapshot import CompositeTypeSerializerSnapshot, TypeSerializerSnapshot, migrated_element
+from .._snapshot import CompositeTypeSerializerSnapshot, TypeSerializerSnapshot, migrated_element, snapshot_dialect
 
 __all__ = [
     "NullableSerializer", "ListSerializer", "MapSerializer", "TupleSerializer",
@@ -100,7 +100,10 @@ class NullableSerializer(TypeSerializer[Any]):
         return NullableSerializerSnapshot(self)
 
 
-class NullableSerializerSnapshot(CompositeTypeSerializerSnapshot[Any]):
+class NullableSerializerSnapshot(
+    CompositeTypeSerializerSnapshot[Any],
+    java_name="org.apache.flink.api.java.typeutils.runtime.NullableSerializer$NullableSerializerSnapshot",
+):
     """Outer snapshot (version 2): the null padding length; a change is incompatible."""
 
     __module__ = "reference.serializers"  # stable identity in savepoints
@@ -233,7 +236,12 @@ class ListSerializer(TypeSerializer[list[Any]]):
         return ListSerializerSnapshot(self)
 
 
-class ListSerializerSnapshot(CompositeTypeSerializerSnapshot[list[Any]]):
+class ListSerializerSnapshot(
+    CompositeTypeSerializerSnapshot[list[Any]],
+    java_name="org.apache.flink.api.common.typeutils.base.ListSerializerSnapshot",
+    # What Flink's heap list state writes: the same layout, read as a list serializer.
+    java_aliases=("org.apache.flink.runtime.state.ArrayListSerializerSnapshot",),
+):
     """FLIP-527 limit: a row inside a list may not evolve (the whole list is incompatible)."""
 
     __module__ = "reference.serializers"  # stable identity in savepoints
@@ -336,7 +344,10 @@ class MapSerializer(TypeSerializer[dict[Any, Any]]):
         return MapSerializerSnapshot(self)
 
 
-class MapSerializerSnapshot(CompositeTypeSerializerSnapshot[dict[Any, Any]]):
+class MapSerializerSnapshot(
+    CompositeTypeSerializerSnapshot[dict[Any, Any]],
+    java_name="org.apache.flink.api.common.typeutils.base.MapSerializerSnapshot",
+):
     __module__ = "reference.serializers"  # stable identity in savepoints
 
     def get_current_outer_snapshot_version(self) -> int:
@@ -419,11 +430,46 @@ class TupleSerializer(TypeSerializer[tuple[Any, ...]]):
         return TupleSerializerSnapshot(self)
 
 
-class TupleSerializerSnapshot(CompositeTypeSerializerSnapshot[tuple[Any, ...]]):
+class TupleSerializerSnapshot(
+    CompositeTypeSerializerSnapshot[tuple[Any, ...]],
+    java_name="org.apache.flink.api.java.typeutils.runtime.TupleSerializerSnapshot",
+):
+    """Outer version 1 (this project's): nothing. Outer version 2 (Flink's): UTF tuple class,
+    ``org.apache.flink.api.java.tuple.TupleN`` unless read otherwise; a change of that class
+    is incompatible."""
+
     __module__ = "reference.serializers"  # stable identity in savepoints
 
+    def __init__(self, serializer: TupleSerializer | None = None) -> None:
+        super().__init__(serializer)
+        self.tuple_class: str | None = None
+
+    def _flink_tuple_class(self) -> str:
+        return self.tuple_class or f"org.apache.flink.api.java.tuple.Tuple{len(self.nested_snapshots)}"
+
     def get_current_outer_snapshot_version(self) -> int:
-        return 1
+        return 2 if snapshot_dialect() == "flink" else 1
+
+    def write_outer_snapshot(self, target: DataOutputView) -> None:
+        if snapshot_dialect() == "flink":
+            target.write_utf(self._flink_tuple_class())
+
+    def read_outer_snapshot(self, read_outer_version: int, source: DataInputView) -> None:
+        if read_outer_version == 2:
+            self.tuple_class = source.read_utf()
+        elif read_outer_version != 1:
+            raise SnapshotFormatError(
+                f"TupleSerializerSnapshot: unknown outer version {read_outer_version} (this "
+                "reader knows 1 and Flink's 2)"
+            )
+
+    def resolve_outer_schema_compatibility(self, old_snapshot: Any) -> OuterSchemaCompatibility:
+        if old_snapshot.tuple_class and self.tuple_class and old_snapshot.tuple_class != self.tuple_class:
+            return OuterSchemaCompatibility.INCOMPATIBLE
+        return OuterSchemaCompatibility.COMPATIBLE_AS_IS
+
+    def outer_incompatibility_reason(self, old_snapshot: Any) -> str:
+        return f"tuple class changed from {old_snapshot.tuple_class} to {self.tuple_class}"
 
     def get_nested_serializers(self, outer_serializer: Any) -> Sequence[TypeSerializer[Any]]:
         return list(outer_serializer.fields)

@@ -11,12 +11,12 @@ import enum
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .._classes import lookup_type, qualified_name, register_type
+from .._classes import class_key, lookup_type, qualified_name, register_type
 from .._compat import SchemaCompatibility
 from .._errors import SerializationError, SnapshotFormatError, StateError
 from .._io import DataInputView, DataOutputView
 from .._serializer import TypeSerializer
-from .._snapshot import TypeSerializerSnapshot
+from .._snapshot import TypeSerializerSnapshot, snapshot_dialect
 
 __all__ = ["EnumSerializer", "EnumSerializerSnapshot"]
 
@@ -130,7 +130,10 @@ class EnumSerializer(TypeSerializer[enum.Enum]):
         return EnumSerializerSnapshot(self)
 
 
-class EnumSerializerSnapshot(TypeSerializerSnapshot[enum.Enum]):
+class EnumSerializerSnapshot(
+    TypeSerializerSnapshot[enum.Enum],
+    java_name="org.apache.flink.api.common.typeutils.base.EnumSerializer$EnumSerializerSnapshot",
+):
     """Version 3: UTF enum class (``module:qualname``), int n, n x UTF symbol.
 
     Resolution (the new snapshot judges the old): another enum class is incompatible; a member
@@ -151,7 +154,7 @@ class EnumSerializerSnapshot(TypeSerializerSnapshot[enum.Enum]):
         return self.VERSION
 
     def write_snapshot(self, target: DataOutputView) -> None:
-        target.write_utf(self.class_name)
+        target.write_utf(class_key(self.class_name) if snapshot_dialect() == "flink" else self.class_name)
         target.write_int(len(self.symbols))
         for symbol in self.symbols:
             target.write_utf(symbol)
@@ -205,7 +208,7 @@ class EnumSerializerSnapshot(TypeSerializerSnapshot[enum.Enum]):
             return SchemaCompatibility.incompatible(
                 f"{type(old_snapshot).__name__} cannot become EnumSerializerSnapshot"
             )
-        if old_snapshot.class_name != self.class_name:
+        if class_key(old_snapshot.class_name) != class_key(self.class_name):
             return SchemaCompatibility.incompatible(
                 f"enum class changed from {old_snapshot.class_name} to {self.class_name}"
             )

@@ -402,7 +402,10 @@ def _is_identity_migration(snapshot: TypeSerializerSnapshot[Any]) -> bool:
     return type(snapshot).migrate_element is TypeSerializerSnapshot.migrate_element
 
 
-class PojoSerializerSnapshot(CompositeTypeSerializerSnapshot[Any]):
+class PojoSerializerSnapshot(
+    CompositeTypeSerializerSnapshot[Any],
+    java_name="org.apache.flink.api.java.typeutils.runtime.PojoSerializerSnapshot",
+):
     """Outer version 1: UTF class identity ``module:qualname``, int n, n × UTF field name
     (sorted); nested snapshots are the field serializers' in the same order."""
 

@@ -362,64 +362,94 @@ class BytesSerializer(_Stateless):
         return BytesSerializerSnapshot()
 
 
-# -- snapshots: one top-level class each, as Flink has ----------------------------------------------
-class BooleanSerializerSnapshot(SimpleTypeSerializerSnapshot[bool]):
+_ARRAY = "org.apache.flink.api.common.typeutils.base.array."
+
+
+# -- snapshots: one top-level class each, as Flink has (java_name: the class Flink writes) ----------------------------------------------
+class BooleanSerializerSnapshot(
+    SimpleTypeSerializerSnapshot[bool],
+    java_name="org.apache.flink.api.common.typeutils.base.BooleanSerializer$BooleanSerializerSnapshot",
+):
     __module__ = "reference.serializers"  # stable identity in savepoints
 
     def __init__(self) -> None:
         super().__init__(BooleanSerializer)
 
 
-class ByteSerializerSnapshot(SimpleTypeSerializerSnapshot[int]):
+class ByteSerializerSnapshot(
+    SimpleTypeSerializerSnapshot[int],
+    java_name="org.apache.flink.api.common.typeutils.base.ByteSerializer$ByteSerializerSnapshot",
+):
     __module__ = "reference.serializers"  # stable identity in savepoints
 
     def __init__(self) -> None:
         super().__init__(ByteSerializer)
 
 
-class ShortSerializerSnapshot(SimpleTypeSerializerSnapshot[int]):
+class ShortSerializerSnapshot(
+    SimpleTypeSerializerSnapshot[int],
+    java_name="org.apache.flink.api.common.typeutils.base.ShortSerializer$ShortSerializerSnapshot",
+):
     __module__ = "reference.serializers"  # stable identity in savepoints
 
     def __init__(self) -> None:
         super().__init__(ShortSerializer)
 
 
-class IntSerializerSnapshot(SimpleTypeSerializerSnapshot[int]):
+class IntSerializerSnapshot(
+    SimpleTypeSerializerSnapshot[int],
+    java_name="org.apache.flink.api.common.typeutils.base.IntSerializer$IntSerializerSnapshot",
+):
     __module__ = "reference.serializers"  # stable identity in savepoints
 
     def __init__(self) -> None:
         super().__init__(IntSerializer)
 
 
-class LongSerializerSnapshot(SimpleTypeSerializerSnapshot[int]):
+class LongSerializerSnapshot(
+    SimpleTypeSerializerSnapshot[int],
+    java_name="org.apache.flink.api.common.typeutils.base.LongSerializer$LongSerializerSnapshot",
+):
     __module__ = "reference.serializers"  # stable identity in savepoints
 
     def __init__(self) -> None:
         super().__init__(LongSerializer)
 
 
-class FloatSerializerSnapshot(SimpleTypeSerializerSnapshot[float]):
+class FloatSerializerSnapshot(
+    SimpleTypeSerializerSnapshot[float],
+    java_name="org.apache.flink.api.common.typeutils.base.FloatSerializer$FloatSerializerSnapshot",
+):
     __module__ = "reference.serializers"  # stable identity in savepoints
 
     def __init__(self) -> None:
         super().__init__(FloatSerializer)
 
 
-class DoubleSerializerSnapshot(SimpleTypeSerializerSnapshot[float]):
+class DoubleSerializerSnapshot(
+    SimpleTypeSerializerSnapshot[float],
+    java_name="org.apache.flink.api.common.typeutils.base.DoubleSerializer$DoubleSerializerSnapshot",
+):
     __module__ = "reference.serializers"  # stable identity in savepoints
 
     def __init__(self) -> None:
         super().__init__(DoubleSerializer)
 
 
-class StringSerializerSnapshot(SimpleTypeSerializerSnapshot["str | None"]):
+class StringSerializerSnapshot(
+    SimpleTypeSerializerSnapshot["str | None"],
+    java_name="org.apache.flink.api.common.typeutils.base.StringSerializer$StringSerializerSnapshot",
+):
     __module__ = "reference.serializers"  # stable identity in savepoints
 
     def __init__(self) -> None:
         super().__init__(StringSerializer)
 
 
-class BytesSerializerSnapshot(SimpleTypeSerializerSnapshot[bytes]):
+class BytesSerializerSnapshot(
+    SimpleTypeSerializerSnapshot[bytes],
+    java_name=f"{_ARRAY}BytePrimitiveArraySerializer$BytePrimitiveArraySerializerSnapshot",
+):
     __module__ = "reference.serializers"  # stable identity in savepoints
 
     def __init__(self) -> None:

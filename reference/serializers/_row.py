@@ -33,6 +33,7 @@ from .._snapshot import (
     TypeSerializerSnapshot,
     migrated_element,
     resolve_compatibility,
+    snapshot_dialect,
 )
 
 __all__ = ["RowKind", "Row", "RowSerializer", "RowSerializerSnapshot"]
@@ -300,7 +301,10 @@ def _reads_as_is(new_snapshot: TypeSerializerSnapshot[Any], prior: TypeSerialize
         return False
 
 
-class RowSerializerSnapshot(CompositeTypeSerializerSnapshot[tuple[Any, ...]]):
+class RowSerializerSnapshot(
+    CompositeTypeSerializerSnapshot[tuple[Any, ...]],
+    java_name="org.apache.flink.api.java.typeutils.runtime.RowSerializer$RowSerializerSnapshot",
+):
     """Outer version 5: bool supports-row-kind, int n, n × (UTF name, bool nullable); the
     nested snapshots are the field serializers' in field order.
 
@@ -326,7 +330,7 @@ class RowSerializerSnapshot(CompositeTypeSerializerSnapshot[tuple[Any, ...]]):
 
     # -- composite hooks -----------------------------------------------------------------
     def get_current_outer_snapshot_version(self) -> int:
-        return self.OUTER_VERSION
+        return self.FLINK_OUTER_VERSION if snapshot_dialect() == "flink" else self.OUTER_VERSION
 
     def get_nested_serializers(self, outer_serializer: Any) -> Sequence[TypeSerializer[Any]]:
         return [f[1] for f in outer_serializer.fields]
@@ -345,20 +349,26 @@ class RowSerializerSnapshot(CompositeTypeSerializerSnapshot[tuple[Any, ...]]):
 
     def write_outer_snapshot(self, target: DataOutputView) -> None:
         target.write_boolean(self.supports_row_kind)
+        if snapshot_dialect() == "flink":
+            return  # Flink's version 4: the flag only (its rows have no names)
         target.write_int(len(self.field_names))
         for name, nullable in zip(self.field_names, self.nullables, strict=False):
             target.write_utf(name)
             target.write_boolean(nullable)
 
     def read_outer_snapshot(self, read_outer_version: int, source: DataInputView) -> None:
-        if read_outer_version not in (self.OUTER_VERSION, self.FLINK_OUTER_VERSION):
+        if read_outer_version not in (2, 3, self.FLINK_OUTER_VERSION, self.OUTER_VERSION):
             raise SnapshotFormatError(
                 f"RowSerializerSnapshot: unsupported outer version {read_outer_version} (this "
-                f"reader knows {self.FLINK_OUTER_VERSION} and {self.OUTER_VERSION}); the snapshot "
-                "is corrupt or from a newer release"
+                f"reader knows Flink's 2 to {self.FLINK_OUTER_VERSION} and {self.OUTER_VERSION}); "
+                "the snapshot is corrupt or from a newer release"
             )
-        self.supports_row_kind = source.read_boolean()
-        if read_outer_version == self.FLINK_OUTER_VERSION:
+        # Flink's versions: 2 (before 1.11) has no row kind, 3 always has it, 4 records it.
+        if read_outer_version < self.FLINK_OUTER_VERSION:
+            self.supports_row_kind = read_outer_version == 3
+        else:
+            self.supports_row_kind = source.read_boolean()
+        if read_outer_version <= self.FLINK_OUTER_VERSION:
             # Flink's own form has no names (its rows match by position); read_snapshot names
             # the fields f0..fn-1 once the nested block says how many there are.
             self.field_names, self.nullables = [], []
