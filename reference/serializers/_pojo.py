@@ -37,7 +37,7 @@ import typing
 from collections.abc import Sequence
 from typing import Any
 
-from .._classes import lookup_type, qualified_name, register_type
+from .._classes import class_key, lookup_type, qualified_name, register_type
 from .._compat import SchemaCompatibility, reconfigured_or_as_is
 from .._errors import SerializationError, SnapshotFormatError, StateError, StateMigrationError
 from .._io import DataInputView, DataOutputView
@@ -46,7 +46,10 @@ from .._snapshot import (
     CompositeTypeSerializerSnapshot,
     TypeSerializerSnapshot,
     migrated_element,
+    read_versioned_snapshot,
     resolve_compatibility,
+    snapshot_dialect,
+    write_versioned_snapshot,
 )
 
 __all__ = ["PojoSerializer", "PojoSerializerSnapshot", "field_serializer_for_annotation"]
@@ -398,6 +401,64 @@ def _unpickle_pojo_serializer(
     return PojoSerializer._with_fields(cls, fields)
 
 
+FLINK_POJO_VERSION = 2
+_OPTIONAL_MAP_HEADER = 0x4F2C69A3D70
+
+
+def _write_optional_map(
+    target: DataOutputView, entries: Sequence[tuple[str, bytes, TypeSerializerSnapshot[Any]]]
+) -> None:
+    """Flink's ``LinkedOptionalMapSerializer.writeOptionalMap`` with every key and value present."""
+    target.write_long(_OPTIONAL_MAP_HEADER)
+    target.write_int(len(entries))
+    for name, key, snapshot in entries:
+        target.write_utf(name)
+        target.write_boolean(True)
+        target.write_int(len(key))
+        target.write(key)
+        frame = DataOutputView()
+        write_versioned_snapshot(frame, snapshot)
+        target.write_boolean(True)
+        target.write_int(len(frame.getvalue()))
+        target.write(frame.getvalue())
+
+
+def _read_frame(source: DataInputView, where: str) -> bytes:
+    size = source.read_int()
+    if size < 0 or size > source.available():
+        raise SnapshotFormatError(
+            f"{where}: frame of {size} bytes with {source.available()} left; the snapshot is "
+            "corrupt or truncated"
+        )
+    return source.read_fully(size)
+
+
+def _read_optional_map(
+    source: DataInputView, class_name: str, what: str
+) -> list[tuple[str, bytes | None, TypeSerializerSnapshot[Any] | None]]:
+    """Entries of one optional map: (name, key bytes or None, value snapshot or None)."""
+    where = f"PojoSerializerSnapshot of {class_name}, {what} map"
+    header = source.read_long()
+    if header != _OPTIONAL_MAP_HEADER:
+        raise SnapshotFormatError(f"{where}: header {header:#x} instead of {_OPTIONAL_MAP_HEADER:#x}; the snapshot is corrupt")
+    count = source.read_int()
+    # Each entry takes at least 4 bytes (empty UTF name, two absent flags).
+    if count < 0 or count * 4 > source.available():
+        raise SnapshotFormatError(f"{where}: {count} entries do not fit the {source.available()} bytes left")
+    entries: list[tuple[str, bytes | None, TypeSerializerSnapshot[Any] | None]] = []
+    for _ in range(count):
+        name = source.read_utf()
+        key = _read_frame(source, where) if source.read_boolean() else None
+        snapshot = None
+        if source.read_boolean():
+            frame = DataInputView(_read_frame(source, where))
+            snapshot = read_versioned_snapshot(frame)
+            if frame.available():
+                raise SnapshotFormatError(f"{where}: {frame.available()} bytes left after the snapshot of {name!r}")
+        entries.append((name, key, snapshot))
+    return entries
+
+
 def _is_identity_migration(snapshot: TypeSerializerSnapshot[Any]) -> bool:
     return type(snapshot).migrate_element is TypeSerializerSnapshot.migrate_element
 
@@ -407,7 +468,13 @@ class PojoSerializerSnapshot(
     java_name="org.apache.flink.api.java.typeutils.runtime.PojoSerializerSnapshot",
 ):
     """Outer version 1: UTF class identity ``module:qualname``, int n, n × UTF field name
-    (sorted); nested snapshots are the field serializers' in the same order."""
+    (sorted); nested snapshots are the field serializers' in the same order.
+
+    Flink's form (snapshot version 2, written in the Flink dialect): UTF class name, then three
+    optional maps (long header 0x4f2c69a3d70, int n, per entry UTF name, bool + int-framed key,
+    bool + int-framed value): fields (key: UTF declaring class, UTF field name; value: the
+    field serializer's versioned snapshot), registered subclasses and non-registered subclasses
+    (no key bytes; value: the subclass serializer's versioned snapshot)."""
 
     __module__ = "reference.serializers"  # stable identity in savepoints
 
@@ -417,6 +484,12 @@ class PojoSerializerSnapshot(
         super().__init__(serializer)
         self.class_name = ""
         self.field_names: list[str] = []
+        #: Flink's form only: the Java class declaring each field, as read.
+        self.field_classes: list[str] | None = None
+        #: (class name, snapshot) of the registered subclasses, in registration order, and of
+        #: the non-registered subclasses seen so far.
+        self.registered_subclasses: list[tuple[str, TypeSerializerSnapshot[Any]]] = []
+        self.non_registered_subclasses: list[tuple[str, TypeSerializerSnapshot[Any]]] = []
         self._cache_plans: dict[tuple[int, int], Any] = {}
         if serializer is not None:
             self.class_name = qualified_name(serializer.dataclass_type)
@@ -424,6 +497,56 @@ class PojoSerializerSnapshot(
 
     def get_current_outer_snapshot_version(self) -> int:
         return self.OUTER_VERSION
+
+    # -- Flink's own form (snapshot version 2) ------------------------------------------
+    def get_current_version(self) -> int:
+        return FLINK_POJO_VERSION if snapshot_dialect() == "flink" else super().get_current_version()
+
+    def write_snapshot(self, target: DataOutputView) -> None:
+        if snapshot_dialect() != "flink":
+            super().write_snapshot(target)
+            return
+        java_class = class_key(self.class_name)
+        target.write_utf(java_class)
+        declaring = getattr(self, "field_classes", None) or [java_class] * len(self.field_names)
+        fields = []
+        for name, owner, nested in zip(self.field_names, declaring, self.nested_snapshots, strict=True):
+            key = DataOutputView()
+            key.write_utf(owner)
+            key.write_utf(name)
+            fields.append((name, key.getvalue(), nested))
+        _write_optional_map(target, fields)
+        _write_optional_map(target, [(n, b"", snap) for n, snap in self.registered_subclasses])
+        _write_optional_map(target, [(n, b"", snap) for n, snap in self.non_registered_subclasses])
+
+    def _read_flink_form(self, source: DataInputView) -> None:
+        class_name = source.read_utf()
+        names: list[str] = []
+        owners: list[str] = []
+        nested: list[TypeSerializerSnapshot[Any]] = []
+        for name, key, snapshot in _read_optional_map(source, class_name, "field"):
+            if key is None or snapshot is None:
+                raise SnapshotFormatError(
+                    f"PojoSerializerSnapshot of {class_name}: field {name!r} has no "
+                    f"{'field' if key is None else 'serializer snapshot'} (Flink wrote a field it "
+                    "could not resolve); such a snapshot cannot be restored"
+                )
+            key_source = DataInputView(key)
+            owners.append(key_source.read_utf())
+            if key_source.read_utf() != name:
+                raise SnapshotFormatError(
+                    f"PojoSerializerSnapshot of {class_name}: field entry {name!r} names another "
+                    "field; the snapshot is corrupt"
+                )
+            names.append(name)
+            nested.append(snapshot)
+        registered = _read_optional_map(source, class_name, "registered subclass")
+        non_registered = _read_optional_map(source, class_name, "non-registered subclass")
+        self.class_name, self.field_names, self.field_classes = class_name, names, owners
+        self.nested_snapshots = nested
+        self.registered_subclasses = [(n, snap) for n, _, snap in registered]
+        self.non_registered_subclasses = [(n, snap) for n, _, snap in non_registered]
+        self._serializer = None
 
     def get_nested_serializers(self, outer_serializer: Any) -> Sequence[TypeSerializer[Any]]:
         return [s for _, s in outer_serializer.fields]
@@ -479,6 +602,9 @@ class PojoSerializerSnapshot(
         self.field_names = names
 
     def read_snapshot(self, read_version: int, source: DataInputView) -> None:
+        if read_version == FLINK_POJO_VERSION:
+            self._read_flink_form(source)
+            return
         super().read_snapshot(read_version, source)
         if len(self.nested_snapshots) != len(self.field_names):
             raise SnapshotFormatError(
@@ -497,10 +623,20 @@ class PojoSerializerSnapshot(
                 f"a {type(old_snapshot).__name__} cannot become a dataclass of {self.class_name} "
                 "(PojoSerializerSnapshot); a state's type may not change"
             )
-        if old_snapshot.class_name != self.class_name:
+        if class_key(old_snapshot.class_name) != class_key(self.class_name):
             return SchemaCompatibility.incompatible(
                 f"the dataclass changed from {old_snapshot.class_name} to {self.class_name}; a "
                 "POJO state's class (module and qualified name) may not change"
+            )
+        unknown = [
+            name
+            for name, _ in old_snapshot.registered_subclasses + old_snapshot.non_registered_subclasses
+            if lookup_type(name) is None
+        ]
+        if unknown:
+            return SchemaCompatibility.incompatible(
+                f"the snapshot of {self.class_name} names subclasses this process does not know: "
+                f"{', '.join(unknown)}; register them (reference.register_type) before restoring"
             )
         old_nested = dict(zip(old_snapshot.field_names, old_snapshot.nested_snapshots, strict=False))
         nested: dict[str, SchemaCompatibility[Any]] = {}
