@@ -7,8 +7,15 @@ Double, ``str`` → String, ``bytes`` → Bytes, ``Optional[X]`` → Nullable(X)
 → Pickle). Annotations are resolved with ``typing.get_type_hints``, so ``from __future__ import
 annotations`` works for classes whose names are reachable from their module.
 
-Byte format: a flags byte (1 = null, 2 = exactly the serializer's class; subclasses are refused),
-then per field in name-sorted order a bool is-null and, if not null, the value.
+Byte format (Flink's): a flags byte, then
+- 1: null, nothing follows;
+- 2: exactly the serializer's class: per field in name-sorted order a bool is-null and, if not
+  null, the value;
+- 8: a registered subclass (``PojoSerializer(base, registered_subclasses=[...])``): a tag byte,
+  its index in registration order, then the record as that subclass's PojoSerializer writes it;
+- 4: any other dataclass subclass: UTF class name (its Java name if registered with one, else
+  ``module:qualname``), then the record as that subclass's PojoSerializer writes it. Reading it
+  resolves the name through ``reference.lookup_type`` only (nothing is imported).
 
 Evolution (the NEW snapshot judges the OLD one): a different qualified class name or a field
 whose type changed incompatibly → incompatible; fields added or removed → after migration (old
@@ -158,7 +165,7 @@ class PojoSerializer(TypeSerializer[Any]):
 
     __module__ = "reference.serializers"  # stable identity in savepoints
 
-    def __init__(self, dataclass_type: type) -> None:
+    def __init__(self, dataclass_type: type, registered_subclasses: Sequence[type] = ()) -> None:
         if not isinstance(dataclass_type, type) or not dataclasses.is_dataclass(dataclass_type):
             raise TypeError(
                 f"PojoSerializer needs a dataclass type, got {dataclass_type!r}; decorate the "
@@ -180,11 +187,51 @@ class PojoSerializer(TypeSerializer[Any]):
         register_type(dataclass_type)
         self.dataclass_type = dataclass_type
         self.fields: tuple[tuple[str, TypeSerializer[Any]], ...] = tuple(fields)
+        subclasses = []
+        for sub in registered_subclasses:
+            if not (isinstance(sub, type) and issubclass(sub, dataclass_type) and sub is not dataclass_type
+                    and dataclasses.is_dataclass(sub)):
+                raise TypeError(
+                    f"PojoSerializer({qualified_name(dataclass_type)}): registered subclass {sub!r} "
+                    "is not a dataclass subclass of it"
+                )
+            if sub in dict(subclasses):
+                raise ValueError(f"PojoSerializer: subclass {qualified_name(sub)} is registered twice")
+            subclasses.append((sub, PojoSerializer(sub)))
+        self._set_subclasses(subclasses, {})
         self._cache_prepare()
+
+    def _set_subclasses(
+        self,
+        registered: Sequence[tuple[type, PojoSerializer]],
+        non_registered: dict[type, PojoSerializer],
+    ) -> None:
+        if len(registered) > 127:
+            raise ValueError("PojoSerializer: at most 127 registered subclasses (the tag is a byte)")
+        #: (subclass, its serializer) in registration order: the tag is the index.
+        self.registered: tuple[tuple[type, PojoSerializer], ...] = tuple(registered)
+        self._cache_tags = {sub: i for i, (sub, _) in enumerate(self.registered)}
+        #: serializers of the non-registered subclasses met so far (Flink's subclass cache).
+        self.non_registered: dict[type, PojoSerializer] = dict(non_registered)
+
+    @property
+    def registered_subclasses(self) -> tuple[type, ...]:
+        return tuple(sub for sub, _ in self.registered)
+
+    def _subclass_serializer(self, cls: type) -> PojoSerializer:
+        found = self.non_registered.get(cls)
+        if found is None:
+            found = PojoSerializer(cls)
+            self.non_registered[cls] = found
+        return found
 
     @classmethod
     def _with_fields(
-        cls, dataclass_type: type, fields: Sequence[tuple[str, TypeSerializer[Any]]]
+        cls,
+        dataclass_type: type,
+        fields: Sequence[tuple[str, TypeSerializer[Any]]],
+        registered: Sequence[tuple[type, PojoSerializer]] = (),
+        non_registered: dict[type, PojoSerializer] | None = None,
     ) -> PojoSerializer:
         """A serializer of ``dataclass_type`` that reads and writes exactly ``fields`` (sorted
         by name): the restored form of an older snapshot, or a reconfigured one."""
@@ -192,6 +239,7 @@ class PojoSerializer(TypeSerializer[Any]):
         register_type(dataclass_type)
         self.dataclass_type = dataclass_type
         self.fields = tuple(sorted(fields, key=lambda item: item[0]))
+        self._set_subclasses(registered, non_registered or {})
         self._cache_prepare()
         return self
 
@@ -218,7 +266,7 @@ class PojoSerializer(TypeSerializer[Any]):
         self._cache_keep = tuple(name in current for name in self._cache_names)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"dataclass_type": self.dataclass_type, "fields": self.fields}
+        return {"dataclass_type": self.dataclass_type, "fields": self.fields, "registered": self.registered}
 
     def __reduce__(self) -> tuple[Any, ...]:
         cls = self.dataclass_type
@@ -226,7 +274,7 @@ class PojoSerializer(TypeSerializer[Any]):
         # strategies' generated ones) travels with the serializer to other processes (Spark
         # executors), where it is not known by name.
         portable = cls if type(cls) in copyreg.dispatch_table else None
-        return (_unpickle_pojo_serializer, (qualified_name(cls), self.fields, portable))
+        return (_unpickle_pojo_serializer, (qualified_name(cls), self.fields, portable, self.registered))
 
     # -- instances -------------------------------------------------------------------------
     def _new_instance(self, values: dict[str, Any]) -> Any:
@@ -272,13 +320,19 @@ class PojoSerializer(TypeSerializer[Any]):
         if value is None:
             target.write_byte(FLAG_NULL)
             return
-        if type(value) is not self.dataclass_type:
-            if isinstance(value, self.dataclass_type):
-                raise SerializationError(
-                    f"PojoSerializer({qualified_name(self.dataclass_type)}) got an instance of the "
-                    f"subclass {qualified_name(type(value))}; subclasses are not supported: use a "
-                    "PojoSerializer of the subclass for that state"
-                )
+        actual = type(value)
+        if actual is not self.dataclass_type:
+            if isinstance(value, self.dataclass_type) and dataclasses.is_dataclass(actual):
+                tag = self._cache_tags.get(actual)
+                if tag is not None:
+                    target.write_byte(FLAG_TAGGED_SUBCLASS)
+                    target.write_byte(tag)
+                    self.registered[tag][1].serialize(value, target)
+                else:
+                    target.write_byte(FLAG_SUBCLASS)
+                    target.write_utf(class_key(qualified_name(actual)))
+                    self._subclass_serializer(actual).serialize(value, target)
+                return
             raise SerializationError(
                 f"PojoSerializer({qualified_name(self.dataclass_type)}) got "
                 f"{type(value).__name__} {value!r}; it writes instances of that dataclass (or None)"
@@ -297,25 +351,45 @@ class PojoSerializer(TypeSerializer[Any]):
                         f"field {name!r} of {qualified_name(self.dataclass_type)}: {exc}"
                     ) from None
 
-    def _read_flags(self, source: DataInputView) -> bool:
+    def _read_flags(self, source: DataInputView) -> Any:
+        """True for null, False for an instance of the class itself, else the serializer of
+        the subclass the record holds (its tag or class name already read)."""
         flags = source.read_unsigned_byte()
         if flags == FLAG_NULL:
             return True
         if flags == FLAG_NO_SUBCLASS:
             return False
-        if flags & (FLAG_SUBCLASS | FLAG_TAGGED_SUBCLASS) and not flags & ~0x0F:
-            raise SerializationError(
-                f"PojoSerializer({qualified_name(self.dataclass_type)}): the data holds a subclass "
-                f"instance (flags {flags:#04x}), which this serializer does not support"
-            )
+        if flags == FLAG_TAGGED_SUBCLASS:
+            tag = source.read_byte()
+            if not 0 <= tag < len(self.registered):
+                raise SerializationError(
+                    f"PojoSerializer({qualified_name(self.dataclass_type)}): subclass tag {tag} with "
+                    f"{len(self.registered)} registered subclasses; the data is corrupt or was "
+                    "written with other registrations"
+                )
+            return self.registered[tag][1]
+        if flags == FLAG_SUBCLASS:
+            name = source.read_utf()
+            cls = lookup_type(name)
+            if cls is None or not (dataclasses.is_dataclass(cls) and issubclass(cls, self.dataclass_type)):
+                raise SerializationError(
+                    f"PojoSerializer({qualified_name(self.dataclass_type)}): the data holds an "
+                    f"instance of {name!r}, which is not a known dataclass subclass; import or "
+                    "register it (reference.register_type) before reading"
+                )
+            return self._subclass_serializer(cls)
         raise SerializationError(
             f"PojoSerializer({qualified_name(self.dataclass_type)}): invalid flags byte "
-            f"{flags:#04x} (1 = null, 2 = instance); the data is corrupt"
+            f"{flags:#04x} (1 = null, 2 = instance, 4 = subclass, 8 = registered subclass); "
+            "the data is corrupt"
         )
 
     def deserialize(self, source: DataInputView) -> Any:
-        if self._read_flags(source):
+        kind = self._read_flags(source)
+        if kind is True:
             return None
+        if kind is not False:
+            return kind.deserialize(source)
         values: dict[str, Any] = {}
         for name, serializer, keep in zip(self._cache_names, self._cache_serializers, self._cache_keep, strict=False):
             value = None if source.read_boolean() else serializer.deserialize(source)
@@ -324,8 +398,12 @@ class PojoSerializer(TypeSerializer[Any]):
         return self._new_instance(values)
 
     def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
-        if self._read_flags(source):
+        kind = self._read_flags(source)
+        if kind is True:
             target.write_byte(FLAG_NULL)
+            return
+        if kind is not False:
+            self.serialize(kind.deserialize(source), target)
             return
         target.write_byte(FLAG_NO_SUBCLASS)
         for serializer in self._cache_serializers:
@@ -337,6 +415,10 @@ class PojoSerializer(TypeSerializer[Any]):
     def copy(self, value: Any) -> Any:
         if value is None:
             return None
+        if type(value) is not self.dataclass_type and isinstance(value, self.dataclass_type):
+            tag = self._cache_tags.get(type(value))
+            sub = self.registered[tag][1] if tag is not None else self._subclass_serializer(type(value))
+            return sub.copy(value)
         values = {}
         for name, serializer, keep in zip(self._cache_names, self._cache_serializers, self._cache_keep, strict=False):
             if keep:
@@ -348,7 +430,10 @@ class PojoSerializer(TypeSerializer[Any]):
         duplicates = [s.duplicate() for s in self._cache_serializers]
         if all(d is s for d, s in zip(duplicates, self._cache_serializers, strict=False)):
             return self
-        return PojoSerializer._with_fields(self.dataclass_type, list(zip(self._cache_names, duplicates, strict=False)))
+        return PojoSerializer._with_fields(
+            self.dataclass_type, list(zip(self._cache_names, duplicates, strict=False)),
+            self.registered, self.non_registered,
+        )
 
     def create_instance(self) -> Any:
         values = {}
@@ -370,6 +455,7 @@ class PojoSerializer(TypeSerializer[Any]):
             type(other) is type(self)
             and other.dataclass_type is self.dataclass_type  # type: ignore[attr-defined]
             and other.fields == self.fields  # type: ignore[attr-defined]
+            and other.registered == self.registered  # type: ignore[attr-defined]
         )
 
     def __hash__(self) -> int:
@@ -380,10 +466,13 @@ class PojoSerializer(TypeSerializer[Any]):
 
 
 def _unpickle_pojo_serializer(
-    name: str, fields: Sequence[tuple[str, TypeSerializer[Any]]], portable: type | None = None
+    name: str,
+    fields: Sequence[tuple[str, TypeSerializer[Any]]],
+    portable: type | None = None,
+    registered: Sequence[tuple[type, PojoSerializer]] = (),
 ) -> PojoSerializer:
     if portable is not None:
-        return PojoSerializer._with_fields(portable, fields)
+        return PojoSerializer._with_fields(portable, fields, registered)
     cls = lookup_type(name)
     if cls is None:
         module = name.partition(":")[0]
@@ -398,10 +487,12 @@ def _unpickle_pojo_serializer(
             "import its module (or register a runtime-created class with "
             "reference.register_type) before unpickling"
         )
-    return PojoSerializer._with_fields(cls, fields)
+    return PojoSerializer._with_fields(cls, fields, registered)
 
 
 FLINK_POJO_VERSION = 2
+#: This project's outer version with the subclass registries (UTF name + versioned snapshot).
+SUBCLASSES_OUTER_VERSION = 2
 _OPTIONAL_MAP_HEADER = 0x4F2C69A3D70
 
 
@@ -494,8 +585,19 @@ class PojoSerializerSnapshot(
         if serializer is not None:
             self.class_name = qualified_name(serializer.dataclass_type)
             self.field_names = [name for name, _ in serializer.fields]
+            self.registered_subclasses = [
+                (class_key(qualified_name(sub)), ser.snapshot_configuration())
+                for sub, ser in serializer.registered
+            ]
+            self.non_registered_subclasses = [
+                (class_key(qualified_name(sub)), ser.snapshot_configuration())
+                for sub, ser in serializer.non_registered.items()
+            ]
 
     def get_current_outer_snapshot_version(self) -> int:
+        # Version 2 adds the subclass registries; without subclasses version 1 stays the form.
+        if self.registered_subclasses or self.non_registered_subclasses:
+            return SUBCLASSES_OUTER_VERSION
         return self.OUTER_VERSION
 
     # -- Flink's own form (snapshot version 2) ------------------------------------------
@@ -571,19 +673,40 @@ class PojoSerializerSnapshot(
                 f"PojoSerializerSnapshot of {self.class_name}: {len(nested)} field serializers "
                 f"for the fields {self.field_names}; the snapshot is corrupt"
             )
-        return PojoSerializer._with_fields(self._current_class(), list(zip(self.field_names, nested, strict=False)))
+        return PojoSerializer._with_fields(
+            self._current_class(),
+            list(zip(self.field_names, nested, strict=False)),
+            [(self._subclass(name), snap.restore_serializer()) for name, snap in self.registered_subclasses],
+            {self._subclass(name): snap.restore_serializer() for name, snap in self.non_registered_subclasses},
+        )
+
+    def _subclass(self, name: str) -> type:
+        cls = lookup_type(name)
+        if cls is None or not dataclasses.is_dataclass(cls):
+            raise StateError(
+                f"the snapshot of {self.class_name} names the subclass {name}, which is not a "
+                "dataclass known in this process; import or register it (reference.register_type) "
+                "before restoring"
+            )
+        return cls
 
     def write_outer_snapshot(self, target: DataOutputView) -> None:
         target.write_utf(self.class_name)
         target.write_int(len(self.field_names))
         for name in self.field_names:
             target.write_utf(name)
+        if self.get_current_outer_snapshot_version() == SUBCLASSES_OUTER_VERSION:
+            for registry in (self.registered_subclasses, self.non_registered_subclasses):
+                target.write_int(len(registry))
+                for name, snapshot in registry:
+                    target.write_utf(name)
+                    write_versioned_snapshot(target, snapshot)
 
     def read_outer_snapshot(self, read_outer_version: int, source: DataInputView) -> None:
-        if read_outer_version != self.OUTER_VERSION:
+        if read_outer_version not in (self.OUTER_VERSION, SUBCLASSES_OUTER_VERSION):
             raise SnapshotFormatError(
                 f"PojoSerializerSnapshot: unsupported outer version {read_outer_version} (this "
-                f"reader knows {self.OUTER_VERSION})"
+                f"reader knows {self.OUTER_VERSION} and {SUBCLASSES_OUTER_VERSION})"
             )
         class_name = source.read_utf()
         count = source.read_int()
@@ -600,6 +723,17 @@ class PojoSerializerSnapshot(
             )
         self.class_name = class_name
         self.field_names = names
+        registries: list[list[tuple[str, TypeSerializerSnapshot[Any]]]] = [[], []]
+        if read_outer_version == SUBCLASSES_OUTER_VERSION:
+            for registry in registries:
+                count = source.read_int()
+                if count < 0 or count * 8 > source.available():
+                    raise SnapshotFormatError(
+                        f"PojoSerializerSnapshot of {class_name}: subclass count {count} does not "
+                        f"fit the {source.available()} remaining bytes; the snapshot is corrupt"
+                    )
+                registry.extend((source.read_utf(), read_versioned_snapshot(source)) for _ in range(count))
+        self.registered_subclasses, self.non_registered_subclasses = registries
 
     def read_snapshot(self, read_version: int, source: DataInputView) -> None:
         if read_version == FLINK_POJO_VERSION:
@@ -650,17 +784,81 @@ class PojoSerializerSnapshot(
                         f"{result.reason}"
                     )
                 nested[name] = result
+        # Subclasses registered before and now: their serializers are judged like fields.
+        new_registered = {class_key(name): snap for name, snap in self.registered_subclasses}
+        kept: dict[str, SchemaCompatibility[Any]] = {}
+        for name, old_sub in old_snapshot.registered_subclasses:
+            new_sub = new_registered.get(class_key(name))
+            if new_sub is not None:
+                result = resolve_compatibility(new_sub, old_sub)
+                if result.is_incompatible():
+                    problems.append(f"registered subclass {name} of {self.class_name}: {result.reason}")
+                kept[class_key(name)] = result
         if problems:
             return SchemaCompatibility.incompatible("; ".join(problems))
         fields_changed = old_snapshot.field_names != self.field_names
-        if fields_changed or any(r.is_compatible_after_migration() for r in nested.values()):
+        if (
+            fields_changed
+            or any(r.is_compatible_after_migration() for r in nested.values())
+            or any(r.is_compatible_after_migration() for r in kept.values())
+        ):
             paths = [f"{name}.{p}" for name, r in nested.items() for p in r.row_paths]
             return SchemaCompatibility.compatible_after_migration(row_paths=paths)
+        old_order = [class_key(name) for name, _ in old_snapshot.registered_subclasses]
+        if (
+            old_order != list(new_registered)[: len(old_order)]
+            or old_snapshot.non_registered_subclasses
+            or any(r.is_compatible_with_reconfigured_serializer() for r in kept.values())
+        ):
+            return SchemaCompatibility.compatible_with_reconfigured_serializer(
+                self._reconfigured(old_snapshot, nested, kept)
+            )
         # Same fields, nothing to migrate: the field sets are equal, so every field has a result.
         return reconfigured_or_as_is(
             [nested[name] for name in self.field_names],
             self._new_nested_serializers(),
             self.create_outer_serializer_with_nested_serializers,
+        )
+
+    def _reconfigured(
+        self,
+        old_snapshot: PojoSerializerSnapshot,
+        nested: dict[str, SchemaCompatibility[Any]],
+        kept: dict[str, SchemaCompatibility[Any]],
+    ) -> PojoSerializer:
+        """Flink's reconfigured PojoSerializer: the previous registrations keep their tags (in
+        their order, with the new or reconfigured serializers), new ones follow; the previous
+        non-registered subclass serializers are kept."""
+        fields = [
+            (name, r.get_reconfigured_serializer() if r.is_compatible_with_reconfigured_serializer() else s)
+            for (name, r), s in zip(
+                [(n, nested[n]) for n in self.field_names], self._new_nested_serializers(), strict=True
+            )
+        ]
+        new_registered = {
+            class_key(name): (self._subclass(name), snap.restore_serializer())
+            for name, snap in self.registered_subclasses
+        }
+        registry: dict[str, tuple[type, Any]] = {}
+        for name, old_sub in old_snapshot.registered_subclasses:
+            key = class_key(name)
+            if key in kept:
+                result = kept[key]
+                serializer = (
+                    result.get_reconfigured_serializer()
+                    if result.is_compatible_with_reconfigured_serializer()
+                    else new_registered[key][1]
+                )
+                registry[key] = (new_registered[key][0], serializer)
+            else:
+                registry[key] = (old_snapshot._subclass(name), old_sub.restore_serializer())
+        for key, entry in new_registered.items():
+            registry.setdefault(key, entry)
+        return PojoSerializer._with_fields(
+            self._current_class(),
+            fields,
+            list(registry.values()),
+            {old_snapshot._subclass(n): snap.restore_serializer() for n, snap in old_snapshot.non_registered_subclasses},
         )
 
     def _plan(self, prior: PojoSerializer, new: PojoSerializer) -> list[tuple[str, Any, Any, Any]]:
@@ -709,7 +907,9 @@ class PojoSerializerSnapshot(
                 value = getattr(element, name, None)
                 if value is not None:
                     changes[name] = migrated_element(snap, prior_field, new_field, value)
-            if type(element) is not new.dataclass_type:
+            if type(element) is not new.dataclass_type and isinstance(element, new.dataclass_type):
+                pass  # a subclass instance: its own serializer already read it current-shaped
+            elif type(element) is not new.dataclass_type:
                 # An object of an earlier version of the class (e.g. restored before the new
                 # release was loaded): rebuild it as the current class by field name.
                 migrated = new._instance_from_object(element, changes)

@@ -168,20 +168,48 @@ def test_registers_the_dataclass():
     assert reference.lookup_type(f"{Point.__module__}:Point") is Point, "PojoSerializer should register its class"
 
 
-def test_refuses_subclasses_and_other_types():
-    @dataclasses.dataclass
-    class Point3(Point):
-        z: int = 0
+@dataclasses.dataclass
+class Point3(Point):
+    z: int = 0
 
+
+@dataclasses.dataclass
+class Point4(Point):
+    w: bool = False
+
+
+def test_subclasses_in_flinks_format():
+    registered = PojoSerializer(Point, registered_subclasses=[Point4, Point3])
+    value = Point3(1, 2.0, "p", 7)
+    # flags 08, tag 1 (Point3 is registered second), then Point3's own record: flags 02 and
+    # its fields x, y, z in name order.
+    own = PojoSerializer(Point3).to_bytes(value)
+    got = registered.to_bytes(value)
+    assert got == b"\x08\x01" + own, f"got {got.hex()}, should be 0801 + {own.hex()}"
+    assert registered.from_bytes(got) == value, "a registered subclass should read back as itself"
+    plain = PojoSerializer(Point)
+    got = plain.to_bytes(value)
+    want = b"\x04" + utf(f"{Point3.__module__}:Point3") + own
+    assert got == want, f"got {got.hex()}, should be {want.hex()} (flags 04, class name, record)"
+    assert plain.from_bytes(got) == value, "a non-registered subclass should read back as itself"
+    restored = plain.snapshot_configuration()
+    assert [n for n, _ in restored.non_registered_subclasses] == [f"{Point3.__module__}:Point3"], (
+        f"got {restored.non_registered_subclasses}, should list the subclass met so far"
+    )
+
+
+def test_refuses_unknown_subclasses_and_other_types():
     s = PojoSerializer(Point)
-    with pytest.raises(SerializationError, match="Point3"):
-        s.to_bytes(Point3(1, 2.0))
     with pytest.raises(SerializationError, match="Point"):
         s.to_bytes((1, 2.0))
     with pytest.raises(SerializationError, match="subclass"):
         s.from_bytes(b"\x04" + utf("x:Y"))
+    with pytest.raises(SerializationError, match="tag 3"):
+        PojoSerializer(Point, registered_subclasses=[Point3]).from_bytes(b"\x08\x03")
     with pytest.raises(TypeError, match="dataclass"):
         PojoSerializer(int)
+    with pytest.raises(TypeError, match="subclass"):
+        PojoSerializer(Point, registered_subclasses=[TreeNode])
 
 
 def test_field_error_names_the_field():
