@@ -1,4 +1,13 @@
-"""``AvroSerializer``: Avro binary data (fastavro's schemaless encoding) with schema evolution.
+"""``AvroSerializer``: Avro data in Flink's encoding (or, on request, Avro's binary encoding)
+with schema evolution.
+
+``AvroSerializer(schema)`` writes what Flink's ``AvroSerializer`` writes (its
+``DataOutputEncoder``: fixed-width big-endian numbers, int-prefixed strings and bytes, int union
+and enum indexes; ``_avro_flink`` has the table); ``AvroSerializer(schema, encoding="binary")``
+writes Avro's standard binary encoding (fastavro's schemaless form). The snapshot records the
+encoding: Flink's snapshot versions 1-3 mean Flink's encoding, this project's version 1 (what
+release 0.1.0 wrote) the binary one, so old savepoints keep restoring; a change of encoding is
+compatible after migration.
 
 Values are what fastavro reads and writes (dicts for records, strings for enum symbols, bytes for
 fixed and bytes, lists, dicts for maps, logical types converted). The snapshot keeps the writer
@@ -41,7 +50,9 @@ from .._compat import SchemaCompatibility
 from .._errors import EndOfDataError, SerializationError, SnapshotFormatError, StateMigrationError
 from .._io import DataInputView, DataOutputView
 from .._serializer import TypeSerializer
-from .._snapshot import TypeSerializerSnapshot, add_snapshot_alias
+from .._snapshot import TypeSerializerSnapshot, add_snapshot_alias, snapshot_dialect
+from ._avro_flink import binary_to_flink, flink_to_binary
+from ._primitives import StringSerializer
 from ._avro_compat import (
     AvroSchema,
     AvroSchemaError,
@@ -60,7 +71,11 @@ from ._avro_compat import (
     writer_fields_for,
 )
 
-__all__ = ["AvroSerializer", "AvroSerializerSnapshot", "AvroSchemaError", "MAX_NESTING"]
+__all__ = ["AvroSerializer", "AvroSerializerSnapshot", "AvroSchemaError", "MAX_NESTING", "ENCODINGS"]
+
+#: ``"flink"``: Flink's AvroSerializer encoding (the default); ``"binary"``: Avro's standard one.
+ENCODINGS = ("flink", "binary")
+GENERIC_RECORD = "org.apache.avro.generic.GenericRecord"
 
 #: Deepest nesting of records, arrays and maps read or written for a recursive schema: deeper
 #: data would overflow fastavro's C stack (a crash, not an error).
@@ -479,9 +494,15 @@ class AvroSerializer(TypeSerializer[Any]):
     Avro map is a poor key). Recursive schemas are limited to ``MAX_NESTING`` levels.
     """
 
-    def __init__(self, schema: Any) -> None:
+    def __init__(self, schema: Any, *, encoding: str = "flink", runtime_type: str = GENERIC_RECORD) -> None:
+        if encoding not in ENCODINGS:
+            raise ValueError(f"AvroSerializer: unknown encoding {encoding!r}; use one of {', '.join(ENCODINGS)}")
         parsed = schema if isinstance(schema, AvroSchema) else parse_avro_schema(schema)
         self.schema_json = parsed.canonical_json
+        #: ``"flink"`` (Flink's AvroSerializer encoding) or ``"binary"`` (Avro's standard one).
+        self.encoding = encoding
+        #: The Java class Flink's snapshot names for the records (generic, or a specific class).
+        self.runtime_type = runtime_type
         self._setup(parsed)
 
     def _setup(self, parsed: AvroSchema) -> None:
@@ -493,13 +514,13 @@ class AvroSerializer(TypeSerializer[Any]):
         self._cache_resolutions: dict[str, _Resolution] = {}
 
     @classmethod
-    def from_json(cls, text: str) -> AvroSerializer:
+    def from_json(cls, text: str, **options: Any) -> AvroSerializer:
         """A serializer for a schema given as JSON text (an ``.avsc`` file's content)."""
         try:
             schema = json.loads(text)
         except (TypeError, ValueError) as exc:
             raise AvroSchemaError(f"the Avro schema is not valid JSON: {exc}") from None
-        return cls(schema)
+        return cls(schema, **options)
 
     @property
     def schema(self) -> Any:
@@ -526,9 +547,24 @@ class AvroSerializer(TypeSerializer[Any]):
                 f"{self!r} cannot write {_short(value)}: {type(exc).__name__}: {exc}; the value "
                 "does not match the schema"
             ) from None
-        target.write(buf.getvalue())
+        self._write_encoded(buf.getvalue(), target)
+
+    def _write_encoded(self, binary: bytes, target: DataOutputView) -> None:
+        """Write one datum given in binary form in this serializer's encoding."""
+        if self.encoding == "flink":
+            binary = binary_to_flink(self._cache_avro.root, binary)[0]
+        target.write(binary)
 
     def deserialize(self, source: DataInputView) -> Any:
+        if self.encoding == "flink":
+            data, pos, end = _window(source)
+            binary, stop = flink_to_binary(self._cache_avro.root, data, pos, end)
+            value = self._from_binary(binary)
+            source.skip_bytes(stop - pos)
+            return value
+        return self._read_binary(source)
+
+    def _read_binary(self, source: DataInputView) -> Any:
         data, pos, end = _window(source)
         if self._cache_guard:
             self._bounded_read(data, pos, end)
@@ -560,8 +596,27 @@ class AvroSerializer(TypeSerializer[Any]):
 
     def from_bytes(self, data: bytes) -> Any:
         """One value from exactly ``data`` (bytes left over are an error)."""
+        if self.encoding == "flink" and type(data) is bytes:
+            binary, stop = flink_to_binary(self._cache_avro.root, data)
+            if stop != len(data):
+                raise SerializationError(
+                    f"{self!r} left {len(data) - stop} of {len(data)} bytes unread after one "
+                    "value; the bytes were not written with this schema or are corrupt"
+                )
+            return self._from_binary(binary)
+        return self._from_binary(data)
+
+    def _from_binary(self, data: bytes) -> Any:
+        """One value from exactly ``data`` in the binary encoding."""
         if type(data) is not bytes or self._cache_guard:
-            return super().from_bytes(data)
+            source = DataInputView(data)
+            value = self._read_binary(source)
+            if source.available():
+                raise SerializationError(
+                    f"{self!r} left {source.available()} of {len(data)} bytes unread after one "
+                    "value; the bytes were not written with this schema or are corrupt"
+                )
+            return value
         form = self._cache_fastavro
         buf = BytesIO(data)  # the common case without the view: as cheap as fastavro alone
         try:
@@ -634,7 +689,7 @@ class AvroSerializer(TypeSerializer[Any]):
                 f"{self!r} cannot write the migrated value {_short(value)}: "
                 f"{type(exc).__name__}: {exc}"
             ) from None
-        target.write(buf.getvalue())
+        self._write_encoded(buf.getvalue(), target)
 
     def _documentation_free_json(self) -> str:
         cached = getattr(self, "_cache_nodoc", None)
@@ -644,23 +699,30 @@ class AvroSerializer(TypeSerializer[Any]):
 
     # -- identity -----------------------------------------------------------------------------
     def __eq__(self, other: object) -> bool:
-        return self is other or (type(other) is type(self) and other.schema_json == self.schema_json)
+        return self is other or (
+            type(other) is type(self)
+            and other.schema_json == self.schema_json  # type: ignore[attr-defined]
+            and other.encoding == self.encoding  # type: ignore[attr-defined]
+        )
 
     def __hash__(self) -> int:
         return hash(self.schema_json)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"schema_json": self.schema_json}
+        return {"schema_json": self.schema_json, "encoding": self.encoding, "runtime_type": self.runtime_type}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.schema_json = state["schema_json"]
+        self.encoding = state.get("encoding", "binary")
+        self.runtime_type = state.get("runtime_type", GENERIC_RECORD)
         self._setup(parse_avro_schema(json.loads(self.schema_json)))
 
     def __deepcopy__(self, memo: dict[int, Any]) -> AvroSerializer:
         return self
 
     def __repr__(self) -> str:
-        return f"AvroSerializer({_schema_label(self._cache_avro)})"
+        suffix = ", encoding='binary'" if self.encoding == "binary" else ""
+        return f"AvroSerializer({_schema_label(self._cache_avro)}{suffix})"
 
 
 def _named_types(schema: AvroSchema) -> set[str]:
@@ -698,18 +760,35 @@ class AvroSerializerSnapshot(
     TypeSerializerSnapshot[Any],
     java_name="org.apache.flink.formats.avro.typeutils.AvroSerializerSnapshot",
 ):
-    """The writer schema as canonical JSON: an int byte length, then UTF-8 (no 64 KiB limit,
-    no pickle). The new snapshot judges the old one with Avro's resolution rules."""
+    """The writer schema, the runtime type and, through the version, the encoding.
+
+    - version 3 (Flink's current form, written for the Flink encoding in both dialects): the
+      runtime type (``org.apache.avro.generic.GenericRecord`` or a specific record class) and
+      the schema JSON, each as a Flink ``StringValue`` string (varint length + 1, UTF-16 code
+      units as varints);
+    - version 2 (Flink 1.11): the same two as Java modified UTF-8 (``writeUTF``);
+    - version 1, Flink's (before 1.11): the schema as ``writeUTF``;
+    - version 1, this project's (release 0.1.0, written for the binary encoding): an int byte
+      length, then the schema as UTF-8 (no 64 KiB limit). The two version-1 forms differ in
+      their first two bytes: zero for this project's (a length below 64 KiB), the non-zero
+      ``writeUTF`` length for Flink's.
+
+    Versions 2 and 3 and Flink's version 1 mean Flink's encoding; this project's version 1 the
+    binary one. The schema text read is written back unchanged. The new snapshot judges the old
+    one with Avro's resolution rules; a change of encoding alone is compatible after migration.
+    """
 
     __module__ = "reference.serializers"  # stable identity in savepoints
 
-    VERSION = 1
+    BINARY_VERSION = 1
+    FLINK_VERSION = 3
 
     def __init__(self, serializer: AvroSerializer | None = None) -> None:
         self._serializer = serializer
+        self._schema_text: str | None = None  # the schema JSON as read, written back as is
 
     def get_current_version(self) -> int:
-        return self.VERSION
+        return self.BINARY_VERSION if self._configured().encoding == "binary" else self.FLINK_VERSION
 
     def _configured(self) -> AvroSerializer:
         if self._serializer is None:
@@ -720,16 +799,48 @@ class AvroSerializerSnapshot(
         return self._serializer
 
     def write_snapshot(self, target: DataOutputView) -> None:
-        data = self._configured().schema_json.encode("utf-8")
-        target.write_int(len(data))
-        target.write(data)
+        serializer = self._configured()
+        if serializer.encoding == "binary":
+            if snapshot_dialect() == "flink":
+                raise SnapshotFormatError(
+                    f"{serializer!r} writes Avro's binary encoding, which Flink's AvroSerializer "
+                    "cannot read: it has no snapshot in the Flink dialect; use the default "
+                    "encoding (Flink's) for state Flink should restore"
+                )
+            data = serializer.schema_json.encode("utf-8")
+            target.write_int(len(data))
+            target.write(data)
+            return
+        strings = StringSerializer()
+        strings.serialize(serializer.runtime_type, target)
+        strings.serialize(self._schema_text or serializer.schema_json, target)
 
     def read_snapshot(self, read_version: int, source: DataInputView) -> None:
-        if read_version != self.VERSION:
+        encoding, runtime_type = "flink", GENERIC_RECORD
+        if read_version == 3:
+            strings = StringSerializer()
+            runtime_type, text = strings.deserialize(source), strings.deserialize(source)
+            if runtime_type is None or text is None:
+                raise SnapshotFormatError("AvroSerializerSnapshot: a null runtime type or schema; the snapshot is corrupt")
+        elif read_version == 2:
+            runtime_type, text = source.read_utf(), source.read_utf()
+        elif read_version == 1 and source.available() >= 2 and source.peek(2) != b"\0\0":
+            text = source.read_utf()
+        elif read_version == 1:
+            encoding, text = "binary", self._read_sized_text(source)
+        else:
             raise SnapshotFormatError(
-                f"AvroSerializerSnapshot: unsupported version {read_version} (this reader "
-                f"knows {self.VERSION})"
+                f"AvroSerializerSnapshot: unsupported version {read_version} (this reader knows "
+                "1 to 3)"
             )
+        try:
+            self._serializer = AvroSerializer.from_json(text, encoding=encoding, runtime_type=runtime_type)
+        except AvroSchemaError as exc:
+            raise SnapshotFormatError(f"AvroSerializerSnapshot holds an unusable schema: {exc}") from None
+        self._schema_text = text if encoding == "flink" else None
+
+    @staticmethod
+    def _read_sized_text(source: DataInputView) -> str:
         size = source.read_int()
         if size < 0 or size > source.available():
             raise SnapshotFormatError(
@@ -738,13 +849,9 @@ class AvroSerializerSnapshot(
             )
         data = source.read_fully(size)
         try:
-            text = data.decode("utf-8")
+            return data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise SnapshotFormatError(f"AvroSerializerSnapshot: the schema is not UTF-8 ({exc.reason})") from None
-        try:
-            self._serializer = AvroSerializer.from_json(text)
-        except AvroSchemaError as exc:
-            raise SnapshotFormatError(f"AvroSerializerSnapshot holds an unusable schema: {exc}") from None
 
     def restore_serializer(self) -> AvroSerializer:
         return self._configured()
@@ -757,7 +864,7 @@ class AvroSerializerSnapshot(
                 f"({new!r}); keep the previous serializer"
             )
         old = old_snapshot._configured()
-        if old._documentation_free_json() == new._documentation_free_json():
+        if old._documentation_free_json() == new._documentation_free_json() and old.encoding == new.encoding:
             return SchemaCompatibility.compatible_as_is()
         found = new._resolution(old).incompatibilities
         if found:
@@ -788,13 +895,17 @@ class AvroSerializerSnapshot(
                 f"cannot migrate Avro data of {prior!r} to {new!r}: "
                 f"{describe_incompatibilities(resolution.incompatibilities)}"
             )
-        data, pos, end = _window(source)
+        data, start, end = _window(source)
+        pos = start
+        if prior.encoding == "flink":  # resolution reads the binary form
+            binary, consumed = flink_to_binary(prior._cache_avro.root, data, start, end)
+            data, pos, end = binary, 0, len(binary)
         decoder = _Decoder(data, pos, end, resolution)
         try:
             value = decoder.read(prior._cache_avro.root, new._cache_avro.root)
         except RecursionError:
             raise SerializationError(f"{prior!r}: Avro data nests too deeply to migrate") from None
-        source.skip_bytes(decoder.pos - pos)
+        source.skip_bytes(consumed - start if prior.encoding == "flink" else decoder.pos - start)
         new._write_raw(value, target)
 
     def migrate_element(

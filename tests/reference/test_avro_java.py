@@ -27,7 +27,11 @@ from hypothesis import strategies as st
 from test_avro_corpus import PAIRS, _java_verdict, decode  # beside this file (pytest puts it on sys.path)
 
 from reference import DataInputView, DataOutputView
-from reference.serializers import AvroSerializer
+from reference.serializers import AvroSerializer as _AvroSerializer
+
+
+def AvroSerializer(schema: Any) -> _AvroSerializer:  # noqa: N802 - Avro Java reads Avro's binary encoding
+    return _AvroSerializer(schema, encoding="binary")
 from reference.serializers._avro_compat import check_compatibility
 from strategies import _avro
 
