@@ -37,6 +37,7 @@ import pytest
 import reference
 from reference import DataInputView, DataOutputView, TypeSerializer
 from reference.serializers import (
+    AvroSerializer,
     BooleanSerializer,
     ByteSerializer,
     BytesSerializer,
@@ -267,6 +268,19 @@ _GT_A = StaticSchemaPojoSubclassA("gt", 7, Color.BLUE, False, 911108)
 _GT_B = StaticSchemaPojoSubclassB("gt", 7, Color.BLUE, False, True)
 
 
+#: flink-avro's test schema (Address.avsc) and the record AvroSerializerUpgradeTest writes.
+ADDRESS = {
+    "type": "record", "name": "Address", "namespace": "org.apache.flink.formats.avro.generated",
+    "fields": [
+        {"name": "num", "type": "int"}, {"name": "street", "type": "string"},
+        {"name": "city", "type": "string"}, {"name": "state", "type": "string"},
+        {"name": "zip", "type": "string"},
+    ],
+}
+BAKER_STREET = {"num": 239, "street": "Baker Street", "city": "London", "state": "London", "zip": "NW1 6XE"}
+AVRO = "flink-formats/flink-avro/src/test/resources"
+
+
 def _pojo(folder: str, **kwargs: Any) -> Spec:
     return Spec("POJO", f"{CORE}/pojo-serializer-{folder}", **kwargs)
 
@@ -351,6 +365,12 @@ SPECS = [
          "after_migration", upgraded_value=RecordAfterSchemaUpgrade("Gordon", 0, None),
          prior_classes=_bind((RecordBeforeMigration, "TestRecordMigration")),
          upgraded_classes=_bind((RecordAfterSchemaUpgrade, "TestRecordMigration"))),
+    # Flink 1.11 wrote snapshot version 2, later ones version 3.
+    Spec("Avro", f"{AVRO}/generic-avro-serializer", BAKER_STREET, lambda: AvroSerializer(ADDRESS), "as_is",
+         current=lambda version: _minor(version) >= 12),
+    Spec("Avro", f"{AVRO}/specific-avro-serializer", BAKER_STREET,
+         lambda: AvroSerializer(ADDRESS, runtime_type="org.apache.flink.formats.avro.generated.Address"),
+         "as_is", current=lambda version: _minor(version) >= 12),
 ]
 
 
@@ -435,9 +455,10 @@ def test_flink_golden_counts() -> None:
     """Every applicable folder of the corpus is read: the counts by family (the README's
     fidelity section quotes them)."""
     counts = collections.Counter(spec.family for spec, _ in CASES)
+    assert sum(counts.values()) == 333, f"got {sum(counts.values())} folders, should be 333"
     want = {
         "primitives + String": 80, "byte[]": 10, "List/ArrayList": 20, "Map": 10, "Nullable": 20,
-        "Tuple": 10, "Row": 11, "Enum": 20, "POJO": 132,
+        "Tuple": 10, "Row": 11, "Enum": 20, "POJO": 132, "Avro": 20,
     }
     got = {family: counts[family] for family in want}
     assert got == want, f"got {got}, should be {want} folders by family"
