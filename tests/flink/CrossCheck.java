@@ -1,6 +1,8 @@
 // Serializes a fixed set of values and serializer snapshots with Flink's own serializers and
 // prints "name hex" per line. tests/flink/test_flink_crosscheck.py compiles and runs it against
 // the flink-dist jar of apache-flink-libraries and compares every line with the reference.
+// "reread" rewrites records read from stdin; "judge" gives Flink's verdict on evolutions read
+// from stdin (tests/flink/test_flink_verdicts.py).
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -13,6 +15,8 @@ import java.util.Map;
 
 import org.apache.flink.api.common.serialization.SerializerConfigImpl;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.api.common.typeutils.TypeSerializerSchemaCompatibility;
+import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshotSerializationUtil;
 import org.apache.flink.api.common.typeutils.base.BooleanSerializer;
 import org.apache.flink.api.common.typeutils.base.ByteSerializer;
@@ -124,9 +128,77 @@ public class CrossCheck {
         }
     }
 
+    static byte[] unhex(String hexed) {
+        byte[] data = new byte[hexed.length() / 2];
+        for (int i = 0; i < data.length; i++) {
+            data[i] = (byte) Integer.parseInt(hexed.substring(2 * i, 2 * i + 2), 16);
+        }
+        return data;
+    }
+
+    /**
+     * Reads "id old-snapshot new-snapshot record" lines (hex; snapshots in the top-level form),
+     * and prints "id verdict hex" where verdict is the new snapshot's judgement of the old one
+     * and hex the record as Flink brings it over: read and rewritten by the new serializer (as
+     * is), by the reconfigured one, or read by the old and written by the new (after
+     * migration); "id incompatible -" or "id ERROR message" otherwise.
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    static void judge() throws Exception {
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.US_ASCII));
+        ClassLoader loader = CrossCheck.class.getClassLoader();
+        String line;
+        while ((line = in.readLine()) != null) {
+            String[] parts = line.split(" ", -1);
+            String id = parts[0];
+            try {
+                TypeSerializerSnapshot old = TypeSerializerSnapshotSerializationUtil.readSerializerSnapshot(
+                        new DataInputDeserializer(unhex(parts[1])), loader);
+                TypeSerializerSnapshot neu = TypeSerializerSnapshotSerializationUtil.readSerializerSnapshot(
+                        new DataInputDeserializer(unhex(parts[2])), loader);
+                TypeSerializer newSerializer = neu.restoreSerializer();
+                TypeSerializerSchemaCompatibility result = neu.resolveSchemaCompatibility(old);
+                String verdict;
+                TypeSerializer reader;
+                TypeSerializer writer;
+                if (result.isCompatibleAsIs()) {
+                    verdict = "compatible_as_is";
+                    reader = newSerializer;
+                    writer = newSerializer;
+                } else if (result.isCompatibleWithReconfiguredSerializer()) {
+                    verdict = "compatible_with_reconfigured_serializer";
+                    reader = result.getReconfiguredSerializer();
+                    writer = reader;
+                } else if (result.isCompatibleAfterMigration()) {
+                    verdict = "compatible_after_migration";
+                    reader = old.restoreSerializer();
+                    writer = newSerializer;
+                } else {
+                    System.out.println(id + " incompatible -");
+                    continue;
+                }
+                DataInputDeserializer source = new DataInputDeserializer(unhex(parts[3]));
+                Object value = reader.deserialize(source);
+                if (source.available() != 0) {
+                    System.out.println(id + " ERROR " + source.available() + " bytes left over");
+                    continue;
+                }
+                DataOutputSerializer out = new DataOutputSerializer(64);
+                writer.serialize(value, out);
+                System.out.println(id + " " + verdict + " " + hex(out.getCopyOfBuffer()));
+            } catch (Exception e) {
+                System.out.println(id + " ERROR " + e.toString().replace('\n', ' '));
+            }
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         if (args.length > 0 && args[0].equals("reread")) {
             reread();
+            return;
+        }
+        if (args.length > 0 && args[0].equals("judge")) {
+            judge();
             return;
         }
         data("boolean_true", BooleanSerializer.INSTANCE, true);
@@ -205,5 +277,8 @@ public class CrossCheck {
         snapshot("snapshot_padded_int", padded);
         snapshot("snapshot_enum", colors);
         snapshot("snapshot_row", row4);
+        snapshot("snapshot_tuple3", tuple);
+        snapshot("snapshot_pojo", pojo);
+        snapshot("snapshot_bytes", BytePrimitiveArraySerializer.INSTANCE);
     }
 }

@@ -22,8 +22,9 @@ from pathlib import Path
 
 import pytest
 
+import reference
 from reference import serializers as s
-from reference import snapshot_to_bytes
+from reference import snapshot_from_bytes, snapshot_to_bytes
 
 # One xdist worker compiles and runs the Java side once (the suite runs with --dist loadgroup).
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
@@ -176,85 +177,38 @@ def test_my_string_example_matches_flink_formats_md(flink_bytes):
     assert flink_bytes["row_example"].hex() == "24" + "000000000000002a" + "0b4d7920737472696e672e"
 
 
-# Our snapshot class identities and the Java classes Flink writes in the same place.
-_BASE = "org.apache.flink.api.common.typeutils.base."
-_RUNTIME = "org.apache.flink.api.java.typeutils.runtime."
-CLASS_NAMES = {
-    "reference.serializers:IntSerializerSnapshot": _BASE + "IntSerializer$IntSerializerSnapshot",
-    "reference.serializers:LongSerializerSnapshot": _BASE + "LongSerializer$LongSerializerSnapshot",
-    "reference.serializers:StringSerializerSnapshot": _BASE + "StringSerializer$StringSerializerSnapshot",
-    "reference.serializers:ListSerializerSnapshot": _BASE + "ListSerializerSnapshot",
-    "reference.serializers:MapSerializerSnapshot": _BASE + "MapSerializerSnapshot",
-    "reference.serializers:NullableSerializerSnapshot": _RUNTIME + "NullableSerializer$NullableSerializerSnapshot",
-    "reference.serializers:EnumSerializerSnapshot": _BASE + "EnumSerializer$EnumSerializerSnapshot",
-    "reference.serializers:RowSerializerSnapshot": _RUNTIME + "RowSerializer$RowSerializerSnapshot",
-    f"{__name__}:Color": "CrossCheck$Color",
-}
-
-
-def _utf(text: str) -> bytes:
-    data = text.encode("utf-8")
-    return struct.pack(">H", len(data)) + data
-
-
-def _as_java_names(data: bytes) -> bytes:
-    for ours, java in CLASS_NAMES.items():
-        data = data.replace(_utf(ours), _utf(java))
-    return data
-
+# The Java classes of CrossCheck, as this process models them.
+reference.register_type(Color, "CrossCheck$Color")
+reference.register_type(Item, "CrossCheck$Item")
 
 SNAPSHOTS = {
     "snapshot_int": lambda: s.IntSerializer(),
     "snapshot_string": lambda: s.StringSerializer(),
+    "snapshot_bytes": lambda: s.BytesSerializer(),
     "snapshot_list_string": lambda: s.ListSerializer(s.StringSerializer()),
     "snapshot_map_string_long": lambda: s.MapSerializer(s.StringSerializer(), s.LongSerializer()),
     "snapshot_nullable_int": lambda: s.NullableSerializer(s.IntSerializer()),
     "snapshot_padded_int": lambda: s.NullableSerializer(s.IntSerializer(), padded=True),
     "snapshot_enum": lambda: s.EnumSerializer(Color),
     "snapshot_row": _row4,
+    "snapshot_tuple3": lambda: s.TupleSerializer(s.IntSerializer(), s.StringSerializer(), s.BooleanSerializer()),
+    "snapshot_pojo": lambda: s.PojoSerializer(Item),
 }
 
 
-_ROW_NAMES_DEVIATION = pytest.mark.xfail(
-    strict=True,
-    reason="known deviation: RowSerializerSnapshot writes FLIP-527 field names and nullability after "
-    "the supports-row-kind flag (our outer version 5), where Flink 2.3 writes only the flag (outer "
-    "version 4, which we read)",
-)
-
-
-def _mark(name):
-    return pytest.param(name, marks=_ROW_NAMES_DEVIATION) if name == "snapshot_row" else name
-
-
-@pytest.mark.parametrize("name", [_mark(n) for n in sorted(SNAPSHOTS)])
-def test_snapshot_framing_equals_flinks_up_to_class_names(flink_bytes, name):
-    try:
-        serializer = SNAPSHOTS[name]()
-    except NotImplementedError:
-        pytest.skip(f"{name}: that serializer is not written yet")
-    ours = snapshot_to_bytes(serializer.snapshot_configuration())
-    translated = _as_java_names(ours)
+@pytest.mark.parametrize("name", sorted(SNAPSHOTS))
+def test_snapshots_in_the_flink_dialect_equal_flinks(flink_bytes, name):
+    ours = snapshot_to_bytes(SNAPSHOTS[name]().snapshot_configuration(), dialect="flink")
     theirs = flink_bytes[name]
-    assert translated == theirs, (
-        f"got {translated.hex()} (our snapshot with Flink's class names), should be Flink's "
-        f"{theirs.hex()} [{name}]"
-    )
+    assert ours == theirs, f"got {ours.hex()}, should be Flink's {theirs.hex()} [{name}]"
 
 
-@pytest.mark.parametrize("name", sorted(SNAPSHOTS))  # Flink's Row form (flag only) is readable
+@pytest.mark.parametrize("name", sorted(SNAPSHOTS))
 def test_reads_flinks_snapshot_bytes(flink_bytes, name):
-    """Flink's snapshot, with our class names in place of the Java ones, restores our serializer."""
-    from reference import snapshot_from_bytes
-
-    try:
-        serializer = SNAPSHOTS[name]()
-    except NotImplementedError:
-        pytest.skip(f"{name}: that serializer is not written yet")
-    data = flink_bytes[name]
-    for ours, java in CLASS_NAMES.items():
-        data = data.replace(_utf(java), _utf(ours))
-    restored = snapshot_from_bytes(data).restore_serializer()
+    """Flink's snapshot, Java names and all, restores our serializer (a row with Flink's
+    positional field names f0..f3, as _row4 has)."""
+    serializer = SNAPSHOTS[name]()
+    restored = snapshot_from_bytes(flink_bytes[name]).restore_serializer()
     assert restored == serializer, f"got {restored!r} from Flink's snapshot, should be {serializer!r} [{name}]"
 
 
