@@ -51,8 +51,6 @@ from .._errors import EndOfDataError, SerializationError, SnapshotFormatError, S
 from .._io import DataInputView, DataOutputView
 from .._serializer import TypeSerializer
 from .._snapshot import TypeSerializerSnapshot, add_snapshot_alias, snapshot_dialect
-from ._avro_flink import binary_to_flink, flink_to_binary
-from ._primitives import StringSerializer
 from ._avro_compat import (
     AvroSchema,
     AvroSchemaError,
@@ -70,6 +68,8 @@ from ._avro_compat import (
     to_json,
     writer_fields_for,
 )
+from ._avro_flink import binary_to_flink, flink_to_binary
+from ._primitives import StringSerializer
 
 __all__ = ["AvroSerializer", "AvroSerializerSnapshot", "AvroSchemaError", "MAX_NESTING", "ENCODINGS"]
 

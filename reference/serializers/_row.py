@@ -113,6 +113,10 @@ class RowSerializer(TypeSerializer[tuple[Any, ...]]):
 
     __module__ = "reference.serializers"  # stable identity in savepoints
 
+    #: Restored from a snapshot in Flink's form (no field names): fields match by position in
+    #: migration. Not configuration (equality ignores it).
+    _cache_positional = False
+
     def __init__(
         self,
         fields: Iterable[tuple[str, TypeSerializer[Any], bool] | Sequence[Any]],
@@ -266,10 +270,12 @@ class RowSerializer(TypeSerializer[tuple[Any, ...]]):
         duplicates = [s.duplicate() for s in self._cache_serializers]
         if all(d is s for d, s in zip(duplicates, self._cache_serializers, strict=False)):
             return self
-        return RowSerializer(
+        duplicate = RowSerializer(
             [(name, d, nullable) for (name, _, nullable), d in zip(self.fields, duplicates, strict=False)],
             self.supports_row_kind,
         )
+        duplicate._cache_positional = self._cache_positional
+        return duplicate
 
     def create_instance(self) -> tuple[Any, ...]:
         return tuple(None if nullable else s.create_instance() for _, s, nullable in self.fields)
@@ -322,10 +328,13 @@ class RowSerializerSnapshot(
         self.supports_row_kind = True
         self.field_names: list[str] = []
         self.nullables: list[bool] = []
+        #: Read from Flink's form (outer version 2-4): the names are Flink's positional f0..fn-1.
+        self.positional = False
         if serializer is not None:
             self.supports_row_kind = serializer.supports_row_kind
             self.field_names = serializer.field_names
             self.nullables = [f[2] for f in serializer.fields]
+            self.positional = serializer._cache_positional
         self._cache_plans: dict[tuple[int, int], Any] = {}
 
     # -- composite hooks -----------------------------------------------------------------
@@ -343,9 +352,11 @@ class RowSerializerSnapshot(
                 f"RowSerializerSnapshot: {len(nested)} field serializers for the "
                 f"{len(self.field_names)} fields {self.field_names}; the snapshot is corrupt"
             )
-        return RowSerializer(
+        restored = RowSerializer(
             list(zip(self.field_names, nested, self.nullables, strict=False)), self.supports_row_kind
         )
+        restored._cache_positional = self.positional
+        return restored
 
     def write_outer_snapshot(self, target: DataOutputView) -> None:
         target.write_boolean(self.supports_row_kind)
@@ -373,8 +384,10 @@ class RowSerializerSnapshot(
             # the fields f0..fn-1 once the nested block says how many there are.
             self.field_names, self.nullables = [], []
             self._cache_flink_form = True
+            self.positional = True
             return
         self._cache_flink_form = False
+        self.positional = False
         count = source.read_int()
         # Each field takes at least 3 bytes (empty UTF, bool): bound the count by the input.
         if count < 0 or count * 3 > source.available():
@@ -424,6 +437,16 @@ class RowSerializerSnapshot(
                 f"a {type(old_snapshot).__name__} cannot become a row (RowSerializerSnapshot); "
                 "a state's type may not change"
             )
+        if self.positional or old_snapshot.positional:
+            # A snapshot in Flink's form has no field names: fields match by position, as in
+            # Flink 2.3 (an arity change is incompatible; there is no by-name migration).
+            if len(old_snapshot.nested_snapshots) != len(self.nested_snapshots):
+                return SchemaCompatibility.incompatible(
+                    f"the row has {len(self.nested_snapshots)} fields, {len(old_snapshot.nested_snapshots)} "
+                    "before, and one of the snapshots is in Flink's form (no field names): Flink 2.3 "
+                    "matches row fields by position, so the arity may not change"
+                )
+            return CompositeTypeSerializerSnapshot.resolve_schema_compatibility(self, old_snapshot)
         old_index = {name: i for i, name in enumerate(old_snapshot.field_names)}
         new_index = {name: i for i, name in enumerate(self.field_names)}
         problems: list[str] = []
@@ -491,6 +514,8 @@ class RowSerializerSnapshot(
                 f"{type(prior).__name__} and {type(new).__name__}"
             )
         prior_index = {name: i for i, name in enumerate(prior.field_names)}
+        if prior._cache_positional or new._cache_positional:  # Flink's form: fields match by position
+            prior_index = {name: i for i, name in enumerate(new.field_names) if i < len(prior.fields)}
         snapshots = dict(zip(self.field_names, self.nested_snapshots, strict=False))
         if set(snapshots) != set(new.field_names):
             snapshots = dict(zip(new.field_names, new.snapshot_configuration().nested_snapshots, strict=False))

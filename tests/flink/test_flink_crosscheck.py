@@ -11,14 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import glob
-import importlib.util
-import os
 import random
-import shutil
 import struct
 import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -28,45 +23,6 @@ from reference import snapshot_from_bytes, snapshot_to_bytes
 
 # One xdist worker compiles and runs the Java side once (the suite runs with --dist loadgroup).
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
-
-HERE = Path(__file__).resolve().parent
-
-
-def _flink_dist_jar() -> str | None:
-    override = os.environ.get("FLINK_DIST_JAR")
-    if override:
-        return override if os.path.isfile(override) else None
-    # find_spec locates the package without importing (and so without running) it.
-    spec = importlib.util.find_spec("pyflink")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for location in spec.submodule_search_locations:
-        jars = sorted(glob.glob(os.path.join(location, "lib", "flink-dist*.jar")))
-        if jars:
-            return jars[-1]
-    return None
-
-
-@pytest.fixture(scope="module")
-def crosscheck(tmp_path_factory) -> list[str]:
-    """The java command line running the compiled CrossCheck against flink-dist."""
-    jar = _flink_dist_jar()
-    if jar is None:
-        pytest.skip(
-            "Flink cross-check skipped: no flink-dist jar found (install the optional extra "
-            "with `pip install -e .[flink]`, i.e. apache-flink-libraries 2.3, or set FLINK_DIST_JAR)"
-        )
-    javac, java = shutil.which("javac"), shutil.which("java")
-    if javac is None or java is None:
-        pytest.skip("Flink cross-check skipped: needs a JDK (javac and java on PATH; Java 17 works)")
-    classes = tmp_path_factory.mktemp("crosscheck-classes")
-    compiled = subprocess.run(
-        [javac, "-nowarn", "-cp", jar, "-d", str(classes), str(HERE / "CrossCheck.java")],
-        capture_output=True, text=True, timeout=300,
-    )
-    assert compiled.returncode == 0, f"javac failed on CrossCheck.java: {compiled.stderr}"
-    return [java, "-cp", os.pathsep.join([str(classes), jar]), "CrossCheck"]
-
 
 @pytest.fixture(scope="module")
 def flink_bytes(crosscheck) -> dict[str, bytes]:

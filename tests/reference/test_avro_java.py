@@ -28,12 +28,13 @@ from test_avro_corpus import PAIRS, _java_verdict, decode  # beside this file (p
 
 from reference import DataInputView, DataOutputView
 from reference.serializers import AvroSerializer as _AvroSerializer
+from reference.serializers._avro_compat import check_compatibility
+from strategies import _avro
 
 
 def AvroSerializer(schema: Any) -> _AvroSerializer:  # noqa: N802 - Avro Java reads Avro's binary encoding
     return _AvroSerializer(schema, encoding="binary")
-from reference.serializers._avro_compat import check_compatibility
-from strategies import _avro
+
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("avro-java")]
 
