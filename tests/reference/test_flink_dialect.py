@@ -172,3 +172,26 @@ def test_nullable_and_avro_in_the_flink_dialect() -> None:
     assert avro.startswith(want), f"got {avro.hex()}, should start with {want.hex()}"
     with pytest.raises(SnapshotFormatError, match="binary"):
         snapshot_to_bytes(AvroSerializer("int", encoding="binary").snapshot_configuration(), dialect="flink")
+
+
+def test_rows_in_flinks_form_are_judged_by_position() -> None:
+    old = RowSerializer([("a", IntSerializer(), True), ("b", StringSerializer(), True)], supports_row_kind=False)
+    flink_form = snapshot_from_bytes(snapshot_to_bytes(old.snapshot_configuration(), dialect="flink"))
+    renamed = RowSerializer([("id", IntSerializer(), True), ("name", StringSerializer(), True)])
+    result = reference.resolve_compatibility(renamed, flink_form)
+    # by position the fields are the same; only the row-kind flag changed: migration
+    assert result.is_compatible_after_migration(), f"got {result!r}, should be after migration (row kind added)"
+    out = DataOutputView()
+    renamed.snapshot_configuration().migrate_state(
+        flink_form.restore_serializer(), renamed, DataInputView(old.to_bytes((7, "x"))), out
+    )
+    back = renamed.from_bytes(out.getvalue())
+    assert back == (7, "x"), f"got {back!r}, should be (7, 'x'): fields matched by position"
+    wider = RowSerializer([("a", IntSerializer(), True), ("b", StringSerializer(), True), ("c", IntSerializer(), True)])
+    result = reference.resolve_compatibility(wider, flink_form)
+    assert result.is_incompatible() and "position" in (result.reason or ""), (
+        f"got {result!r}, should be incompatible: Flink 2.3 matches fields by position"
+    )
+    own_form = snapshot_from_bytes(snapshot_to_bytes(old.snapshot_configuration()))
+    result = reference.resolve_compatibility(wider, own_form)
+    assert result.is_compatible_after_migration(), f"got {result!r}, should be FLIP-527's after migration by name"
