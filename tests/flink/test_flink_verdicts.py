@@ -27,7 +27,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import strategies
-from strategies import canonical
 from reference import (
     DataInputView,
     DataOutputView,
@@ -36,6 +35,7 @@ from reference import (
     snapshot_to_bytes,
 )
 from reference.types import serializer_for
+from strategies import canonical
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
 
