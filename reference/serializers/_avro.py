@@ -610,13 +610,13 @@ class AvroSerializer(TypeSerializer[Any]):
         """One value from exactly ``data`` in the binary encoding."""
         if type(data) is not bytes or self._cache_guard:
             source = DataInputView(data)
-            value = self._read_binary(source)
+            result = self._read_binary(source)
             if source.available():
                 raise SerializationError(
                     f"{self!r} left {source.available()} of {len(data)} bytes unread after one "
                     "value; the bytes were not written with this schema or are corrupt"
                 )
-            return value
+            return result
         form = self._cache_fastavro
         buf = BytesIO(data)  # the common case without the view: as cheap as fastavro alone
         try:
@@ -819,9 +819,10 @@ class AvroSerializerSnapshot(
         encoding, runtime_type = "flink", GENERIC_RECORD
         if read_version == 3:
             strings = StringSerializer()
-            runtime_type, text = strings.deserialize(source), strings.deserialize(source)
-            if runtime_type is None or text is None:
+            runtime, schema_text = strings.deserialize(source), strings.deserialize(source)
+            if runtime is None or schema_text is None:
                 raise SnapshotFormatError("AvroSerializerSnapshot: a null runtime type or schema; the snapshot is corrupt")
+            runtime_type, text = runtime, schema_text
         elif read_version == 2:
             runtime_type, text = source.read_utf(), source.read_utf()
         elif read_version == 1 and source.available() >= 2 and source.peek(2) != b"\0\0":

@@ -187,7 +187,7 @@ class PojoSerializer(TypeSerializer[Any]):
         register_type(dataclass_type)
         self.dataclass_type = dataclass_type
         self.fields: tuple[tuple[str, TypeSerializer[Any]], ...] = tuple(fields)
-        subclasses = []
+        subclasses: list[tuple[type, TypeSerializer[Any]]] = []
         for sub in registered_subclasses:
             if not (isinstance(sub, type) and issubclass(sub, dataclass_type) and sub is not dataclass_type
                     and dataclasses.is_dataclass(sub)):
@@ -203,22 +203,22 @@ class PojoSerializer(TypeSerializer[Any]):
 
     def _set_subclasses(
         self,
-        registered: Sequence[tuple[type, PojoSerializer]],
-        non_registered: dict[type, PojoSerializer],
+        registered: Sequence[tuple[type, TypeSerializer[Any]]],
+        non_registered: dict[type, TypeSerializer[Any]],
     ) -> None:
         if len(registered) > 127:
             raise ValueError("PojoSerializer: at most 127 registered subclasses (the tag is a byte)")
         #: (subclass, its serializer) in registration order: the tag is the index.
-        self.registered: tuple[tuple[type, PojoSerializer], ...] = tuple(registered)
+        self.registered: tuple[tuple[type, TypeSerializer[Any]], ...] = tuple(registered)
         self._cache_tags = {sub: i for i, (sub, _) in enumerate(self.registered)}
         #: serializers of the non-registered subclasses met so far (Flink's subclass cache).
-        self.non_registered: dict[type, PojoSerializer] = dict(non_registered)
+        self.non_registered: dict[type, TypeSerializer[Any]] = dict(non_registered)
 
     @property
     def registered_subclasses(self) -> tuple[type, ...]:
         return tuple(sub for sub, _ in self.registered)
 
-    def _subclass_serializer(self, cls: type) -> PojoSerializer:
+    def _subclass_serializer(self, cls: type) -> TypeSerializer[Any]:
         found = self.non_registered.get(cls)
         if found is None:
             found = PojoSerializer(cls)
@@ -230,8 +230,8 @@ class PojoSerializer(TypeSerializer[Any]):
         cls,
         dataclass_type: type,
         fields: Sequence[tuple[str, TypeSerializer[Any]]],
-        registered: Sequence[tuple[type, PojoSerializer]] = (),
-        non_registered: dict[type, PojoSerializer] | None = None,
+        registered: Sequence[tuple[type, TypeSerializer[Any]]] = (),
+        non_registered: dict[type, TypeSerializer[Any]] | None = None,
     ) -> PojoSerializer:
         """A serializer of ``dataclass_type`` that reads and writes exactly ``fields`` (sorted
         by name): the restored form of an older snapshot, or a reconfigured one."""
@@ -469,7 +469,7 @@ def _unpickle_pojo_serializer(
     name: str,
     fields: Sequence[tuple[str, TypeSerializer[Any]]],
     portable: type | None = None,
-    registered: Sequence[tuple[type, PojoSerializer]] = (),
+    registered: Sequence[tuple[type, TypeSerializer[Any]]] = (),
 ) -> PojoSerializer:
     if portable is not None:
         return PojoSerializer._with_fields(portable, fields, registered)
@@ -548,6 +548,22 @@ def _read_optional_map(
                 raise SnapshotFormatError(f"{where}: {frame.available()} bytes left after the snapshot of {name!r}")
         entries.append((name, key, snapshot))
     return entries
+
+
+def _present(
+    entries: list[tuple[str, bytes | None, TypeSerializerSnapshot[Any] | None]], class_name: str
+) -> list[tuple[str, TypeSerializerSnapshot[Any]]]:
+    """(name, snapshot) of subclass map entries; an entry Flink wrote without its snapshot (it
+    could not read it) makes the snapshot unrestorable, as in Flink."""
+    present = []
+    for name, _, snapshot in entries:
+        if snapshot is None:
+            raise SnapshotFormatError(
+                f"PojoSerializerSnapshot of {class_name}: the subclass {name} has no serializer "
+                "snapshot (Flink wrote one it could not resolve); such a snapshot cannot be restored"
+            )
+        present.append((name, snapshot))
+    return present
 
 
 def _is_identity_migration(snapshot: TypeSerializerSnapshot[Any]) -> bool:
@@ -646,8 +662,8 @@ class PojoSerializerSnapshot(
         non_registered = _read_optional_map(source, class_name, "non-registered subclass")
         self.class_name, self.field_names, self.field_classes = class_name, names, owners
         self.nested_snapshots = nested
-        self.registered_subclasses = [(n, snap) for n, _, snap in registered]
-        self.non_registered_subclasses = [(n, snap) for n, _, snap in non_registered]
+        self.registered_subclasses = _present(registered, class_name)
+        self.non_registered_subclasses = _present(non_registered, class_name)
         self._serializer = None
 
     def get_nested_serializers(self, outer_serializer: Any) -> Sequence[TypeSerializer[Any]]:
