@@ -5,6 +5,9 @@
 // from stdin (tests/flink/test_flink_verdicts.py).
 
 import java.io.BufferedReader;
+import java.io.File;
+import java.net.URL;
+import java.net.URLClassLoader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -137,28 +140,34 @@ public class CrossCheck {
     }
 
     /**
-     * Reads "id old-snapshot new-snapshot record" lines (hex; snapshots in the top-level form),
+     * Reads "id old-snapshot new-snapshot record" lines (hex; snapshots in the top-level form;
+     * user classes from the directory given, if any),
      * and prints "id verdict hex" where verdict is the new snapshot's judgement of the old one
      * and hex the record as Flink brings it over: read and rewritten by the new serializer (as
      * is), by the reconfigured one, or read by the old and written by the new (after
-     * migration); "id incompatible -" or "id ERROR message" otherwise.
+     * migration); "id incompatible -" when incompatible; "ERROR:message" in place of the hex
+     * when bringing the record over fails, and "ERROR" as the verdict when judging fails.
      */
     @SuppressWarnings({"unchecked", "rawtypes"})
-    static void judge() throws Exception {
+    static void judge(String classes) throws Exception {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.US_ASCII));
-        ClassLoader loader = CrossCheck.class.getClassLoader();
+        // The user classes (enums, POJOs) as the restoring job has them: the new versions only.
+        ClassLoader loader = classes == null
+                ? CrossCheck.class.getClassLoader()
+                : new URLClassLoader(new URL[] {new File(classes).toURI().toURL()}, CrossCheck.class.getClassLoader());
         String line;
         while ((line = in.readLine()) != null) {
             String[] parts = line.split(" ", -1);
             String id = parts[0];
+            String verdict = "ERROR";
             try {
                 TypeSerializerSnapshot old = TypeSerializerSnapshotSerializationUtil.readSerializerSnapshot(
                         new DataInputDeserializer(unhex(parts[1])), loader);
-                TypeSerializerSnapshot neu = TypeSerializerSnapshotSerializationUtil.readSerializerSnapshot(
-                        new DataInputDeserializer(unhex(parts[2])), loader);
-                TypeSerializer newSerializer = neu.restoreSerializer();
+                // As a restoring job does: the new serializer's own snapshot judges the old one.
+                TypeSerializer newSerializer = TypeSerializerSnapshotSerializationUtil.readSerializerSnapshot(
+                        new DataInputDeserializer(unhex(parts[2])), loader).restoreSerializer();
+                TypeSerializerSnapshot neu = newSerializer.snapshotConfiguration();
                 TypeSerializerSchemaCompatibility result = neu.resolveSchemaCompatibility(old);
-                String verdict;
                 TypeSerializer reader;
                 TypeSerializer writer;
                 if (result.isCompatibleAsIs()) {
@@ -180,14 +189,16 @@ public class CrossCheck {
                 DataInputDeserializer source = new DataInputDeserializer(unhex(parts[3]));
                 Object value = reader.deserialize(source);
                 if (source.available() != 0) {
-                    System.out.println(id + " ERROR " + source.available() + " bytes left over");
+                    System.out.println(id + " " + verdict + " ERROR:" + source.available() + " bytes left over");
                     continue;
                 }
                 DataOutputSerializer out = new DataOutputSerializer(64);
                 writer.serialize(value, out);
                 System.out.println(id + " " + verdict + " " + hex(out.getCopyOfBuffer()));
             } catch (Exception e) {
-                System.out.println(id + " ERROR " + e.toString().replace('\n', ' '));
+                StackTraceElement[] at = e.getStackTrace();
+                String where = at.length > 0 ? " at " + at[0] : "";
+                System.out.println(id + " " + verdict + " ERROR:" + (e.toString() + where).replace('\n', ' '));
             }
         }
     }
@@ -198,7 +209,7 @@ public class CrossCheck {
             return;
         }
         if (args.length > 0 && args[0].equals("judge")) {
-            judge();
+            judge(args.length > 1 ? args[1] : null);
             return;
         }
         data("boolean_true", BooleanSerializer.INSTANCE, true);
