@@ -31,6 +31,7 @@ nesting is limited to ``MAX_NESTING`` and items of types written as no bytes at 
 from __future__ import annotations
 
 import struct
+import weakref
 from typing import Any
 
 from .._errors import EndOfDataError, SerializationError
@@ -45,228 +46,322 @@ _BE_INT = struct.Struct(">i")
 _BE_LONG = struct.Struct(">q")
 
 
-class _Walk:
-    """One translation over ``data[pos:end]`` into ``out``."""
+class _State:
+    """What one translation tracks across nodes: nesting depth and items of empty types."""
 
-    __slots__ = ("data", "pos", "end", "out", "depth", "zero_items", "zero_width")
+    __slots__ = ("depth", "zero_items")
 
-    def __init__(self, data: bytes, pos: int, end: int) -> None:
-        self.data, self.pos, self.end = data, pos, end
-        self.out = bytearray()
+    def __init__(self) -> None:
         self.depth = 0
         self.zero_items = 0
-        self.zero_width: dict[int, bool] = {}
 
-    def error(self, what: str) -> SerializationError:
-        return SerializationError(f"corrupt Avro data at byte {self.pos}: {what}")
 
-    def take(self, n: int, what: str) -> bytes:
-        pos = self.pos
-        if n < 0:
-            raise self.error(f"negative {what} length {n}")
-        if pos + n > self.end:
-            raise EndOfDataError(
-                f"Avro {what} needs {n} bytes at offset {pos} but only {self.end - pos} remain; "
-                "the data is truncated or a length in it is corrupt"
-            )
-        self.pos = pos + n
-        return self.data[pos : pos + n]
+def _error(pos: int, what: str) -> SerializationError:
+    return SerializationError(f"corrupt Avro data at byte {pos}: {what}")
 
-    def varint(self, signed: bool) -> int:
-        data, pos, end = self.data, self.pos, self.end
-        acc = shift = 0
-        while True:
-            if pos >= end:
-                raise EndOfDataError(f"Avro varint runs past the end of the data at offset {pos}")
-            b = data[pos]
-            pos += 1
-            acc |= (b & 0x7F) << shift
-            if b < 0x80:
-                break
-            shift += 7
-            if shift > 63:
-                raise self.error("a varint longer than 10 bytes")
-        self.pos = pos
-        return (acc >> 1) ^ -(acc & 1) if signed else acc
 
-    def put_varint(self, value: int, signed: bool) -> None:
-        n = ((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF if signed else value
-        out = self.out
-        while n & ~0x7F:
-            out.append((n & 0x7F) | 0x80)
-            n >>= 7
-        out.append(n)
+def _short(pos: int, need: int, end: int, what: str) -> EndOfDataError:
+    return EndOfDataError(
+        f"Avro {what} needs {need} bytes at offset {pos} but only {end - pos} remain; the data "
+        "is truncated or a length in it is corrupt"
+    )
 
-    def enter(self) -> None:
-        self.depth += 1
-        if self.depth > MAX_NESTING:
-            raise self.error(
-                f"records, arrays and maps nested deeper than {MAX_NESTING} levels (the limit "
-                "for recursive schemas)"
-            )
 
-    def check_count(self, n: int, items: Any, what: str) -> None:
-        zero = self.zero_width.get(id(items))
-        if zero is None:
-            zero = self.zero_width[id(items)] = _min_size(items, set()) == 0
+def _varint(data: bytes, pos: int, end: int) -> tuple[int, int]:
+    """An unsigned varint (7 bits a byte, low group first) and the position after it."""
+    acc = shift = 0
+    while True:
+        if pos >= end:
+            raise EndOfDataError(f"Avro varint runs past the end of the data at offset {pos}")
+        b = data[pos]
+        pos += 1
+        acc |= (b & 0x7F) << shift
+        if b < 0x80:
+            return acc, pos
+        shift += 7
+        if shift > 63:
+            raise _error(pos, "a varint longer than 10 bytes")
+
+
+def _put(n: int, out: bytearray) -> None:
+    """Append ``n`` (non-negative, below 2**64) as an unsigned varint."""
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+
+
+def _zigzag(value: int) -> int:
+    return ((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF
+
+
+def _enter(state: _State, pos: int) -> None:
+    state.depth += 1
+    if state.depth > MAX_NESTING:
+        raise _error(
+            pos, f"records, arrays and maps nested deeper than {MAX_NESTING} levels (the limit "
+            "for recursive schemas)"
+        )
+
+
+def _count_check(items: Any) -> Any:
+    """The check of an array or map block count for items of ``items``' type."""
+    zero = _min_size(items, set()) == 0
+
+    def check(n: int, pos: int, end: int, state: _State, what: str) -> None:
         if zero:
-            self.zero_items += n
-            if self.zero_items > MAX_ZERO_WIDTH_ITEMS:
-                raise self.error(f"more than {MAX_ZERO_WIDTH_ITEMS} items of an empty type in one value")
-        elif n > self.end - self.pos:
-            raise self.error(f"{what} block of {n} items with {self.end - self.pos} bytes left")
+            state.zero_items += n
+            if state.zero_items > MAX_ZERO_WIDTH_ITEMS:
+                raise _error(pos, f"more than {MAX_ZERO_WIDTH_ITEMS} items of an empty type in one value")
+        elif n > end - pos:
+            raise _error(pos, f"{what} block of {n} items with {end - pos} bytes left")
+
+    return check
 
 
-class _ToFlink(_Walk):
-    """Standard binary in, Flink's encoding out."""
-
-    __slots__ = ()
-
-    def index(self, size: int, what: str) -> int:
-        i = self.varint(True)
-        if not 0 <= i < size:
-            raise self.error(f"{what} index {i} outside 0..{size - 1}")
-        self.out += _BE_INT.pack(i)
-        return i
-
-    def count(self, items: Any, what: str) -> int:
-        n = self.varint(True)
-        if n < 0:
-            n = -n
-            self.varint(True)  # the block's byte size: Flink's encoding has none
-        if n:
-            self.check_count(n, items, what)
-        self.put_varint(n, False)
-        return n
-
-    def walk(self, node: Any) -> None:
-        t = node.type
-        out = self.out
-        if t == "null":
-            return
-        if t == "boolean":
-            out += self.take(1, "boolean")
-        elif t == "int":
-            out += _BE_INT.pack(self.varint(True))
-        elif t == "long":
-            out += _BE_LONG.pack(self.varint(True))
-        elif t == "float":
-            out += self.take(4, "float")[::-1]  # the same bits, the other byte order
-        elif t == "double":
-            out += self.take(8, "double")[::-1]
-        elif t in ("bytes", "string"):
-            raw = self.take(self.varint(True), t)
-            out += _BE_INT.pack(len(raw))
-            out += raw
-        elif t == "fixed":
-            out += self.take(node.size, "fixed")
-        elif t == "enum":
-            self.index(len(node.symbols), "enum symbol")
-        elif t == "union":
-            self.walk(node.branches[self.index(len(node.branches), "union branch")])
-        else:
-            self.enter()
-            if t == "array":
-                while n := self.count(node.items, "array"):
-                    for _ in range(n):
-                        self.walk(node.items)
-            elif t == "map":
-                while n := self.count(node.values, "map"):
-                    for _ in range(n):
-                        raw = self.take(self.varint(True), "map key")
-                        out += _BE_INT.pack(len(raw))
-                        out += raw
-                        self.walk(node.values)
-            else:
-                for field in node.fields:
-                    self.walk(field.type)
-            self.depth -= 1
+_Step = Any  # (data, pos, end, out, state) -> pos
 
 
-class _ToBinary(_Walk):
-    """Flink's encoding in, standard binary out."""
+def _compile(root: Any, to_flink: bool) -> _Step:
+    """One function per schema node, translating one datum of that node (records shared, so a
+    recursive schema compiles to recursive functions)."""
+    done: dict[int, _Step] = {}
 
-    __slots__ = ()
+    def build(node: Any) -> _Step:
+        found = done.get(id(node))
+        if found is not None:
+            return found
+        if node.type == "record":
+            steps: list[_Step] = []
 
-    def read_int(self, what: str) -> int:
-        return int(_BE_INT.unpack(self.take(4, what))[0])
+            def record(data: bytes, pos: int, end: int, out: bytearray, state: _State) -> int:
+                _enter(state, pos)
+                for step in steps:
+                    pos = step(data, pos, end, out, state)
+                state.depth -= 1
+                return pos
 
-    def index(self, size: int, what: str) -> int:
-        i = self.read_int(what)
-        if not 0 <= i < size:
-            raise self.error(f"{what} index {i} outside 0..{size - 1}")
-        self.put_varint(i, True)
-        return i
+            done[id(node)] = record
+            steps.extend(build(f.type) for f in node.fields)
+            return record
+        step = (_to_flink if to_flink else _to_binary)(node, build)
+        done[id(node)] = step
+        return step
 
-    def count(self, items: Any, what: str) -> int:
-        n = self.varint(False)
-        if n > (1 << 63) - 1:
-            raise self.error(f"{what} count {n} does not fit a long")
-        if n:
-            self.check_count(n, items, what)
-        self.put_varint(n, True)
-        return n
-
-    def length_prefixed(self, what: str) -> None:
-        raw = self.take(self.read_int(what), what)
-        self.put_varint(len(raw), True)
-        self.out += raw
-
-    def walk(self, node: Any) -> None:
-        t = node.type
-        out = self.out
-        if t == "null":
-            return
-        if t == "boolean":
-            out.append(1 if self.take(1, "boolean")[0] else 0)
-        elif t == "int":
-            self.put_varint(self.read_int("int"), True)
-        elif t == "long":
-            self.put_varint(_BE_LONG.unpack(self.take(8, "long"))[0], True)
-        elif t == "float":
-            out += self.take(4, "float")[::-1]
-        elif t == "double":
-            out += self.take(8, "double")[::-1]
-        elif t in ("bytes", "string"):
-            self.length_prefixed(t)
-        elif t == "fixed":
-            out += self.take(node.size, "fixed")
-        elif t == "enum":
-            self.index(len(node.symbols), "enum symbol")
-        elif t == "union":
-            self.walk(node.branches[self.index(len(node.branches), "union branch")])
-        else:
-            self.enter()
-            if t == "array":
-                while n := self.count(node.items, "array"):
-                    for _ in range(n):
-                        self.walk(node.items)
-            elif t == "map":
-                while n := self.count(node.values, "map"):
-                    for _ in range(n):
-                        self.length_prefixed("map key")
-                        self.walk(node.values)
-            else:
-                for field in node.fields:
-                    self.walk(field.type)
-            self.depth -= 1
+    return build(root)
 
 
-def _run(walk: _Walk, root: Any) -> tuple[bytes, int]:
+def _to_flink(node: Any, build: Any) -> _Step:
+    """Standard binary in, Flink's encoding out, for one non-record node."""
+    t = node.type
+    if t == "null":
+        return lambda data, pos, end, out, state: pos
+    if t in ("boolean", "fixed", "float", "double"):
+        size = {"boolean": 1, "float": 4, "double": 8}.get(t) or node.size
+        flip = t in ("float", "double")  # the same bits, the other byte order
+
+        def fixed(data: bytes, pos: int, end: int, out: bytearray, state: _State) -> int:
+            stop = pos + size
+            if stop > end:
+                raise _short(pos, size, end, t)
+            out += data[pos:stop][::-1] if flip else data[pos:stop]
+            return stop
+
+        return fixed
+    if t in ("int", "long", "enum"):
+        pack = _BE_LONG.pack if t == "long" else _BE_INT.pack
+        symbols = len(node.symbols) if t == "enum" else 0
+
+        def number(data: bytes, pos: int, end: int, out: bytearray, state: _State) -> int:
+            raw, pos = _varint(data, pos, end)
+            value = (raw >> 1) ^ -(raw & 1)
+            if symbols and not 0 <= value < symbols:
+                raise _error(pos, f"enum symbol index {value} outside 0..{symbols - 1}")
+            try:
+                out += pack(value)
+            except struct.error:
+                raise _error(pos, f"{t} value {value} out of range") from None
+            return pos
+
+        return number
+    if t in ("bytes", "string"):
+
+        def sized(data: bytes, pos: int, end: int, out: bytearray, state: _State) -> int:
+            raw, pos = _varint(data, pos, end)
+            n = (raw >> 1) ^ -(raw & 1)
+            if n < 0:
+                raise _error(pos, f"negative {t} length {n}")
+            stop = pos + n
+            if stop > end:
+                raise _short(pos, n, end, t)
+            out += _BE_INT.pack(n)
+            out += data[pos:stop]
+            return stop
+
+        return sized
+    if t == "union":
+        branches = [build(b) for b in node.branches]
+
+        def union(data: bytes, pos: int, end: int, out: bytearray, state: _State) -> int:
+            raw, pos = _varint(data, pos, end)
+            i = (raw >> 1) ^ -(raw & 1)
+            if not 0 <= i < len(branches):
+                raise _error(pos, f"union branch index {i} outside 0..{len(branches) - 1}")
+            out += _BE_INT.pack(i)
+            return branches[i](data, pos, end, out, state)
+
+        return union
+    items_node = node.items if t == "array" else node.values
+    items = build(items_node)
+    key = build(_STRING) if t == "map" else None
+    check = _count_check(items_node)
+
+    def blocks(data: bytes, pos: int, end: int, out: bytearray, state: _State) -> int:
+        _enter(state, pos)
+        while True:
+            raw, pos = _varint(data, pos, end)
+            n = (raw >> 1) ^ -(raw & 1)
+            if n < 0:
+                n = -n
+                _, pos = _varint(data, pos, end)  # the block's byte size: Flink has none
+            _put(n, out)
+            if not n:
+                state.depth -= 1
+                return pos
+            check(n, pos, end, state, t)
+            for _ in range(n):
+                if key is not None:
+                    pos = key(data, pos, end, out, state)
+                pos = items(data, pos, end, out, state)
+
+    return blocks
+
+
+def _to_binary(node: Any, build: Any) -> _Step:
+    """Flink's encoding in, standard binary out, for one non-record node."""
+    t = node.type
+    if t == "null":
+        return lambda data, pos, end, out, state: pos
+    if t in ("fixed", "float", "double"):
+        size = {"float": 4, "double": 8}.get(t) or node.size
+        flip = t != "fixed"
+
+        def fixed(data: bytes, pos: int, end: int, out: bytearray, state: _State) -> int:
+            stop = pos + size
+            if stop > end:
+                raise _short(pos, size, end, t)
+            out += data[pos:stop][::-1] if flip else data[pos:stop]
+            return stop
+
+        return fixed
+    if t == "boolean":
+
+        def boolean(data: bytes, pos: int, end: int, out: bytearray, state: _State) -> int:
+            if pos >= end:
+                raise _short(pos, 1, end, t)
+            out.append(1 if data[pos] else 0)  # Java reads any non-zero byte as true
+            return pos + 1
+
+        return boolean
+    if t in ("int", "long", "enum"):
+        unpack, size = (_BE_LONG.unpack_from, 8) if t == "long" else (_BE_INT.unpack_from, 4)
+        symbols = len(node.symbols) if t == "enum" else 0
+
+        def number(data: bytes, pos: int, end: int, out: bytearray, state: _State) -> int:
+            if pos + size > end:
+                raise _short(pos, size, end, t)
+            value = unpack(data, pos)[0]
+            if symbols and not 0 <= value < symbols:
+                raise _error(pos, f"enum symbol index {value} outside 0..{symbols - 1}")
+            _put(_zigzag(value), out)
+            return pos + size
+
+        return number
+    if t in ("bytes", "string"):
+
+        def sized(data: bytes, pos: int, end: int, out: bytearray, state: _State) -> int:
+            if pos + 4 > end:
+                raise _short(pos, 4, end, t)
+            n = _BE_INT.unpack_from(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _error(pos, f"negative {t} length {n}")
+            stop = pos + n
+            if stop > end:
+                raise _short(pos, n, end, t)
+            _put(n << 1, out)
+            out += data[pos:stop]
+            return stop
+
+        return sized
+    if t == "union":
+        branches = [build(b) for b in node.branches]
+
+        def union(data: bytes, pos: int, end: int, out: bytearray, state: _State) -> int:
+            if pos + 4 > end:
+                raise _short(pos, 4, end, "union branch")
+            i = _BE_INT.unpack_from(data, pos)[0]
+            if not 0 <= i < len(branches):
+                raise _error(pos, f"union branch index {i} outside 0..{len(branches) - 1}")
+            _put(i << 1, out)
+            return branches[i](data, pos + 4, end, out, state)
+
+        return union
+    items_node = node.items if t == "array" else node.values
+    items = build(items_node)
+    key = build(_STRING) if t == "map" else None
+    check = _count_check(items_node)
+
+    def blocks(data: bytes, pos: int, end: int, out: bytearray, state: _State) -> int:
+        _enter(state, pos)
+        while True:
+            n, pos = _varint(data, pos, end)
+            if n > (1 << 63) - 1:
+                raise _error(pos, f"{t} count {n} does not fit a long")
+            _put(n << 1, out)
+            if not n:
+                state.depth -= 1
+                return pos
+            check(n, pos, end, state, t)
+            for _ in range(n):
+                if key is not None:
+                    pos = key(data, pos, end, out, state)
+                pos = items(data, pos, end, out, state)
+
+    return blocks
+
+
+class _StringNode:
+    """The schema node of a map key."""
+
+    type = "string"
+
+
+_STRING = _StringNode()
+_COMPILED: weakref.WeakKeyDictionary[Any, tuple[_Step, _Step]] = weakref.WeakKeyDictionary()
+
+
+def _steps(root: Any) -> tuple[_Step, _Step]:
+    found = _COMPILED.get(root)
+    if found is None:
+        found = _COMPILED[root] = (_compile(root, True), _compile(root, False))
+    return found
+
+
+def _run(step: _Step, data: bytes, pos: int, end: int | None) -> tuple[bytes, int]:
+    out = bytearray()
     try:
-        walk.walk(root)  # type: ignore[attr-defined]
+        stop = step(data, pos, len(data) if end is None else end, out, _State())
     except RecursionError:
         raise SerializationError("Avro data nests too deeply to translate") from None
-    except struct.error as exc:
-        raise SerializationError(f"corrupt Avro data: {exc}") from None
-    return bytes(walk.out), walk.pos
+    return bytes(out), stop
 
 
 def binary_to_flink(root: Any, data: bytes, pos: int = 0, end: int | None = None) -> tuple[bytes, int]:
     """One datum of standard binary at ``data[pos:]`` in Flink's encoding, and where it ended."""
-    return _run(_ToFlink(data, pos, len(data) if end is None else end), root)
+    return _run(_steps(root)[0], data, pos, end)
 
 
 def flink_to_binary(root: Any, data: bytes, pos: int = 0, end: int | None = None) -> tuple[bytes, int]:
     """One datum of Flink's encoding at ``data[pos:]`` in standard binary, and where it ended."""
-    return _run(_ToBinary(data, pos, len(data) if end is None else end), root)
+    return _run(_steps(root)[1], data, pos, end)
