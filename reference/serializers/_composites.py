@@ -9,7 +9,12 @@ from .._compat import OuterSchemaCompatibility, SchemaCompatibility
 from .._errors import SerializationError, SnapshotFormatError
 from .._io import DataInputView, DataOutputView
 from .._serializer import TypeSerializer
-from .._snapshot import CompositeTypeSerializerSnapshot, TypeSerializerSnapshot, migrated_element, snapshot_dialect
+from .._snapshot import (
+    CompositeTypeSerializerSnapshot,
+    TypeSerializerSnapshot,
+    migrated_element,
+    snapshot_dialect,
+)
 
 __all__ = [
     "NullableSerializer", "ListSerializer", "MapSerializer", "TupleSerializer",
