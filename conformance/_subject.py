@@ -63,7 +63,8 @@ class Evolution:
     ``compatible_as_is``, ``compatible_after_migration``,
     ``compatible_with_reconfigured_serializer``, ``incompatible``); ``migrate`` maps an old value
     to the value the new serializer must read back (identity when omitted for as-is and
-    reconfigured; required for after-migration). ``reason_contains`` (incompatible only) is a
+    reconfigured, and for a recorded release's expectation; required for an after-migration
+    evolution to another serializer). ``reason_contains`` (incompatible only) is a
     word the incompatibility reason must mention, such as the field name. ``schemas`` (old,
     new) are the ``reference.types`` schemas of both versions when their classes were generated
     from schemas (``strategies``): the harness makes the new classes current while the new
@@ -108,7 +109,7 @@ class Evolution:
             raise SubjectError(
                 f"Evolution(migrate=...) must be a function old_value -> new_value; got {type(migrate).__name__}"
             )
-        if expect is Verdict.COMPATIBLE_AFTER_MIGRATION and migrate is None:
+        if expect is Verdict.COMPATIBLE_AFTER_MIGRATION and migrate is None and to is not None:
             raise SubjectError(
                 "Evolution(expect='compatible_after_migration') needs migrate=: a function that "
                 "maps an old value to the value the new serializer must read after migration "
