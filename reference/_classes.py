@@ -8,12 +8,20 @@ A class may also answer to a Java class name (``register_type(cls, java_name)``)
 Flink's snapshots carry: snapshots naming it resolve to ``cls``, and snapshots written in the
 Flink dialect name it so. Registering a Java name again rebinds it (the last call wins), so one
 process can model a class before and after an upgrade.
+
+The fallback reads attributes only from namespaces as they are: the module's ``__dict__``
+for the first part of the qualified name, then the ``__dict__`` of each enclosing class. It
+never calls ``getattr``, so a module's ``__getattr__`` (which may import lazy submodules), a
+metaclass' ``__getattr__`` or a descriptor never runs, and a qualified name never walks
+through a submodule (``numpy:testing.TestCase`` is not a class name).
 """
 
 from __future__ import annotations
 
 import sys
 import threading
+import types
+from collections.abc import Mapping
 
 __all__ = ["register_type", "lookup_type", "class_identity", "qualified_name", "java_name_of", "class_key"]
 
@@ -70,11 +78,15 @@ def lookup_type(name: str) -> type | None:
         return found
     module_name, _, qualname = name.partition(":")
     module = sys.modules.get(module_name)
-    if module is None or not qualname or "<locals>" in qualname:
+    if not isinstance(module, types.ModuleType) or not qualname or "<locals>" in qualname:
         return None
-    obj: object = module
+    # The module's own dict, then each enclosing class's own dict (a mappingproxy): plain
+    # lookups, so no __getattr__, descriptor or lazy import ever runs.
+    namespace: Mapping[str, object] = vars(module)
+    obj: object = None
     for part in qualname.split("."):
-        obj = getattr(obj, part, None)
-        if obj is None:
+        obj = namespace.get(part)
+        if not isinstance(obj, type):
             return None
+        namespace = vars(obj)
     return obj if isinstance(obj, type) else None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import struct
 
+from ._bounds import ZERO_WIDTH_ALLOWANCE
 from ._errors import EndOfDataError, SerializationError
 
 __all__ = ["DataOutputView", "DataInputView", "encode_modified_utf8", "decode_modified_utf8"]
@@ -151,14 +152,36 @@ class DataOutputView:
 
 
 class DataInputView:
-    """A big-endian reader over bytes; reading past the end raises ``EndOfDataError``."""
+    """A big-endian reader over bytes; reading past the end raises ``EndOfDataError``.
 
-    __slots__ = ("_data", "_pos", "_end")
+    A view is one record as far as the element budget goes (``charge_elements``): whatever
+    its serializers nest, they decode at most ``len(data) + ZERO_WIDTH_ALLOWANCE`` collection
+    elements from it in total."""
+
+    __slots__ = ("_data", "_pos", "_end", "_elements")
 
     def __init__(self, data: bytes | bytearray | memoryview) -> None:
         self._data = memoryview(data).cast("B") if not isinstance(data, bytes) else data
         self._pos = 0
         self._end = len(self._data)
+        self._elements = self._end + ZERO_WIDTH_ALLOWANCE
+
+    def charge_elements(self, count: int, what: str) -> None:
+        """Account for ``count`` collection elements about to be decoded; refuse them when the
+        record's element budget (its byte length + ``ZERO_WIDTH_ALLOWANCE``) would be
+        exceeded, before anything is allocated for them."""
+        left = self._elements - count
+        if left < 0:
+            raise SerializationError(
+                f"{what} {count}: more elements than a {self._end}-byte record may hold "
+                f"(at most one element per byte plus {ZERO_WIDTH_ALLOWANCE} elements that take "
+                "no bytes, over all nesting levels); the data is corrupt"
+            )
+        self._elements = left
+
+    def elements_left(self) -> int:
+        """What remains of this record's element budget."""
+        return self._elements
 
     def _need(self, n: int, what: str) -> int:
         pos = self._pos

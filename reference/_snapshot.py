@@ -21,6 +21,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
+from ._bounds import MAX_SNAPSHOT_DEPTH, pickle_length_problem
 from ._classes import class_identity
 from ._compat import OuterSchemaCompatibility, SchemaCompatibility, combine_nested
 from ._errors import (
@@ -261,6 +262,10 @@ class CompositeTypeSerializerSnapshot(TypeSerializerSnapshot[T]):
 
     __module__ = "reference"  # stable public identity
 
+    #: How many nested snapshots the serializer is built from, when that is fixed (a List: 1,
+    #: a Map: 2); another count in the bytes is refused while reading. None: any count.
+    NESTED_ARITY: ClassVar[int | None] = None
+
     def __init__(self, serializer: TypeSerializer[T] | None = None) -> None:
         self._serializer = serializer
         self.nested_snapshots: list[TypeSerializerSnapshot[Any]] = []
@@ -341,6 +346,11 @@ class CompositeTypeSerializerSnapshot(TypeSerializerSnapshot[T]):
             raise SnapshotFormatError(
                 f"{name}: nested snapshot count {count} does not fit the "
                 f"{source.available()} remaining bytes; the snapshot is corrupt"
+            )
+        if self.NESTED_ARITY is not None and count != self.NESTED_ARITY:
+            raise SnapshotFormatError(
+                f"{name}: {count} nested snapshots, should be {self.NESTED_ARITY}; the snapshot "
+                "is corrupt"
             )
         self.nested_snapshots = [read_versioned_snapshot(source) for _ in range(count)]
         self._serializer = None
@@ -503,8 +513,28 @@ def write_versioned_snapshot(
         _dialect.name = previous
 
 
+_depth = threading.local()
+
+
 def read_versioned_snapshot(source: DataInputView) -> TypeSerializerSnapshot[Any]:
-    """Read what ``write_versioned_snapshot`` wrote, resolving the class via the registry."""
+    """Read what ``write_versioned_snapshot`` wrote, resolving the class via the registry.
+
+    Snapshots nested deeper than ``MAX_SNAPSHOT_DEPTH`` are refused before the next level is
+    read (so neither reading nor anything done later with the snapshot recurses without bound)."""
+    depth = getattr(_depth, "value", 0)
+    if depth >= MAX_SNAPSHOT_DEPTH:
+        raise SnapshotFormatError(
+            f"serializer snapshots nested deeper than {MAX_SNAPSHOT_DEPTH} levels (the limit "
+            "for snapshots read from bytes); the snapshot is corrupt or not from this project"
+        )
+    _depth.value = depth + 1
+    try:
+        return _read_versioned_snapshot(source)
+    finally:
+        _depth.value = depth
+
+
+def _read_versioned_snapshot(source: DataInputView) -> TypeSerializerSnapshot[Any]:
     try:
         name = source.read_utf()
     except SerializationError as exc:
@@ -526,7 +556,8 @@ def read_versioned_snapshot(source: DataInputView) -> TypeSerializerSnapshot[Any
         raise
     except StateError as exc:
         raise SnapshotFormatError(f"corrupt snapshot of {name}: {exc}") from None
-    except (ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError, AttributeError,
+            UnicodeError, RecursionError, MemoryError) as exc:
         raise SnapshotFormatError(
             f"corrupt snapshot of {name}: {type(exc).__name__}: {exc}"
         ) from None
@@ -561,9 +592,20 @@ def read_serializer_snapshot(
             )
         import pickle  # only on the caller's explicit request
 
-        size = source.read_int()
-        payload = source.read_fully(size)
-        serializer = pickle.loads(payload)
+        try:
+            payload = source.read_fully(source.read_int())
+        except SerializationError as exc:
+            raise SnapshotFormatError(f"corrupt pre-1.7 pickled serializer: {exc}") from None
+        problem = pickle_length_problem(payload)
+        try:
+            if problem is not None:
+                raise ValueError(problem)
+            serializer = pickle.loads(payload)
+        except Exception as exc:  # a damaged pickle can fail in any way
+            raise SnapshotFormatError(
+                f"the pre-1.7 pickled serializer cannot be unpickled ({type(exc).__name__}: "
+                f"{exc}); the snapshot is corrupt or needs a class that is not importable here"
+            ) from None
         if not isinstance(serializer, TypeSerializer):
             raise SnapshotFormatError(
                 f"the pre-1.7 snapshot held a {type(serializer).__name__}, not a TypeSerializer"

@@ -46,6 +46,7 @@ from fastavro import parse_schema as _fastavro_parse
 from fastavro import schemaless_reader as _fastavro_read
 from fastavro import schemaless_writer as _fastavro_write
 
+from .._bounds import MAX_JSON_DEPTH, ZERO_WIDTH_ALLOWANCE, json_depth_exceeds
 from .._compat import SchemaCompatibility
 from .._errors import EndOfDataError, SerializationError, SnapshotFormatError, StateMigrationError
 from .._io import DataInputView, DataOutputView
@@ -80,9 +81,10 @@ GENERIC_RECORD = "org.apache.avro.generic.GenericRecord"
 #: Deepest nesting of records, arrays and maps read or written for a recursive schema: deeper
 #: data would overflow fastavro's C stack (a crash, not an error).
 MAX_NESTING = 200
-#: Most items, over one value, of arrays whose items take no bytes (e.g. ``array<null>``):
-#: their count is not bounded by the bytes available, so a corrupt count is bounded here.
-MAX_ZERO_WIDTH_ITEMS = 1 << 20
+#: Items of arrays (and entries of maps) whose items take no bytes (e.g. ``array<null>``) that one
+#: record may hold beyond one per byte: their count is not bounded by the bytes available, so
+#: a corrupt count is bounded by the record's element budget (``reference._bounds``).
+MAX_ZERO_WIDTH_ITEMS = ZERO_WIDTH_ALLOWANCE
 
 _FLOAT = struct.Struct("<f")
 _DOUBLE = struct.Struct("<d")
@@ -178,12 +180,16 @@ class _Decoder:
     """A bounded Avro binary decoder over ``data[pos:end]``; with a resolution it reads writer
     data into the reader's shape (union values tagged for fastavro's tuple notation)."""
 
-    __slots__ = ("data", "pos", "end", "depth", "zero_items", "resolution", "zero_width")
+    __slots__ = ("data", "pos", "end", "depth", "zero_items", "zero_limit", "resolution", "zero_width")
 
-    def __init__(self, data: bytes, pos: int, end: int, resolution: _Resolution | None = None) -> None:
+    def __init__(
+        self, data: bytes, pos: int, end: int, resolution: _Resolution | None = None,
+        zero_limit: int = MAX_ZERO_WIDTH_ITEMS,
+    ) -> None:
         self.data, self.pos, self.end = data, pos, end
         self.depth = 0
         self.zero_items = 0
+        self.zero_limit = zero_limit
         self.resolution = resolution
         self.zero_width: dict[int, bool] = {}
 
@@ -249,9 +255,10 @@ class _Decoder:
                 zero = self.zero_width[id(items)] = _min_size(items, set()) == 0
             if zero:
                 self.zero_items += n
-                if self.zero_items > MAX_ZERO_WIDTH_ITEMS:
+                if self.zero_items > self.zero_limit:
                     raise self._error(
-                        f"more than {MAX_ZERO_WIDTH_ITEMS} items of an empty type in one value"
+                        f"more than {self.zero_limit} items of an empty type in one record (the "
+                        f"record's element budget: one per byte plus {MAX_ZERO_WIDTH_ITEMS})"
                     )
             elif n > self.end - self.pos:
                 raise self._error(f"{what} block of {n} items with {self.end - self.pos} bytes left")
@@ -516,9 +523,14 @@ class AvroSerializer(TypeSerializer[Any]):
     @classmethod
     def from_json(cls, text: str, **options: Any) -> AvroSerializer:
         """A serializer for a schema given as JSON text (an ``.avsc`` file's content)."""
+        if isinstance(text, str) and json_depth_exceeds(text, MAX_JSON_DEPTH):
+            raise AvroSchemaError(
+                f"the Avro schema's JSON nests deeper than {MAX_JSON_DEPTH} levels; it is corrupt "
+                "or not a schema"
+            )
         try:
             schema = json.loads(text)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, RecursionError) as exc:
             raise AvroSchemaError(f"the Avro schema is not valid JSON: {exc}") from None
         return cls(schema, **options)
 
@@ -567,7 +579,7 @@ class AvroSerializer(TypeSerializer[Any]):
     def _read_binary(self, source: DataInputView) -> Any:
         data, pos, end = _window(source)
         if self._cache_guard:
-            self._bounded_read(data, pos, end)
+            self._bounded_read(data, pos, end, source)
         form = self._cache_fastavro
         buf = BytesIO(data)  # shares ``data``: no copy
         buf.seek(pos)
@@ -634,12 +646,17 @@ class AvroSerializer(TypeSerializer[Any]):
             )
         return value
 
-    def _bounded_read(self, data: bytes, pos: int, end: int) -> int:
-        decoder = _Decoder(data, pos, end)
+    def _bounded_read(self, data: bytes, pos: int, end: int, source: Any = None) -> int:
+        """Check one value with the bounded decoder; its items of empty types are charged to
+        ``source``'s element budget (the record's, shared with enclosing collections)."""
+        budget = getattr(source, "elements_left", None)
+        decoder = _Decoder(data, pos, end, zero_limit=budget() if budget else MAX_ZERO_WIDTH_ITEMS)
         try:
             decoder.read(self._cache_avro.root)
         except RecursionError:
             raise SerializationError(f"{self!r}: Avro data nests too deeply to read") from None
+        if budget and decoder.zero_items:
+            source.charge_elements(decoder.zero_items, f"{self!r}: items of empty types")
         return decoder.pos
 
     def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
@@ -901,11 +918,14 @@ class AvroSerializerSnapshot(
         if prior.encoding == "flink":  # resolution reads the binary form
             binary, consumed = flink_to_binary(prior._cache_avro.root, data, start, end)
             data, pos, end = binary, 0, len(binary)
-        decoder = _Decoder(data, pos, end, resolution)
+        budget = getattr(source, "elements_left", None)
+        decoder = _Decoder(data, pos, end, resolution, zero_limit=budget() if budget else MAX_ZERO_WIDTH_ITEMS)
         try:
             value = decoder.read(prior._cache_avro.root, new._cache_avro.root)
         except RecursionError:
             raise SerializationError(f"{prior!r}: Avro data nests too deeply to migrate") from None
+        if budget and decoder.zero_items:
+            source.charge_elements(decoder.zero_items, f"{prior!r}: items of empty types")
         source.skip_bytes(consumed - start if prior.encoding == "flink" else decoder.pos - start)
         new._write_raw(value, target)
 

@@ -164,6 +164,16 @@ class _Parser:
         self.names: dict[str, NamedNode] = {}
         self.in_progress: set[str] = set()
         self.recursive = False
+        self.defaults: list[tuple[str, str, Node, Any]] = []
+
+    def check_defaults(self) -> None:
+        for where, name, ftype, default in self.defaults:
+            if not default_is_valid(ftype, default):
+                raise _fail(
+                    f"{where}/default",
+                    f"default {default!r} of field {name!r} is not a valid {_describe(ftype)} value "
+                    "(a record default needs a finite value for every field)",
+                )
 
     def parse(self, obj: Any, namespace: str, path: str, depth: int) -> Node:
         if depth > MAX_SCHEMA_DEPTH:
@@ -310,11 +320,10 @@ class _Parser:
             if order is not None and order not in ("ascending", "descending", "ignore"):
                 raise _fail(f"{where}/order", f"order must be ascending, descending or ignore, got {order!r}")
             has_default = "default" in spec
-            if has_default and not default_is_valid(ftype, spec["default"]):
-                raise _fail(
-                    f"{where}/default",
-                    f"default {spec['default']!r} of field {name!r} is not a valid {_describe(ftype)} value",
-                )
+            if has_default:
+                # Checked once every record is complete: a default may be a value of a record
+                # whose fields are still being parsed (a recursive schema).
+                self.defaults.append((where, name, ftype, spec["default"]))
             doc = spec.get("doc")
             field = Field(
                 name=name, type=ftype, pos=i, has_default=has_default, default=spec.get("default"),
@@ -350,9 +359,11 @@ def _describe(node: Node) -> str:
     return node.fullname if isinstance(node, NamedNode) else node.type
 
 
-def default_is_valid(node: Node, value: Any) -> bool:
+def default_is_valid(node: Node, value: Any, _expanding: frozenset[int] = frozenset()) -> bool:
     """Whether a JSON default value is a value of ``node`` (Avro's JSON encoding of defaults;
-    a union default may match any branch, the first matching one gives its type)."""
+    a union default may match any branch, the first matching one gives its type). A record
+    field the value leaves out takes the field's own default, which must be valid and must not
+    need itself again (a recursive record's default would be infinite)."""
     t = node.type
     if t == "null":
         return value is None
@@ -373,16 +384,19 @@ def default_is_valid(node: Node, value: Any) -> bool:
     if t == "enum":
         return isinstance(value, str) and value in node.symbols  # type: ignore[attr-defined]
     if t == "array":
-        return isinstance(value, list) and all(default_is_valid(node.items, v) for v in value)  # type: ignore[attr-defined]
+        return isinstance(value, list) and all(default_is_valid(node.items, v, _expanding) for v in value)  # type: ignore[attr-defined]
     if t == "map":
-        return isinstance(value, dict) and all(default_is_valid(node.values, v) for v in value.values())  # type: ignore[attr-defined]
+        return isinstance(value, dict) and all(default_is_valid(node.values, v, _expanding) for v in value.values())  # type: ignore[attr-defined]
     if t == "record":
         return isinstance(value, dict) and all(
-            default_is_valid(f.type, value[f.name]) if f.name in value else f.has_default
+            default_is_valid(f.type, value[f.name], _expanding) if f.name in value else (
+                f.has_default and id(f) not in _expanding
+                and default_is_valid(f.type, f.default, _expanding | {id(f)})
+            )
             for f in node.fields  # type: ignore[attr-defined]
         )
     if t == "union":
-        return any(default_is_valid(b, value) for b in node.branches)  # type: ignore[attr-defined]
+        return any(default_is_valid(b, value, _expanding) for b in node.branches)  # type: ignore[attr-defined]
     return False
 
 
@@ -513,6 +527,7 @@ def parse_avro_schema(schema: Any) -> AvroSchema:
     parser = _Parser()
     try:
         root = parser.parse(schema, "", "", 0)
+        parser.check_defaults()
     except RecursionError:
         raise _fail("", "nested too deeply to parse") from None
     provisional = AvroSchema(root, None, "", parser.recursive, False)

@@ -112,6 +112,7 @@ class NullableSerializerSnapshot(
     """Outer snapshot (version 2): the null padding length; a change is incompatible."""
 
     __module__ = "reference.serializers"  # stable identity in savepoints
+    NESTED_ARITY = 1
 
 
     def __init__(self, serializer: NullableSerializer | None = None) -> None:
@@ -158,11 +159,6 @@ class NullableSerializerSnapshot(
         return migrated
 
 
-#: More elements than bytes left are only possible for elements written as no bytes at all;
-#: beyond this many, the size is taken for corrupt data rather than allocated.
-_MAX_ZERO_WIDTH_ELEMENTS = 1 << 16
-
-
 class ListSerializer(TypeSerializer[list[Any]]):
     """``java.util.List``: int size, then the elements back to back (no null flags)."""
 
@@ -184,12 +180,14 @@ class ListSerializer(TypeSerializer[list[Any]]):
     def _check_size(self, size: int, source: DataInputView, first_element_width: Any) -> None:
         """Refuse sizes the bytes cannot hold. Elements take at least one byte each, except
         those of a type written as no bytes at all (an Avro null, fixed(0) or empty record):
-        such a list may have more elements than bytes left, up to a sanity bound."""
+        such a list may have more elements than bytes left, within the record's element budget
+        (``DataInputView.charge_elements``, shared by every nesting level)."""
         if size < 0:
             raise SerializationError(f"ListSerializer: negative list size {size}; the data is corrupt")
+        source.charge_elements(size, "ListSerializer: list size")
         if size <= source.available():
             return
-        if size <= _MAX_ZERO_WIDTH_ELEMENTS and first_element_width() == 0:
+        if first_element_width() == 0:
             return
         raise SerializationError(
             f"ListSerializer: list size {size} with {source.available()} bytes left; "
@@ -250,6 +248,7 @@ class ListSerializerSnapshot(
     """FLIP-527 limit: a row inside a list may not evolve (the whole list is incompatible)."""
 
     __module__ = "reference.serializers"  # stable identity in savepoints
+    NESTED_ARITY = 1
 
 
     def get_current_outer_snapshot_version(self) -> int:
@@ -315,6 +314,7 @@ class MapSerializer(TypeSerializer[dict[Any, Any]]):
                 f"MapSerializer: map size {size} with {source.available()} bytes left; "
                 "the data is corrupt or truncated"
             )
+        source.charge_elements(size, "MapSerializer: map size")
         read_key, read_value = self.key.deserialize, self.value.deserialize
         result: dict[Any, Any] = {}
         for _ in range(size):
@@ -326,6 +326,7 @@ class MapSerializer(TypeSerializer[dict[Any, Any]]):
         size = source.read_int()
         if size < 0 or size * 2 > source.available():
             raise SerializationError(f"MapSerializer: corrupt map size {size}")
+        source.charge_elements(size, "MapSerializer: map size")
         target.write_int(size)
         for _ in range(size):
             self.key.copy_serialized(source, target)
@@ -354,6 +355,7 @@ class MapSerializerSnapshot(
     java_name="org.apache.flink.api.common.typeutils.base.MapSerializerSnapshot",
 ):
     __module__ = "reference.serializers"  # stable identity in savepoints
+    NESTED_ARITY = 2
 
     def get_current_outer_snapshot_version(self) -> int:
         return 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pickle
 from typing import Any
 
+from .._bounds import pickle_length_problem
 from .._errors import SerializationError
 from .._io import DataInputView, DataOutputView
 from .._serializer import TypeSerializer
@@ -49,6 +50,12 @@ class PickleSerializer(TypeSerializer[Any]):
 
     def deserialize(self, source: DataInputView) -> Any:
         payload = self._payload(source)
+        problem = pickle_length_problem(payload)
+        if problem is not None:
+            raise SerializationError(
+                f"PickleSerializer: the {len(payload)}-byte payload is not a well-formed pickle "
+                f"({problem}); the data is corrupt"
+            )
         try:
             return pickle.loads(payload)
         except Exception as exc:
