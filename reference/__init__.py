@@ -7,6 +7,7 @@ from ._classes import class_identity, lookup_type, register_type
 from ._compat import OuterSchemaCompatibility, SchemaCompatibility, Verdict
 from ._errors import (
     EndOfDataError,
+    PickleNotAllowedError,
     RecordNotFoundError,
     SerializationError,
     SnapshotFormatError,
@@ -38,6 +39,7 @@ __all__ = [
     "DataOutputView",
     "EndOfDataError",
     "OuterSchemaCompatibility",
+    "PickleNotAllowedError",
     "PickledSerializerSnapshot",
     "RecordNotFoundError",
     "SchemaCompatibility",

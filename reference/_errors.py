@@ -10,6 +10,7 @@ __all__ = [
     "UnknownSnapshotClassError",
     "StateMigrationError",
     "RecordNotFoundError",
+    "PickleNotAllowedError",
 ]
 
 
@@ -39,3 +40,9 @@ class StateMigrationError(StateError):
 
 class RecordNotFoundError(StateError):
     """An update addressed a record that does not exist in the table."""
+
+
+class PickleNotAllowedError(StateError):
+    """Reading a state would unpickle data from a savepoint, and the caller has not opted in
+    for that state (``restore(..., allow_pickle={name})`` or a descriptor that uses
+    ``PickleSerializer``); nothing was unpickled."""

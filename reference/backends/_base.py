@@ -7,12 +7,25 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
-from .._errors import SerializationError, SnapshotFormatError, StateError, StateMigrationError
+from .._errors import (
+    PickleNotAllowedError,
+    SerializationError,
+    SnapshotFormatError,
+    StateError,
+    StateMigrationError,
+)
 from .._io import DataInputView
 from .._serializer import TypeSerializer
 from .._snapshot import TypeSerializerSnapshot, snapshot_from_bytes, snapshot_to_bytes
 from ._descriptors import ListStateDescriptor, MapStateDescriptor, StateDescriptor, ValueStateDescriptor
-from ._resolve import AccessPlan, normalize_config, plan_access, resolve_key_serializer
+from ._resolve import (
+    AccessPlan,
+    normalize_config,
+    plan_access,
+    resolve_key_serializer,
+    serializer_unpickles,
+    snapshot_unpickles,
+)
 from ._savepoint import (
     LIST_DELIMITER,
     SavepointFormatError,
@@ -76,6 +89,11 @@ class StateEntry:
         #: accepted since the restore; written verbatim to savepoints (value, namespace, user key).
         self.restored_snapshots: tuple[TypeSerializerSnapshot[Any], TypeSerializerSnapshot[Any] | None, TypeSerializerSnapshot[Any] | None] | None = None
         self.restored_snapshot_bytes: tuple[bytes, bytes | None, bytes | None] | None = None
+        #: True while the restored data would be read through pickle (a snapshot says so) and
+        #: no access has opted in yet.
+        self.unpickles = False
+        #: Rows a backend keeps unread until an access opts in to unpickling them (heap).
+        self.deferred_rows: list[SavepointRow] | None = None
         self.storage: Any = None
 
     def snapshots(self) -> tuple[TypeSerializerSnapshot[Any], TypeSerializerSnapshot[Any] | None, TypeSerializerSnapshot[Any] | None]:
@@ -133,6 +151,8 @@ class KeyedStateBackend:
         self._key_bytes: bytes | None = None
         self._key_group = 0
         self._closed = False
+        #: States whose pickled data may be read without a pickle descriptor (see restore).
+        self._allow_pickle: bool | frozenset[str] = frozenset()
 
     # -- keys ---------------------------------------------------------------------------------
     def set_current_key(self, key: Any) -> None:
@@ -189,8 +209,24 @@ class KeyedStateBackend:
             entry.storage = self._new_storage(entry)
             self._states[descriptor.name] = entry
         elif not entry.matches(descriptor):
+            if entry.unpickles and not (
+                self._pickle_allowed(entry.name)
+                or any(serializer_unpickles(s) for s in (
+                    descriptor.value_serializer, descriptor.user_key_serializer,
+                    descriptor.namespace_serializer,
+                ))
+            ):
+                raise PickleNotAllowedError(
+                    f"state {entry.name!r} was written with PickleSerializer (its snapshot in the "
+                    "savepoint says so), and unpickling runs code chosen by the savepoint; it is "
+                    f"read only on request: pass allow_pickle={{{entry.name!r}}} to restore (for a "
+                    "savepoint you trust) or access it with a descriptor that uses "
+                    "PickleSerializer. Nothing was unpickled"
+                )
             value_snap, ns_snap, uk_snap = entry.snapshots()
             plan = plan_access(entry.name, entry.kind, value_snap, ns_snap, uk_snap, descriptor, self.config)
+            self._before_access(entry)
+            entry.unpickles = False
             if plan.migrate:
                 self._run_migration(entry, plan)
             entry.value_serializer = plan.value_serializer
@@ -247,14 +283,16 @@ class KeyedStateBackend:
     @classmethod
     def _restore(
         cls, directory: str | os.PathLike[str], key_serializer: TypeSerializer[Any],
-        config: Mapping[str, Any] | None, **kwargs: Any,
+        config: Mapping[str, Any] | None, allow_pickle: bool | Iterable[str] = (), **kwargs: Any,
     ) -> Any:
+        allowed = _normalize_allow_pickle(allow_pickle)
         metadata = read_savepoint_metadata(directory)
         key_snapshot = _parse_snapshot(metadata.key_serializer_snapshot, "the key serializer")
         backend = cls(
             resolve_key_serializer(key_serializer, key_snapshot),
             max_parallelism=metadata.max_parallelism, config=config, **kwargs,
         )
+        backend._allow_pickle = allowed
         try:
             for state in metadata.states:
                 backend._restore_state(directory, metadata, state)
@@ -282,19 +320,33 @@ class KeyedStateBackend:
             state.value_serializer_snapshot, state.namespace_serializer_snapshot,
             state.user_key_serializer_snapshot,
         )
+        entry.unpickles = any(snapshot_unpickles(s) for s in (value_snap, ns_snap, uk_snap))
         entry.storage = self._new_storage(entry)
         rows = _checked_rows(read_state_rows(directory, state), state, metadata.max_parallelism)
+        self._load_checked(entry, rows)
+        self._states[state.name] = entry
+
+    def _load_checked(self, entry: StateEntry, rows: Iterator[SavepointRow]) -> None:
+        """``_load``, with every failure to read the data reported as a corrupt savepoint."""
         try:
             self._load(entry, rows)
         except SavepointFormatError:
             raise
-        except (StateError, ValueError, TypeError, OverflowError) as exc:
+        except (StateError, ValueError, TypeError, OverflowError, IndexError, KeyError,
+                AttributeError, UnicodeError, RecursionError, MemoryError) as exc:
             raise SavepointFormatError(
-                f"{what}: its data cannot be read with the restored serializers "
+                f"state {entry.name!r}: its data cannot be read with the restored serializers "
                 f"({type(exc).__name__}: {exc}); the savepoint is corrupt or its serializers do "
                 "not read what they wrote"
-            ) from exc
-        self._states[state.name] = entry
+            ) from None
+
+    def _pickle_allowed(self, name: str) -> bool:
+        """Whether the restore opted in to reading state ``name`` through pickle."""
+        return self._allow_pickle is True or name in self._allow_pickle  # type: ignore[operator]
+
+    def _before_access(self, entry: StateEntry) -> None:
+        """Called on the first access of a restored state, once it is permitted (a backend
+        that deferred reading the state's data reads it here)."""
 
     # -- lifecycle ----------------------------------------------------------------------------
     def close(self) -> None:
@@ -348,6 +400,22 @@ class KeyedStateBackend:
 
     def _migrate(self, entry: StateEntry, plan: AccessPlan) -> None:
         raise NotImplementedError
+
+
+def _normalize_allow_pickle(allow_pickle: bool | Iterable[str] | None) -> bool | frozenset[str]:
+    if allow_pickle is True:
+        return True
+    if allow_pickle is None or allow_pickle is False:
+        return frozenset()
+    if isinstance(allow_pickle, str):
+        raise TypeError(
+            f"allow_pickle must be True or a collection of state names, got the string "
+            f"{allow_pickle!r}; write allow_pickle={{{allow_pickle!r}}}"
+        )
+    names = frozenset(allow_pickle)
+    if not all(isinstance(name, str) for name in names):
+        raise TypeError(f"allow_pickle must hold state names (strings), got {sorted(map(repr, names))}")
+    return names
 
 
 def _parse_snapshot(data: bytes, what: str) -> TypeSerializerSnapshot[Any]:

@@ -175,9 +175,13 @@ class BytesStateBackend(KeyedStateBackend):
         config: Mapping[str, Any] | None = None,
         store: str = "memory",
         path: str | os.PathLike[str] | None = None,
+        allow_pickle: bool | Iterable[str] = (),
     ) -> BytesStateBackend:
-        """A new backend holding the savepoint's bytes (nothing is deserialized yet)."""
-        return cls._restore(directory, key_serializer, config, store=store, path=path)  # type: ignore[no-any-return]
+        """A new backend holding the savepoint's bytes (nothing is deserialized yet). A state
+        whose serializers unpickle (a snapshot names ``PickleSerializer``) is accessed only if
+        named in ``allow_pickle`` (True: every state) or with a descriptor that uses
+        ``PickleSerializer``; otherwise ``get_*_state`` raises ``PickleNotAllowedError``."""
+        return cls._restore(directory, key_serializer, config, allow_pickle, store=store, path=path)  # type: ignore[no-any-return]
 
     def close(self) -> None:
         if not self._closed:

@@ -1,6 +1,10 @@
 """The heap backend (Flink's HashMap backend): state is held as objects.
 
-A restore deserializes everything with the restored serializers. The first ``get_*_state`` of
+A restore deserializes everything with the restored serializers, except the data of a state
+whose serializers unpickle (a snapshot names ``PickleSerializer``) and that the restore did not
+name in ``allow_pickle``: its rows stay as bytes until an access opts in (a descriptor that uses
+``PickleSerializer``); any other access is refused (``PickleNotAllowedError``), and a savepoint
+writes such rows back verbatim. The first ``get_*_state`` of
 a restored state judges the descriptor's serializers against the savepoint's snapshots; when
 migration is needed every object is brought to the new shape with
 ``new_snapshot.migrate_element``; the next savepoint writes with the new serializer.
@@ -161,25 +165,35 @@ class HeapStateBackend(KeyedStateBackend):
         directory: Any,
         key_serializer: TypeSerializer[Any],
         config: Mapping[str, Any] | None = None,
+        allow_pickle: bool | Iterable[str] = (),
     ) -> HeapStateBackend:
         """A new backend holding the savepoint's state as objects read with the restored
-        serializers."""
-        return cls._restore(directory, key_serializer, config)  # type: ignore[no-any-return]
+        serializers. States whose serializers unpickle are read only if named in
+        ``allow_pickle`` (True: every state); the others wait, as bytes, for an access with a
+        descriptor that uses ``PickleSerializer``."""
+        return cls._restore(directory, key_serializer, config, allow_pickle)  # type: ignore[no-any-return]
 
     def close(self) -> None:
         if not self._closed:
             super().close()
             for entry in self._states.values():
                 entry.storage = {}
+                entry.deferred_rows = None
 
     # -- storage ------------------------------------------------------------------------------
     def _new_storage(self, entry: StateEntry) -> dict[Primary, Any]:
         return {}
 
     def _primaries(self, entry: StateEntry) -> Iterable[tuple[int, bytes, bytes]]:
+        if entry.deferred_rows is not None:
+            return [(kg, key, ns) for kg, key, ns, _uk, _v in entry.deferred_rows]
         return list(entry.storage)
 
     def _savepoint_rows(self, entry: StateEntry) -> Iterator[SavepointRow]:
+        deferred = entry.deferred_rows
+        if deferred is not None:
+            yield from deferred  # never read: written back as the savepoint held them
+            return
         to_bytes = entry.value_serializer.to_bytes
         data: dict[Primary, Any] = entry.storage
         if entry.kind == "value":
@@ -194,8 +208,22 @@ class HeapStateBackend(KeyedStateBackend):
                     yield kg, key, ns, user_key, (None if value is None else to_bytes(value))
 
     def _load(self, entry: StateEntry, rows: Iterator[SavepointRow]) -> None:
+        if entry.unpickles and not self._pickle_allowed(entry.name):
+            entry.deferred_rows = list(rows)  # read on the first access that opts in
+            return
         with bulk():
             self._load_rows(entry, rows)
+
+    def _before_access(self, entry: StateEntry) -> None:
+        deferred = entry.deferred_rows
+        if deferred is not None:
+            entry.deferred_rows = None
+            entry.unpickles = False
+            try:
+                self._load_checked(entry, iter(deferred))
+            except BaseException:
+                entry.storage, entry.deferred_rows, entry.unpickles = {}, deferred, True
+                raise
 
     def _load_rows(self, entry: StateEntry, rows: Iterator[SavepointRow]) -> None:
         data: dict[Primary, Any] = entry.storage

@@ -24,6 +24,8 @@ __all__ = [
     "plan_access",
     "resolve_key_serializer",
     "describe_snapshot",
+    "snapshot_unpickles",
+    "serializer_unpickles",
 ]
 
 #: Config key: allow FLIP-527 row evolution (migration of row states). Default False.
@@ -47,6 +49,27 @@ def normalize_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
                 raise StateError(f"config {key!r} must be True or False, got {value!r}")
         result[key] = value
     return result
+
+
+def snapshot_unpickles(snapshot: TypeSerializerSnapshot[Any] | None) -> bool:
+    """Whether reading data with the serializer this snapshot restores would unpickle: the
+    snapshot or one nested in it (``nested_snapshots``, at any depth) is Pickle's or the pre-1.7
+    pickled form. Nothing is restored to find out."""
+    from .._snapshot import PickledSerializerSnapshot
+    from ..serializers._pickle import PickleSerializerSnapshot
+
+    stack = [] if snapshot is None else [snapshot]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (PickleSerializerSnapshot, PickledSerializerSnapshot)):
+            return True
+        stack.extend(getattr(current, "nested_snapshots", ()) or ())
+    return False
+
+
+def serializer_unpickles(serializer: TypeSerializer[Any] | None) -> bool:
+    """Whether ``serializer`` (a caller's choice, e.g. a descriptor's) reads through pickle."""
+    return serializer is not None and snapshot_unpickles(serializer.snapshot_configuration())
 
 
 def describe_snapshot(snapshot: TypeSerializerSnapshot[Any] | None) -> str:

@@ -21,12 +21,16 @@ import base64
 import contextlib
 import json
 import os
+import re
 import shutil
+import socket
+import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._bounds import MAX_JSON_DEPTH, json_depth_exceeds
 from .._errors import SerializationError, StateError
 from .._io import DataInputView, DataOutputView
 from .._serializer import TypeSerializer
@@ -52,6 +56,8 @@ __all__ = [
     "encode_list_value",
     "decode_list_value",
     "atomic_directory",
+    "remove_abandoned_attempts",
+    "ABANDONED_AFTER",
     "write_state_rows",
     "read_state_rows",
     "read_savepoint_content",
@@ -162,9 +168,13 @@ class SavepointMetadata:
 
     @classmethod
     def from_json(cls, text: str, where: str = "_metadata.json") -> SavepointMetadata:
+        if json_depth_exceeds(text, MAX_JSON_DEPTH):
+            raise SavepointFormatError(
+                f"{where} nests JSON deeper than {MAX_JSON_DEPTH} levels; the savepoint is corrupt"
+            )
         try:
             doc = json.loads(text)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise SavepointFormatError(f"{where} is not valid JSON ({exc}); the savepoint is corrupt") from None
         if not isinstance(doc, dict) or doc.get("format") != SAVEPOINT_FORMAT_NAME:
             raise SavepointFormatError(
@@ -353,12 +363,84 @@ def _fsync_dir(path: str) -> None:
         os.close(fd)
 
 
+#: A temporary sibling of a writer on another host (or of an unknown writer) is taken for
+#: abandoned once it has not been modified for this long (seconds).
+ABANDONED_AFTER = 24 * 3600
+
+
+def _host_label() -> str:
+    return re.sub(r"[^A-Za-z0-9_.]", "_", socket.gethostname())[:64] or "host"
+
+
+def _temp_name(name: str) -> str:
+    """``.<name>.tmp-<host>-<pid>-<random>``: the writer's host and pid say whether it is alive."""
+    return f".{name}.tmp-{_host_label()}-{os.getpid()}-{uuid.uuid4().hex}"
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # exists (another user's), or cannot tell: keep its files
+    return True
+
+
+def remove_abandoned_attempts(final_path: str | os.PathLike[str], now: float | None = None) -> list[str]:
+    """Remove the temporary siblings (``.<name>.tmp-*``) that earlier, abandoned attempts to
+    write ``final_path`` left behind; returns the paths removed.
+
+    An attempt is abandoned when its writer is provably gone: same host and its pid is no longer
+    running. An attempt of another host, or whose name does not say its writer, is removed only
+    once nothing in it has changed for ``ABANDONED_AFTER`` seconds. A live writer's attempt is
+    never touched (a recycled pid only delays the removal)."""
+    final = os.path.abspath(os.fspath(final_path))
+    parent, name = os.path.split(final)
+    prefix = f".{name}.tmp-"
+    try:
+        entries = [e for e in os.listdir(parent) if e.startswith(prefix)]
+    except OSError:
+        return []
+    host = _host_label()
+    now = time.time() if now is None else now
+    removed = []
+    for entry in entries:
+        path = os.path.join(parent, entry)
+        parts = entry[len(prefix):].rsplit("-", 2)
+        if len(parts) == 3 and parts[0] == host and parts[1].isdigit():
+            abandoned = not _process_alive(int(parts[1]))
+        else:
+            try:
+                abandoned = now - _newest_mtime(path) > ABANDONED_AFTER
+            except OSError:
+                continue
+        if abandoned:
+            shutil.rmtree(path, ignore_errors=True)
+            if not os.path.lexists(path):
+                removed.append(path)
+    return removed
+
+
+def _newest_mtime(path: str) -> float:
+    newest = os.lstat(path).st_mtime
+    for dirpath, dirnames, filenames in os.walk(path):
+        for item in dirnames + filenames:
+            with contextlib.suppress(OSError):
+                newest = max(newest, os.lstat(os.path.join(dirpath, item)).st_mtime)
+    return newest
+
+
 @contextlib.contextmanager
 def atomic_directory(final_path: str | os.PathLike[str]) -> Iterator[str]:
     """Yield a temporary sibling directory of ``final_path``; on success flush everything in
     it and rename it to ``final_path`` (the last step). On an exception the temporary
-    directory is removed; a crash leaves only a ``.<name>.tmp-*`` sibling, never a partial
-    ``final_path``. An existing ``final_path`` is never touched: it is an error up front."""
+    directory is removed; a crash leaves only a ``.<name>.tmp-<host>-<pid>-*`` sibling, never a
+    partial ``final_path``, and the next write to the same ``final_path`` removes it
+    (``remove_abandoned_attempts``). An existing ``final_path`` is never touched: it is an
+    error up front."""
     final = os.path.abspath(os.fspath(final_path))
     parent, name = os.path.split(final)
     if not name:
@@ -368,7 +450,8 @@ def atomic_directory(final_path: str | os.PathLike[str]) -> Iterator[str]:
             f"{final!r} already exists; a savepoint never overwrites anything, choose a new path"
         )
     os.makedirs(parent, exist_ok=True)
-    temp = os.path.join(parent, f".{name}.tmp-{uuid.uuid4().hex}")
+    remove_abandoned_attempts(final)
+    temp = os.path.join(parent, _temp_name(name))
     os.mkdir(temp)
     try:
         yield temp
@@ -425,29 +508,51 @@ def write_state_rows(
 def read_state_rows(
     savepoint: str | os.PathLike[str], state: StateMetadata
 ) -> Iterator[tuple[int, bytes, bytes, bytes | None, bytes | None]]:
-    """Every row of a state, file by file, batch by batch."""
-    import pyarrow as pa
+    """Every row of a state, file by file, batch by batch. Any damage is a
+    ``SavepointFormatError`` naming the file and the state: unreadable files, columns of other
+    names, types or nullability than ``savepoint_arrow_schema()``, nulls in the key columns."""
     import pyarrow.parquet as pq
 
     expected = savepoint_arrow_schema()
+    should = [(f.name, str(f.type), f.nullable) for f in expected]
     for file in state_data_files(savepoint, state):
+        # pyarrow reports damaged files with many exception types (ArrowException, OSError,
+        # UnicodeDecodeError from a corrupt footer, ValueError...): all mean an unreadable file.
         try:
             parquet = pq.ParquetFile(file)
-        except (OSError, pa.ArrowException) as exc:
-            raise SavepointFormatError(f"data file {file!r} of state {state.name!r} is unreadable: {exc}") from None
-        found = [(f.name, f.type) for f in parquet.schema_arrow]
-        should = [(f.name, f.type) for f in expected]
+            found = [(f.name, str(f.type), f.nullable) for f in parquet.schema_arrow]
+        except Exception as exc:
+            raise SavepointFormatError(
+                f"data file {file!r} of state {state.name!r} is unreadable "
+                f"({type(exc).__name__}: {exc}); the savepoint is corrupt"
+            ) from None
         if found != should:
             raise SavepointFormatError(
-                f"data file {file!r} of state {state.name!r} has columns {found}, should be "
-                f"{should}"
+                f"data file {file!r} of state {state.name!r} has columns (name, type, nullable) "
+                f"{found}, should be {should}; the savepoint is corrupt or not of this format"
             )
         try:
-            for batch in parquet.iter_batches(batch_size=ROW_GROUP_SIZE):
+            batches = parquet.iter_batches(batch_size=ROW_GROUP_SIZE)
+            while True:
+                try:
+                    batch = next(batches)
+                except StopIteration:
+                    break
+                for i in range(3):  # key_group, key, namespace: never null
+                    if batch.column(i).null_count:
+                        raise SavepointFormatError(
+                            f"data file {file!r} of state {state.name!r}: column "
+                            f"{SAVEPOINT_COLUMNS[i]!r} holds a null; the savepoint is corrupt"
+                        )
                 cols = [batch.column(i).to_pylist() for i in range(5)]
                 yield from zip(*cols, strict=True)
-        except (OSError, pa.ArrowException) as exc:
-            raise SavepointFormatError(f"data file {file!r} of state {state.name!r} is corrupt: {exc}") from None
+        except StateError:
+            raise
+        except Exception as exc:
+            raise SavepointFormatError(
+                f"data file {file!r} of state {state.name!r} is corrupt "
+                f"({type(exc).__name__}: {exc})"
+            ) from None
 
 
 def read_savepoint_content(

@@ -211,7 +211,7 @@ def test_missing_data_and_bad_rows_are_savepoint_errors(tmp_path, kind):
     path = _savepoint_with_values(tmp_path)
     state = read_savepoint_metadata(path).state("v")
     table = pq.read_table(state_data_files(path, state)[0])
-    bad = table.set_column(0, "key_group", pa.array([500] * table.num_rows, type=pa.int32()))
+    bad = table.set_column(0, table.schema.field(0), pa.array([500] * table.num_rows, type=pa.int32()))
     pq.write_table(bad, state_data_files(path, state)[0])
     with pytest.raises(SavepointFormatError, match="key group 500"):
         restore_backend(kind, path, KEY)
