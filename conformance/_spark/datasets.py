@@ -26,6 +26,7 @@ from reference.backends import (
     SavepointMetadata,
     StateMetadata,
     atomic_directory,
+    check_state_files,
     data_file_name,
     read_savepoint_metadata,
     savepoint_arrow_schema,
@@ -106,7 +107,9 @@ def read_state_dataframe(spark: Any, savepoint: str | os.PathLike[str], state: S
     """The rows of one state as a DataFrame with the savepoint columns."""
     if isinstance(state, str):
         state = read_savepoint_metadata(savepoint).state(state)
-    files = state_data_files(savepoint, state)
+    # Footers and columns are checked here, where a damaged file can still be named with its
+    # state (Spark's reader would fail later, inside a job, with a Java exception).
+    files = check_state_files(savepoint, state)
     if not files:
         return spark.createDataFrame([], spark_schema())
     return spark.read.schema(spark_schema()).parquet(*[_uri(f) for f in files])

@@ -4,15 +4,25 @@ Spark is imported here, lazily, and only when a session is asked for; importing 
 or ``reference`` never imports pyspark. Before the JVM starts we check Java ourselves, because
 Spark's own failure ("Java gateway process exited before sending its port number") does not
 say that Java is missing or too old.
+
+Scratch space: a session keeps everything Spark and its JVM write to temporary storage
+(Spark's local directories: shuffle and block-manager files, PySpark's driver temp files;
+``java.io.tmpdir``: native libraries, artifacts) in one directory of its own,
+``<system temp>/state-conformance-spark/<host>-<pid>-<random>``, removed when the session
+stops or the process exits. A killed process leaves its directory behind; the next session on
+the same host removes every such directory whose process is gone
+(``reference.backends.remove_abandoned``).
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from typing import Any
 
@@ -31,6 +41,8 @@ __all__ = [
     "start_in_background",
     "HARNESS_CONFIG",
     "running",
+    "scratch_directory",
+    "SCRATCH_PARENT",
 ]
 
 DEFAULT_MASTER = "local[*]"
@@ -45,6 +57,9 @@ SUPPORTED_JAVA = (17, 21)
 _lock = threading.Lock()
 _session: Any = None
 _master: str | None = None
+_scratch: str | None = None
+#: Name of the folder under the system temp directory that holds the sessions' scratch space.
+SCRATCH_PARENT = "state-conformance-spark"
 
 
 class SparkSessionError(StateError):
@@ -140,6 +155,10 @@ def get_session(master: str | None = None, *, config: dict[str, str] | None = No
         # the serializers we ship).
         os.environ["PYSPARK_PYTHON"] = sys.executable
         os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+        scratch = _new_scratch()
+        # Spark's local directories through the environment (the JVM and its Python workers
+        # inherit it): the spark.local.dir setting would make Spark warn on every start.
+        os.environ["SPARK_LOCAL_DIRS"] = scratch
         cores = os.cpu_count() or 2
         settings = {
             "spark.app.name": "state-conformance",
@@ -154,12 +173,18 @@ def get_session(master: str | None = None, *, config: dict[str, str] | None = No
             "spark.sql.adaptive.enabled": "false",
         }
         settings.update(config or {})
+        # The JVM's own temporary files go to the scratch directory too (appended to any
+        # options the caller gives).
+        tmpdir = f"-Djava.io.tmpdir={scratch}"
+        for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
+            settings[key] = f"{settings.get(key, '')} {tmpdir}".strip()
         builder = SparkSession.builder.master(wanted)
         for key, value in settings.items():
             builder = builder.config(key, value)
         try:
             session = builder.getOrCreate()
         except Exception as exc:  # the JVM failed to start: say what we know
+            _remove_scratch()
             raise SparkSessionError(
                 f"Spark could not start with master {wanted!r}: {type(exc).__name__}: "
                 f"{str(exc).strip()[:500]}"
@@ -188,6 +213,46 @@ def stop_session() -> None:
         if _session is not None:
             _session.stop()
         _session, _master = None, None
+        _remove_scratch()
+
+
+def _new_scratch() -> str:
+    """A new scratch directory for this process's session (abandoned ones of dead processes
+    on this host are removed first)."""
+    global _scratch
+    from reference.backends import owned_temp_name, remove_abandoned
+
+    _remove_scratch()
+    parent = os.path.join(tempfile.gettempdir(), SCRATCH_PARENT)
+    os.makedirs(parent, exist_ok=True)
+    remove_abandoned(parent, "")
+    path = os.path.join(parent, owned_temp_name(""))
+    os.mkdir(path)
+    _scratch = path
+    return path
+
+
+def _remove_scratch() -> None:
+    global _scratch
+    if _scratch is not None:
+        shutil.rmtree(_scratch, ignore_errors=True)
+        _scratch = None
+
+
+def scratch_directory() -> str | None:
+    """The running session's scratch directory (None without a session)."""
+    return _scratch
+
+
+@atexit.register
+def _stop_at_exit() -> None:
+    # Spark's own shutdown hook runs in the JVM; the scratch directory is ours to remove.
+    if _session is not None:
+        try:
+            _session.stop()
+        except Exception:  # pragma: no cover - a torn-down gateway at interpreter exit
+            pass
+    _remove_scratch()
 
 
 _warming: threading.Thread | None = None

@@ -57,9 +57,12 @@ __all__ = [
     "decode_list_value",
     "atomic_directory",
     "remove_abandoned_attempts",
+    "remove_abandoned",
+    "owned_temp_name",
     "ABANDONED_AFTER",
     "write_state_rows",
     "read_state_rows",
+    "check_state_files",
     "read_savepoint_content",
 ]
 
@@ -372,9 +375,10 @@ def _host_label() -> str:
     return re.sub(r"[^A-Za-z0-9_.]", "_", socket.gethostname())[:64] or "host"
 
 
-def _temp_name(name: str) -> str:
-    """``.<name>.tmp-<host>-<pid>-<random>``: the writer's host and pid say whether it is alive."""
-    return f".{name}.tmp-{_host_label()}-{os.getpid()}-{uuid.uuid4().hex}"
+def owned_temp_name(prefix: str) -> str:
+    """``<prefix><host>-<pid>-<random>``: a temporary file or directory name that says which
+    process owns it, so that ``remove_abandoned`` can tell when its owner is gone."""
+    return f"{prefix}{_host_label()}-{os.getpid()}-{uuid.uuid4().hex}"
 
 
 def _process_alive(pid: int) -> bool:
@@ -391,15 +395,20 @@ def _process_alive(pid: int) -> bool:
 
 def remove_abandoned_attempts(final_path: str | os.PathLike[str], now: float | None = None) -> list[str]:
     """Remove the temporary siblings (``.<name>.tmp-*``) that earlier, abandoned attempts to
-    write ``final_path`` left behind; returns the paths removed.
+    write ``final_path`` left behind (see ``remove_abandoned``); returns the paths removed."""
+    parent, name = os.path.split(os.path.abspath(os.fspath(final_path)))
+    return remove_abandoned(parent, f".{name}.tmp-", now)
 
-    An attempt is abandoned when its writer is provably gone: same host and its pid is no longer
-    running. An attempt of another host, or whose name does not say its writer, is removed only
-    once nothing in it has changed for ``ABANDONED_AFTER`` seconds. A live writer's attempt is
-    never touched (a recycled pid only delays the removal)."""
-    final = os.path.abspath(os.fspath(final_path))
-    parent, name = os.path.split(final)
-    prefix = f".{name}.tmp-"
+
+def remove_abandoned(parent: str | os.PathLike[str], prefix: str, now: float | None = None) -> list[str]:
+    """Remove the entries of ``parent`` named ``prefix`` + what ``owned_temp_name`` adds whose
+    owner is provably gone; returns the paths removed.
+
+    Gone means: same host and the owner's pid is no longer running. An entry of another host,
+    or whose name does not say its owner, is removed only once nothing in it has changed for
+    ``ABANDONED_AFTER`` seconds. A live owner's entry is never touched (a recycled pid only
+    delays the removal)."""
+    parent = os.fspath(parent)
     try:
         entries = [e for e in os.listdir(parent) if e.startswith(prefix)]
     except OSError:
@@ -418,7 +427,11 @@ def remove_abandoned_attempts(final_path: str | os.PathLike[str], now: float | N
             except OSError:
                 continue
         if abandoned:
-            shutil.rmtree(path, ignore_errors=True)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.remove(path)
             if not os.path.lexists(path):
                 removed.append(path)
     return removed
@@ -451,7 +464,7 @@ def atomic_directory(final_path: str | os.PathLike[str]) -> Iterator[str]:
         )
     os.makedirs(parent, exist_ok=True)
     remove_abandoned_attempts(final)
-    temp = os.path.join(parent, _temp_name(name))
+    temp = os.path.join(parent, owned_temp_name(f".{name}.tmp-"))
     os.mkdir(temp)
     try:
         yield temp
@@ -505,32 +518,47 @@ def write_state_rows(
     return file
 
 
+def _open_data_file(file: str, state: StateMetadata) -> Any:
+    """The ``pyarrow.parquet.ParquetFile`` of one data file, its footer read and its columns
+    checked (names, types and nullability of ``savepoint_arrow_schema()``)."""
+    import pyarrow.parquet as pq
+
+    should = [(f.name, str(f.type), f.nullable) for f in savepoint_arrow_schema()]
+    # pyarrow reports damaged files with many exception types (ArrowException, OSError,
+    # UnicodeDecodeError from a corrupt footer, ValueError...): all mean an unreadable file.
+    try:
+        parquet = pq.ParquetFile(file)
+        found = [(f.name, str(f.type), f.nullable) for f in parquet.schema_arrow]
+    except Exception as exc:
+        raise SavepointFormatError(
+            f"data file {file!r} of state {state.name!r} is unreadable "
+            f"({type(exc).__name__}: {exc}); the savepoint is corrupt"
+        ) from None
+    if found != should:
+        raise SavepointFormatError(
+            f"data file {file!r} of state {state.name!r} has columns (name, type, nullable) "
+            f"{found}, should be {should}; the savepoint is corrupt or not of this format"
+        )
+    return parquet
+
+
+def check_state_files(savepoint: str | os.PathLike[str], state: StateMetadata) -> list[str]:
+    """The state's data files, each one's footer and columns checked as ``read_state_rows``
+    checks them (for readers such as Spark that read the rows themselves)."""
+    files = state_data_files(savepoint, state)
+    for file in files:
+        _open_data_file(file, state)
+    return files
+
+
 def read_state_rows(
     savepoint: str | os.PathLike[str], state: StateMetadata
 ) -> Iterator[tuple[int, bytes, bytes, bytes | None, bytes | None]]:
     """Every row of a state, file by file, batch by batch. Any damage is a
     ``SavepointFormatError`` naming the file and the state: unreadable files, columns of other
     names, types or nullability than ``savepoint_arrow_schema()``, nulls in the key columns."""
-    import pyarrow.parquet as pq
-
-    expected = savepoint_arrow_schema()
-    should = [(f.name, str(f.type), f.nullable) for f in expected]
     for file in state_data_files(savepoint, state):
-        # pyarrow reports damaged files with many exception types (ArrowException, OSError,
-        # UnicodeDecodeError from a corrupt footer, ValueError...): all mean an unreadable file.
-        try:
-            parquet = pq.ParquetFile(file)
-            found = [(f.name, str(f.type), f.nullable) for f in parquet.schema_arrow]
-        except Exception as exc:
-            raise SavepointFormatError(
-                f"data file {file!r} of state {state.name!r} is unreadable "
-                f"({type(exc).__name__}: {exc}); the savepoint is corrupt"
-            ) from None
-        if found != should:
-            raise SavepointFormatError(
-                f"data file {file!r} of state {state.name!r} has columns (name, type, nullable) "
-                f"{found}, should be {should}; the savepoint is corrupt or not of this format"
-            )
+        parquet = _open_data_file(file, state)
         try:
             batches = parquet.iter_batches(batch_size=ROW_GROUP_SIZE)
             while True:
