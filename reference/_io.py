@@ -7,6 +7,7 @@ Big-endian fixed-width numbers, and ``write_utf`` / ``read_utf`` in Java's *modi
 
 from __future__ import annotations
 
+import codecs
 import re
 import struct
 
@@ -28,6 +29,10 @@ _FLOAT_BITS = struct.Struct(">I")
 _DOUBLE_BITS = struct.Struct(">Q")
 
 _NON_BMP = re.compile("[\U00010000-\U0010ffff]")
+# Codecs are imported on first use; load the ones decoding needs now, so that reading bytes
+# never imports a module (decoding a savepoint must not import anything).
+for _codec in ("utf-8", "utf-16-be", "utf-16-le", "ascii", "latin-1"):
+    codecs.lookup(_codec)
 
 
 def _split_surrogates(match: re.Match[str]) -> str:

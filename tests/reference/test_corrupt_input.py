@@ -147,3 +147,199 @@ def test_damaged_snapshots_give_state_errors(index, data):
                 pass
 
     _decode_only_state_errors(read_restore_and_resolve, f"snapshot of {name} damaged to {damaged.hex()}")
+
+
+# -- regressions: what a fuzzing campaign found (each once a crash, a hang or an import) -------
+def _deep_lists(depth: int) -> bytes:
+    """``depth`` List snapshots around a Long snapshot, built without recursion."""
+    import struct
+
+    from reference._snapshot import COMPOSITE_MAGIC, NESTED_MAGIC
+
+    def utf(text):
+        return struct.pack(">H", len(text)) + text.encode()
+
+    head = utf("reference.serializers:ListSerializerSnapshot") + struct.pack(">iiiiiii", 3, COMPOSITE_MAGIC, 1, NESTED_MAGIC, 1, 1, 0)[:-4]
+    inner = snapshot_to_bytes(s.LongSerializer().snapshot_configuration())[4:]
+    return struct.pack(">i", 2) + head * depth + inner
+
+
+def test_snapshots_nested_deeper_than_the_limit_are_refused_before_recursing():
+    from reference import SnapshotFormatError
+    from reference._bounds import MAX_SNAPSHOT_DEPTH
+
+    for depth in (MAX_SNAPSHOT_DEPTH, 400, 5000):
+        with pytest.raises(SnapshotFormatError, match=f"deeper than {MAX_SNAPSHOT_DEPTH}"):
+            snapshot_from_bytes(_deep_lists(depth))
+
+
+def test_snapshots_at_the_depth_limit_work_everywhere():
+    from reference._bounds import MAX_SNAPSHOT_DEPTH
+
+    snapshot = snapshot_from_bytes(_deep_lists(MAX_SNAPSHOT_DEPTH - 1))
+    serializer = snapshot.restore_serializer()
+    value = 7
+    for _ in range(MAX_SNAPSHOT_DEPTH - 1):
+        value = [value]
+    assert serializer.from_bytes(serializer.to_bytes(value)) == value, "got another value, should round-trip"
+    result = resolve_compatibility(serializer, snapshot)
+    assert result.is_compatible_as_is(), f"got {result}, should be compatible as is"
+    again = snapshot_to_bytes(serializer.snapshot_configuration())
+    assert again == _deep_lists(MAX_SNAPSHOT_DEPTH - 1), "got other bytes, should write the snapshot read"
+
+
+@pytest.mark.parametrize("serializer", [
+    s.MapSerializer(s.StringSerializer(), s.LongSerializer()),
+    s.ListSerializer(s.LongSerializer()),
+    s.NullableSerializer(s.LongSerializer()),
+], ids=["map", "list", "nullable"])
+@pytest.mark.parametrize("count", [0, 3])
+def test_wrong_nested_snapshot_count_is_refused_at_read(serializer, count):
+    import struct
+
+    from reference import SnapshotFormatError
+    from reference._snapshot import NESTED_MAGIC
+
+    data = snapshot_to_bytes(serializer.snapshot_configuration())
+    pos = data.find(struct.pack(">ii", NESTED_MAGIC, 1)) + 8
+    extra = snapshot_to_bytes(s.LongSerializer().snapshot_configuration())[4:]
+    nested = data[pos + 4:]
+    arity = struct.unpack_from(">i", data, pos)[0]
+    body = b"" if count == 0 else nested + extra * (count - arity)
+    with pytest.raises(SnapshotFormatError, match=f"{count} nested snapshots, should be {arity}"):
+        snapshot_from_bytes(data[:pos] + struct.pack(">i", count) + body)
+
+
+def _avro_snapshot(schema_text: str) -> bytes:
+    import struct
+
+    from reference._snapshot import class_identity
+
+    raw = schema_text.encode()
+    name = class_identity(s.AvroSerializerSnapshot).encode()
+    return struct.pack(">iH", 2, len(name)) + name + struct.pack(">ii", 1, len(raw)) + raw
+
+
+@pytest.mark.parametrize("schema", [
+    "[" * 100000,
+    "{" * 100000,
+    '{"type":"record","name":"Node","fields":[{"name":"next","type":["null","Node"],"default":{}}]}',
+    '{"type":"record","name":"A","fields":[{"name":"b","type":{"type":"record","name":"B","fields":'
+    '[{"name":"a","type":["null","A"],"default":{}}]},"default":{}}]}',
+], ids=["arrays", "objects", "recursive-default", "mutually-recursive-default"])
+def test_hostile_avro_schema_texts_are_snapshot_format_errors(schema):
+    from reference import SnapshotFormatError
+    from reference.serializers import AvroSchemaError
+
+    with pytest.raises(AvroSchemaError):
+        s.AvroSerializer.from_json(schema)
+    with pytest.raises(SnapshotFormatError):
+        snapshot_from_bytes(_avro_snapshot(schema))
+
+
+def test_a_recursive_avro_record_may_still_default_its_recursive_field_to_null():
+    schema = ('{"type":"record","name":"Node","fields":[{"name":"v","type":"int","default":0},'
+              '{"name":"next","type":["null","Node"],"default":null}]}')
+    serializer = s.AvroSerializer.from_json(schema)
+    value = {"v": 1, "next": {"v": 2, "next": None}}
+    assert serializer.from_bytes(serializer.to_bytes(value)) == value, "got another value, should round-trip"
+
+
+def test_class_names_resolve_without_getattr_or_imports():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy\n"
+        "from reference import lookup_type\n"
+        "before = set(sys.modules)\n"
+        "found = [lookup_type(n) for n in ('numpy:testing.TestCase', 'numpy:random.Generator', "
+        "'numpy:linalg.LinAlgError', 'os:system', 'subprocess:Popen', 'os:path.sep')]\n"
+        "print(found, sorted(set(sys.modules) - before))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "[None, None, None, None, None, None] []", (
+        f"got {out.stdout.strip()!r} {out.stderr[-500:]}, should resolve nothing and import nothing"
+    )
+
+
+def test_an_enum_snapshot_naming_a_lazy_submodule_class_imports_nothing():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy, struct\n"
+        "from reference import snapshot_from_bytes, StateError\n"
+        "from reference.serializers import EnumSerializerSnapshot\n"
+        "from reference._snapshot import class_identity\n"
+        "name = class_identity(EnumSerializerSnapshot).encode(); cls = b'numpy:testing.TestCase'\n"
+        "data = struct.pack('>iH', 2, len(name)) + name + struct.pack('>iH', 3, len(cls)) + cls + struct.pack('>i', 0)\n"
+        "before = set(sys.modules)\n"
+        "snapshot = snapshot_from_bytes(data)\n"
+        "try:\n    snapshot.restore_serializer()\nexcept StateError as exc:\n    print('refused')\n"
+        "print(sorted(set(sys.modules) - before))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["refused", "[]"], (
+        f"got {out.stdout!r} {out.stderr[-500:]}, should refuse the class and import nothing"
+    )
+
+
+def test_zero_width_elements_share_one_budget_across_nesting_levels():
+    import struct
+    import time
+
+    from reference import DataInputView, DataOutputView, SerializationError
+    from reference._bounds import ZERO_WIDTH_ALLOWANCE
+
+    serializer = s.ListSerializer(s.ListSerializer(s.TupleSerializer()))
+    # 300 inner lists of 65536 empty tuples each: 1204 bytes that once decoded 19.7M elements
+    data = struct.pack(">i", 300) + struct.pack(">i", 65536) * 300
+    start = time.monotonic()
+    with pytest.raises(SerializationError, match="more elements than a 1204-byte record may hold"):
+        serializer.from_bytes(data)
+    with pytest.raises(SerializationError, match="more elements"):
+        serializer.copy_serialized(DataInputView(data), DataOutputView())
+    assert time.monotonic() - start < 5, "got a slow refusal, should refuse before decoding the elements"
+    # the budget is exact: byte length + allowance elements over all levels
+    inner = (len(struct.pack(">i", 0) * 3) + ZERO_WIDTH_ALLOWANCE - 3) // 2
+    fits = struct.pack(">i", 2) + struct.pack(">i", inner) * 2
+    budget = len(fits) + ZERO_WIDTH_ALLOWANCE
+    assert 2 + 2 * inner <= budget, f"got {2 + 2 * inner} elements, should fit the budget {budget}"
+    assert len(serializer.from_bytes(fits)[1]) == inner, "got another list, should read a list within the budget"
+    over = struct.pack(">i", 2) + struct.pack(">i", budget) * 2
+    with pytest.raises(SerializationError, match="more elements"):
+        serializer.from_bytes(over)
+
+
+def test_zero_width_avro_items_inside_lists_share_the_budget():
+    import struct
+
+    from reference import SerializationError
+
+    serializer = s.ListSerializer(s.AvroSerializer({"type": "array", "items": "null"}))
+    # each element: a block of 60000 nulls (zigzag varint), then the end of the array
+    item = bytes([0xC0, 0xA9, 0x07]) + b"\x00"
+    data = struct.pack(">i", 100) + item * 100
+    with pytest.raises(SerializationError, match="element budget|more elements"):
+        serializer.from_bytes(data)
+
+
+def test_a_pickle_length_beyond_the_payload_is_refused_before_allocating():
+    import struct
+    import tracemalloc
+
+    from reference import SerializationError
+
+    serializer = s.PickleSerializer()
+    for opcode, fmt in ((b"\x8e", "<Q"), (b"\x96", "<Q"), (b"B", "<i")):
+        payload = b"\x80\x05" + opcode + struct.pack(fmt, 2**31 - 1 if fmt == "<i" else 8 * 10**18) + b"abc."
+        record = struct.pack(">i", len(payload)) + payload
+        tracemalloc.start()
+        try:
+            with pytest.raises(SerializationError, match="not a well-formed pickle"):
+                serializer.from_bytes(record)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 1 << 20, f"got {peak} bytes allocated at peak, should allocate no more than the input justifies"

@@ -1,0 +1,117 @@
+"""The fuzzing suite: hypothesis draws mutations of valid records, snapshots and savepoints of
+every configuration in ``fuzzing.CONFIGS`` and runs each against its entry points under the
+canary (no import, no unpickling without opt-in) and the limits (``TIME_LIMIT`` per input,
+``MEMORY_LIMIT`` of peak growth). A fixed small budget runs in the fast suite; the ``slow``
+variants run many more examples; ``campaign.py`` runs hundreds of thousands."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import fuzzing
+
+FAST = {"records": 150, "snapshots": 100, "savepoints": 25}
+SLOW = {"records": 20000, "snapshots": 10000, "savepoints": 1500}
+_SETTINGS = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large]}
+
+
+@pytest.fixture(scope="module")
+def bases(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("fuzz-bases")
+    made = fuzzing.make_bases(str(directory))
+    fuzzing.warm_up(made)
+    fuzzing.canary()
+    return made
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("fuzz-scratch"))
+
+
+def _check(outcome: fuzzing.Outcome) -> None:
+    assert outcome.problem is None, (
+        f"got {fuzzing.describe(outcome)}, should be a value or a StateError within "
+        f"{fuzzing.TIME_LIMIT} s, importing and unpickling nothing"
+    )
+
+
+def _records(bases, data):
+    _check(fuzzing.run_guarded(*fuzzing.record_input(fuzzing.HypothesisSource(data))))
+
+
+def _snapshots(bases, data):
+    _check(fuzzing.run_guarded(*fuzzing.snapshot_input(fuzzing.HypothesisSource(data))))
+
+
+def _savepoints(bases, scratch, data):
+    _check(fuzzing.run_guarded(*fuzzing.savepoint_input(fuzzing.HypothesisSource(data), bases, scratch)))
+
+
+@settings(max_examples=FAST["records"], **_SETTINGS)
+@given(data=st.data())
+def test_fuzz_records(bases, data):
+    _records(bases, data)
+
+
+@settings(max_examples=FAST["snapshots"], **_SETTINGS)
+@given(data=st.data())
+def test_fuzz_snapshots(bases, data):
+    _snapshots(bases, data)
+
+
+@settings(max_examples=FAST["savepoints"], **_SETTINGS)
+@given(data=st.data())
+def test_fuzz_savepoints(bases, scratch, data):
+    _savepoints(bases, scratch, data)
+
+
+@pytest.mark.slow
+@settings(max_examples=SLOW["records"], **_SETTINGS)
+@given(data=st.data())
+def test_fuzz_records_long(bases, data):
+    _records(bases, data)
+
+
+@pytest.mark.slow
+@settings(max_examples=SLOW["snapshots"], **_SETTINGS)
+@given(data=st.data())
+def test_fuzz_snapshots_long(bases, data):
+    _snapshots(bases, data)
+
+
+@pytest.mark.slow
+@settings(max_examples=SLOW["savepoints"], **_SETTINGS)
+@given(data=st.data())
+def test_fuzz_savepoints_long(bases, scratch, data):
+    _savepoints(bases, scratch, data)
+
+
+def test_the_canary_sees_imports_unpicklings_and_hangs(bases):
+    """The canary must be able to fail: an import, an unpickling without opt-in, a hang and a
+    non-StateError exception are each reported."""
+    import pickle
+    import sys
+
+    config = next(c for c in fuzzing.CONFIGS if not c.pickles)
+
+    def import_something():
+        sys.modules.pop("colorsys", None)
+        import colorsys  # noqa: F401
+
+    def hang():
+        while True:
+            pass
+
+    seen = {
+        "import": fuzzing.run_guarded(config, "t", b"", import_something).problem,
+        "unpickle": fuzzing.run_guarded(config, "t", b"", lambda: pickle.loads(pickle.dumps(1))).problem,
+        "hang": fuzzing.run_guarded(config, "t", b"", hang).problem,
+        "escape": fuzzing.run_guarded(config, "t", b"", lambda: [][1]).problem,
+    }
+    assert seen == {k: k for k in seen}, f"got {seen}, should report each problem as its kind"
+    pickling = next(c for c in fuzzing.CONFIGS if c.pickles)
+    opted = fuzzing.run_guarded(pickling, "t", b"", lambda: pickle.loads(pickle.dumps(1))).problem
+    assert opted is None, f"got {opted}, should allow unpickling for a configuration that chose pickle"
