@@ -40,6 +40,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+try:  # loaded in real processes anyway (pandas, pyarrow): its lazy submodules are a target
+    import numpy  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+
 from reference import (
     DataInputView,
     DataOutputView,
@@ -63,7 +68,6 @@ from reference.backends import (
     state_data_files,
 )
 from reference.backends._base import read_list_elements
-from reference.backends._resolve import snapshot_unpickles
 
 #: Seconds one input may take.
 TIME_LIMIT = 2.0
@@ -203,8 +207,8 @@ def build_configs() -> list[Config]:
         Config("zero-width-rows", s.ListSerializer(_row([], kind=False)), [[(), ()], []]),
         Config("tuple", s.TupleSerializer(s.IntSerializer(), s.NullableSerializer(s.DoubleSerializer(), padded=True),
                                           s.StringSerializer()), [(1, None, "x"), (2, 0.5, "")]),
-        Config("pickle-list", s.ListSerializer(s.PickleSerializer()), [[{"a": [1, 2.5]}, (1, None)], []],
-               pickles=True),
+        Config("pickle-list", s.ListSerializer(s.PickleSerializer()),
+               [[{"a": [1, 2.5]}, (1, None)], [b"\x00\xff" * 200, "x" * 300], []], pickles=True),
     ]
     return configs
 
@@ -229,6 +233,7 @@ HOSTILE_CLASS_NAMES = [class_identity(c) for c in (
     "fuzzing:Suit",
     "reference.serializers:RowKind",
 ]
+PICKLE_NAME = class_identity(s.PickleSerializerSnapshot)
 
 
 # -- sources of randomness --------------------------------------------------------------------
@@ -273,7 +278,12 @@ _INTERESTING = [0, 1, -1, 2, 3, 6, 0x7F, 0x80, 0xFF, 0x7FFF, 0xFFFF, 65536, 6553
 
 def mutate_bytes(data: bytes, src: Source) -> bytes:
     """1-3 of: flip bits, set bytes, overwrite a big-endian int with an interesting one,
-    insert or delete a run, duplicate a slice, truncate, append."""
+    insert or delete a run, duplicate a slice, truncate, append; or, rarely, replace everything
+    by nested counts (``n`` then ``n`` times ``m``: lists of lists of empty elements)."""
+    if src.integer(0, 15, "nested counts") == 0:
+        n = src.choice([2, 4, 100, 300, 2000], "outer count")
+        m = src.choice([3, 65536, 1 << 20, 2**31 - 1], "inner count")
+        return struct.pack(">i", n) + struct.pack(">i", m) * n
     out = bytearray(data)
     for _ in range(src.integer(1, 3, "mutations")):
         op = src.integer(0, 7, "op")
@@ -298,7 +308,7 @@ def mutate_bytes(data: bytes, src: Source) -> bytes:
             a = src.integer(0, n - 1, "from")
             b = src.integer(a, min(n, a + 64), "to")
             pos = src.integer(0, n, "pos")
-            out[pos:pos] = out[a:b] * src.integer(1, 4, "copies")
+            out[pos:pos] = out[a:b] * src.choice([1, 2, 3, 4, 64, 300], "copies")
         elif op == 6:
             del out[src.integer(0, n, "keep"):]
         else:
@@ -339,7 +349,8 @@ def mutate_snapshot(data: bytes, src: Source) -> bytes:
         names = _class_names(data)
         if names:
             start, end = src.choice(names, "class name")
-            data = data[:start] + _utf(src.choice(HOSTILE_CLASS_NAMES, "new name")) + data[end:]
+            name = PICKLE_NAME if src.integer(0, 3, "pickle") == 0 else src.choice(HOSTILE_CLASS_NAMES, "new name")
+            data = data[:start] + _utf(name) + data[end:]
             return data if src.boolean("then bytes") is False else mutate_bytes(data, src)
     if op == 2:
         depth = src.choice([1, 2, 50, 99, 100, 101, 400, 2000], "depth")
@@ -350,7 +361,9 @@ def mutate_snapshot(data: bytes, src: Source) -> bytes:
         if pos >= 0:
             pos += 8
             count = src.choice([0, 1, 3, 2**31 - 1, -1], "count")
-            return data[:pos] + struct.pack(">i", count) + data[pos + 4:]
+            # the first nested block is the outermost composite's: with a count of 0 its nested
+            # snapshots go too, so the snapshot stays well-formed apart from its arity
+            return data[:pos] + struct.pack(">i", count) + (b"" if count == 0 else data[pos + 4:])
     if op == 4:
         pos = data.find(b'{"')
         if pos < 0:
@@ -465,6 +478,18 @@ def run_guarded(config: Config, entry: str, data: bytes, call: Callable[[], Any]
 
 
 # -- entry points -----------------------------------------------------------------------------
+def snapshot_unpickles(snapshot: Any) -> bool:
+    """Whether a snapshot (or one nested in it) is Pickle's: reading records with what it
+    restores would unpickle (the fuzzer's own walk, independent of the backends')."""
+    stack = [snapshot]
+    while stack:
+        current = stack.pop()
+        if type(current).__name__ in ("PickleSerializerSnapshot", "PickledSerializerSnapshot"):
+            return True
+        stack.extend(getattr(current, "nested_snapshots", ()) or ())
+    return False
+
+
 RECORD_ENTRIES = ("deserialize", "copy_serialized", "migrate_state", "list_state_value")
 SNAPSHOT_ENTRIES = ("snapshot_from_bytes", "restore_serializer", "resolve_compatibility")
 
@@ -566,7 +591,13 @@ def _mutate_metadata(path: str, src: Source) -> str:
         key = "key_serializer_snapshot" if key == "key" else key
         original = base64.b64decode(holder[key]) if holder.get(key) else snapshot_to_bytes(
             s.LongSerializer().snapshot_configuration())
-        holder[key] = base64.b64encode(mutate_snapshot(original, src)).decode("ascii")
+        if src.integer(0, 3, "pickle instead") == 0:  # Pickle's snapshot, or one nesting it
+            replaced = src.choice([s.PickleSerializer(), s.ListSerializer(s.PickleSerializer()),
+                                   s.MapSerializer(s.StringSerializer(), s.PickleSerializer())], "pickle")
+            mutated = snapshot_to_bytes(replaced.snapshot_configuration())
+        else:
+            mutated = mutate_snapshot(original, src)
+        holder[key] = base64.b64encode(mutated).decode("ascii")
         text = json.dumps(doc)
     elif op == 1:  # a field set to a hostile value
         doc = json.loads(text)

@@ -6,11 +6,10 @@ variants run many more examples; ``campaign.py`` runs hundreds of thousands."""
 
 from __future__ import annotations
 
+import fuzzing
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import fuzzing
 
 FAST = {"records": 150, "snapshots": 100, "savepoints": 25}
 SLOW = {"records": 20000, "snapshots": 10000, "savepoints": 1500}
