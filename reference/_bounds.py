@@ -34,7 +34,7 @@ MAX_SNAPSHOT_DEPTH = 100
 #: ``MAX_SCHEMA_DEPTH`` (100) levels nests up to four JSON levels per schema level.
 MAX_JSON_DEPTH = 512
 #: Collection elements one record may decode beyond one per byte of the record.
-ZERO_WIDTH_ALLOWANCE = 1 << 16
+ZERO_WIDTH_ALLOWANCE = 1 << 12
 
 _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")

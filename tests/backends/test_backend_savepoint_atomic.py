@@ -1,5 +1,6 @@
 """Writing a savepoint is atomic: a writer killed at a random moment leaves complete
-savepoints or none, and never touches an existing one."""
+savepoints or none, and never touches an existing one; what it leaves behind (its temporary
+directory) is removed when the same savepoint is written again."""
 
 import os
 import random
@@ -69,10 +70,19 @@ def _check_directory(tmp_path, reference_content, old_bytes):
     return complete, interrupted
 
 
+def _rerun_leaves_no_litter(directory, backend, reference_content):
+    """Write every interrupted savepoint again: each rerun removes the killed attempt."""
+    targets = sorted({n.split(".tmp-")[0][1:] for n in os.listdir(directory) if ".tmp-" in n})
+    for target in targets:
+        path = backend.savepoint(directory / target)
+        assert savepoint_content(path) == reference_content, f"got other content in {target}, should be complete"
+    left = [n for n in os.listdir(directory) if ".tmp-" in n]
+    assert left == [], f"got {left} after rerunning {targets}, should leave no temporary directory"
+
+
 def _run(tmp_path, kills, seed):
     backend = fill_backend(BytesStateBackend(StringSerializer()))
     old = backend.savepoint(tmp_path / "old")
-    backend.close()
     old_bytes = tree_bytes(old)
     reference_content = savepoint_content(old)
     rng = random.Random(seed)
@@ -83,9 +93,11 @@ def _run(tmp_path, kills, seed):
         os.rename(old, directory / "old")
         _kill_writer_at_random(directory, rng)
         complete, interrupted = _check_directory(directory, reference_content, old_bytes)
+        _rerun_leaves_no_litter(directory, backend, reference_content)
         total[0] += complete
         total[1] += interrupted
         os.rename(directory / "old", old)
+    backend.close()
     return total
 
 
