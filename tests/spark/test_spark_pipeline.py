@@ -260,7 +260,7 @@ def test_injected_task_failure_leaves_no_output_and_input_untouched(spark, sourc
     assert file_tree(aligned) == before, "got a changed input savepoint, should be untouched"
 
 
-def test_killed_driver_leaves_no_output_and_input_untouched(source, tmp_path):
+def test_killed_driver_leaves_no_output_and_input_untouched(spark, source, tmp_path):
     path, _ = source
     before = file_tree(path)
     out = tmp_path / "out"
@@ -297,6 +297,25 @@ def test_killed_driver_leaves_no_output_and_input_untouched(source, tmp_path):
         log.close()
     assert not out.exists(), f"got {out} after the driver was killed, should not exist"
     assert file_tree(path) == before, "got a changed input savepoint, should be untouched"
+    # What the killed run left behind goes when the work is done again: its temporary output
+    # with the rerun's commit, its Spark scratch directory with the next session's start (the
+    # same removal, called here because this process's session is already running).
+    import tempfile
+
+    from conformance._spark.jobs import migrate_savepoint
+    from conformance._spark.session import SCRATCH_PARENT
+    from reference.backends import remove_abandoned
+
+    migrate_savepoint(path, sup.descriptors(sup.new_row()), str(out), parallelism=2,
+                      config=sup.EVOLUTION, spark=spark)
+    left = [n for n in _siblings(tmp_path) if ".tmp-" in n]
+    assert out.exists() and left == [], f"got {left} after the rerun, should be the output and no temporary"
+    parent = os.path.join(tempfile.gettempdir(), SCRATCH_PARENT)
+    killed = [n for n in os.listdir(parent) if f"-{proc.pid}-" in n]
+    assert killed, f"got {os.listdir(parent)}, should hold the killed driver's scratch directory"
+    remove_abandoned(parent, "")
+    left = [n for n in os.listdir(parent) if f"-{proc.pid}-" in n]
+    assert left == [], f"got {left}, should have removed the killed driver's scratch directory"
 
 
 # -- verify -------------------------------------------------------------------------------------------
@@ -324,7 +343,7 @@ def test_verify_reports_undecodable_values_misplaced_keys_and_mismatches(spark, 
     groups = table.column("key_group").to_pylist()
     groups[20] = (groups[20] + 1) % meta.max_parallelism  # a key outside its key group
     table = table.set_column(4, "value", pa.array(values, pa.binary()))
-    table = table.set_column(0, "key_group", pa.array(groups, pa.int32()))
+    table = table.set_column(0, table.schema.field("key_group"), pa.array(groups, pa.int32()))
     pq.write_table(table, file)
     report = verify_savepoint(str(broken), expect=path, spark=spark)
     profile = next(s for s in report.states if s.name == "profile")
