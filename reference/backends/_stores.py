@@ -286,11 +286,14 @@ class _RocksTable(Table):
         self._store._drop_column_family(self._name)
 
 
+_OWNED_PREFIX = "state-rocksdb-"
+
+
 class RocksDBStore:
     """An embedded RocksDB (rocksdict, raw bytes), one column family per state.
 
     ``path`` is the working directory of the database (created if missing, must be empty);
-    without it a temporary directory is used. ``close()`` closes and deletes the database:
+    without it a temporary directory ``state-rocksdb-<host>-<pid>-*`` is used. ``close()`` closes and deletes the database:
     state outlives a backend only through savepoints, as in Flink.
     """
 
@@ -301,7 +304,14 @@ class RocksDBStore:
 
         self._owned_dir: str | None = None
         if path is None:
-            self._owned_dir = tempfile.mkdtemp(prefix="state-rocksdb-")
+            # Named by host and pid: a killed process's database is removed by the next store
+            # opened on this host (reference.backends.remove_abandoned).
+            from ._savepoint import owned_temp_name, remove_abandoned
+
+            temp = tempfile.gettempdir()
+            remove_abandoned(temp, _OWNED_PREFIX)
+            self._owned_dir = os.path.join(temp, owned_temp_name(_OWNED_PREFIX))
+            os.mkdir(self._owned_dir, 0o700)
             self._path = os.path.join(self._owned_dir, "db")
         else:
             base = os.fspath(path)
