@@ -45,9 +45,10 @@ class Payload:
         return (_ran, ("code from the savepoint",))
 
 
-def _crafted_savepoint(directory, snapshot_serializer=PickleSerializer()) -> str:
+def _crafted_savepoint(directory, snapshot_serializer=None) -> str:
     """A savepoint whose value state 'v' holds pickles written as plain bytes (int length +
     payload, PickleSerializer's layout), and whose snapshot is then swapped for Pickle's."""
+    snapshot_serializer = snapshot_serializer or PickleSerializer()
     backend = HeapStateBackend(StringSerializer())
     state = backend.get_value_state(ValueStateDescriptor("v", BytesSerializer()))
     for key in ("a", "b"):
@@ -79,7 +80,7 @@ def test_restoring_a_savepoint_naming_pickle_unpickles_nothing(backend_kind, tmp
     backend = restore_backend(backend_kind, path, StringSerializer())
     try:
         assert RAN == [], f"got {RAN} at restore, should run nothing from the savepoint"
-        assert backend.keys("v") == ["a", "b"] or sorted(backend.keys("v")) == ["a", "b"], (
+        assert sorted(backend.keys("v")) == ["a", "b"], (
             f"got keys {backend.keys('v')}, should list the keys without reading values"
         )
         with pytest.raises(PickleNotAllowedError, match=r"state 'v'.*allow_pickle=\{'v'\}"):
