@@ -34,13 +34,15 @@ import struct
 import weakref
 from typing import Any
 
+from .._bounds import ZERO_WIDTH_ALLOWANCE
 from .._errors import EndOfDataError, SerializationError
 from ._avro_compat import _min_size
 
 __all__ = ["binary_to_flink", "flink_to_binary"]
 
 MAX_NESTING = 200
-MAX_ZERO_WIDTH_ITEMS = 1 << 20
+#: The same allowance as every other reader of a record (``reference._bounds``).
+MAX_ZERO_WIDTH_ITEMS = ZERO_WIDTH_ALLOWANCE
 
 _BE_INT = struct.Struct(">i")
 _BE_LONG = struct.Struct(">q")
