@@ -653,6 +653,30 @@ def _verification(
     return summaries, finish
 
 
+def refuse_unpickling(savepoint: str | os.PathLike[str], allow_pickle: bool | Iterable[str] = ()) -> None:
+    """Raise ``PickleNotAllowedError`` naming the first state of ``savepoint`` whose values only
+    PickleSerializer reads (its snapshots say so) unless ``allow_pickle`` names it (or is True):
+    nothing read from a savepoint unpickles unless the caller asked."""
+    from reference import PickleNotAllowedError
+    from reference.backends import snapshot_unpickles
+
+    if allow_pickle is True:
+        return
+    allowed = set() if allow_pickle is False else set(allow_pickle)
+    for state in read_savepoint_metadata(savepoint).states:
+        if state.name in allowed:
+            continue
+        for data in (state.value_serializer_snapshot, state.namespace_serializer_snapshot,
+                     state.user_key_serializer_snapshot):
+            if data and snapshot_unpickles(snapshot_from_bytes(data)):
+                raise PickleNotAllowedError(
+                    f"state {state.name!r} of {os.fspath(savepoint)} was written with PickleSerializer, and "
+                    "decoding it would unpickle code chosen by the savepoint; allow it only for a "
+                    f"savepoint you trust: allow_pickle={{{state.name!r}}} (conformance verify "
+                    f"--allow-pickle {state.name}). Nothing was unpickled"
+                )
+
+
 def verify_savepoint(
     savepoint: str | os.PathLike[str],
     *,
@@ -660,12 +684,18 @@ def verify_savepoint(
     sample: int = 5,
     master: str | None = None,
     spark: Any = None,
+    allow_pickle: bool | Iterable[str] = (),
 ) -> VerificationReport:
     """Check that every entry of ``savepoint`` decodes with the savepoint's own serializers,
     nothing left over, every key in its key group; with ``expect`` (another savepoint, e.g.
     the oracle's or a single-process backend's), also that both hold the same states with the
     same snapshots and byte-identical entries. Never raises for what it finds: the report
-    says it (``report.ok``); raises ``SavepointFormatError`` for an unusable savepoint."""
+    says it (``report.ok``); raises ``SavepointFormatError`` for an unusable savepoint, and
+    ``PickleNotAllowedError`` (before Spark starts) for a state written with PickleSerializer
+    that ``allow_pickle`` (state names, or True) does not name: decoding it would unpickle."""
+    refuse_unpickling(savepoint, allow_pickle)
+    if expect is not None:
+        refuse_unpickling(expect, allow_pickle)
     if spark is None:
         read_savepoint_metadata(savepoint)  # an unusable savepoint fails before Spark starts
         from .session import get_session

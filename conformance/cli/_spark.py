@@ -74,6 +74,9 @@ def add_parsers(sub: Any) -> None:
                         help="expected savepoint (e.g. the oracle's or a backend's) to compare with")
     verify.add_argument("--sample", type=int, default=5, metavar="N", help="problems shown per state")
     verify.add_argument("--spark", default=None, metavar="MASTER", help="Spark master URL (default local[*])")
+    verify.add_argument("--allow-pickle", action="append", default=[], metavar="STATE",
+                        help="decode this state although it was written with PickleSerializer (unpickling "
+                             "runs code the savepoint chooses: only for savepoints you trust; '*' for all)")
     add_json(verify, "the report")
     add_import(verify)
     verify.set_defaults(func=run_verify)
@@ -168,10 +171,20 @@ def run_verify(args: argparse.Namespace) -> int:
     _readable(args.savepoint, "SAVEPOINT")
     if args.expect is not None:
         _readable(args.expect, "--expect")
-    from .._spark.jobs import verify_savepoint
+    from reference import PickleNotAllowedError
 
+    from .._spark.jobs import refuse_unpickling, verify_savepoint
+
+    allow_pickle = True if "*" in args.allow_pickle else args.allow_pickle
     try:
-        report = verify_savepoint(args.savepoint, expect=args.expect, sample=args.sample, master=args.spark)
+        for path in (args.savepoint, args.expect):
+            if path is not None:
+                refuse_unpickling(path, allow_pickle)
+    except PickleNotAllowedError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        report = verify_savepoint(args.savepoint, expect=args.expect, sample=args.sample, master=args.spark,
+                                  allow_pickle=allow_pickle)
     except (StateError, OSError) as exc:
         print(f"conformance verify: {exc}", file=sys.stderr)
         return _failed(exc) if isinstance(exc, StateError) else UNUSABLE

@@ -27,6 +27,7 @@ from ._resolve import (
     normalize_config,
     plan_access,
     resolve_key_serializer,
+    snapshot_unpickles,
 )
 from ._savepoint import (
     LIST_DELIMITER,
@@ -63,6 +64,7 @@ __all__ = [
     "normalize_config",
     "plan_access",
     "resolve_key_serializer",
+    "snapshot_unpickles",
     "BytesStateBackend",
     "HeapStateBackend",
     "ListState",

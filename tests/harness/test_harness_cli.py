@@ -339,3 +339,36 @@ def test_values_that_look_alike_are_told_apart_by_their_types():
         expect_equal(Old(1), New(1), "reading back")
     text = caught.value.message
     assert "(a shop.v1:Order)" in text and "(a shop.v2:Order)" in text, f"got {text!r}, should name both types"
+
+
+UNPICKLED: list[str] = []
+
+
+class _Canary:
+    """Unpickling it records that it happened."""
+
+    def __reduce__(self):
+        return (UNPICKLED.append, ("unpickled",))
+
+
+def test_verify_refuses_a_pickled_state_before_anything_is_unpickled(tmp_path, capsys):
+    from reference.backends import HeapStateBackend, ValueStateDescriptor
+    from reference.serializers import LongSerializer, PickleSerializer
+
+    backend = HeapStateBackend(LongSerializer())
+    state = backend.get_value_state(ValueStateDescriptor("blobs", PickleSerializer()))
+    backend.set_current_key(1)
+    state.update(_Canary())
+    savepoint = backend.savepoint(str(tmp_path / "sp"))
+    backend.close()
+    UNPICKLED.clear()
+    status = main(["verify", savepoint])
+    err = capsys.readouterr().err
+    assert status == 2, f"got exit {status}, should be 2 (refused before Spark starts)"
+    assert "state 'blobs'" in err and "--allow-pickle blobs" in err, f"got {err!r}"
+    assert UNPICKLED == [], f"got {UNPICKLED}, should unpickle nothing"
+    from conformance._spark.jobs import refuse_unpickling
+
+    refuse_unpickling(savepoint, {"blobs"})  # named: allowed
+    refuse_unpickling(savepoint, True)
+    assert UNPICKLED == [], f"got {UNPICKLED}, the check itself should unpickle nothing"
