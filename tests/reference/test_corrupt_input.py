@@ -317,12 +317,16 @@ def test_zero_width_avro_items_inside_lists_share_the_budget():
 
     from reference import SerializationError
 
-    serializer = s.ListSerializer(s.AvroSerializer({"type": "array", "items": "null"}))
+    serializer = s.ListSerializer(s.AvroSerializer({"type": "array", "items": "null"}, encoding="binary"))
     # each element: a block of 60000 nulls (zigzag varint), then the end of the array
     item = bytes([0xC0, 0xA9, 0x07]) + b"\x00"
     data = struct.pack(">i", 100) + item * 100
     with pytest.raises(SerializationError, match="element budget|more elements"):
         serializer.from_bytes(data)
+    # Flink's encoding (the default) bounds each value by the same allowance
+    flink = s.ListSerializer(s.AvroSerializer({"type": "array", "items": "null"}))
+    with pytest.raises(SerializationError, match="more than 4096 items of an empty type"):
+        flink.from_bytes(struct.pack(">i", 1) + bytes([0xC0, 0xA9, 0x07, 0x00]))
 
 
 def test_a_pickle_length_beyond_the_payload_is_refused_before_allocating():
