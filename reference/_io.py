@@ -155,6 +155,10 @@ class DataOutputView:
         """Forget what was written, keeping the buffer for reuse."""
         del self._buf[:]
 
+    def truncate(self, size: int) -> None:
+        """Forget everything written after the first ``size`` bytes (a refused record's part)."""
+        del self._buf[size:]
+
 
 class DataInputView:
     """A big-endian reader over bytes; reading past the end raises ``EndOfDataError``.

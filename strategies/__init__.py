@@ -16,6 +16,7 @@ from hypothesis import strategies as _st
 from reference.types import serializer_for as _serializer_for
 
 from ._canonical import canonical, values_equal
+from ._domain import OutOfDomain, out_of_domain
 from ._evolutions import (
     CHANGES,
     EVOLUTION_FAMILIES,
@@ -41,6 +42,7 @@ __all__ = [
     "EVOLUTION_FAMILIES",
     "FAMILIES",
     "KINDS",
+    "OutOfDomain",
     "PojoField",
     "SchemaEvolution",
     "activate",
@@ -50,6 +52,7 @@ __all__ = [
     "evolution_chains",
     "enum_type",
     "evolutions",
+    "out_of_domain",
     "pojo_type",
     "schemas",
     "serializers",

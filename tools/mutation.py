@@ -396,6 +396,8 @@ def main(argv: list[str] | None = None) -> int:
 
     tree = _copy_tree(ROOT)
     commands = suites(args)
+    # A terminated run still removes its copy and the suite it was running.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
         limits: dict[str, float] = {}
         for name, (cmd, stop_on) in commands.items():

@@ -28,6 +28,12 @@ def _check_serializer(what: str, serializer: object) -> None:
         raise TypeError(f"{what} must be a TypeSerializer, got {type(serializer).__name__}")
 
 
+def refused(target: DataOutputView, start: int, where: str | None, exc: SerializationError) -> SerializationError:
+    """Undo a refused record's partial bytes; the error, prefixed by the part it refused."""
+    target.truncate(start)
+    return SerializationError(f"{where}: {exc}") if where else exc
+
+
 def _migrate_nested(
     snapshot: TypeSerializerSnapshot[Any], prior: TypeSerializer[Any], new: TypeSerializer[Any], value: Any
 ) -> Any:
@@ -64,8 +70,12 @@ class NullableSerializer(TypeSerializer[Any]):
             if self.padding_length:
                 target.write(bytes(self.padding_length))
         else:
+            start = len(target)
             target.write_boolean(False)
-            self.inner.serialize(value, target)
+            try:
+                self.inner.serialize(value, target)
+            except SerializationError as exc:
+                raise refused(target, start, None, exc) from None
 
     def deserialize(self, source: DataInputView) -> Any:
         if source.read_boolean():
@@ -172,10 +182,14 @@ class ListSerializer(TypeSerializer[list[Any]]):
     def serialize(self, value: list[Any], target: DataOutputView) -> None:
         if type(value) is not list:
             raise SerializationError(f"ListSerializer got {type(value).__name__}; it writes lists")
+        start = len(target)
         target.write_int(len(value))
         write = self.element.serialize
-        for item in value:
-            write(item, target)
+        for i, item in enumerate(value):
+            try:
+                write(item, target)
+            except SerializationError as exc:
+                raise refused(target, start, f"list element {i}", exc) from None
 
     def _check_size(self, size: int, source: DataInputView, first_element_width: Any) -> None:
         """Refuse sizes the bytes cannot hold. Elements take at least one byte each, except
@@ -295,17 +309,24 @@ class MapSerializer(TypeSerializer[dict[Any, Any]]):
     def serialize(self, value: dict[Any, Any], target: DataOutputView) -> None:
         if type(value) is not dict:
             raise SerializationError(f"MapSerializer got {type(value).__name__}; it writes dicts")
+        if None in value:
+            raise SerializationError("MapSerializer: map keys may not be None")
+        start = len(target)
         target.write_int(len(value))
         write_key, write_value = self.key.serialize, self.value.serialize
         for k, v in value.items():
-            if k is None:
-                raise SerializationError("MapSerializer: map keys may not be None")
-            write_key(k, target)
+            try:
+                write_key(k, target)
+            except SerializationError as exc:
+                raise refused(target, start, f"map key {k!r:.80}", exc) from None
             if v is None:
                 target.write_boolean(True)
             else:
                 target.write_boolean(False)
-                write_value(v, target)
+                try:
+                    write_value(v, target)
+                except SerializationError as exc:
+                    raise refused(target, start, f"the value of map key {k!r:.80}", exc) from None
 
     def deserialize(self, source: DataInputView) -> dict[Any, Any]:
         size = source.read_int()
@@ -399,13 +420,18 @@ class TupleSerializer(TypeSerializer[tuple[Any, ...]]):
                 f"TupleSerializer of arity {len(self.fields)} got {type(value).__name__} "
                 f"{value!r}; it writes tuples of exactly that arity"
             )
+        start = len(target)
         for i, (field, item) in enumerate(zip(self.fields, value, strict=True)):
             if item is None and not isinstance(field, NullableSerializer):
+                target.truncate(start)
                 raise SerializationError(
                     f"TupleSerializer: field {i} is None; tuple fields may not be null "
                     "(wrap the field serializer in NullableSerializer)"
                 )
-            field.serialize(item, target)
+            try:
+                field.serialize(item, target)
+            except SerializationError as exc:
+                raise refused(target, start, f"TupleSerializer field {i}", exc) from None
 
     def deserialize(self, source: DataInputView) -> tuple[Any, ...]:
         return tuple([field.deserialize(source) for field in self.fields])

@@ -58,6 +58,7 @@ from .._snapshot import (
     snapshot_dialect,
     write_versioned_snapshot,
 )
+from ._composites import refused
 
 __all__ = ["PojoSerializer", "PojoSerializerSnapshot", "field_serializer_for_annotation"]
 
@@ -337,6 +338,7 @@ class PojoSerializer(TypeSerializer[Any]):
                 f"PojoSerializer({qualified_name(self.dataclass_type)}) got "
                 f"{type(value).__name__} {value!r}; it writes instances of that dataclass (or None)"
             )
+        start = len(target)
         target.write_byte(FLAG_NO_SUBCLASS)
         for name, serializer in self.fields:
             item = getattr(value, name, None)
@@ -347,9 +349,8 @@ class PojoSerializer(TypeSerializer[Any]):
                 try:
                     serializer.serialize(item, target)
                 except SerializationError as exc:
-                    raise SerializationError(
-                        f"field {name!r} of {qualified_name(self.dataclass_type)}: {exc}"
-                    ) from None
+                    where = f"field {name!r} of {qualified_name(self.dataclass_type)}"
+                    raise refused(target, start, where, exc) from None
 
     def _read_flags(self, source: DataInputView) -> Any:
         """True for null, False for an instance of the class itself, else the serializer of

@@ -35,6 +35,7 @@ from .._snapshot import (
     resolve_compatibility,
     snapshot_dialect,
 )
+from ._composites import refused
 
 __all__ = ["RowKind", "Row", "RowSerializer", "RowSerializerSnapshot"]
 
@@ -228,15 +229,34 @@ class RowSerializer(TypeSerializer[tuple[Any, ...]]):
         if type(value) is tuple and len(value) == self._cache_arity and None not in value:
             # Fast path, the common case: an INSERT row without nulls has an all-zero mask.
             # (``in`` checks identity first, so no None slips through a custom __eq__.)
+            start = len(target)
             target.write(self._cache_zero_mask)
-            for serializer, item in zip(self._cache_serializers, value, strict=True):
-                serializer.serialize(item, target)
+            try:
+                for serializer, item in zip(self._cache_serializers, value, strict=True):
+                    serializer.serialize(item, target)
+            except SerializationError as exc:
+                raise self._refused(target, start, value, exc) from None
             return
         kind = self._check_value(value)
+        start = len(target)
         self._write_mask(kind, value, target)
-        for serializer, item in zip(self._cache_serializers, value, strict=False):
-            if item is not None:
-                serializer.serialize(item, target)
+        try:
+            for serializer, item in zip(self._cache_serializers, value, strict=False):
+                if item is not None:
+                    serializer.serialize(item, target)
+        except SerializationError as exc:
+            raise self._refused(target, start, value, exc) from None
+
+    def _refused(self, target: DataOutputView, start: int, value: Any, exc: SerializationError) -> SerializationError:
+        """The field that refused its part (the first one a lone serialize refuses)."""
+        for (name, serializer, _), item in zip(self.fields, value, strict=False):
+            if item is None:
+                continue
+            try:
+                serializer.serialize(item, DataOutputView())
+            except SerializationError:
+                return refused(target, start, f"RowSerializer field {name!r}", exc)
+        return refused(target, start, None, exc)
 
     def deserialize(self, source: DataInputView) -> tuple[Any, ...]:
         mask = source.peek(self._cache_mask_len)

@@ -53,10 +53,20 @@ from reference import (
     DataOutputView,
     PickledSerializerSnapshot,
     SchemaCompatibility,
+    SerializationError,
     TypeSerializer,
     TypeSerializerSnapshot,
 )
-from reference.serializers import DoubleSerializer, IntSerializer, RowSerializerSnapshot
+from reference import types as t
+from reference.serializers import (
+    DoubleSerializer,
+    IntSerializer,
+    LongSerializer,
+    RowSerializer,
+    RowSerializerSnapshot,
+    StringSerializer,
+    TupleSerializer,
+)
 
 # == roundtrip ==================================================================================
 
@@ -848,6 +858,62 @@ ZOO: dict[str, tuple[str, Callable[[], Subject]]] = {
     "state that only lives in one process": ("backends.fresh_process", lambda: Subject(
         InterningText(), st.text(min_size=1, max_size=5), locator=None)),
 }
+
+# == domain (values outside the serializer's domain) ============================================
+
+
+class LenientInt(IntSerializer):
+    """'Forgiving': writes int(value), so "7" and 7.9 are stored as numbers nobody wrote."""
+
+    def serialize(self, value: Any, target: DataOutputView) -> None:
+        try:
+            target.write_int(int(value))
+        except (TypeError, ValueError):
+            raise SerializationError(f"LenientInt cannot write {value!r}") from None
+
+
+class PartialTuple(TupleSerializer):
+    """Writes field after field and lets a refused field's error through: the fields before it
+    stay in the target, a partial record the next one is read against."""
+
+    def serialize(self, value: Any, target: DataOutputView) -> None:
+        if type(value) is not tuple or len(value) != len(self.fields):
+            raise SerializationError(f"PartialTuple got {value!r}")
+        for field, item in zip(self.fields, value, strict=True):
+            field.serialize(item, target)
+
+
+class AnonymousRefusalRow(RowSerializer):
+    """Refuses cleanly but says only 'invalid row': which of the fields was wrong is lost."""
+
+    def serialize(self, value: Any, target: DataOutputView) -> None:
+        try:
+            super().serialize(value, target)
+        except SerializationError:
+            raise SerializationError("invalid row") from None
+
+
+class TypeErrorText(StringSerializer):
+    """Encodes whatever it is given: bytes and numbers fail with AttributeError, not the
+    project's SerializationError."""
+
+    def serialize(self, value: Any, target: DataOutputView) -> None:
+        value.encode("utf-8")  # 'validates' by encoding first
+        super().serialize(value, target)
+
+
+_PAIR = t.TupleType((t.LongType(), t.StringType()))
+_USER = t.RowType((t.RowField("id", t.LongType(), nullable=False), t.RowField("name", t.StringType())))
+_DOMAIN = {
+    "out-of-domain values coerced": ("domain.refused", lambda: Subject(LenientInt(), schema=t.IntType())),
+    "partial record left on refusal": ("domain.refused", lambda: Subject(
+        PartialTuple(LongSerializer(), StringSerializer()), schema=_PAIR)),
+    "refusal without the field name": ("domain.refused", lambda: Subject(
+        AnonymousRefusalRow([("id", LongSerializer(), False), ("name", StringSerializer(), True)]), schema=_USER)),
+    "refusal with a TypeError": ("domain.refused", lambda: Subject(
+        TypeErrorText(), st.text(alphabet="abc", max_size=5), schema=t.StringType())),
+}
+ZOO.update(_DOMAIN)
 
 #: Entries needing a golden directory recorded by the correct release first.
 GOLDEN = {
