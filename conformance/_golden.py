@@ -46,7 +46,8 @@ class GoldenRelease:
 
 
 def _release_key(name: str) -> tuple[Any, ...]:
-    return tuple(int(p) if p.isdigit() else p for p in re.split(r"[.\-]", name))
+    # Numbers before words in each part, so any two names compare (1.10 after 1.9, "pre-1.7").
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"[.\-]", name))
 
 
 def recorded_releases(golden_dir: str) -> list[GoldenRelease]:

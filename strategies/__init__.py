@@ -29,7 +29,7 @@ from ._evolutions import (
 from ._pojo import PojoField, activate, enum_type, pojo_type
 from ._schemas import FAMILIES, schemas
 from ._schemas import _avro_available as avro_available
-from ._values import values
+from ._values import values, zero_value
 
 
 def serializers(schema):  # type: ignore[no-untyped-def]
@@ -58,4 +58,5 @@ __all__ = [
     "serializers",
     "values",
     "values_equal",
+    "zero_value",
 ]

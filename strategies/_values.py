@@ -195,8 +195,37 @@ def _row_with_kind(values: tuple[Any, ...], kind: Any) -> Any:
 
 
 def zero_value(schema: Any) -> Any:
-    """What a missing value of ``schema`` becomes: the type's zero (the serializer's
-    ``create_instance``, as Flink's POJO serializer leaves a new field at its default)."""
-    from reference.types import serializer_for
+    """What ``create_instance`` must return for ``schema`` (Java's defaults, as Flink's
+    serializers give them): 0 / 0.0 / False for numbers and booleans, "" and b"" for text and
+    bytes, empty containers, a tuple of its fields' zeros, a row of its NOT NULL fields' zeros
+    (None in nullable ones), an enum's first member, a pojo built from its fields' defaults (a
+    number or bool field without one gets its zero, any other field None), and None for types
+    with no zero of their own (pickle, Avro)."""
+    kind = type(schema)
+    if kind in _ZEROS:
+        return _ZEROS[kind]
+    if kind is t.NullableType:
+        return zero_value(schema.inner)
+    if kind is t.ListType:
+        return []
+    if kind is t.MapType:
+        return {}
+    if kind is t.TupleType:
+        return tuple(zero_value(f) for f in schema.fields)
+    if kind is t.RowType:
+        return tuple(None if f.nullable else zero_value(f.type) for f in schema.fields)
+    if kind is t.EnumType:
+        return next(iter(schema.cls))
+    if kind is t.PojoType:
+        return schema.cls(**{
+            f.name: f.default if f.has_default else _ZEROS.get(type(f.type)) if type(f.type) in _NUMBERS else None
+            for f in _pojo.pojo_fields(schema)
+        })
+    return None
 
-    return serializer_for(schema).create_instance()
+
+_NUMBERS = (t.BooleanType, t.ByteType, t.ShortType, t.IntType, t.LongType, t.FloatType, t.DoubleType)
+_ZEROS: dict[type, Any] = {
+    t.BooleanType: False, t.ByteType: 0, t.ShortType: 0, t.IntType: 0, t.LongType: 0, t.FloatType: 0.0,
+    t.DoubleType: 0.0, t.StringType: "", t.BytesType: b"",
+}
