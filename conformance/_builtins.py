@@ -45,6 +45,12 @@ _PLAN: dict[str, tuple[Any, bool]] = {
     "enum": (lambda: _fixed_enum(), True),
     "avro": (lambda: _fixed_avro(), False),
     "pickle": (t.PickleType(), False),
+    # Shapes the ones above never take: a padded Nullable of a 1-byte type; nesting in which
+    # reconfiguration, migration and zero-width types sit below lists, maps, rows and pojos,
+    # with non-ASCII field and class names in the snapshots.
+    "nullable_padded_byte": (t.NullableType(t.ByteType(), padded=True), True),
+    "nested_row": (lambda: _fixed_nested_row(), False),
+    "map_of_pojo": (lambda: _fixed_map_of_pojo(), False),
 }
 BUILTIN_NAMES = tuple(_PLAN)
 
@@ -58,6 +64,43 @@ def _fixed_pojo() -> Any:
         PojoField("score", t.DoubleType(), default=0.0),
         PojoField("tags", t.ListType(t.StringType())),
     ), qualname="BuiltinPojo")
+
+
+def _fixed_nested_row() -> Any:
+    from strategies import enum_type
+
+    colour = enum_type(("RED", "GREEN", "BLUE"), qualname="Farbe_Ä")
+    item = t.RowType((t.RowField("x", t.IntType(), nullable=False), t.RowField("farbe", colour)))
+    return t.RowType((
+        t.RowField("id", t.LongType(), nullable=False),
+        t.RowField("名字", t.StringType()),
+        t.RowField("items", t.ListType(item)),
+        t.RowField("inner", t.RowType((t.RowField("b", t.ByteType(), nullable=False),
+                                       t.RowField("é", t.StringType())))),
+        # Last, so that nothing follows: entries of 2 bytes (a byte key, a null value) and
+        # elements of none meet the bounds that compare a size with the bytes left.
+        t.RowField("flags", t.MapType(t.ByteType(), t.BooleanType())),
+    ))
+
+
+def _fixed_map_of_pojo() -> Any:
+    from strategies import PojoField, enum_type, pojo_type
+
+    inner = pojo_type((PojoField("x", t.IntType()),), qualname="Innen_ß")
+    reading = pojo_type((PojoField("v", t.LongType()),), qualname="Ablesung_ö")
+    colour = enum_type(("C", "F", "K"), qualname="Einheit_é")
+    pair = pojo_type((PojoField("w", t.LongType()),), qualname="Paar_ü")
+    value = pojo_type((
+        PojoField("wert", t.DoubleType()),
+        PojoField("é", t.LongType()),
+        PojoField("props", t.MapType(t.StringType(), t.IntType())),
+        PojoField("inner", inner),
+        PojoField("readings", t.ListType(t.NullableType(reading))),
+        PojoField("paar", t.TupleType((t.IntType(), pair))),
+        PojoField("einheit", colour),
+        PojoField("leer", t.ListType(t.TupleType(()))),
+    ), qualname="Messwert_é")
+    return t.MapType(t.StringType(), value)
 
 
 def _fixed_enum() -> Any:
@@ -83,22 +126,22 @@ def _fixed_avro() -> Any:
     return t.AvroType(json.dumps(schema, sort_keys=True, separators=(",", ":")))
 
 
-def _draw(strategy: Any, pick: int = 12) -> Any:
-    """A deterministic, not-too-simple example of ``strategy`` (the ``pick``-th draw)."""
+def _draws(strategy: Any, count: int) -> list[Any]:
+    """The first ``count`` examples of ``strategy`` under the fixed seed (deterministic)."""
     import hypothesis
     from hypothesis import HealthCheck, Phase, given
 
     drawn: list[Any] = []
 
     @hypothesis.seed(_SEED)
-    @hypothesis.settings(max_examples=pick + 1, database=None, phases=[Phase.generate], deadline=None,
+    @hypothesis.settings(max_examples=count, database=None, phases=[Phase.generate], deadline=None,
                          suppress_health_check=list(HealthCheck))
     @given(strategy)
     def collect(value: Any) -> None:
         drawn.append(value)
 
     collect()
-    return drawn[min(pick, len(drawn) - 1)]
+    return drawn
 
 
 @cache
@@ -107,27 +150,40 @@ def _schema(name: str) -> Any:
     return spec() if callable(spec) else spec
 
 
+#: Evolutions declared per verdict: composite schemas have many kinds and places of change.
+_PER_VERDICT = {True: 2, False: 1}
+_CANDIDATES = 16
+
+
 def _evolutions(schema: Any) -> list[Evolution]:
+    """Of the first draws of each verdict, the deepest distinct changes (a change below a list,
+    a Nullable or a tuple exercises the nested migration and reconfiguration paths)."""
     import strategies
     from reference.types import serializer_for
 
+    composite = isinstance(schema, (t.RowType, t.PojoType, t.MapType, t.ListType, t.TupleType))
     found: list[Evolution] = []
     for verdict in (Verdict.COMPATIBLE_AFTER_MIGRATION, Verdict.COMPATIBLE_WITH_RECONFIGURED_SERIALIZER, Verdict.INCOMPATIBLE):
         try:
-            evo = _draw(strategies.evolutions(schema, verdict=verdict), pick=3)
+            drawn = _draws(strategies.evolutions(schema, verdict=verdict), _CANDIDATES)
         except Exception:
             continue  # no change of that verdict exists for this schema
-        if evo.expect != verdict:
-            continue
-        strategies.activate(evo.new)
-        try:
-            new = serializer_for(evo.new)
-        finally:
-            strategies.activate(schema)
-        migrate = evo.migrate if evo.expect != Verdict.INCOMPATIBLE else None
-        found.append(Evolution(new, evo.expect, migrate,
-                               reason_contains=evo.reason_contains if evo.expect == Verdict.INCOMPATIBLE else None,
-                               name=f"{evo.change} ({evo.expect})", schemas=(schema, evo.new)))
+        distinct = {(e.change, e.path): e for e in reversed(drawn) if e.expect == verdict}
+        ranked = sorted(distinct.values(), key=lambda e: (-len(e.path), e.change, repr(e.path)))
+        # Deepest first, one per branch (the first two steps of the path) while others remain.
+        chosen = [e for i, e in enumerate(ranked) if all(e.path[:2] != r.path[:2] for r in ranked[:i])]
+        chosen += [e for e in ranked if e not in chosen]
+        for evo in chosen[:_PER_VERDICT[composite]]:
+            strategies.activate(evo.new)
+            try:
+                new = serializer_for(evo.new)
+            finally:
+                strategies.activate(schema)
+            migrate = evo.migrate if evo.expect != Verdict.INCOMPATIBLE else None
+            found.append(Evolution(new, evo.expect, migrate,
+                                   reason_contains=evo.reason_contains if evo.expect == Verdict.INCOMPATIBLE else None,
+                                   name=f"{evo.change} at {'/'.join(map(str, evo.path)) or 'the top'} ({evo.expect})",
+                                   schemas=(schema, evo.new)))
     return found
 
 
@@ -150,13 +206,24 @@ def builtin_subject(name: str) -> Subject:
     strategies.activate(schema)
     golden = os.environ.get("CONFORMANCE_BUILTINS_GOLDEN") or _DEFAULT_GOLDEN
     return Subject(
-        lambda: serializer_for(schema), strategies.values(schema), _evolutions(schema),
+        _FACTORIES.get(name, lambda: serializer_for(schema)), strategies.values(schema), _evolutions(schema),
         key=_PLAN[name][1], schema=schema, name=f"builtin:{name}",
         golden=os.path.join(golden, name), release=_release(), releases=_RELEASES.get(name, {}),
         # Only generated classes need the subject rebuilt in a fresh process; the rest restore
         # from the savepoint's snapshots alone (and the child stays light).
         locator=f"conformance._builtins:{name}" if callable(_PLAN[name][0]) else None,
     )
+
+
+def _default_nullable() -> Any:
+    from reference.serializers import LongSerializer, NullableSerializer
+
+    return NullableSerializer(LongSerializer())
+
+
+#: Built-ins made with the public constructor's defaults rather than from the schema (equal
+#: serializers, so the golden files also pin the defaults).
+_FACTORIES = {"nullable": _default_nullable}
 
 
 #: Golden files of the built-ins, shipped with the package (``conformance/golden/builtins``):

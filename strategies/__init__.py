@@ -29,7 +29,7 @@ from ._evolutions import (
 from ._pojo import PojoField, activate, enum_type, pojo_type
 from ._schemas import FAMILIES, schemas
 from ._schemas import _avro_available as avro_available
-from ._values import values, zero_value
+from ._values import large_values, values, zero_value
 
 
 def serializers(schema):  # type: ignore[no-untyped-def]
@@ -52,6 +52,7 @@ __all__ = [
     "evolution_chains",
     "enum_type",
     "evolutions",
+    "large_values",
     "out_of_domain",
     "pojo_type",
     "schemas",

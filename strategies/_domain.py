@@ -169,6 +169,8 @@ def _map(draw: Any, schema: t.MapType, hashable: bool) -> tuple[Any, str | None,
 def _tuple(draw: Any, schema: t.TupleType, hashable: bool) -> tuple[Any, str | None, str]:
     arity = len(schema.fields)
     good = [_good(draw, f, False) for f in schema.fields]
+    if not arity:
+        return ((0,), None, "a tuple of 1 value") if not draw(st.booleans()) else ([], None, "a list")
     choice = _choose(draw, 3, "bad tuple")
     if choice == 0:
         return tuple(good[:-1]), None, f"a tuple of {arity - 1} values (field {arity - 1} missing)"

@@ -333,7 +333,7 @@ def _apply(draw: Any, c: _Candidate, retired: frozenset[str]) -> _Applied:
             return _Applied(node.element, None)
         if isinstance(node, t.MapType):
             return _Applied(t.ListType(node.value), None)
-        return _Applied(t.ListType(node.fields[0]), None)
+        return _Applied(t.ListType(node.fields[0] if node.fields else node), None)
     if base == "composite.nullable_padding":
         return _Applied(t.NullableType(node.inner, padded=not node.padded), None, "padding")
     if base == "composite.tuple_arity":

@@ -35,6 +35,9 @@ ROW_NAMES = ("a", "b", "c", "d", "e", "id", "x", "y", "é", "名字", "with spac
 #: Pojo field names must be Python identifiers.
 POJO_NAMES = ("a", "b", "c", "d", "e", "id", "x", "y", "é", "名字")
 ENUM_NAMES = ("A", "B", "C", "D", "E", "RED", "GREEN", "Ä")
+#: Generated class names start with one of these: ASCII first, then names whose snapshots carry
+#: non-ASCII in modified UTF-8 (2- and 3-byte sequences).
+CLASS_PREFIXES = ("Pojo", "Pojo_é", "Pojo_名")
 
 _LEAF_FAMILIES = ("primitive", "enum", "pickle", "avro")
 _HASHABLE_FAMILIES = ("primitive", "nullable", "tuple", "row", "enum")
@@ -171,7 +174,8 @@ def _arity(draw: Any, budget: _Budget, low: int, high: int, label: str) -> int:
 
 
 def _tuple(draw: Any, allowed: Any, depth: int, budget: _Budget, hashable: bool) -> Any:
-    n = _arity(draw, budget, 1, 3, "tuple arity")
+    # An empty tuple is the zero-width type: a list of them holds elements without bytes.
+    n = _arity(draw, budget, 0, 3, "tuple arity")
     return t.TupleType(tuple(_nested(draw, allowed, depth, budget, hashable) for _ in range(n)))
 
 
@@ -202,14 +206,16 @@ def _pojo_schema(draw: Any, allowed: Any, depth: int, budget: _Budget, hashable:
         _pojo.PojoField(name, _nested(draw, allowed, depth, budget, False)) for name in names
     )
     spec = [(f.name, f.type) for f in fields]
-    return _pojo.pojo_type(fields, _pojo.derived_name("Pojo", spec, budget.next_class()))
+    prefix = draw(_sampled(CLASS_PREFIXES), label="pojo class name")
+    return _pojo.pojo_type(fields, _pojo.derived_name(prefix, spec, budget.next_class()))
 
 
 def _enum(draw: Any, allowed: Any, depth: int, budget: _Budget, hashable: bool) -> Any:
     budget.leaves -= 1
     n = draw(_integers(1, 4), label="enum size")
     members = tuple(_names(draw, ENUM_NAMES, n, "enum members"))
-    return _pojo.enum_type(members, _pojo.derived_name("Enum", members, budget.next_class()))
+    prefix = draw(_sampled(tuple(p.replace("Pojo", "Enum") for p in CLASS_PREFIXES)), label="enum class name")
+    return _pojo.enum_type(members, _pojo.derived_name(prefix, members, budget.next_class()))
 
 
 def _pickle(draw: Any, allowed: Any, depth: int, budget: _Budget, hashable: bool) -> Any:

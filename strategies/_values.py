@@ -1,7 +1,9 @@
 """``values(schema)``: values of a logical type, built by construction (never filtered).
 
 Floats come from raw bit patterns (NaN payloads, -0.0, subnormals) next to ordinary floats;
-text is any surrogate-free string including non-BMP characters; containers may be empty or
+text is any string of Unicode code points, lone surrogate halves and non-BMP characters
+included, mostly short but now and then of a length on each boundary of the varint that
+prefixes it (127/128, 16,383/16,384 and, rarely, 2,097,151/2,097,152 UTF-16 units); containers may be empty or
 nested; None appears exactly where the type can hold it; dict keys arrive in drawn order, so
 insertion orders vary.
 """
@@ -19,7 +21,7 @@ from reference import types as t
 from . import _pojo
 from ._schemas import _integers
 
-__all__ = ["values", "zero_value", "float32_from_bits", "float64_from_bits"]
+__all__ = ["values", "large_values", "zero_value", "float32_from_bits", "float64_from_bits"]
 
 _F32 = struct.Struct(">f")
 _U32 = struct.Struct(">I")
@@ -59,8 +61,56 @@ def _row_kinds() -> list[Any]:
 
 
 _KINDS = _row_kinds()
-_TEXT = st.text(max_size=12)  # hypothesis' default alphabet: all of Unicode but surrogates
-_PICKLE_SOME = st.one_of(st.integers(), st.booleans(), _TEXT, st.binary(max_size=8), _FLOAT64)
+#: Every code point, lone surrogate halves included (a Java string is UTF-16 units, any of them).
+_CHARS = st.characters(codec=None, exclude_categories=())
+
+
+def _as_utf16(text: str) -> str:
+    """``text`` as UTF-16 reads it back: a high surrogate half followed by a low one is one
+    supplementary character (both are the same two units), so values compare after a round trip."""
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
+_SHORT_TEXT = st.text(_CHARS, max_size=12).map(_as_utf16)
+#: UTF-16 unit counts on both sides of each varint width of Flink's string length (length + 1
+#: is written: 1, 2, 3 and 4 bytes), and of the units themselves.
+BOUNDARY_UNITS = (126, 127, 128, 16382, 16383, 16384)
+HUGE_UNITS = (2_097_150, 2_097_151, 2_097_152)
+
+
+def _units(text: str) -> int:
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def _text_of_units(seed: str, n: int) -> str:
+    """A string of exactly ``n`` UTF-16 units built by repeating ``seed`` (then padded)."""
+    if not seed:
+        return "a" * n
+    text = seed * (n // max(1, _units(seed)) + 1)
+    while _units(text) > n:
+        text = text[: max(0, len(text) - max(1, (_units(text) - n) // 2))]
+    return text + "a" * (n - _units(text))
+
+
+@st.composite
+def _text_strategy(draw: Any, huge: bool) -> str:
+    # Mostly short text (the first alternative, where shrinking goes); now and then a length on
+    # a varint boundary; with ``huge`` always a boundary length, one of 2 million units now and then.
+    size = draw(st.integers(0, 30), label="text size class") if not huge else 29 + draw(
+        st.integers(0, 2), label="text size class")
+    if size < 29:
+        return draw(_SHORT_TEXT, label="text")
+    if size < 31:
+        seed = draw(st.text(_CHARS, max_size=3), label="text seed")
+        return _as_utf16(_text_of_units(seed, draw(st.sampled_from(BOUNDARY_UNITS), label="text units")))
+    # 2 million units: the length's 4-byte varint is the point, so the text is ASCII (whose
+    # units the reader takes in one step; every other unit width is drawn at the sizes above).
+    seed = draw(st.text("abc", min_size=1, max_size=3), label="text seed")
+    return _text_of_units(seed, draw(st.sampled_from(HUGE_UNITS), label="text units"))
+
+
+_TEXT = _text_strategy(False)
+_PICKLE_SOME = st.one_of(st.integers(), st.booleans(), _SHORT_TEXT, st.binary(max_size=8), _FLOAT64)
 _PICKLED_ANY = st.recursive(
     st.one_of(st.none(), _PICKLE_SOME),
     lambda inner: st.one_of(st.lists(inner, max_size=3), st.tuples(inner, inner),
@@ -98,8 +148,12 @@ def _value_strategy(draw: Any, schema: Any, allow_none: bool) -> Any:
 
 _BOOLEANS = st.booleans()
 _SIZE = st.integers(0, 4)
-_BINARY = st.binary(max_size=12)
+_BINARY = st.one_of(st.binary(max_size=12), st.builds(
+    lambda n, fill: fill * n, st.sampled_from(BOUNDARY_UNITS), st.binary(min_size=1, max_size=1)))
 _TEXT_OR_NONE = st.one_of(st.none(), _TEXT)
+_HUGE_TEXT = _text_strategy(True)
+_HUGE_BINARY = st.builds(lambda n, fill: fill * n, st.sampled_from(BOUNDARY_UNITS + HUGE_UNITS[1:2]),
+                         st.binary(min_size=1, max_size=1))
 _LEAVES: dict[type, tuple[st.SearchStrategy[Any], st.SearchStrategy[Any]]] = {
     # type: (strategy where None is allowed, strategy where it is not)
     t.BooleanType: (_BOOLEANS, _BOOLEANS),
@@ -192,6 +246,42 @@ def _row_with_kind(values: tuple[Any, ...], kind: Any) -> Any:
     from reference.serializers import Row
 
     return Row(values, kind)
+
+
+def large_values(schema: Any) -> st.SearchStrategy[Any]:
+    """Values of ``schema`` whose text and bytes (outside map keys, pickles and Avro) all have
+    lengths on a boundary of the varint before them, 2 million UTF-16 units now and then."""
+    return _large_values(schema)
+
+
+@functools.lru_cache(maxsize=256)
+def _large_values(schema: Any) -> st.SearchStrategy[Any]:
+    return st.tuples(values(schema), st.data()).map(lambda pair: _inflated(schema, pair[0], pair[1]))
+
+
+def _inflated(schema: Any, value: Any, data: Any) -> Any:
+    kind = type(schema)
+    if value is None:
+        return None
+    if kind is t.StringType:
+        return data.draw(_HUGE_TEXT, label="large text")
+    if kind is t.BytesType:
+        return data.draw(_HUGE_BINARY, label="large bytes")
+    if kind is t.NullableType:
+        return _inflated(schema.inner, value, data)
+    if kind is t.ListType:
+        return [_inflated(schema.element, v, data) for v in value]
+    if kind is t.MapType:
+        return {k: _inflated(schema.value, v, data) for k, v in value.items()}
+    if kind is t.TupleType:
+        return tuple(_inflated(f, v, data) for f, v in zip(schema.fields, value, strict=True))
+    if kind is t.RowType:
+        fields = tuple(_inflated(f.type, v, data) for f, v in zip(schema.fields, value, strict=True))
+        return fields if type(value) is tuple else _row_with_kind(fields, value.kind)
+    if kind is t.PojoType:
+        return schema.cls(**{f.name: _inflated(f.type, getattr(value, f.name), data)
+                             for f in _pojo.pojo_fields(schema)})
+    return value
 
 
 def zero_value(schema: Any) -> Any:

@@ -360,6 +360,23 @@ def suites(args: argparse.Namespace) -> dict[str, tuple[list[str], str | None]]:
     return found
 
 
+def markdown(todo: list[Mutant], judged: list[Mutant], names: list[str], args: argparse.Namespace) -> str:
+    lines = [f"Sample {args.sample} (seed {args.seed}), certify --seed {args.certify_seed} --examples "
+             f"{args.examples}; unit paths {' '.join(args.unit_paths)}.", ""]
+    for name in names:
+        killed = sum(1 for m in judged if name in m.killed_by)
+        lines.append(f"- **{name}**: killed {killed} of {len(judged)} non-equivalent mutants "
+                     f"({100 * killed / max(1, len(judged)):.1f}%)")
+    lines += ["", "| # | site | operator | mutation | " + " | ".join(names) + " |",
+              "|---|---|---|---|" + "---|" * len(names)]
+    for m in todo:
+        cells = ["equivalent" if m.id not in {j.id for j in judged} else
+                 ("killed" if n in m.killed_by else "**survived**") for n in names]
+        detail = m.site.detail.replace("|", "\\|")
+        lines.append(f"| {m.id} | {m.site.file}:{m.site.line} | {m.site.op} | {detail} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sample", type=int, default=70)
@@ -374,6 +391,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--equivalent", type=lambda s: {int(x) for x in s.split(",") if x}, default=set(),
                    help="ids classified as equivalent (left out of the score)")
     p.add_argument("--json", help="write every mutant and its outcome here")
+    p.add_argument("--markdown", help="write the scores and a table of every mutant here")
     p.add_argument("--list", action="store_true", help="list every site and exit")
     args = p.parse_args(argv)
 
@@ -440,6 +458,9 @@ def main(argv: list[str] | None = None) -> int:
         missing = [k for k in commands if k not in m.killed_by]
         if missing:
             print(f"  survivor #{m.id} ({', '.join(missing)}): {m.site.file}:{m.site.line} [{m.site.op}] {m.site.detail}")
+    if args.markdown:
+        with open(args.markdown, "w", encoding="utf-8") as fh:
+            fh.write(markdown(todo, judged, list(commands), args))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump({"sample": args.sample, "seed": args.seed, "certify_seed": args.certify_seed,

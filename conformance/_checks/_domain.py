@@ -96,15 +96,16 @@ def state_untouched(ctx) -> None:  # type: ignore[no-untyped-def]
     if good is None:
         raise NotApplicable("the subject's values drew only None")
 
-    def body(case: Any) -> None:
-        if case.value is None:
-            return  # update(None) clears a value state: None is in the state's domain
-        descriptor = ValueStateDescriptor("domain", s)
-        backend = new_backend(ctx, kind)
-        try:
-            state = backend.get_value_state(descriptor)
-            backend.set_current_key(1)
-            state.update(s.copy(good))
+    descriptor = ValueStateDescriptor("domain", s)
+    backend = new_backend(ctx, kind)
+    try:
+        state = backend.get_value_state(descriptor)
+        backend.set_current_key(1)
+        state.update(s.copy(good))
+
+        def body(case: Any) -> None:
+            if case.value is None:
+                return  # update(None) clears a value state: None is in the state's domain
             try:
                 state.update(case.value)
             except SerializationError:
@@ -115,15 +116,15 @@ def state_untouched(ctx) -> None:  # type: ignore[no-untyped-def]
             else:
                 raise Violation(f"update accepted {case.what}, should refuse it", example=repr(case))
             expect_equal(state.value(), good, f"after a refused update of {case.what}, the state")
-            point = backend.savepoint(os.path.join(ctx.work_dir, f"domain-{uuid.uuid4().hex[:10]}"))
-        finally:
-            backend.close()
-        restored = restore_backend(ctx, kind, point)
-        try:
-            state = restored.get_value_state(descriptor)
-            restored.set_current_key(1)
-            expect_equal(state.value(), good, f"restored after a refused update of {case.what}, the state")
-        finally:
-            restored.close()
 
-    ctx.for_all(cases, body, max_examples=max(5, ctx.examples // 5))
+        ctx.for_all(cases, body, max_examples=max(5, ctx.examples // 5))
+        point = backend.savepoint(os.path.join(ctx.work_dir, f"domain-{uuid.uuid4().hex[:10]}"))
+    finally:
+        backend.close()
+    restored = restore_backend(ctx, kind, point)
+    try:
+        state = restored.get_value_state(descriptor)
+        restored.set_current_key(1)
+        expect_equal(state.value(), good, "restored after refused updates, the state")
+    finally:
+        restored.close()

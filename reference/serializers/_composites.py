@@ -330,7 +330,7 @@ class MapSerializer(TypeSerializer[dict[Any, Any]]):
 
     def deserialize(self, source: DataInputView) -> dict[Any, Any]:
         size = source.read_int()
-        if size < 0 or size * 2 > source.available():
+        if size < 0 or size > source.available():
             raise SerializationError(
                 f"MapSerializer: map size {size} with {source.available()} bytes left; "
                 "the data is corrupt or truncated"
@@ -345,7 +345,7 @@ class MapSerializer(TypeSerializer[dict[Any, Any]]):
 
     def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
         size = source.read_int()
-        if size < 0 or size * 2 > source.available():
+        if size < 0 or size > source.available():
             raise SerializationError(f"MapSerializer: corrupt map size {size}")
         source.charge_elements(size, "MapSerializer: map size")
         target.write_int(size)
