@@ -261,9 +261,9 @@ def sites(path: str, rel: str) -> list[Site]:
     return walker.sites
 
 
-def mutate(path: str, site: Site) -> str:
-    with open(path, encoding="utf-8") as fh:
-        tree = ast.parse(fh.read())
+def mutate(source: str, site: Site) -> str:
+    """``source`` (the text the site was found in) with the site's mutation applied."""
+    tree = ast.parse(source)
     walker = _Walker(site.file, site.index)
     mutated = walker.visit(copy.deepcopy(tree))
     if walker.applied is None or walker.applied.detail != site.detail:
@@ -402,17 +402,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(every)} sites")
         return 0
 
-    chosen = sample(ROOT, args.sample, args.seed)
+    # The sample is drawn from the copy the mutants run in: edits to the working files while
+    # the run goes on change neither.
+    tree = _copy_tree(ROOT)
+    chosen = sample(tree, args.sample, args.seed)
     mutants = []
     for i, site in enumerate(chosen):
-        path = os.path.join(ROOT, site.file)
-        with open(path, encoding="utf-8") as fh:
+        with open(os.path.join(tree, site.file), encoding="utf-8") as fh:
             lines = fh.read().splitlines()
         before = lines[site.line - 1].strip() if 0 < site.line <= len(lines) else ""
         mutants.append(Mutant(i, site, before, site.detail))
     todo = [m for m in mutants if args.only is None or m.id in args.only]
 
-    tree = _copy_tree(ROOT)
     commands = suites(args)
     # A terminated run still removes its copy and the suite it was running.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -431,7 +432,9 @@ def main(argv: list[str] | None = None) -> int:
                 original = fh.read()
             try:
                 with open(target, "w", encoding="utf-8") as fh:
-                    fh.write(mutate(os.path.join(ROOT, m.site.file), m.site))
+                    # From the copy (the text the sample was drawn from), never from the
+                    # working files, which may change while the run goes on.
+                    fh.write(mutate(original, m.site))
                 for name, (cmd, stop_on) in commands.items():
                     verdict, took = _run(cmd, tree, limits[name], stop_on)
                     m.seconds[name] = round(took, 1)
