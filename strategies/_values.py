@@ -95,9 +95,9 @@ def _text_of_units(seed: str, n: int) -> str:
 @st.composite
 def _text_strategy(draw: Any, huge: bool) -> str:
     # Mostly short text (the first alternative, where shrinking goes); now and then a length on
-    # a varint boundary; with ``huge`` always a boundary length, one of 2 million units now and then.
+    # a varint boundary; with ``huge`` always a boundary length, every other one of 2 million units.
     size = draw(st.integers(0, 30), label="text size class") if not huge else 29 + draw(
-        st.integers(0, 2), label="text size class")
+        st.integers(0, 3), label="text size class")
     if size < 29:
         return draw(_SHORT_TEXT, label="text")
     if size < 31:

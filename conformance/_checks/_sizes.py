@@ -46,4 +46,4 @@ def size_boundaries(ctx) -> None:  # type: ignore[no-untyped-def]
             raise Violation(f"copy_serialized of a boundary-sized record copied {len(target.getvalue())} "
                             f"bytes and consumed {source.position}, should copy and consume {len(first)}")
 
-    ctx.for_all(strategies.large_values(schema), body, max_examples=max(3, ctx.examples // 6))
+    ctx.for_all(strategies.large_values(schema), body, max_examples=max(5, ctx.examples // 6))

@@ -56,7 +56,7 @@ def assert_caught(report, check_id: str) -> None:
 
 
 #: Checks that compare the backends with each other: their zoo entries run on both.
-ACROSS_BACKENDS = ("backends.identical_savepoints",)
+ACROSS_BACKENDS = ("backends.identical_savepoints", "domain.state_untouched")
 
 
 def backends_for(check_id: str) -> tuple[str, ...]:

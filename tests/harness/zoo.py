@@ -961,3 +961,64 @@ BUILTIN_BREAKS: dict[str, tuple[str, Callable[[], Subject], tuple[type, str, Any
         _builtin_row_serializer, schema=_row_schema()), (RowSerializerSnapshot, "migrate_state",
                                                           positional_row_migrate_state)),
 }
+
+
+# == breaks of the reference itself that only the built-ins' own checks can see ================
+
+
+def _builtin(name: str) -> Callable[[], Subject]:
+    def make() -> Subject:
+        from conformance._builtins import builtin_subject
+
+        return builtin_subject(name)
+
+    return make
+
+
+def _reads_pre_17_by_default(data: bytes, *, allow_pickled_serializer: bool = True) -> Any:
+    """snapshot_from_bytes with the opt-in turned into the default: savepoint bytes unpickled."""
+    from reference import snapshot_from_bytes
+
+    return snapshot_from_bytes(data, allow_pickled_serializer=allow_pickled_serializer)
+
+
+def _three_byte_varint(out: bytearray, value: int) -> None:
+    """A string length written in at most 3 varint bytes: 2,097,151 units and more wrap."""
+    for _ in range(2):
+        if value < 0x80:
+            break
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value & 0x7F)
+
+
+def _clear_then_put(self: Any, value: Any) -> None:
+    """ValueState.update as 'delete the old entry, then write the new one': a refused value
+    leaves the state empty."""
+    self.clear()
+    if value is not None:
+        self._table.put(self._primary(), self._entry.value_serializer.to_bytes(value))
+
+
+def _identity_equality(self: Any, other: object) -> bool:
+    return self is other
+
+
+def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any]]]:
+    from conformance._checks import _verdicts
+    from reference.backends._bytes import BytesValueState
+    from reference.serializers import _primitives
+
+    return {
+        "pre-1.7 snapshots unpickled by default": ("versioning.legacy_form", _builtin("long"),
+                                                   (_verdicts, "snapshot_from_bytes", _reads_pre_17_by_default)),
+        "string lengths capped at a 3-byte varint": ("roundtrip.size_boundaries", _builtin("string"),
+                                                     (_primitives, "_write_varint", _three_byte_varint)),
+        "value state cleared before the new value is written": ("domain.state_untouched", _builtin("long"),
+                                                                 (BytesValueState, "update", _clear_then_put)),
+        "compatibility results compared by identity": ("migration.verdict_values", _builtin("row"),
+                                                       (SchemaCompatibility, "__eq__", _identity_equality)),
+    }
+
+
+BUILTIN_BREAKS.update(_breaks())
