@@ -216,6 +216,10 @@ def _draw_row(draw: Any, schema: t.RowType, allow_none: bool) -> Any:
 
 
 def _draw_pojo(draw: Any, schema: t.PojoType, allow_none: bool) -> Any:
+    # A pojo reference may be null (its serializer writes a null flag) where the place holds
+    # None: at the top and as a list element; a pojo field or map value is null by its holder.
+    if allow_none and _maybe_null(draw):
+        return None
     kwargs = {
         f.name: None if _maybe_null(draw) else _draw_value(draw, f.type, False)
         for f in _pojo.pojo_fields(schema)
