@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from reference import TypeSerializer, TypeSerializerSnapshot
 
-from .._property import guarded
 from .._registry import Violation, check
 
 
 @check(id="api.valid", family="roundtrip")
 def api_valid(ctx) -> None:  # type: ignore[no-untyped-def]
-    """The serializer is a TypeSerializer with sane length/immutability and a snapshot, and
-    create_instance() round-trips."""
+    """The serializer is a TypeSerializer with sane length/immutability and a snapshot."""
     serializer = ctx.serializer()
     if not isinstance(serializer, TypeSerializer):
         raise Violation(f"got a {type(serializer).__name__}, should be a reference.TypeSerializer")
@@ -30,20 +28,3 @@ def api_valid(ctx) -> None:  # type: ignore[no-untyped-def]
     version = snapshot.get_current_version()
     if type(version) is not int or not 0 <= version < 2**31:
         raise Violation(f"snapshot get_current_version() is {version!r}, should be a non-negative int")
-    _fresh_instance(serializer, getattr(ctx.subject, "schema", None))
-
-
-def _fresh_instance(serializer, schema) -> None:  # type: ignore[no-untyped-def]
-    """create_instance() (what a restore fills a new field with) is the schema's zero when the
-    subject has a schema, and a value the serializer writes and reads back unless it is None
-    (a type without a zero, as Flink allows)."""
-    from ._roundtrip import expect_equal, read_one, write
-
-    instance = guarded("create_instance", serializer.create_instance)
-    if schema is not None:
-        import strategies
-
-        expect_equal(instance, strategies.zero_value(schema), "create_instance()")
-    if instance is not None:
-        expect_equal(read_one(serializer, write(serializer, instance)), instance,
-                     "reading back create_instance() written by serialize")

@@ -1,4 +1,4 @@
-"""Verdicts as values, and the pre-1.7 snapshot form refused unless allowed.
+"""Verdicts as values, the pre-1.7 snapshot form refused unless allowed, and create_instance().
 
 - ``migration.verdict_values``: compatibility results (``reference.SchemaCompatibility``)
   compare and hash as values: resolving the same pair of snapshots twice gives equal results
@@ -9,6 +9,8 @@
   snapshot.bin``: the pickled serializer instead of a snapshot) is refused by
   ``snapshot_from_bytes`` by default (unpickling savepoint bytes runs code from them), and read
   only when the caller allows it, giving back a serializer equal to the subject's.
+- ``api.create_instance``: ``create_instance()`` is the schema's zero (``strategies.zero_value``:
+  Java's defaults) and round-trips through serialize and deserialize.
 """
 
 from __future__ import annotations
@@ -113,3 +115,22 @@ def _read_allowed(data: bytes, path: str) -> Any:
     except Exception as exc:
         raise Violation(f"{path}: with allow_pickled_serializer=True reading raised {type(exc).__name__}: "
                         f"{exc}, should read the pickled serializer") from None
+
+
+@check(id="api.create_instance", family="roundtrip", requires=("api.valid",))
+def create_instance(ctx) -> None:  # type: ignore[no-untyped-def]
+    """create_instance() (what a restore fills a new field with) is the schema's zero and a value
+    serialize writes and deserialize reads back (None, a type without a zero as Flink allows,
+    only where the schema's zero is None)."""
+    from ._roundtrip import expect_equal, read_one, write
+
+    serializer = ctx.serializer()
+    instance = guarded("create_instance", serializer.create_instance)
+    schema = getattr(ctx.subject, "schema", None)
+    if schema is not None:
+        import strategies
+
+        expect_equal(instance, strategies.zero_value(schema), "create_instance()")
+    if instance is not None:
+        expect_equal(read_one(serializer, write(serializer, instance)), instance,
+                     "reading back create_instance() written by serialize")

@@ -45,5 +45,5 @@ def test_results_that_compare_by_identity_are_caught(monkeypatch):
 @pytest.mark.parametrize("zero", [None, 1])
 def test_a_create_instance_other_than_the_zero_is_caught(monkeypatch, zero):
     monkeypatch.setattr(LongSerializer, "create_instance", lambda self: zero)
-    got = _status(builtin_subject("long"), "api.valid")
+    got = _status(builtin_subject("long"), "api.create_instance")
     assert got.failed and "create_instance()" in got.message, f"got {got}, should fail on {zero!r}"

@@ -1000,6 +1000,10 @@ def _clear_then_put(self: Any, value: Any) -> None:
         self._table.put(self._primary(), self._entry.value_serializer.to_bytes(value))
 
 
+def _no_instance(self: Any) -> Any:
+    return None
+
+
 def _identity_equality(self: Any, other: object) -> bool:
     return self is other
 
@@ -1018,6 +1022,8 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
                                                                  (BytesValueState, "update", _clear_then_put)),
         "compatibility results compared by identity": ("migration.verdict_values", _builtin("row"),
                                                        (SchemaCompatibility, "__eq__", _identity_equality)),
+        "create_instance() without a zero": ("api.create_instance", _builtin("long"),
+                                             (LongSerializer, "create_instance", _no_instance)),
     }
 
 
