@@ -123,6 +123,8 @@ class TableSubject:
     operation may take before the table is reported stuck.
     """
 
+    conformance_kind = "table"  # what the harness certifies it as (conformance._subject.subject_kind)
+
     def __init__(
         self,
         table_factory: Callable[..., Any],

@@ -114,11 +114,14 @@ def _reference_route(old_bytes: bytes, new_bytes: bytes, record: bytes) -> tuple
 def _same_maps(schema: object, ours: bytes, flinks: str) -> bool:
     """The two records hold the same value where their bytes may differ by design: Flink reads a
     map into a HashMap (its rewrite may order entries otherwise) and writes every NaN as the
-    canonical one (the reference keeps the payload: FLINK-FORMATS' float rule)."""
+    canonical one (the reference keeps the payload: docs/formats.md's float rule). Both are read
+    with the serializer Flink's form of the snapshot restores (rows positional and nullable, as
+    Flink writes them: it keeps a null even in a field the new schema declares NOT NULL)."""
     kinds = {type(node) for node in _nodes(schema)}
     if not kinds & {t.MapType, t.FloatType, t.DoubleType}:
         return False
-    serializer = serializer_for(schema)
+    flink_form = snapshot_to_bytes(serializer_for(schema).snapshot_configuration(), dialect="flink")
+    serializer = snapshot_from_bytes(flink_form).restore_serializer()
     theirs = serializer.from_bytes(bytes.fromhex(flinks))
     return bool(_nan_free(canonical(serializer.from_bytes(ours))) == _nan_free(canonical(theirs)))
 

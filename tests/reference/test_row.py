@@ -90,7 +90,7 @@ GOLDEN_FIELDS = [("f0", INT, True), ("f1", L, False), ("f2", S, False), ("f3", D
 
 
 def test_golden_row_with_nulls():
-    # FLINK-FORMATS: Row(null, 42L, "My string.", null) INSERT: mask bits 00|1001 -> 0x24.
+    # docs/formats.md: Row(null, 42L, "My string.", null) INSERT: mask bits 00|1001 -> 0x24.
     got = RowSerializer(GOLDEN_FIELDS).to_bytes((None, 42, "My string.", None))
     want = bytes.fromhex("24" "000000000000002a" "0b") + b"My string."
     assert got == want, f"got {got.hex()}, should be {want.hex()}"
