@@ -648,10 +648,10 @@ def snapshot_from_bytes(data: bytes, *, allow_pickled_serializer: bool = False) 
     return snapshot
 
 
-_WRITING_FORM: dict[type, bool] = {}
+_WRITING_FORM: dict[type[TypeSerializerSnapshot[Any]], bool] = {}
 
 
-def _writes_to_target(cls: type) -> bool:
+def _writes_to_target(cls: type[TypeSerializerSnapshot[Any]]) -> bool:
     """Whether ``cls.migrate_element`` is FLIP-527's writing form (``target`` required)."""
     known = _WRITING_FORM.get(cls)
     if known is None:
