@@ -26,7 +26,8 @@ def main(spec_text: str) -> int:
     if serializer is None:
         metadata = read_savepoint_metadata(spec["savepoint"])
         serializer = snapshot_from_bytes(metadata.state("value").value_serializer_snapshot).restore_serializer()
-    backend = HeapStateBackend.restore(spec["savepoint"], key_serializer=LongSerializer())
+    # the harness's own savepoint, written from the subject's values
+    backend = HeapStateBackend.restore(spec["savepoint"], key_serializer=LongSerializer(), allow_pickle=True)
     value_d, list_d, map_d = descriptors(serializer)
     vs, ls, ms = backend.get_value_state(value_d), backend.get_list_state(list_d), backend.get_map_state(map_d)
     out = []

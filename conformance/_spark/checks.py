@@ -284,7 +284,7 @@ def _single_process(ctx: Any, savepoint: str, new: Any) -> str:
 
     from .._state_layout import descriptors
 
-    backend = BytesStateBackend.restore(savepoint, LongSerializer(), config=EVOLUTION_CONFIG)
+    backend = BytesStateBackend.restore(savepoint, LongSerializer(), config=EVOLUTION_CONFIG, allow_pickle=True)
     try:
         value_d, list_d, map_d = descriptors(new)
         backend.get_value_state(value_d)
