@@ -189,3 +189,14 @@ def test_background_warm_up_leaves_no_half_imported_numpy_for_hypothesis():
     env = {k: v for k, v in __import__("os").environ.items() if k != "CONFORMANCE_NO_WARMUP"}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert proc.returncode == 0, f"got exit {proc.returncode}: {proc.stderr[-800:]}, should import numpy first"
+
+
+def test_a_pickle_subjects_incompatible_evolution_is_refused_as_incompatible_not_as_untrusted():
+    # The harness restores savepoints it wrote itself from the subject's values (allow_pickle).
+    from reference.serializers import PickleSerializer
+
+    subject = Subject(PickleSerializer(), st.integers(-5, 5),
+                      evolutions=[Evolution(LongSerializer(), "incompatible")])
+    report = check_serializer(subject, examples=5, seed=2, checks=("backends.incompatible",))
+    result = report["backends.incompatible"]
+    assert result.status == "passed", f"got {result}, should refuse with StateMigrationError"
