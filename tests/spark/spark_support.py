@@ -24,6 +24,8 @@ from reference.backends import (
     ListStateDescriptor,
     MapStateDescriptor,
     ValueStateDescriptor,
+    read_savepoint_metadata,
+    read_state_rows,
 )
 from reference.serializers import (
     DoubleSerializer,
@@ -160,6 +162,29 @@ def expected_after_migration(content: dict[str, dict[int, Any]]) -> dict[str, di
         "by-slot": {k: {s: None if e is None else migrate_oracle(e) for s, e in v.items()}
                     for k, v in content["by-slot"].items()},
     }
+
+
+def rows_of(path: str) -> dict[str, tuple[Any, ...]]:
+    """Every state's rows and snapshots, read with pyarrow (not through Spark)."""
+    meta = read_savepoint_metadata(path)
+    return {
+        s.name: (s.kind, s.value_serializer_snapshot, s.namespace_serializer_snapshot,
+                 s.user_key_serializer_snapshot, sorted(read_state_rows(path, s), key=lambda r: r[:4] + (r[4] or b"",)))
+        for s in meta.states
+    }
+
+
+def assert_same_savepoint_content(got_path: str, want_path: str, where: str) -> None:
+    """The same states, snapshots and rows (in any file layout), exactly."""
+    got, want = rows_of(got_path), rows_of(want_path)
+    assert list(got) == list(want), f"got states {list(got)}, should be {list(want)} [{where}]"
+    for name in want:
+        for i, part in enumerate(("kind", "value snapshot", "namespace snapshot", "map key snapshot")):
+            assert got[name][i] == want[name][i], f"got {part} {got[name][i]!r}, should be {want[name][i]!r} [{where}, {name}]"
+        g, w = got[name][4], want[name][4]
+        assert len(g) == len(w), f"got {len(g)} rows, should be {len(w)} [{where}, {name}]"
+        diff = next((i for i, (a, b) in enumerate(zip(g, w, strict=True)) if a != b), None)
+        assert diff is None, f"got row {g[diff]}, should be {w[diff]} [{where}, {name}, row {diff}]"
 
 
 class LockedSerializer(LongSerializer):

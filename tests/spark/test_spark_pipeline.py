@@ -19,7 +19,6 @@ from reference.backends import (
     BytesStateBackend,
     ValueStateDescriptor,
     read_savepoint_metadata,
-    read_state_rows,
     state_data_files,
 )
 
@@ -39,28 +38,6 @@ def source(tmp_path_factory):
 def reference_results(source, tmp_path_factory):
     base = tmp_path_factory.mktemp("reference")
     return {mode: sup.backend_migrated(source[0], str(base / mode), mode) for mode in ("bytes", "heap")}
-
-
-def rows_of(path):
-    """Every state's rows and snapshots, read with pyarrow (not through Spark)."""
-    meta = read_savepoint_metadata(path)
-    return {
-        s.name: (s.kind, s.value_serializer_snapshot, s.namespace_serializer_snapshot,
-                 s.user_key_serializer_snapshot, sorted(read_state_rows(path, s), key=lambda r: r[:4] + (r[4] or b"",)))
-        for s in meta.states
-    }
-
-
-def assert_same_savepoint_content(got_path, want_path, where):
-    got, want = rows_of(got_path), rows_of(want_path)
-    assert list(got) == list(want), f"got states {list(got)}, should be {list(want)} [{where}]"
-    for name in want:
-        for i, part in enumerate(("kind", "value snapshot", "namespace snapshot", "map key snapshot")):
-            assert got[name][i] == want[name][i], f"got {part} {got[name][i]!r}, should be {want[name][i]!r} [{where}, {name}]"
-        g, w = got[name][4], want[name][4]
-        assert len(g) == len(w), f"got {len(g)} rows, should be {len(w)} [{where}, {name}]"
-        diff = next((i for i, (a, b) in enumerate(zip(g, w, strict=True)) if a != b), None)
-        assert diff is None, f"got row {g[diff]}, should be {w[diff]} [{where}, {name}, row {diff}]"
 
 
 def assert_values(got, want, where):
@@ -130,8 +107,8 @@ def test_migration_matches_reference_backend_and_oracle(spark, source, reference
     report = migrate_savepoint(path, sup.descriptors(sup.new_row()), out, mode=mode, config=sup.EVOLUTION, spark=spark)
     verdicts = {s.name: s.verdict for s in report.states}
     assert verdicts == dict.fromkeys(verdicts, "compatible_after_migration"), f"got {verdicts}, should all need migration"
-    assert_same_savepoint_content(out, reference_results[mode], f"{mode} mode vs the {mode} backend")
-    assert_same_savepoint_content(out, reference_results["bytes" if mode == "heap" else "heap"], f"{mode} mode vs the other backend")
+    sup.assert_same_savepoint_content(out, reference_results[mode], f"{mode} mode vs the {mode} backend")
+    sup.assert_same_savepoint_content(out, reference_results["bytes" if mode == "heap" else "heap"], f"{mode} mode vs the other backend")
     assert_values(sup.read_back(out, KEYS), sup.expected_after_migration(content), f"{mode} mode vs oracle")
     check = verify_savepoint(out, expect=reference_results[mode], spark=spark)
     assert check.ok, f"got {check.format()}, should verify clean"
@@ -165,7 +142,7 @@ def test_rescaling_4_2_3_then_3_keeps_every_key_in_its_group(spark, source, refe
                 groups = set(pq.read_table(file, columns=["key_group"]).column(0).to_pylist())
                 allowed = set(key_group_range(meta.max_parallelism, p, i))
                 assert groups <= allowed, f"got key groups {sorted(groups - allowed)[:5]} in subtask {i}, should be in {allowed} [{state.name}]"
-        assert_same_savepoint_content(out, reference_results["bytes"], f"rescaled to {p}")
+        sup.assert_same_savepoint_content(out, reference_results["bytes"], f"rescaled to {p}")
         previous = out
     assert_values(sup.read_back(previous, KEYS), sup.expected_after_migration(content), "after 4 -> 2 -> 3")
 
