@@ -9,7 +9,14 @@ Scratch space: a session keeps everything Spark and its JVM write to temporary s
 (Spark's local directories: shuffle and block-manager files, PySpark's driver temp files;
 ``java.io.tmpdir``: native libraries, artifacts) in one directory of its own,
 ``<system temp>/state-conformance-spark/<host>-<pid>-<random>``, removed when the session
-stops or the process exits. A killed process leaves its directory behind; the next session on
+stops or the process exits. On a cluster (any master but ``local``/``local-cluster``) that holds
+the driver's files only: executors run on the workers' machines and use the directories their
+workers give them (``SPARK_LOCAL_DIRS``, ``SPARK_WORKER_DIR`` of each worker).
+
+Clusters: with ``spark://host:port`` (or any other cluster manager) every worker machine needs
+this package and its dependencies installed for a Python at the same path as the driver's
+(``sys.executable``, which the executors are told to run), and must reach the savepoints' storage
+itself. A killed process leaves its directory behind; the next session on
 the same host removes every such directory whose process is gone
 (``reference.backends.remove_abandoned``).
 """
@@ -174,9 +181,12 @@ def get_session(master: str | None = None, *, config: dict[str, str] | None = No
         }
         settings.update(config or {})
         # The JVM's own temporary files go to the scratch directory too (appended to any
-        # options the caller gives).
+        # options the caller gives). A cluster's executors run on other machines, where this
+        # directory does not exist: they keep their workers' temporary and local directories.
         tmpdir = f"-Djava.io.tmpdir={scratch}"
-        for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
+        jvms = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions") if _is_local(wanted) \
+            else ("spark.driver.extraJavaOptions",)
+        for key in jvms:
             settings[key] = f"{settings.get(key, '')} {tmpdir}".strip()
         builder = SparkSession.builder.master(wanted)
         for key, value in settings.items():

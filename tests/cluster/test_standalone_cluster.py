@@ -105,6 +105,8 @@ def test_stop_ends_daemons_executors_and_python_workers(tmp_path):
     Python workers alive): stopping the cluster leaves none of their processes."""
     from standalone import StandaloneCluster
 
+    from conformance._spark.session import SCRATCH_PARENT
+
     cluster = StandaloneCluster(tmp_path / "cluster", workers=1).start()
     driver = None
     try:
@@ -123,6 +125,9 @@ def test_stop_ends_daemons_executors_and_python_workers(tmp_path):
         executors = [pid for pid, c in commands.items() if "CoarseGrainedExecutorBackend" in c]
         pythons = [pid for pid, c in commands.items() if "pyspark" in c and sys.executable in c]
         assert executors and pythons, f"got cluster processes {commands}, should include an executor and Python workers"
+        # The driver's scratch directory exists on the driver's machine only.
+        borrowed = [commands[pid] for pid in executors if SCRATCH_PARENT in commands[pid]]
+        assert not borrowed, f"got executors {borrowed} using the driver's scratch directory, should use their worker's"
     finally:
         cluster.stop()
         if driver is not None:
