@@ -31,12 +31,11 @@ from ._savepoint import (
     SavepointFormatError,
     SavepointMetadata,
     StateMetadata,
-    atomic_directory,
     key_group_for,
     read_savepoint_metadata,
     read_state_rows,
+    savepoint_output,
     state_data_dir,
-    write_savepoint_metadata,
     write_state_rows,
 )
 from ._stores import Primary
@@ -252,33 +251,31 @@ class KeyedStateBackend:
 
     # -- savepoints ---------------------------------------------------------------------------
     def savepoint(self, directory: str | os.PathLike[str]) -> str:
-        """Write a savepoint to ``directory`` (which must not exist) atomically; returns its
-        absolute path."""
+        """Write a savepoint to ``directory`` (a local path or a URI, where no savepoint may be)
+        with the commit protocol of ``savepoint_output``; returns its absolute path or URI."""
         self._check_open()
-        final = os.path.abspath(os.fspath(directory))
-        with atomic_directory(final) as temp:
+        with savepoint_output(directory) as output:
             states = []
             for index, entry in enumerate(self._states.values()):
                 rows = sorted(self._savepoint_rows(entry))
                 data = state_data_dir(index)
-                write_state_rows(os.path.join(temp, data), rows)
+                write_state_rows(output.directory, rows, file=output.data_file(data, 0))
                 value, ns, uk = entry.snapshot_bytes()
                 states.append(
                     StateMetadata(
                         name=entry.name, kind=entry.kind, value_serializer_snapshot=value,
                         namespace_serializer_snapshot=ns, user_key_serializer_snapshot=uk,
-                        data=data, rows=len(rows),
+                        data=data, rows=len(rows), files=output.listing(data, 1),
                     )
                 )
-            write_savepoint_metadata(
-                temp,
+            output.commit(
                 SavepointMetadata(
                     max_parallelism=self.max_parallelism,
                     key_serializer_snapshot=snapshot_to_bytes(self.key_serializer.snapshot_configuration()),
                     states=tuple(states),
                 ),
             )
-        return final
+        return output.final.uri
 
     @classmethod
     def _restore(

@@ -1,18 +1,31 @@
-"""The savepoint layout, shared by the heap and bytes backends and by the Spark pipeline.
+"""The savepoint layout and its commit protocol, shared by the heap and bytes backends and by
+the Spark pipeline.
 
-A savepoint is a directory::
+A savepoint is a directory (a local path) or a prefix (a URI: ``s3://``, ``gs://``,
+``hdfs://``, ``file://``; see ``reference.backends._storage``)::
 
     <savepoint>/
       _metadata.json            format version, max parallelism, key serializer snapshot,
-                                per state: name, kind, data directory, serializer snapshots
+                                per state: name, kind, data directory, serializer snapshots and
+                                the list of its data files with their sizes (the manifest)
       state-0000/part-00000.parquet   rows of the first state (more part files are allowed)
       state-0001/part-00000.parquet   ...
 
 Every data file has the columns of ``SAVEPOINT_COLUMNS`` (see ``savepoint_arrow_schema``):
 ``key_group`` int32, ``key`` binary, ``namespace`` binary (empty for the default namespace),
 ``user_key`` binary (null for value and list state), ``value`` binary (null only for a null map
-value). Writers sort the rows by (key_group, key, namespace, user_key). The full description,
-with the list-value encoding and the key-group hash, is docs/savepoint-format.md.
+value). Writers sort the rows by (key_group, key, namespace, user_key).
+
+Commit protocol (``savepoint_output``): data files first, ``_metadata.json`` last; a savepoint
+exists exactly when its ``_metadata.json`` does, and readers read only the files it lists
+(checking each one's size), never a directory listing. On a local disk the whole directory is
+also written under a temporary sibling name and renamed into place (the output appears complete
+or not at all). In an object store, which has no rename, every data file of an attempt carries
+the attempt's name (``part-00000.<host>-<pid>-<random>.parquet``), the metadata is one object
+written after every data file, and a failed attempt removes its files; what a killed attempt
+leaves is removed by the next attempt at the same prefix once its owner is provably gone.
+Savepoints written before the manifest existed (no file list) are read on local disks by
+listing the data directories. The full description is docs/savepoint-format.md.
 """
 
 from __future__ import annotations
@@ -26,7 +39,7 @@ import shutil
 import socket
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +48,7 @@ from .._errors import SerializationError, StateError
 from .._io import DataInputView, DataOutputView
 from .._serializer import TypeSerializer
 from ._murmur import murmur3_32, murmur3_32_many
+from ._storage import Location, StorageError, locate
 
 __all__ = [
     "SAVEPOINT_FORMAT_VERSION",
@@ -46,6 +60,11 @@ __all__ = [
     "SavepointFormatError",
     "SavepointMetadata",
     "StateMetadata",
+    "DataFile",
+    "SavepointOutput",
+    "savepoint_output",
+    "savepoint_exists",
+    "remove_abandoned_objects",
     "key_group_for",
     "savepoint_arrow_schema",
     "state_data_dir",
@@ -63,6 +82,7 @@ __all__ = [
     "write_state_rows",
     "read_state_rows",
     "check_state_files",
+    "open_data_file",
     "read_savepoint_content",
 ]
 
@@ -100,6 +120,15 @@ def key_groups_for(keys: list[bytes], max_parallelism: int) -> list[int]:
 
 
 @dataclass(frozen=True)
+class DataFile:
+    """One data file of a state as the manifest lists it: its name inside the state's data
+    directory and its size in bytes when it was written."""
+
+    name: str
+    size: int
+
+
+@dataclass(frozen=True)
 class StateMetadata:
     """One state in a savepoint.
 
@@ -117,6 +146,10 @@ class StateMetadata:
     user_key_serializer_snapshot: bytes | None = None
     data: str = ""
     rows: int = 0
+    #: The state's data files in part order (the manifest); None for a savepoint written
+    #: before the manifest existed (read by listing its data directory, on local disks only).
+    #: Not part of equality: two savepoints of the same content may name their files apart.
+    files: tuple[DataFile, ...] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.kind not in STATE_KINDS:
@@ -160,6 +193,8 @@ class SavepointMetadata:
                     "kind": s.kind,
                     "data": s.data,
                     "rows": s.rows,
+                    **({} if s.files is None else {
+                        "files": [{"name": f.name, "size": f.size} for f in s.files]}),
                     "namespace_serializer_snapshot": b64(s.namespace_serializer_snapshot),
                     "user_key_serializer_snapshot": b64(s.user_key_serializer_snapshot),
                     "value_serializer_snapshot": b64(s.value_serializer_snapshot),
@@ -220,6 +255,10 @@ class SavepointMetadata:
             data = get(s, "data", str, what)
             if not data or "/" in data or "\\" in data or data.startswith("."):
                 raise SavepointFormatError(f"{where}: state {name!r} has an invalid data directory {data!r}")
+            files = None
+            if isinstance(s, dict) and "files" in s:
+                files = tuple(_data_file(item, f"{where}: state {name!r} file #{j}")
+                              for j, item in enumerate(get(s, "files", list, what)))
             states.append(
                 StateMetadata(
                     name=name,
@@ -237,6 +276,7 @@ class SavepointMetadata:
                         get(s, "user_key_serializer_snapshot", (str, type(None)), what),
                         f"{name!r} user-key snapshot",
                     ),
+                    files=files,
                 )
             )
         return cls(
@@ -247,56 +287,89 @@ class SavepointMetadata:
         )
 
 
+def _data_file(item: Any, where: str) -> DataFile:
+    """One validated entry of a state's ``files`` list."""
+    if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not isinstance(
+            item.get("size"), int) or isinstance(item.get("size"), bool):
+        raise SavepointFormatError(f"{where} is not {{'name': string, 'size': int}}; the savepoint is corrupt")
+    name, size = item["name"], item["size"]
+    if not name.endswith(".parquet") or "/" in name or "\\" in name or name.startswith((".", "_")) or size < 0:
+        raise SavepointFormatError(f"{where}: invalid data file {name!r} of {size} bytes; the savepoint is corrupt")
+    return DataFile(name, size)
+
+
 def state_data_dir(index: int) -> str:
     """Name of the data directory of the ``index``-th state (never derived from the state
     name, which may hold any character)."""
     return f"state-{index:04d}"
 
 
-def data_file_name(part: int) -> str:
-    """Name of the ``part``-th Parquet file of a state's data directory."""
-    return f"part-{part:05d}.parquet"
+def data_file_name(part: int, attempt: str | None = None) -> str:
+    """Name of the ``part``-th Parquet file of a state's data directory; in an object store
+    the writing attempt's name is part of it (``part-00000.<attempt>.parquet``)."""
+    return f"part-{part:05d}.parquet" if attempt is None else f"part-{part:05d}.{attempt}.parquet"
 
 
-def state_data_files(savepoint: str | os.PathLike[str], state: StateMetadata) -> list[str]:
-    """The state's Parquet files in name order (readers must read every ``*.parquet`` file)."""
-    directory = os.path.join(os.fspath(savepoint), state.data)
-    if not os.path.isdir(directory):
+#: A data file written by an attempt in an object store: part number and the attempt's name.
+_ATTEMPT_FILE = re.compile(r"^state-\d{4}/part-\d{5}\.(?P<attempt>[^/]+)\.parquet$")
+
+
+def state_data_files(savepoint: str | os.PathLike[str] | Location, state: StateMetadata) -> list[str]:
+    """The state's data files (local paths or URIs) in part order: the files its manifest
+    lists, each checked to exist; for a savepoint without a manifest (written before it
+    existed; local disks only), the ``*.parquet`` files of its data directory in name order."""
+    where = locate(savepoint)
+    directory = where.child(state.data)
+    if state.files is not None:
+        return [str(directory.child(f.name)) for f in state.files]
+    if where.remote:
         raise SavepointFormatError(
-            f"savepoint {os.fspath(savepoint)!r}: data directory {state.data!r} of state "
+            f"savepoint {where}: state {state.name!r} does not list its data files (a savepoint "
+            "written before the manifest existed); read it from a local copy, or write it again "
+            "with this release"
+        )
+    if not os.path.isdir(directory.path):
+        raise SavepointFormatError(
+            f"savepoint {where}: data directory {state.data!r} of state "
             f"{state.name!r} is missing; the savepoint is incomplete"
         )
     return [
-        os.path.join(directory, name)
-        for name in sorted(os.listdir(directory))
+        os.path.join(directory.path, name)
+        for name in sorted(os.listdir(directory.path))
         if name.endswith(".parquet") and not name.startswith((".", "_"))
     ]
 
 
-def read_savepoint_metadata(path: str | os.PathLike[str]) -> SavepointMetadata:
-    """Read and validate ``<path>/_metadata.json``."""
-    file = os.path.join(os.fspath(path), METADATA_FILE)
+def read_savepoint_metadata(path: str | os.PathLike[str] | Location) -> SavepointMetadata:
+    """Read and validate ``<path>/_metadata.json`` (``path`` a local path or a URI)."""
+    where = locate(path)
+    file = where.child(METADATA_FILE)
     try:
-        with open(file, encoding="utf-8") as handle:
-            text = handle.read()
+        if file.remote and not file.exists():
+            raise FileNotFoundError(file.uri)
+        text = file.read_bytes().decode("utf-8")
     except FileNotFoundError:
         raise SavepointFormatError(
-            f"{os.fspath(path)!r} is not a savepoint: it has no {METADATA_FILE} (a savepoint is "
-            "complete only once its directory holds the metadata file)"
+            f"{where.uri!r} is not a savepoint: it has no {METADATA_FILE} (a savepoint is "
+            "complete only once it holds the metadata file)"
         ) from None
     except (OSError, UnicodeError) as exc:
-        raise SavepointFormatError(f"cannot read {file!r}: {exc}") from None
-    return SavepointMetadata.from_json(text, where=file)
+        raise SavepointFormatError(f"cannot read {file.uri!r}: {exc}") from None
+    return SavepointMetadata.from_json(text, where=file.uri)
 
 
-def write_savepoint_metadata(directory: str | os.PathLike[str], metadata: SavepointMetadata) -> str:
-    """Write ``<directory>/_metadata.json`` and flush it to disk; returns the file path."""
-    file = os.path.join(os.fspath(directory), METADATA_FILE)
-    with open(file, "w", encoding="utf-8") as handle:
-        handle.write(metadata.to_json())
-        handle.flush()
-        os.fsync(handle.fileno())
-    return file
+def savepoint_exists(path: str | os.PathLike[str] | Location) -> bool:
+    """Whether a savepoint may not be written at ``path``: locally, anything is there; in an
+    object store, a savepoint (its ``_metadata.json``) is."""
+    where = locate(path)
+    return where.child(METADATA_FILE).exists() if where.remote else where.exists()
+
+
+def write_savepoint_metadata(directory: str | os.PathLike[str] | Location, metadata: SavepointMetadata) -> str:
+    """Write ``<directory>/_metadata.json`` (flushed to disk when local); returns its path."""
+    file = locate(directory).child(METADATA_FILE)
+    file.write_bytes(metadata.to_json().encode("utf-8"))
+    return file.uri
 
 
 # -- list values ------------------------------------------------------------------------------
@@ -413,19 +486,14 @@ def remove_abandoned(parent: str | os.PathLike[str], prefix: str, now: float | N
         entries = [e for e in os.listdir(parent) if e.startswith(prefix)]
     except OSError:
         return []
-    host = _host_label()
     now = time.time() if now is None else now
     removed = []
     for entry in entries:
         path = os.path.join(parent, entry)
-        parts = entry[len(prefix):].rsplit("-", 2)
-        if len(parts) == 3 and parts[0] == host and parts[1].isdigit():
-            abandoned = not _process_alive(int(parts[1]))
-        else:
-            try:
-                abandoned = now - _newest_mtime(path) > ABANDONED_AFTER
-            except OSError:
-                continue
+        try:
+            abandoned = _owner_gone(entry[len(prefix):], lambda path=path: _newest_mtime(path), now)
+        except OSError:
+            continue
         if abandoned:
             if os.path.isdir(path) and not os.path.islink(path):
                 shutil.rmtree(path, ignore_errors=True)
@@ -435,6 +503,17 @@ def remove_abandoned(parent: str | os.PathLike[str], prefix: str, now: float | N
             if not os.path.lexists(path):
                 removed.append(path)
     return removed
+
+
+def _owner_gone(owned: str, mtime: Callable[[], float | None], now: float) -> bool:
+    """Whether the owner of ``owned`` (what ``owned_temp_name`` adds) is provably gone: same
+    host and its pid no longer runs; otherwise (another host, or a name that does not say its
+    owner) once ``mtime()`` is more than ``ABANDONED_AFTER`` seconds old."""
+    parts = owned.rsplit("-", 2)
+    if len(parts) == 3 and parts[0] == _host_label() and parts[1].isdigit():
+        return not _process_alive(int(parts[1]))
+    modified = mtime()
+    return modified is not None and now - modified > ABANDONED_AFTER
 
 
 def _newest_mtime(path: str) -> float:
@@ -480,6 +559,112 @@ def atomic_directory(final_path: str | os.PathLike[str]) -> Iterator[str]:
         raise
 
 
+def remove_abandoned_objects(final: str | os.PathLike[str] | Location, now: float | None = None) -> list[str]:
+    """In an object store: remove what abandoned attempts to write the savepoint ``final``
+    left under its prefix (data files of attempts whose owner is provably gone, see
+    ``remove_abandoned``); returns the URIs removed. Files of live attempts stay. Raises
+    ``SavepointFormatError`` when a savepoint is there, or objects no attempt wrote (the prefix
+    belongs to something else)."""
+    where = locate(final)
+    now = time.time() if now is None else now
+    removed, foreign = [], []
+    for name, _size, mtime in where.files():
+        if name == METADATA_FILE:
+            raise SavepointFormatError(
+                f"{where.uri!r} already holds a savepoint; a savepoint never overwrites anything, "
+                "choose a new path"
+            )
+        match = _ATTEMPT_FILE.match(name)
+        if match is None:
+            foreign.append(name)
+        elif _owner_gone(match["attempt"], lambda mtime=mtime: mtime, now):
+            where.child(name).delete()
+            removed.append(where.child(name).uri)
+    if foreign:
+        raise SavepointFormatError(
+            f"{where.uri!r} holds objects that no savepoint writer left (e.g. {foreign[0]!r}); "
+            "a savepoint is written under a new prefix: choose another one"
+        )
+    return removed
+
+
+class SavepointOutput:
+    """One attempt at writing the savepoint ``final`` (see ``savepoint_output``): data files go
+    to ``data_file(...)``, then ``commit(metadata)`` writes the manifest, last."""
+
+    def __init__(self, final: Location, directory: Location, attempt: str | None) -> None:
+        self.final = final
+        #: Where the data directories go: a temporary sibling locally, the prefix itself remotely.
+        self.directory = directory
+        #: The attempt's name in its data files' names (None locally: names as before).
+        self.attempt = attempt
+        self.committed = False
+
+    def data_file(self, data: str, part: int) -> Location:
+        return self.directory.child(data, data_file_name(part, self.attempt))
+
+    def listing(self, data: str, parts: int) -> tuple[DataFile, ...]:
+        """The manifest entries of a state's ``parts`` data files, as written."""
+        files = []
+        for part in range(parts):
+            file = self.data_file(data, part)
+            size = file.size()
+            if size is None:
+                raise SavepointFormatError(f"data file {file.uri!r} was not written; nothing was committed")
+            files.append(DataFile(file.name, size))
+        return tuple(files)
+
+    def commit(self, metadata: SavepointMetadata) -> None:
+        """Write the metadata: the savepoint exists from here on (locally, once renamed)."""
+        for state in metadata.states:
+            if state.files is None:
+                raise ValueError(f"state {state.name!r}: the metadata of a new savepoint lists its files")
+        if self.directory.remote and self.final.child(METADATA_FILE).exists():
+            raise SavepointFormatError(
+                f"{self.final.uri!r} appeared while the savepoint was written; it was left untouched"
+            )
+        write_savepoint_metadata(self.directory, metadata)
+        self.committed = True
+
+    def discard(self) -> None:
+        """Remove this attempt's data files from the object store (best effort)."""
+        for name, _size, _mtime in self.final.files():
+            match = _ATTEMPT_FILE.match(name)
+            if match is not None and match["attempt"] == self.attempt:
+                with contextlib.suppress(StateError):
+                    self.final.child(name).delete()
+
+
+@contextlib.contextmanager
+def savepoint_output(final_path: str | os.PathLike[str] | Location) -> Iterator[SavepointOutput]:
+    """Write a new savepoint at ``final_path`` (a local path or a URI) with the commit
+    protocol: the caller writes the data files at ``output.data_file(...)`` and then calls
+    ``output.commit(metadata)``, last. Locally this is ``atomic_directory`` (a temporary
+    sibling renamed into place). In an object store: the bucket must exist, no savepoint may be
+    there, abandoned attempts are removed first (``remove_abandoned_objects``), and on an
+    exception this attempt's files are removed; a killed attempt leaves data files but no
+    metadata, which no reader takes for a savepoint."""
+    final = locate(final_path)
+    if not final.remote:
+        with atomic_directory(final.path) as temp:
+            output = SavepointOutput(final, locate(temp), None)
+            yield output
+            if not output.committed:
+                raise SavepointFormatError(f"{final.uri!r}: nothing was committed")
+        return
+    final.check_writable()
+    remove_abandoned_objects(final)
+    output = SavepointOutput(final, final, owned_temp_name(""))
+    try:
+        yield output
+        if not output.committed:
+            raise SavepointFormatError(f"{final.uri!r}: nothing was committed")
+    except BaseException:
+        if not output.committed:
+            output.discard()
+        raise
+
+
 # -- data files -------------------------------------------------------------------------------
 def savepoint_arrow_schema() -> Any:
     """The pyarrow schema of every data file (pyarrow is imported on first use)."""
@@ -497,58 +682,88 @@ def savepoint_arrow_schema() -> Any:
 
 
 def write_state_rows(
-    directory: str | os.PathLike[str],
+    directory: str | os.PathLike[str] | Location,
     rows: Sequence[tuple[int, bytes, bytes, bytes | None, bytes | None]],
     part: int = 0,
+    file: Location | None = None,
 ) -> str:
-    """Write rows (already sorted) as one Parquet file ``directory/part-NNNNN.parquet``.
+    """Write rows (already sorted) as one Parquet file ``directory/part-NNNNN.parquet`` (or
+    at ``file``); returns its path or URI.
 
     Writing is deterministic: the same rows give the same file bytes."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    os.makedirs(os.fspath(directory), exist_ok=True)
+    if file is None:
+        file = locate(directory).child(data_file_name(part))
+    if not file.remote:
+        os.makedirs(os.path.dirname(file.path), exist_ok=True)
     columns = list(zip(*rows, strict=True)) if rows else [(), (), (), (), ()]
     table = pa.Table.from_arrays(
         [pa.array(list(col), type=f.type) for col, f in zip(columns, savepoint_arrow_schema(), strict=True)],
         schema=savepoint_arrow_schema(),
     )
-    file = os.path.join(os.fspath(directory), data_file_name(part))
-    pq.write_table(table, file, row_group_size=ROW_GROUP_SIZE, compression="zstd", write_statistics=True)
-    return file
+    with file.guard("writing"):
+        sink = file.open_output()
+        try:
+            pq.write_table(table, sink, row_group_size=ROW_GROUP_SIZE, compression="zstd", write_statistics=True)
+        finally:
+            if file.remote:
+                sink.close()
+    return file.uri
 
 
-def _open_data_file(file: str, state: StateMetadata) -> Any:
-    """The ``pyarrow.parquet.ParquetFile`` of one data file, its footer read and its columns
-    checked (names, types and nullability of ``savepoint_arrow_schema()``)."""
+def open_data_file(file: str, state: StateMetadata, size: int | None = None) -> Any:
+    """The ``pyarrow.parquet.ParquetFile`` of one data file (a local path or a URI), its footer
+    read and its columns checked (names, types and nullability of ``savepoint_arrow_schema()``),
+    and its size when the manifest gives one."""
     import pyarrow.parquet as pq
 
+    where = locate(file)
+    found_size = where.size()
+    if found_size is None:
+        raise SavepointFormatError(
+            f"data file {file!r} of state {state.name!r} is missing; the savepoint is incomplete "
+            "or was damaged after it was written"
+        )
+    resized = "" if size is None or size == found_size else (
+        f" (it is {found_size} bytes where the manifest says {size}: truncated or replaced)")
     should = [(f.name, str(f.type), f.nullable) for f in savepoint_arrow_schema()]
     # pyarrow reports damaged files with many exception types (ArrowException, OSError,
     # UnicodeDecodeError from a corrupt footer, ValueError...): all mean an unreadable file.
     try:
-        parquet = pq.ParquetFile(file)
+        parquet = pq.ParquetFile(where.open_input())
         found = [(f.name, str(f.type), f.nullable) for f in parquet.schema_arrow]
+    except StorageError:
+        raise
     except Exception as exc:
         raise SavepointFormatError(
             f"data file {file!r} of state {state.name!r} is unreadable "
-            f"({type(exc).__name__}: {exc}); the savepoint is corrupt"
+            f"({type(exc).__name__}: {exc}){resized}; the savepoint is corrupt"
         ) from None
     if found != should:
         raise SavepointFormatError(
             f"data file {file!r} of state {state.name!r} has columns (name, type, nullable) "
-            f"{found}, should be {should}; the savepoint is corrupt or not of this format"
+            f"{found}, should be {should}{resized}; the savepoint is corrupt or not of this format"
         )
+    if resized:
+        raise SavepointFormatError(f"data file {file!r} of state {state.name!r}{resized}; the savepoint is corrupt")
     return parquet
+
+
+def _listed_files(savepoint: str | os.PathLike[str] | Location, state: StateMetadata) -> list[tuple[str, int | None]]:
+    files = state_data_files(savepoint, state)
+    sizes = [None] * len(files) if state.files is None else [f.size for f in state.files]
+    return list(zip(files, sizes, strict=True))
 
 
 def check_state_files(savepoint: str | os.PathLike[str], state: StateMetadata) -> list[str]:
     """The state's data files, each one's footer and columns checked as ``read_state_rows``
     checks them (for readers such as Spark that read the rows themselves)."""
-    files = state_data_files(savepoint, state)
-    for file in files:
-        _open_data_file(file, state)
-    return files
+    listed = _listed_files(savepoint, state)
+    for file, size in listed:
+        open_data_file(file, state, size)
+    return [file for file, _ in listed]
 
 
 def read_state_rows(
@@ -557,8 +772,8 @@ def read_state_rows(
     """Every row of a state, file by file, batch by batch. Any damage is a
     ``SavepointFormatError`` naming the file and the state: unreadable files, columns of other
     names, types or nullability than ``savepoint_arrow_schema()``, nulls in the key columns."""
-    for file in state_data_files(savepoint, state):
-        parquet = _open_data_file(file, state)
+    for file, size in _listed_files(savepoint, state):
+        parquet = open_data_file(file, state, size)
         try:
             batches = parquet.iter_batches(batch_size=ROW_GROUP_SIZE)
             while True:

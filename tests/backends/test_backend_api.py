@@ -9,7 +9,7 @@ import sys
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from backend_support import BACKENDS, make_backend, restore_backend
+from backend_support import BACKENDS, make_backend, relist, restore_backend
 
 from reference import SerializationError, StateError, StateMigrationError
 from reference.backends import (
@@ -184,6 +184,7 @@ def _rewrite_value_column(path, value):
     table = pq.read_table(file)
     column = pa.array([value] * table.num_rows, type=pa.binary())
     pq.write_table(table.set_column(4, "value", column), file)
+    relist(path)
 
 
 @pytest.mark.parametrize("kind", BACKENDS)
@@ -213,6 +214,7 @@ def test_missing_data_and_bad_rows_are_savepoint_errors(tmp_path, kind):
     table = pq.read_table(state_data_files(path, state)[0])
     bad = table.set_column(0, table.schema.field(0), pa.array([500] * table.num_rows, type=pa.int32()))
     pq.write_table(bad, state_data_files(path, state)[0])
+    relist(path)
     with pytest.raises(SavepointFormatError, match="key group 500"):
         restore_backend(kind, path, KEY)
     for file in state_data_files(path, state):

@@ -1,0 +1,321 @@
+"""Where savepoints live: a local path or a file-system URI.
+
+``locate(path)`` is the one place that decides. A string with a scheme (``s3://``, ``gs://``,
+``hdfs://``, any scheme ``pyarrow.fs.FileSystem.from_uri`` accepts) is a URI and is never taken
+for a local path; ``file://`` URIs and everything else are local paths (made absolute). Local
+locations use ``os`` directly (the same calls, the same speed as before URIs existed); other
+locations go through the pyarrow file system of their URI, created on first use in each process
+(the driver's and every Spark executor's) and cached per URI root and environment.
+
+Credentials and endpoints come only from the standard environment of each process (for S3:
+``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``,
+``AWS_DEFAULT_REGION``, or the SDK's other sources; for GCS and HDFS their usual ones). A URI
+that carries credentials or an endpoint (``user:secret@``, ``?secret_key=``,
+``?endpoint_override=``) is refused, since paths end up in logs, reports and certificates; no
+message ever shows a secret. Every failure of the store (unknown scheme, unreachable endpoint,
+missing bucket, denied access) is a ``StorageError`` that says what failed and what to do.
+
+pyarrow is imported on first use of a non-local location only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import filecmp
+import os
+import re
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from .._errors import StateError
+
+__all__ = ["StorageError", "Location", "locate", "is_uri"]
+
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+#: Query parameters of a URI that would carry a secret or an endpoint (refused).
+_REFUSED_QUERY = re.compile(r"key|secret|token|password|credential|endpoint|session", re.IGNORECASE)
+#: Environment variables whose values never appear in a message.
+_SECRET_ENV = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ACCESS_KEY_ID",
+               "GOOGLE_APPLICATION_CREDENTIALS")
+#: Environment variables that select the store a URI reaches (part of the file-system cache key).
+_STORE_ENV = re.compile(r"^(AWS_|GOOGLE_|GCS_|HADOOP_|ARROW_|LIBHDFS|CLASSPATH$|HADOOP_CONF)")
+#: Schemes whose first path component is a bucket that a writer never creates.
+_BUCKET_SCHEMES = ("s3", "gs", "gcs")
+
+
+class StorageError(StateError):
+    """A savepoint location cannot be used: an unsupported or unsafe URI, a store that cannot be
+    reached, a bucket that does not exist, access denied, or a failed read or write."""
+
+
+def is_uri(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a URI (``scheme://...``), not a local path."""
+    return isinstance(path, str) and _SCHEME.match(path) is not None
+
+
+def _redacted(uri: str) -> str:
+    """``uri`` without user information and query values (for refusal messages)."""
+    parts = urlsplit(uri)
+    host = parts.netloc.rsplit("@", 1)[-1]
+    query = "&".join(f"{k}=..." for k, _ in parse_qsl(parts.query, keep_blank_values=True))
+    return f"{parts.scheme}://{'<user-info>@' if '@' in parts.netloc else ''}{host}{parts.path}" + (
+        f"?{query}" if query else "")
+
+
+def _scrub(text: str) -> str:
+    """``text`` with the values of the secret environment variables blanked out."""
+    for name in _SECRET_ENV:
+        value = os.environ.get(name)
+        if value and len(value) >= 4:
+            text = text.replace(value, "***")
+    return text
+
+
+@dataclass(frozen=True)
+class Location:
+    """A file or directory of a savepoint: ``uri`` is what messages show (the absolute local
+    path, or the URI), ``path`` what the file system is given (the absolute local path, or
+    the URI's path, e.g. ``bucket/key``). Picklable: executors resolve the file system
+    themselves, from their own environment."""
+
+    uri: str
+    path: str
+    scheme: str = ""
+    #: The URI the file system is created from ("" for a local location).
+    root: str = ""
+
+    @property
+    def remote(self) -> bool:
+        return bool(self.root)
+
+    @property
+    def name(self) -> str:
+        return self.path.rstrip("/").rsplit("/", 1)[-1] if self.remote else os.path.basename(self.path)
+
+    def child(self, *names: str) -> Location:
+        if not self.remote:
+            path = os.path.join(self.path, *names)
+            return Location(path, path)
+        suffix = "/".join(names)
+        return Location(f"{self.uri.rstrip('/')}/{suffix}", f"{self.path.rstrip('/')}/{suffix}",
+                        self.scheme, self.root)
+
+    def __str__(self) -> str:
+        return self.uri
+
+    def __fspath__(self) -> str:
+        if self.remote:
+            raise StorageError(f"{self.uri} is not a local path; it is read through its file system")
+        return self.path
+
+    # -- the file system -------------------------------------------------------------------------
+    def filesystem(self) -> Any:
+        """The pyarrow file system of a remote location (created once per process)."""
+        return _filesystem(self.root, self.scheme)
+
+    @contextlib.contextmanager
+    def guard(self, doing: str) -> Iterator[None]:
+        """Report a failure of the store while ``doing`` something at this location as a
+        ``StorageError`` that says what to check."""
+        try:
+            yield
+        except StateError:
+            raise
+        except Exception as exc:
+            if not self.remote and isinstance(exc, OSError):
+                raise
+            raise StorageError(_explain(self, doing, exc)) from None
+
+    def info(self) -> Any:
+        """pyarrow ``FileInfo`` of a remote location."""
+        with self.guard("reading information of"):
+            return self.filesystem().get_file_info(self.path)
+
+    def exists(self) -> bool:
+        if not self.remote:
+            return os.path.lexists(self.path)
+        from pyarrow.fs import FileType
+
+        return self.info().type != FileType.NotFound
+
+    def size(self) -> int | None:
+        """The size of a file in bytes, None when there is none."""
+        if not self.remote:
+            try:
+                return os.stat(self.path).st_size
+            except FileNotFoundError:
+                return None
+        from pyarrow.fs import FileType
+
+        info = self.info()
+        return info.size if info.type == FileType.File else None
+
+    def files(self) -> list[tuple[str, int, float | None]]:
+        """Every file under a remote directory: (path relative to it, size, mtime in seconds
+        or None); [] when there is none."""
+        from pyarrow.fs import FileSelector, FileType
+
+        base = self.path.rstrip("/") + "/"
+        with self.guard("listing"):
+            infos = self.filesystem().get_file_info(FileSelector(base, recursive=True, allow_not_found=True))
+        found = []
+        for info in infos:
+            if info.type == FileType.File:
+                mtime = info.mtime.timestamp() if info.mtime is not None else None
+                found.append((info.path[len(base):] if info.path.startswith(base) else info.path,
+                              info.size, mtime))
+        return found
+
+    def read_bytes(self) -> bytes:
+        if not self.remote:
+            with open(self.path, "rb") as handle:
+                return handle.read()
+        with self.guard("reading"), self.filesystem().open_input_stream(self.path) as stream:
+            return stream.read()
+
+    def write_bytes(self, data: bytes) -> None:
+        """Write a whole file (flushed to disk when local); one object PUT when remote."""
+        if not self.remote:
+            with open(self.path, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            return
+        with self.guard("writing"), self.filesystem().open_output_stream(self.path) as stream:
+            stream.write(data)
+
+    def delete(self) -> None:
+        """Remove a remote file (a missing one is fine)."""
+        with contextlib.suppress(FileNotFoundError), self.guard("removing"):
+            self.filesystem().delete_file(self.path)
+
+    def open_input(self) -> Any:
+        """What ``pyarrow.parquet.ParquetFile`` reads: the local path, or an open random-access
+        file of the store."""
+        if not self.remote:
+            return self.path
+        with self.guard("opening"):
+            return self.filesystem().open_input_file(self.path)
+
+    def open_output(self) -> Any:
+        """What a Parquet writer writes to: the local path, or an output stream of the store
+        (the object appears, complete, when the stream is closed)."""
+        if not self.remote:
+            return self.path
+        with self.guard("writing"):
+            return self.filesystem().open_output_stream(self.path)
+
+    def check_writable(self) -> None:
+        """Refuse to write under a bucket that does not exist (a writer never creates one)."""
+        if not self.remote or self.scheme not in _BUCKET_SCHEMES:
+            return
+        bucket = self.path.split("/", 1)[0]
+        from pyarrow.fs import FileType
+
+        with self.guard("checking the bucket of"):
+            found = self.filesystem().get_file_info(bucket).type
+        if found == FileType.NotFound:
+            raise StorageError(
+                f"{self.uri}: bucket {bucket!r} does not exist (or these credentials cannot see it); "
+                "create it first: a savepoint is never written by creating a bucket"
+            )
+
+
+def locate(path: str | os.PathLike[str] | Location) -> Location:
+    """The location of a savepoint, file or directory given as a local path or a URI."""
+    if isinstance(path, Location):
+        return path
+    if not is_uri(path):
+        absolute = os.path.abspath(os.fspath(path))
+        return Location(absolute, absolute)
+    assert isinstance(path, str)
+    parts = urlsplit(path)
+    scheme = parts.scheme.lower()
+    if scheme == "file":
+        if parts.netloc not in ("", "localhost"):
+            raise StorageError(f"{path}: a file:// URI names a local path (file:///abs/path), not host {parts.netloc!r}")
+        absolute = os.path.abspath(unquote(parts.path))
+        return Location(absolute, absolute)
+    if "@" in parts.netloc or any(_REFUSED_QUERY.search(k) for k, _ in parse_qsl(parts.query)):
+        raise StorageError(
+            f"{_redacted(path)}: the URI carries credentials or an endpoint, and paths end up in "
+            "logs and reports; give them through the environment instead (for S3: "
+            "AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_DEFAULT_REGION)"
+        )
+    if scheme in _BUCKET_SCHEMES and (not parts.netloc or not parts.path.strip("/")):
+        raise StorageError(f"{path}: no bucket and prefix; a savepoint URI is {scheme}://BUCKET/PREFIX")
+    _filesystem(path, scheme)  # an unsupported scheme fails here, before anything is read or written
+    fs_path = unquote(parts.path)
+    if scheme in _BUCKET_SCHEMES:
+        fs_path = parts.netloc + fs_path
+    uri = path.split("?", 1)[0].rstrip("/")
+    return Location(uri, fs_path.rstrip("/"), scheme, path)
+
+
+_CACHE: dict[tuple[str, str, tuple[tuple[str, str], ...]], Any] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def _filesystem(uri: str, scheme: str) -> Any:
+    parts = urlsplit(uri)
+    env = tuple(sorted((k, v) for k, v in os.environ.items() if _STORE_ENV.match(k)))
+    key = (scheme, parts.netloc + "?" + parts.query, env)
+    with _CACHE_LOCK:
+        fs = _CACHE.get(key)
+    if fs is None:
+        from pyarrow.fs import FileSystem
+
+        with _guard_uri(uri, "opening the file system of"):
+            fs = FileSystem.from_uri(uri)[0]
+        with _CACHE_LOCK:
+            _CACHE[key] = fs
+    return fs
+
+
+@contextlib.contextmanager
+def _guard_uri(uri: str, doing: str) -> Iterator[None]:
+    try:
+        yield
+    except StateError:
+        raise
+    except Exception as exc:
+        scheme = urlsplit(uri).scheme
+        raise StorageError(_explain(Location(uri.split("?", 1)[0], "", scheme, uri), doing, exc)) from None
+
+
+def _explain(location: Location, doing: str, exc: BaseException) -> str:
+    """What failed and what to do, from a pyarrow or SDK error (secrets scrubbed)."""
+    text = _scrub(f"{type(exc).__name__}: {exc}")
+    low = text.lower()
+    where = f"{doing} {location.uri} failed ({text})"
+    if "unrecognized filesystem type" in low or "not supported" in low and "scheme" in low or (
+            "support for" in low and "not" in low):
+        return (f"{where}: the scheme {location.scheme!r} is not supported by this pyarrow; use "
+                "a local path, file://, s3://, gs:// or hdfs:// (with pyarrow built with that "
+                "file system)")
+    if "network_connection" in low or "could not connect" in low or "couldn't connect" in low or (
+            "curlcode" in low) or "connection refused" in low or "timed out" in low:
+        endpoint = os.environ.get("AWS_ENDPOINT_URL") or os.environ.get("AWS_ENDPOINT_URL_S3")
+        told = f"AWS_ENDPOINT_URL={endpoint}" if endpoint else "the default endpoint (AWS_ENDPOINT_URL unset)"
+        return f"{where}: the store cannot be reached at {told}; check the endpoint and that it is up"
+    if "no_such_bucket" in low or "nosuchbucket" in low or "bucket does not exist" in low:
+        return f"{where}: the bucket does not exist; create it first"
+    if "access_denied" in low or "accessdenied" in low or "forbidden" in low or "403" in low or (
+            "invalidaccesskeyid" in low or "signature" in low):
+        return (f"{where}: access denied; check the credentials in the environment "
+                "(AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY; values not shown)")
+    if isinstance(exc, FileNotFoundError) or "not found" in low or "no such file" in low:
+        return f"{where}: it does not exist"
+    return f"{where}; check the location and the store's credentials in the environment"
+
+
+def same_bytes(one: Location, other: Location) -> bool:
+    """Whether two files hold the same bytes."""
+    if not one.remote and not other.remote:
+        return filecmp.cmp(one.path, other.path, shallow=False)
+    if one.size() != other.size():
+        return False
+    return one.read_bytes() == other.read_bytes()
