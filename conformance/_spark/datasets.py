@@ -7,32 +7,42 @@ key group for a target parallelism: output subtask ``i`` owns Flink's key-group 
 with the backends' Parquet settings. So a savepoint written here restores on either backend, and
 at parallelism 1 the data file is byte-identical to the one a backend writes for the same rows.
 
-Executors write the part files themselves (each to a hidden name, renamed when complete, so a
-retried task replaces its own file); the whole savepoint is committed by
-``reference.backends.atomic_directory``: the output appears complete, or not at all. Executors
-must see the driver's file system (local mode, or a shared mount on a cluster).
+Savepoints are local paths or URIs (``s3://``, ``gs://``, ``hdfs://``: anything
+``reference.backends.locate`` accepts). Executors open the files themselves: on a local path
+through Spark's Parquet reader and plain files (local mode, or a shared mount on a cluster); at
+a URI through the pyarrow file system of the URI, inside ``mapInArrow``, with the credentials of
+their own environment (no Hadoop connector). Executors write the part files themselves (locally
+each to a hidden name, renamed when complete; in an object store under the attempt's name, the
+object appearing complete when closed; either way a retried task replaces its own file), and the
+whole savepoint is committed by ``reference.backends.savepoint_output``: the manifest
+(``_metadata.json``, listing every file) is written last, so the output is complete or no
+savepoint at all.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from reference.backends import (
+    Location,
     SavepointMetadata,
+    SavepointOutput,
     StateMetadata,
-    atomic_directory,
     check_state_files,
     data_file_name,
+    locate,
     read_savepoint_metadata,
     savepoint_arrow_schema,
+    savepoint_output,
     state_data_dir,
     state_data_files,
-    write_savepoint_metadata,
+    write_state_rows,
 )
 
 __all__ = [
@@ -112,11 +122,57 @@ def read_state_dataframe(spark: Any, savepoint: str | os.PathLike[str], state: S
     files = check_state_files(savepoint, state)
     if not files:
         return spark.createDataFrame([], spark_schema())
+    if locate(savepoint).remote:
+        forward_store_environment(spark)
+        return _read_remote(spark, files)
     return spark.read.schema(spark_schema()).parquet(*[_uri(f) for f in files])
 
 
 def _uri(path: str) -> str:
     return "file://" + os.path.abspath(path)
+
+
+def forward_store_environment(spark: Any) -> None:
+    """Give the executors' Python workers the driver's store variables
+    (``reference.backends.store_environment``: endpoint, region, credentials), so that they
+    reach the store the driver reaches; a variable the driver does not set keeps the
+    executor's own value. Values travel with the tasks, never in logs or messages."""
+    from reference.backends._storage import store_environment
+
+    spark.sparkContext.environment.update(store_environment())
+
+
+def _read_remote(spark: Any, files: list[str]) -> Any:
+    """The rows of data files at URIs, read by the executors through pyarrow (one task per
+    Parquet row group, so a state spreads over the cores as Spark's reader spreads it)."""
+    import pyarrow.parquet as pq
+
+    tasks = []
+    for file in files:
+        with locate(file).guard("reading the footer of"):
+            groups = pq.ParquetFile(locate(file).open_input()).metadata.num_row_groups
+        tasks += [(file, group) for group in range(groups)]
+    if not tasks:
+        return spark.createDataFrame([], spark_schema())
+    ids = spark.range(0, len(tasks), numPartitions=len(tasks)).selectExpr("cast(id as int) as task")
+    return ids.mapInArrow(_read_row_groups(tasks), SAVEPOINT_SPARK_SCHEMA)
+
+
+def _read_row_groups(tasks: list[tuple[str, int]]) -> Callable[[Iterable[Any]], Iterator[Any]]:
+    """Executor side of ``_read_remote``: task ``t`` reads row group ``tasks[t][1]`` of file
+    ``tasks[t][0]`` in batches."""
+
+    def run(batches: Iterable[Any]) -> Iterator[Any]:
+        import pyarrow.parquet as pq
+
+        for batch in batches:
+            for task in batch.column(0).to_pylist():
+                file, group = tasks[task]
+                with locate(file).guard("reading"):
+                    parquet = pq.ParquetFile(locate(file).open_input())
+                    yield from parquet.iter_batches(batch_size=ROW_GROUP_SIZE, row_groups=[group])
+
+    return run
 
 
 # -- writing ----------------------------------------------------------------------------------
@@ -188,27 +244,35 @@ def _route(
 
 @contextlib.contextmanager
 def _part_file(
-    directory: str, index: int, schema: Any, fault: Callable[[int], None] | None
+    directory: Location, attempt: str | None, index: int, schema: Any, fault: Callable[[int], None] | None
 ) -> Iterator[tuple[Any, Callable[[int], None]]]:
-    """The protocol of one subtask's data file: written under a hidden name, given an empty
-    table when no row came (``counted(0)``), then the fault hook (tests), then renamed into
-    place, so a retried task replaces its own file and a failed one leaves no visible part."""
+    """The protocol of one subtask's data file: given an empty table when no row came
+    (``counted(0)``), then the fault hook (tests). Locally written under a hidden name and
+    renamed into place; in an object store written at its final name (the attempt's), the
+    object appearing, complete, when the stream closes. Either way a retried task replaces its
+    own file and a failed one leaves no part that a manifest lists."""
     import pyarrow.parquet as pq
 
-    final = os.path.join(directory, data_file_name(index))
-    partial = os.path.join(directory, f".{data_file_name(index)}.{uuid.uuid4().hex}")
-    with pq.ParquetWriter(partial, schema, compression="zstd", write_statistics=True) as writer:
-        total = [0]
+    final = directory.child(data_file_name(index, attempt))
+    partial = final if final.remote else directory.child(f".{data_file_name(index)}.{uuid.uuid4().hex}")
+    sink = partial.open_output()
+    try:
+        with pq.ParquetWriter(sink, schema, compression="zstd", write_statistics=True) as writer:
+            total = [0]
 
-        def counted(rows: int) -> None:
-            total[0] = rows
+            def counted(rows: int) -> None:
+                total[0] = rows
 
-        yield writer, counted
-        if total[0] == 0:
-            writer.write_table(schema.empty_table())
-    if fault is not None:
-        fault(index)
-    os.replace(partial, final)
+            yield writer, counted
+            if total[0] == 0:
+                writer.write_table(schema.empty_table())
+        if fault is not None:
+            fault(index)
+    finally:
+        if partial.remote:
+            sink.close()
+    if not final.remote:
+        os.replace(partial.path, final.path)
 
 
 def _part_report(index: int, rows: int) -> Any:
@@ -223,7 +287,7 @@ _ROUTED_SCHEMA = SAVEPOINT_SPARK_SCHEMA + ", _subtask int, _route int"
 
 
 def _write_parts(
-    directory: str, parallelism: int, fault: Callable[[int], None] | None
+    directory: Location, attempt: str | None, parallelism: int, fault: Callable[[int], None] | None
 ) -> Callable[[Iterable[Any]], Iterator[Any]]:
     """Executor side: the partition of one subtask arrives sorted by Spark; stream it into
     ``part-<subtask>.parquet`` in row groups of ROW_GROUP_SIZE rows (hidden name first,
@@ -238,7 +302,7 @@ def _write_parts(
         rows = 0
         pending: list[Any] = []
         pending_rows = 0
-        with _part_file(directory, index, schema, fault) as (writer, counted):
+        with _part_file(directory, attempt, index, schema, fault) as (writer, counted):
 
             def flush(limit: int) -> None:
                 nonlocal pending, pending_rows
@@ -274,17 +338,15 @@ def _write_parts(
 def aligned_files(
     savepoint: str | os.PathLike[str], state: StateMetadata, max_parallelism: int, parallelism: int
 ) -> list[str] | None:
-    """The state's part files if they already are the subtasks' of ``parallelism``: files
-    named ``part-00000`` .. in order, file ``i`` holding only key groups of subtask ``i`` (by
-    the files' Parquet statistics). None otherwise (or when a statistic is missing)."""
-    import pyarrow.parquet as pq
-
+    """The state's part files if they already are the subtasks' of ``parallelism``: files of
+    parts ``0`` .. in order, file ``i`` holding only key groups of subtask ``i`` (by the
+    files' Parquet statistics). None otherwise (or when a statistic is missing)."""
     files = state_data_files(savepoint, state)
-    if [os.path.basename(f) for f in files] != [data_file_name(i) for i in range(parallelism)]:
+    if [_part_number(f) for f in files] != list(range(parallelism)):
         return None
     for subtask, file in enumerate(files):
         owned = key_group_range(max_parallelism, parallelism, subtask)
-        meta = pq.ParquetFile(file).metadata
+        meta = _parquet(file).metadata
         for group in range(meta.num_row_groups):
             stats = meta.row_group(group).column(0).statistics
             if stats is None or not stats.has_min_max:
@@ -294,32 +356,50 @@ def aligned_files(
     return files
 
 
+_PART = re.compile(r"^part-(\d{5})(\..+)?\.parquet$")
+
+
+def _part_number(file: str) -> int | None:
+    """The part number in a data file's name (``part-00003.parquet``, or with an attempt's name
+    before the suffix), None for another name."""
+    match = _PART.match(file.replace("\\", "/").rsplit("/", 1)[-1])
+    return None if match is None else int(match[1])
+
+
+def _parquet(file: str) -> Any:
+    """The ``pyarrow.parquet.ParquetFile`` of a data file (a local path or a URI)."""
+    import pyarrow.parquet as pq
+
+    where = locate(file)
+    with where.guard("reading"):
+        return pq.ParquetFile(where.open_input())
+
+
 def row_groups(files: list[str]) -> int:
     """The number of Parquet row groups in ``files`` (what bounds how many tasks Spark's
     reader gives them)."""
-    import pyarrow.parquet as pq
-
-    return sum(pq.ParquetFile(f).metadata.num_row_groups for f in files)
+    return sum(_parquet(f).metadata.num_row_groups for f in files)
 
 
 def _migrate_files(
-    tasks: list[tuple[str, str, Callable[[Any], Any] | None, int]], fault: Callable[[int], None] | None
+    tasks: list[tuple[Location, str | None, str, Callable[[Any], Any] | None, int]],
+    fault: Callable[[int], None] | None,
 ) -> Callable[[Iterable[Any]], Iterator[Any]]:
-    """Executor side of the aligned path: task ``t`` of ``tasks`` = (output directory, input
-    file, transform, subtask) reads its input file batch by batch, transforms it and streams
-    it into the subtask's output file (rows stay sorted: keys never change)."""
+    """Executor side of the aligned path: task ``t`` of ``tasks`` = (output directory, the
+    attempt's name, input file, transform, subtask) reads its input file batch by batch,
+    transforms it and streams it into the subtask's output file (rows stay sorted: keys never
+    change)."""
 
     def run(batches: Iterable[Any]) -> Iterator[Any]:
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         schema = savepoint_arrow_schema()
         for batch in batches:
             for task in batch.column(0).to_pylist():
-                directory, file, transform, index = tasks[task]
+                directory, attempt, file, transform, index = tasks[task]
                 rows = 0
-                with _part_file(directory, index, schema, fault) as (writer, counted):
-                    for chunk in pq.ParquetFile(file).iter_batches(batch_size=ROW_GROUP_SIZE):
+                with _part_file(directory, attempt, index, schema, fault) as (writer, counted):
+                    for chunk in _parquet(file).iter_batches(batch_size=ROW_GROUP_SIZE):
                         if transform is not None:
                             chunk = transform(chunk)
                         table = pa.Table.from_batches([chunk]).cast(schema)
@@ -333,26 +413,30 @@ def _migrate_files(
     return run
 
 
-def _write_aligned(spark: Any, outputs: list[tuple[str, StateOutput]], fault: Callable[[int], None] | None) -> dict[str, int]:
+def _write_aligned(
+    spark: Any, outputs: list[tuple[Location, StateOutput]], attempt: str | None, fault: Callable[[int], None] | None
+) -> dict[Location, int]:
     """Write the states of the aligned path, (directory, output) each, in one Spark job with
     one task per part file, so that small states share the cores; returns rows per directory."""
-    tasks = [(directory, file, output.transform, index)
+    tasks = [(directory, attempt, file, output.transform, index)
              for directory, output in outputs for index, file in enumerate(output.source_files or ())]
     for directory, _ in outputs:
-        os.makedirs(directory, exist_ok=True)
+        if not directory.remote:
+            os.makedirs(directory.path, exist_ok=True)
     ids = spark.range(0, len(tasks), numPartitions=len(tasks)).selectExpr("cast(id as int) as task")
     counts = {int(r[0]): int(r[1]) for r in ids.mapInArrow(_migrate_files(tasks, fault), "task int, rows long").collect()}
     if sorted(counts) != list(range(len(tasks))):
         missing = sorted(set(range(len(tasks))) - set(counts))
         raise RuntimeError(f"the part files of tasks {missing} were not written; nothing was committed")
     rows = {directory: 0 for directory, _ in outputs}
-    for task, (directory, _, _, _) in enumerate(tasks):
+    for task, (directory, _, _, _, _) in enumerate(tasks):
         rows[directory] += counts[task]
     return rows
 
 
 def _write_state(
-    directory: str,
+    directory: Location,
+    attempt: str | None,
     output: StateOutput,
     max_parallelism: int,
     parallelism: int,
@@ -363,55 +447,52 @@ def _write_state(
     One job: transform and route (mapInArrow), Spark's shuffle into one partition per target
     subtask and its sort by (key_group, key, namespace, user_key), then the writers
     (mapInArrow). Only one (subtask, rows) pair per subtask comes back to the driver."""
-    os.makedirs(directory, exist_ok=True)
+    if not directory.remote:
+        os.makedirs(directory.path, exist_ok=True)
     routed = output.frame.mapInArrow(_route(max_parallelism, parallelism, output.transform), _ROUTED_SCHEMA)
     ordered = routed.repartition(parallelism, "_route").sortWithinPartitions(
         "key_group", "key", "namespace", "user_key"
     )
-    counts = ordered.mapInArrow(_write_parts(directory, parallelism, fault), "subtask int, rows long").collect()
+    counts = ordered.mapInArrow(_write_parts(directory, attempt, parallelism, fault), "subtask int, rows long").collect()
     written = {int(r[0]): int(r[1]) for r in counts}
     for subtask in range(parallelism):
         if subtask not in written:
             # Spark may skip the writer of a partition that received no rows: that subtask's
             # key groups are empty, and its file has zero rows.
-            _write_empty(os.path.join(directory, data_file_name(subtask)))
+            write_state_rows(directory, [], file=directory.child(data_file_name(subtask, attempt)))
     return sum(written.values())
 
 
-def _write_empty(path: str) -> None:
-    import pyarrow.parquet as pq
-
-    schema = savepoint_arrow_schema()
-    pq.write_table(schema.empty_table(), path, row_group_size=ROW_GROUP_SIZE, compression="zstd",
-                   write_statistics=True)
-
-
 def write_states(
-    directory: str,
+    directory: str | SavepointOutput,
     outputs: Iterable[StateOutput],
     max_parallelism: int,
     parallelism: int | Mapping[str, int],
     fault: Callable[[int], None] | None = None,
 ) -> list[StateMetadata]:
-    """Write each state's data directory under ``directory`` (not committed: the caller owns
-    the atomic commit and the metadata); returns the states' metadata with ``data`` and
-    ``rows`` filled in, in order."""
+    """Write each state's data directory under ``directory`` (a local directory, or an open
+    ``savepoint_output``; not committed: the caller owns the commit and the metadata); returns
+    the states' metadata with ``data``, ``rows`` and ``files`` filled in, in order."""
+    if not isinstance(directory, SavepointOutput):
+        directory = SavepointOutput(locate(directory), locate(directory), None)
+    target = directory
     outputs = list(outputs)
     planned = []
     for index, output in enumerate(outputs):
         p = parallelism if isinstance(parallelism, int) else parallelism[output.metadata.name]
         _check_parallelism(max_parallelism, p)
         data = state_data_dir(index)
-        planned.append((output, data, os.path.join(directory, data), p))
+        planned.append((output, data, target.directory.child(data), p))
     aligned = [(path, output) for output, _, path, _ in planned if output.source_files is not None]
-    aligned_rows = _write_aligned(aligned[0][1].frame.sparkSession, aligned, fault) if aligned else {}
+    aligned_rows = (_write_aligned(aligned[0][1].frame.sparkSession, aligned, target.attempt, fault)
+                    if aligned else {})
     written = []
     for output, data, path, p in planned:
         if output.source_files is not None:
             rows = aligned_rows[path]
         else:
-            rows = _write_state(path, output, max_parallelism, p, fault)
-        written.append(replace(output.metadata, data=data, rows=rows))
+            rows = _write_state(path, target.attempt, output, max_parallelism, p, fault)
+        written.append(replace(output.metadata, data=data, rows=rows, files=target.listing(data, p)))
     return written
 
 
@@ -424,17 +505,21 @@ def write_savepoint(
     parallelism: int | Mapping[str, int] = 1,
     fault: Callable[[int], None] | None = None,
 ) -> SavepointMetadata:
-    """Write a complete savepoint at ``out`` atomically: data of every state, then the
-    metadata, then one rename. ``out`` must not exist. Returns the metadata written."""
+    """Write a complete savepoint at ``out`` (a local path or a URI) with the commit protocol
+    of ``reference.backends.savepoint_output``: data of every state, then the metadata (the
+    manifest) last. No savepoint may be at ``out``. Returns the metadata written."""
     outputs = list(outputs)
-    with atomic_directory(out) as temp:
-        states = write_states(temp, outputs, max_parallelism, parallelism, fault)
+    with savepoint_output(out) as target:
+        if target.directory.remote and outputs:
+            forward_store_environment(outputs[0].frame.sparkSession)
+        states = write_states(target, outputs, max_parallelism, parallelism, fault)
         metadata = SavepointMetadata(
             max_parallelism=max_parallelism,
             key_serializer_snapshot=key_serializer_snapshot,
             states=tuple(states),
         )
-        write_savepoint_metadata(temp, metadata)
-        with open(os.path.join(temp, "_SUCCESS"), "wb"):
-            pass
+        if not target.directory.remote:
+            with open(os.path.join(target.directory.path, "_SUCCESS"), "wb"):
+                pass
+        target.commit(metadata)
     return metadata

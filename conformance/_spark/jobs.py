@@ -44,13 +44,17 @@ from reference.backends import (
     StateMetadata,
     decode_list_value,
     encode_list_value,
+    is_uri,
     key_groups_for,
+    locate,
     normalize_config,
     plan_access,
     read_savepoint_metadata,
     resolve_key_serializer,
+    savepoint_exists,
     state_data_files,
 )
+from reference.backends._storage import same_bytes
 
 from . import datasets
 
@@ -382,13 +386,12 @@ def migrate_savepoint(
     writing anything if any state is refused; the input is only ever read."""
     if mode not in MODES:
         raise StateError(f"unknown migration mode {mode!r}; use one of {MODES}")
-    source = os.path.abspath(os.fspath(savepoint))
-    target = os.path.abspath(os.fspath(out))
-    if target == source or target.startswith(source + os.sep):
+    source, target = locate(savepoint).uri, locate(out).uri
+    if target == source or target.startswith(source + ("/" if is_uri(source) else os.sep)):
         raise StateError(
             f"the output {target!r} is the input savepoint or inside it; write to a new directory"
         )
-    if os.path.lexists(target):
+    if savepoint_exists(target):
         raise StateError(f"the output {target!r} already exists; a migration never overwrites, choose a new path")
     metadata = read_savepoint_metadata(source)
     descriptors = normalize_descriptors(serializers)
@@ -622,7 +625,7 @@ def _verification(
     of their totals that returns the report (comparing with ``expect`` first)."""
     from pyspark.sql import functions as F
 
-    source = os.path.abspath(os.fspath(savepoint))
+    source = locate(savepoint).uri
     metadata = read_savepoint_metadata(source)
     expected_meta = read_savepoint_metadata(expect) if expect is not None else None
     key_serializer = _restored(metadata.key_serializer_snapshot, "the key serializer")
@@ -642,7 +645,7 @@ def _verification(
         summaries.append(frame.mapInArrow(decode, _SUMMARY_SCHEMA).withColumn("state", F.lit(index)))
 
     def finish(totals: list[Totals]) -> VerificationReport:
-        report = VerificationReport(savepoint=source, expect=None if expect is None else os.path.abspath(os.fspath(expect)))
+        report = VerificationReport(savepoint=source, expect=None if expect is None else locate(expect).uri)
         for total, state in zip(totals, metadata.states, strict=True):
             report.states.append(StateVerification(state.name, state.kind, total.entries, total.bad, 0,
                                                    list(total.samples)))
@@ -704,7 +707,7 @@ def verify_savepoint(
     # Every state's decoder runs in one Spark job (a union of the per-state summaries, tagged
     # with the state's index): a job's fixed cost dominates for small savepoints.
     summaries, finish = _verification(spark, savepoint, expect=expect, sample=sample)
-    return finish(_collect_summaries(f"verifying {os.path.abspath(os.fspath(savepoint))}", summaries, sample))
+    return finish(_collect_summaries(f"verifying {locate(savepoint).uri}", summaries, sample))
 
 
 def _compare(
@@ -788,11 +791,9 @@ def _compare(
 
 def _same_files(source: str, state: StateMetadata, expect: str, exp_state: StateMetadata) -> bool:
     """Whether both states' part files are pairwise byte-identical (read on the driver)."""
-    import filecmp
-
     mine, theirs = state_data_files(source, state), state_data_files(expect, exp_state)
     return len(mine) == len(theirs) and all(
-        os.path.basename(a) == os.path.basename(b) and filecmp.cmp(a, b, shallow=False)
+        datasets._part_number(a) == datasets._part_number(b) and same_bytes(locate(a), locate(b))
         for a, b in zip(mine, theirs, strict=True)
     )
 

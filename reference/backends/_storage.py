@@ -32,7 +32,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from .._errors import StateError
 
-__all__ = ["StorageError", "Location", "locate", "is_uri"]
+__all__ = ["StorageError", "Location", "locate", "is_uri", "store_environment"]
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 #: Query parameters of a URI that would carry a secret or an endpoint (refused).
@@ -259,9 +259,15 @@ _CACHE: dict[tuple[str, str, tuple[tuple[str, str], ...]], Any] = {}
 _CACHE_LOCK = threading.Lock()
 
 
+def store_environment() -> dict[str, str]:
+    """The environment variables of this process that select and authenticate the stores
+    (what an executor needs to reach the same store as the driver)."""
+    return {k: v for k, v in os.environ.items() if _STORE_ENV.match(k)}
+
+
 def _filesystem(uri: str, scheme: str) -> Any:
     parts = urlsplit(uri)
-    env = tuple(sorted((k, v) for k, v in os.environ.items() if _STORE_ENV.match(k)))
+    env = tuple(sorted(store_environment().items()))
     key = (scheme, parts.netloc + "?" + parts.query, env)
     with _CACHE_LOCK:
         fs = _CACHE.get(key)
