@@ -496,6 +496,17 @@ def write_states(
     return written
 
 
+def _wait_for_tasks(spark: Any, limit: float = 120.0) -> None:
+    """After a failed job, wait (up to ``limit`` seconds) until Spark's other tasks of it have
+    stopped, so that the attempt's files are removed after the last one was written."""
+    import time
+
+    tracker = spark.sparkContext.statusTracker()
+    deadline = time.monotonic() + limit
+    while tracker.getActiveStageIds() and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
 def write_savepoint(
     out: str | os.PathLike[str],
     outputs: Iterable[StateOutput],
@@ -512,7 +523,12 @@ def write_savepoint(
     with savepoint_output(out) as target:
         if target.directory.remote and outputs:
             forward_store_environment(outputs[0].frame.sparkSession)
-        states = write_states(target, outputs, max_parallelism, parallelism, fault)
+        try:
+            states = write_states(target, outputs, max_parallelism, parallelism, fault)
+        except BaseException:
+            if outputs:
+                _wait_for_tasks(outputs[0].frame.sparkSession)
+            raise
         metadata = SavepointMetadata(
             max_parallelism=max_parallelism,
             key_serializer_snapshot=key_serializer_snapshot,

@@ -39,13 +39,15 @@ def add_parsers(sub: Any) -> None:
             "state was refused or failed to migrate, 2 unusable input."
         ),
     )
-    migrate.add_argument("savepoint", help="savepoint directory to read (never modified)")
+    migrate.add_argument("savepoint", help="savepoint to read, a directory or a URI such as s3://bucket/prefix "
+                         "(never modified; credentials from the environment)")
     migrate.add_argument(
         "--serializers", required=True, metavar="MODULE:ATTR",
         help="a mapping state name -> state descriptor, a list of descriptors, or a zero-argument "
         "function returning either",
     )
-    migrate.add_argument("--out", required=True, metavar="DIR", help="new savepoint directory (must not exist)")
+    migrate.add_argument("--out", required=True, metavar="DIR|URI",
+                         help="new savepoint, a directory or a URI (no savepoint may be there)")
     migrate.add_argument("--backend", choices=("bytes", "heap"), default="bytes",
                          help="bytes: migrate_state over serialized values (default); heap: "
                          "deserialize, migrate_element, serialize")
@@ -69,7 +71,7 @@ def add_parsers(sub: Any) -> None:
             "expected savepoint. Exit 0 clean, 1 problems found, 2 unusable input."
         ),
     )
-    verify.add_argument("savepoint", help="savepoint directory to check")
+    verify.add_argument("savepoint", help="savepoint to check, a directory or a URI")
     verify.add_argument("--expect", default=None, metavar="SAVEPOINT",
                         help="expected savepoint (e.g. the oracle's or a backend's) to compare with")
     verify.add_argument("--sample", type=int, default=5, metavar="N", help="problems shown per state")
@@ -98,6 +100,7 @@ def _readable(savepoint: str, what: str) -> None:
     snapshot class that no imported module defines is named, with the fix."""
     from reference import StateError, UnknownSnapshotClassError, snapshot_from_bytes
     from reference.backends import read_savepoint_metadata
+    from reference.backends._storage import shown
 
     try:
         metadata = read_savepoint_metadata(savepoint)
@@ -107,11 +110,11 @@ def _readable(savepoint: str, what: str) -> None:
                 if data:
                     snapshot_from_bytes(data)
     except UnknownSnapshotClassError as exc:
-        raise UsageError(f"{what} {savepoint}: {exc}; give --import MODULE for the module that defines it") from None
+        raise UsageError(f"{what} {shown(savepoint)}: {exc}; give --import MODULE for the module that defines it") from None
     except StateError as exc:
-        raise UsageError(f"{what} {savepoint}: {exc}") from None
+        raise UsageError(f"{what} {shown(savepoint)}: {exc}") from None
     except OSError as exc:
-        raise UsageError(f"{what} {savepoint}: {exc.strerror or exc}") from None
+        raise UsageError(f"{what} {shown(savepoint)}: {exc.strerror or exc}") from None
 
 
 def _failed(exc: Exception) -> int:

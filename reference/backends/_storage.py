@@ -32,7 +32,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from .._errors import StateError
 
-__all__ = ["StorageError", "Location", "locate", "is_uri", "store_environment"]
+__all__ = ["StorageError", "Location", "locate", "is_uri", "shown", "store_environment"]
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 #: Query parameters of a URI that would carry a secret or an endpoint (refused).
@@ -63,6 +63,11 @@ def _redacted(uri: str) -> str:
     query = "&".join(f"{k}=..." for k, _ in parse_qsl(parts.query, keep_blank_values=True))
     return f"{parts.scheme}://{'<user-info>@' if '@' in parts.netloc else ''}{host}{parts.path}" + (
         f"?{query}" if query else "")
+
+
+def shown(path: str | os.PathLike[str]) -> str:
+    """``path`` as a message may show it: a URI without user information and query values."""
+    return _redacted(path) if is_uri(path) else os.fspath(path)  # type: ignore[arg-type]
 
 
 def _scrub(text: str) -> str:

@@ -1,0 +1,87 @@
+"""The Spark pipeline on savepoints in an object store (an S3 server process on loopback):
+``conformance migrate s3://... --out s3://...`` migrates exactly what the single-process backend
+migrates, ``conformance verify`` reads s3:// savepoints, a refused migration writes no object,
+a failed job leaves no savepoint and a retry commits. Executors read and write through pyarrow
+(no Hadoop connector)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+import spark_support as sup
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "storage"))
+from storage_support import objects  # noqa: E402
+
+from reference.backends import SavepointFormatError, read_savepoint_metadata  # noqa: E402
+
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
+
+KEYS = 1500
+
+
+def _cli(*argv):
+    from conformance.cli import main
+
+    return main(list(argv))
+
+
+def test_migrate_and_verify_between_s3_uris(spark, s3_bucket, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    source, out = f"{s3_bucket}/in", f"{s3_bucket}/out"
+    content = sup.write_history(source, KEYS)
+    reference = sup.backend_migrated(source, str(tmp_path / "reference"), "bytes")
+    spec = "spark_support:new_descriptors"
+
+    status = _cli("migrate", source, "--serializers", spec, "--out", out, "--schema-evolution", "--spark", "local[2]")
+    assert status == 0, f"got exit {status}, should be 0: {capsys.readouterr().err}"
+    got = sup.read_back(out, KEYS)
+    want = sup.expected_after_migration(content)
+    for name in want:
+        assert got[name] == want[name], f"got other content in state {name!r} of {out}, should be the migrated history"
+    status = _cli("verify", out, "--expect", reference, "--spark", "local[2]")
+    assert status == 0, f"got exit {status}, should be 0 (same entries as the backend's migration): {capsys.readouterr()}"
+    status = _cli("verify", out, "--expect", source, "--spark", "local[2]")
+    assert status == 1, f"got exit {status}, should be 1 (content differs from the unmigrated savepoint)"
+
+    # Refused (row evolution without the option): nothing at all is written under the output.
+    status = _cli("migrate", source, "--serializers", spec, "--out", f"{s3_bucket}/refused", "--spark", "local[2]")
+    assert status == 1, f"got exit {status}, should be 1 (refused)"
+    left = objects(s3_bucket, "refused", markers=True)
+    assert left == {}, f"got objects {sorted(left)}, should be none under the refused output"
+    status = _cli("migrate", source, "--serializers", spec, "--out", out, "--schema-evolution", "--spark", "local[2]")
+    assert status == 2, f"got exit {status}, should be 2 (the output exists)"
+    assert os.listdir(tmp_path) == ["reference"], f"got local entries {os.listdir(tmp_path)}, should be only the reference"
+
+
+def test_a_failed_job_leaves_no_savepoint_and_a_retry_commits(spark, s3_bucket, tmp_path):
+    from conformance._spark.jobs import SparkJobError, migrate_savepoint
+
+    source, out = f"{s3_bucket}/in", f"{s3_bucket}/out"
+    content = sup.write_history(source, KEYS)
+    before = objects(s3_bucket, "in/")
+
+    def fail_subtask_two(subtask):
+        if subtask == 2:
+            raise RuntimeError("injected failure in subtask 2")
+
+    with pytest.raises(SparkJobError, match="injected failure in subtask 2"):
+        migrate_savepoint(source, sup.descriptors(sup.new_row()), out, parallelism=3,
+                          config=sup.EVOLUTION, spark=spark, _fault=fail_subtask_two)
+    with pytest.raises(SavepointFormatError, match="not a savepoint"):
+        read_savepoint_metadata(out)
+    left = objects(s3_bucket, "out/")
+    assert left == {}, f"got objects {sorted(left)} after the failed job, should be none (the attempt removes its files)"
+    assert objects(s3_bucket, "in/") == before, "got a changed input savepoint, should be untouched"
+
+    report = migrate_savepoint(source, sup.descriptors(sup.new_row()), out, parallelism=3,
+                               config=sup.EVOLUTION, spark=spark)
+    assert report.rows > 0, f"got {report.rows} rows, should migrate the history"
+    got = sup.read_back(out, KEYS)
+    want = sup.expected_after_migration(content)
+    for name in want:
+        assert got[name] == want[name], f"got other content in state {name!r} after the retry"
+    files = [f for s in read_savepoint_metadata(out).states for f in s.files]
+    assert len(files) == 9, f"got {len(files)} listed files, should be 3 states x parallelism 3"
