@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import functools
 import json
 import os
 import re
@@ -491,7 +492,7 @@ def remove_abandoned(parent: str | os.PathLike[str], prefix: str, now: float | N
     for entry in entries:
         path = os.path.join(parent, entry)
         try:
-            abandoned = _owner_gone(entry[len(prefix):], lambda path=path: _newest_mtime(path), now)
+            abandoned = _owner_gone(entry[len(prefix):], functools.partial(_newest_mtime, path), now)
         except OSError:
             continue
         if abandoned:
@@ -514,6 +515,10 @@ def _owner_gone(owned: str, mtime: Callable[[], float | None], now: float) -> bo
         return not _process_alive(int(parts[1]))
     modified = mtime()
     return modified is not None and now - modified > ABANDONED_AFTER
+
+
+def _same(value: float | None) -> float | None:
+    return value
 
 
 def _newest_mtime(path: str) -> float:
@@ -577,7 +582,7 @@ def remove_abandoned_objects(final: str | os.PathLike[str] | Location, now: floa
         match = _ATTEMPT_FILE.match(name)
         if match is None:
             foreign.append(name)
-        elif _owner_gone(match["attempt"], lambda mtime=mtime: mtime, now):
+        elif _owner_gone(match["attempt"], functools.partial(_same, mtime), now):
             where.child(name).delete()
             removed.append(where.child(name).uri)
     if foreign:
