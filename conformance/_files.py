@@ -1,4 +1,4 @@
-"""Files on disk as the checks compare them."""
+"""Files of a savepoint as the checks compare them (a local directory or a URI)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,15 @@ __all__ = ["file_tree"]
 
 
 def file_tree(path: str | os.PathLike[str]) -> dict[str, bytes]:
-    """Every file under ``path`` (relative name -> bytes): two calls compare equal exactly when
-    nothing under ``path`` was added, removed or changed (e.g. a savepoint left untouched)."""
-    root = os.fspath(path)
+    """Every file under ``path`` (relative name -> bytes), a local directory or a URI (see
+    ``reference.backends.locate``): two calls compare equal exactly when nothing under
+    ``path`` was added, removed or changed (e.g. a savepoint left untouched)."""
+    from reference.backends import locate
+
+    where = locate(path)
+    if where.remote:
+        return {name: where.child(name).read_bytes() for name, _size, _mtime in where.files()}
+    root = where.path
     found = {}
     for directory, _, files in os.walk(root):
         for name in files:

@@ -66,3 +66,15 @@ def test_the_cli_never_prints_a_secret_of_a_uri(capsys):
         err = capsys.readouterr().err
         assert status == 2, f"got exit {status}, should be 2 (unusable input) [{argv}]"
         assert "hunter22" not in err and "environment" in err, f"got {err!r}, should refuse without the secret [{argv}]"
+
+
+def test_file_tree_reads_a_savepoint_at_a_uri_as_on_disk(s3_bucket, tmp_path):
+    from conformance._files import file_tree
+
+    with fill(BACKENDS["bytes"](StringSerializer()), keys=20) as backend:
+        backend.savepoint(f"{s3_bucket}/sp")
+        backend.savepoint(tmp_path / "sp")
+    remote, local = file_tree(f"{s3_bucket}/sp"), file_tree(tmp_path / "sp")
+    assert len(remote) == len(local) == 4, f"got {sorted(remote)} and {sorted(local)}, should be 4 files each"
+    data = [sorted(v for k, v in tree.items() if k.endswith(".parquet")) for tree in (remote, local)]
+    assert len(data[0]) == 3 and data[0] == data[1], "got other data files at the URI, should be the same bytes"
