@@ -123,15 +123,16 @@ class Location:
 
     @contextlib.contextmanager
     def guard(self, doing: str) -> Iterator[None]:
-        """Report a failure of the store while ``doing`` something at this location as a
-        ``StorageError`` that says what to check."""
+        """Report a failure of the store while ``doing`` something at this (remote) location as
+        a ``StorageError`` that says what to check."""
+        if not self.remote:  # local failures keep their own exceptions, as before URIs existed
+            yield
+            return
         try:
             yield
         except StateError:
             raise
         except Exception as exc:
-            if not self.remote and isinstance(exc, OSError):
-                raise
             raise StorageError(_explain(self, doing, exc)) from None
 
     def info(self) -> Any:
@@ -194,7 +195,7 @@ class Location:
 
     def delete(self) -> None:
         """Remove a remote file (a missing one is fine)."""
-        with contextlib.suppress(FileNotFoundError), self.guard("removing"):
+        with self.guard("removing"), contextlib.suppress(FileNotFoundError):
             self.filesystem().delete_file(self.path)
 
     def open_input(self) -> Any:
