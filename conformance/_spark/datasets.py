@@ -137,7 +137,7 @@ def forward_store_environment(spark: Any) -> None:
     (``reference.backends.store_environment``: endpoint, region, credentials), so that they
     reach the store the driver reaches; a variable the driver does not set keeps the
     executor's own value. Values travel with the tasks, never in logs or messages."""
-    from reference.backends._storage import store_environment
+    from reference.backends import store_environment
 
     spark.sparkContext.environment.update(store_environment())
 

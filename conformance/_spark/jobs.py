@@ -51,10 +51,10 @@ from reference.backends import (
     plan_access,
     read_savepoint_metadata,
     resolve_key_serializer,
+    same_bytes,
     savepoint_exists,
     state_data_files,
 )
-from reference.backends._storage import same_bytes
 
 from . import datasets
 

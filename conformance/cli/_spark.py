@@ -99,8 +99,7 @@ def _readable(savepoint: str, what: str) -> None:
     """The savepoint's metadata and every snapshot in it read (before Spark starts): a
     snapshot class that no imported module defines is named, with the fix."""
     from reference import StateError, UnknownSnapshotClassError, snapshot_from_bytes
-    from reference.backends import read_savepoint_metadata
-    from reference.backends._storage import shown
+    from reference.backends import read_savepoint_metadata, shown
 
     try:
         metadata = read_savepoint_metadata(savepoint)

@@ -64,7 +64,7 @@ from ._savepoint import (
     write_state_rows,
 )
 from ._states import ListState, MapState, State, ValueState
-from ._storage import Location, StorageError, is_uri, locate
+from ._storage import Location, StorageError, is_uri, locate, same_bytes, shown, store_environment
 
 __all__ = [
     "AccessPlan",
@@ -102,6 +102,9 @@ __all__ = [
     "remove_abandoned_objects",
     "savepoint_exists",
     "savepoint_output",
+    "same_bytes",
+    "shown",
+    "store_environment",
     "check_state_files",
     "data_file_name",
     "owned_temp_name",

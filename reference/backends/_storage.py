@@ -32,7 +32,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from .._errors import StateError
 
-__all__ = ["StorageError", "Location", "locate", "is_uri", "shown", "store_environment"]
+__all__ = ["StorageError", "Location", "locate", "is_uri", "same_bytes", "shown", "store_environment"]
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 #: Query parameters of a URI that would carry a secret or an endpoint (refused).
