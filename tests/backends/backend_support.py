@@ -139,24 +139,6 @@ def restore_backend(kind: str, path: Any, key_serializer: TypeSerializer[Any], c
     )
 
 
-def relist(path: Any) -> None:
-    """Rewrite a savepoint's manifest for the data files as they are now (the sizes of files a
-    test replaced on purpose), so that what the test forged reaches the readers' deeper checks."""
-    import dataclasses
-    import os
-
-    from reference.backends import METADATA_FILE, DataFile
-
-    metadata = read_savepoint_metadata(path)
-    states = tuple(
-        dataclasses.replace(state, files=tuple(
-            DataFile(os.path.basename(f), os.path.getsize(f)) for f in state_data_files(path, state)))
-        for state in metadata.states
-    )
-    with open(os.path.join(path, METADATA_FILE), "w", encoding="utf-8") as handle:
-        handle.write(dataclasses.replace(metadata, states=states).to_json())
-
-
 def savepoint_content(path: Any) -> tuple[Any, dict[str, list[tuple]]]:
     """What two savepoints must agree on: the metadata and each state's sorted rows."""
     metadata = read_savepoint_metadata(path)

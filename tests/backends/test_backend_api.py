@@ -9,7 +9,10 @@ import sys
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from backend_support import BACKENDS, make_backend, relist, restore_backend
+from backend_support import BACKENDS, make_backend, restore_backend
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "storage"))
+from storage_support import relist  # noqa: E402
 
 from reference import SerializationError, StateError, StateMigrationError
 from reference.backends import (

@@ -13,6 +13,9 @@ import time
 import pytest
 import spark_support as sup
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "storage"))
+from storage_support import relist  # noqa: E402
+
 from conformance._files import file_tree
 from reference import StateMigrationError
 from reference.backends import (
@@ -322,6 +325,7 @@ def test_verify_reports_undecodable_values_misplaced_keys_and_mismatches(spark, 
     table = table.set_column(4, "value", pa.array(values, pa.binary()))
     table = table.set_column(0, table.schema.field("key_group"), pa.array(groups, pa.int32()))
     pq.write_table(table, file)
+    relist(broken)
     report = verify_savepoint(str(broken), expect=path, spark=spark)
     profile = next(s for s in report.states if s.name == "profile")
     assert not report.ok and profile.bad_entries == 2, f"got {report.format()}, should find 2 bad entries"
@@ -348,6 +352,7 @@ def test_verify_accepts_the_same_rows_in_differently_written_files(spark, source
     before = open(file, "rb").read()
     pq.write_table(pq.read_table(file), file, compression="snappy", row_group_size=7)
     assert open(file, "rb").read() != before, "the rewrite should change the file's bytes"
+    relist(rewritten)
     report = verify_savepoint(str(rewritten), expect=path, spark=spark)
     assert report.ok, f"got {report.format()}, should find the same content"
 
@@ -371,6 +376,7 @@ def test_verify_finds_values_swapped_between_keys(spark, source, tmp_path):
     i, j = next((i, j) for i in range(len(values)) for j in range(i + 1, len(values)) if values[i] != values[j])
     values[i], values[j] = values[j], values[i]
     pq.write_table(table.set_column(4, "value", pa.array(values, pa.binary())), file)
+    relist(swapped)
     report = verify_savepoint(str(swapped), expect=path, spark=spark)
     profile = next(s for s in report.states if s.name == "profile")
     assert profile.bad_entries == 0, f"got {report.format()}, should decode every entry"

@@ -67,3 +67,20 @@ def content(backend: Any, keys: int = 300) -> dict[str, Any]:
 def expected(keys: int = 300) -> dict[str, Any]:
     return {key: (key * 7, [f"n{key}-{i}" for i in range(key % 4)], {f"s{i}": key + i for i in range(key % 3)})
             for key in range(keys)}
+
+
+def relist(path: Any) -> None:
+    """Rewrite a savepoint's manifest for the data files as they are now (the sizes of files a
+    test replaced on purpose), so that what the test forged reaches the readers' deeper checks."""
+    import dataclasses
+
+    from reference.backends import METADATA_FILE, DataFile, read_savepoint_metadata, state_data_files
+
+    metadata = read_savepoint_metadata(path)
+    states = tuple(
+        dataclasses.replace(state, files=tuple(
+            DataFile(os.path.basename(f), os.path.getsize(f)) for f in state_data_files(path, state)))
+        for state in metadata.states
+    )
+    with open(os.path.join(path, METADATA_FILE), "w", encoding="utf-8") as handle:
+        handle.write(dataclasses.replace(metadata, states=states).to_json())
