@@ -85,3 +85,57 @@ def test_a_failed_job_leaves_no_savepoint_and_a_retry_commits(spark, s3_bucket, 
         assert got[name] == want[name], f"got other content in state {name!r} after the retry"
     files = [f for s in read_savepoint_metadata(out).states for f in s.files]
     assert len(files) == 9, f"got {len(files)} listed files, should be 3 states x parallelism 3"
+
+
+def test_a_killed_driver_leaves_no_savepoint_in_the_bucket_and_a_rerun_commits(spark, s3_bucket, tmp_path):
+    import signal
+    import subprocess
+    import textwrap
+    import time
+
+    from conformance._spark.jobs import migrate_savepoint
+
+    source, out = f"{s3_bucket}/in", f"{s3_bucket}/out"
+    content = sup.write_history(source, KEYS)
+    before = objects(s3_bucket, "in/")
+    marker = tmp_path / "writing"
+    script = textwrap.dedent(f"""
+        import sys, time
+        sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})
+        import spark_support as sup
+        from conformance._spark.jobs import migrate_savepoint
+        from conformance._spark.session import get_session
+        spark = get_session("local[2]")
+        spark.sparkContext.addPyFile(sup.__file__)
+        def hang(subtask):
+            if subtask == 1:
+                open({str(marker)!r}, "w").close()
+                time.sleep(600)
+        migrate_savepoint({source!r}, sup.descriptors(sup.new_row()), {out!r}, parallelism=2,
+                          config=sup.EVOLUTION, spark=spark, _fault=hang)
+    """)
+    log = open(tmp_path / "driver.log", "wb")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen([sys.executable, "-c", script], start_new_session=True, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 300
+        while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        if not marker.exists():
+            tail = (tmp_path / "driver.log").read_text(errors="replace")[-1500:]
+            raise AssertionError(f"got no write in progress (exit {proc.poll()}): {tail}, should have reached the write")
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the driver, its JVM and Python workers
+        proc.wait(timeout=60)
+        log.close()
+    with pytest.raises(SavepointFormatError, match="not a savepoint"):
+        read_savepoint_metadata(out)
+    assert objects(s3_bucket, "in/") == before, "got a changed input savepoint, should be untouched"
+    left = objects(s3_bucket, "out/")
+    assert f"out/{'_metadata.json'}" not in left, f"got {sorted(left)}, should hold no metadata"
+
+    migrate_savepoint(source, sup.descriptors(sup.new_row()), out, parallelism=2, config=sup.EVOLUTION, spark=spark)
+    now = objects(s3_bucket, "out/")
+    assert not set(left) & set(now), f"got {sorted(set(left) & set(now))}, should have removed the killed attempt's files"
+    got, want = sup.read_back(out, KEYS), sup.expected_after_migration(content)
+    for name in want:
+        assert got[name] == want[name], f"got other content in state {name!r} after the rerun"
