@@ -60,6 +60,7 @@ TARGETS = (
     "reference/serializers/_row.py",
     "reference/serializers/_pojo.py",
     "reference/serializers/_enum.py",
+    "reference/serializers/_codegen.py",
     "reference/_io.py",
     "reference/_snapshot.py",
     "reference/_compat.py",

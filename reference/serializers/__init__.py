@@ -2,6 +2,7 @@
 
 from ._avro import AvroSerializer, AvroSerializerSnapshot
 from ._avro_compat import AvroSchemaError
+from ._codegen import generated_codecs, generated_codecs_enabled, set_generated_codecs
 from ._composites import (
     ListSerializer,
     ListSerializerSnapshot,
@@ -45,6 +46,7 @@ __all__ = [
     "DoubleSerializer", "DoubleSerializerSnapshot",
     "EnumSerializer", "EnumSerializerSnapshot",
     "FloatSerializer", "FloatSerializerSnapshot",
+    "generated_codecs", "generated_codecs_enabled", "set_generated_codecs",
     "IntSerializer", "IntSerializerSnapshot",
     "ListSerializer", "ListSerializerSnapshot",
     "LongSerializer", "LongSerializerSnapshot",

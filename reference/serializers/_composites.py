@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,6 +16,7 @@ from .._snapshot import (
     migrated_element,
     snapshot_dialect,
 )
+from . import _codegen
 
 __all__ = [
     "NullableSerializer", "ListSerializer", "MapSerializer", "TupleSerializer",
@@ -32,6 +34,23 @@ def refused(target: DataOutputView, start: int, where: str | None, exc: Serializ
     """Undo a refused record's partial bytes; the error, prefixed by the part it refused."""
     target.truncate(start)
     return SerializationError(f"{where}: {exc}") if where else exc
+
+
+_INT = struct.Struct(">i")
+
+
+def _gen_size(g: Any) -> Any:
+    """Fragment: a list's or map's int size at ``pos``, bounded by the bytes left (one byte per
+    element at least: sizes beyond that take the generic path) and charged to the record's
+    element budget as ``DataInputView.charge_elements`` does."""
+    n, left = g.var(), g.var()
+    g.emit("{n} = {unpack}(data, pos)[0]", n=n, unpack=g.const(_INT.unpack_from))
+    g.emit("pos += 4")
+    g.emit("if {n} < 0 or {n} > end - pos: raise Bail", n=n)
+    g.emit("{left} = source._elements - {n}", left=left, n=n)
+    g.emit("if {left} < 0: raise Bail", left=left)
+    g.emit("source._elements = {left}", left=left)
+    return n
 
 
 def _migrate_nested(
@@ -92,6 +111,36 @@ class NullableSerializer(TypeSerializer[Any]):
                 target.write(source.read_fully(self.padding_length))
         else:
             self.inner.copy_serialized(source, target)
+
+    # -- generated-code fragments (reference.serializers._codegen) ---------------------------
+    def _gen_padding(self, g: Any) -> None:
+        """In the null branch: move over the padding, bounded by the bytes left."""
+        if self.padding_length:
+            g.emit("pos += {n}", n=self.padding_length)
+            g.emit("if pos > end: raise Bail")
+
+    def _gen_read(self, g: Any, out: Any) -> None:
+        g.emit("pos += 1")
+        with g.block("if data[pos - 1]:"):
+            self._gen_padding(g)
+            g.emit("{out} = None", out=out)
+        with g.block("else:"):
+            g.read(self.inner, out)
+
+    def _gen_write(self, g: Any, value: Any) -> None:
+        with g.block("if {v} is None:", v=value):
+            g.emit("buf += {null}", null=g.const(b"\x01" + bytes(self.padding_length)))
+        with g.block("else:"):
+            g.emit("buf.append(0)")
+            g.write(self.inner, value)
+
+    def _gen_skip(self, g: Any) -> None:
+        g.emit("pos += 1")
+        with g.block("if data[pos - 1]:"):
+            g.emit("if data[pos - 1] != 1: raise Bail")  # the copy writes the flag as 1
+            self._gen_padding(g)
+        with g.block("else:"):
+            g.skip(self.inner)
 
     def copy(self, value: Any) -> Any:
         return None if value is None else self.inner.copy(value)
@@ -238,6 +287,24 @@ class ListSerializer(TypeSerializer[list[Any]]):
         for _ in range(size - len(done)):
             self.element.copy_serialized(source, target)
 
+    def _gen_read(self, g: Any, out: Any) -> None:
+        n, item = _gen_size(g), g.var()
+        g.emit("{out} = []", out=out)
+        with g.block("for _ in range({n}):", n=n):
+            g.read(self.element, item)
+            g.emit("{out}.append({item})", out=out, item=item)
+
+    def _gen_write(self, g: Any, value: Any) -> None:
+        item = g.var()
+        g.emit("if type({v}) is not list: raise Bail", v=value)
+        g.emit("buf += {pack}(len({v}))", v=value, pack=g.const(_INT.pack))
+        with g.block("for {item} in {v}:", item=item, v=value):
+            g.write(self.element, item)
+
+    def _gen_skip(self, g: Any) -> None:
+        with g.block("for _ in range({n}):", n=_gen_size(g)):
+            g.skip(self.element)
+
     def copy(self, value: list[Any]) -> list[Any]:
         copy = self.element.copy
         return [copy(item) for item in value]
@@ -356,6 +423,38 @@ class MapSerializer(TypeSerializer[dict[Any, Any]]):
             if not is_null:
                 self.value.copy_serialized(source, target)
 
+    def _gen_read(self, g: Any, out: Any) -> None:
+        n, key, item = _gen_size(g), g.var(), g.var()
+        g.emit("{out} = {{}}", out=out)
+        with g.block("for _ in range({n}):", n=n):
+            g.read(self.key, key)
+            g.emit("pos += 1")
+            with g.block("if data[pos - 1]:"):
+                g.emit("{out}[{key}] = None", out=out, key=key)
+            with g.block("else:"):
+                g.read(self.value, item)
+                g.emit("{out}[{key}] = {item}", out=out, key=key, item=item)
+
+    def _gen_write(self, g: Any, value: Any) -> None:
+        key, item = g.var(), g.var()
+        g.emit("if type({v}) is not dict or None in {v}: raise Bail", v=value)
+        g.emit("buf += {pack}(len({v}))", v=value, pack=g.const(_INT.pack))
+        with g.block("for {key}, {item} in {v}.items():", key=key, item=item, v=value):
+            g.write(self.key, key)
+            with g.block("if {item} is None:", item=item):
+                g.emit("buf.append(1)")
+            with g.block("else:"):
+                g.emit("buf.append(0)")
+                g.write(self.value, item)
+
+    def _gen_skip(self, g: Any) -> None:
+        with g.block("for _ in range({n}):", n=_gen_size(g)):
+            g.skip(self.key)
+            g.emit("pos += 1")
+            with g.block("if not data[pos - 1]:"):
+                g.skip(self.value)
+            g.emit("elif data[pos - 1] != 1: raise Bail")  # the copy writes the flag as 1
+
     def copy(self, value: dict[Any, Any]) -> dict[Any, Any]:
         ck, cv = self.key.copy, self.value.copy
         return {ck(k): (None if v is None else cv(v)) for k, v in value.items()}
@@ -403,7 +502,7 @@ class MapSerializerSnapshot(
         return migrated
 
 
-class TupleSerializer(TypeSerializer[tuple[Any, ...]]):
+class TupleSerializer(_codegen.GeneratedCodec, TypeSerializer[tuple[Any, ...]]):
     """Flink's ``TupleSerializer``: the fields back to back, no null mask (None is an error)."""
 
     __module__ = "reference.serializers"  # stable identity in savepoints
@@ -413,8 +512,23 @@ class TupleSerializer(TypeSerializer[tuple[Any, ...]]):
         for i, field in enumerate(fields):
             _check_serializer(f"TupleSerializer field {i}", field)
         self.fields = tuple(fields)
+        self._cache_prepare()
 
-    def serialize(self, value: tuple[Any, ...], target: DataOutputView) -> None:
+    def _cache_prepare(self) -> None:
+        #: Per field: whether it may hold None (only a NullableSerializer field may).
+        self._cache_takes_none = tuple(isinstance(f, NullableSerializer) for f in self.fields)
+        _codegen.install(self)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"fields": self.fields}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._cache_prepare()
+
+    # Reads, writes and copies go through code generated for this tuple (``_codegen.GeneratedCodec``);
+    # the generic methods below define them.
+    def _serialize_generic(self, value: tuple[Any, ...], target: DataOutputView) -> None:
         if type(value) is not tuple or len(value) != len(self.fields):
             raise SerializationError(
                 f"TupleSerializer of arity {len(self.fields)} got {type(value).__name__} "
@@ -422,7 +536,7 @@ class TupleSerializer(TypeSerializer[tuple[Any, ...]]):
             )
         start = len(target)
         for i, (field, item) in enumerate(zip(self.fields, value, strict=True)):
-            if item is None and not isinstance(field, NullableSerializer):
+            if item is None and not self._cache_takes_none[i]:
                 target.truncate(start)
                 raise SerializationError(
                     f"TupleSerializer: field {i} is None; tuple fields may not be null "
@@ -433,12 +547,32 @@ class TupleSerializer(TypeSerializer[tuple[Any, ...]]):
             except SerializationError as exc:
                 raise refused(target, start, f"TupleSerializer field {i}", exc) from None
 
-    def deserialize(self, source: DataInputView) -> tuple[Any, ...]:
+    def _deserialize_generic(self, source: DataInputView) -> tuple[Any, ...]:
         return tuple([field.deserialize(source) for field in self.fields])
 
-    def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
+    def _copy_serialized_generic(self, source: DataInputView, target: DataOutputView) -> None:
         for field in self.fields:
             field.copy_serialized(source, target)
+
+    def _gen_read(self, g: Any, out: Any) -> None:
+        items = g.names(len(self.fields))
+        for field, item in zip(self.fields, items, strict=True):
+            g.read(field, item)
+        g.emit("{out} = {items}", out=out, items=g.tuple_of(items))
+
+    def _gen_write(self, g: Any, value: Any) -> None:
+        items = g.names(len(self.fields))
+        g.emit("if type({v}) is not tuple or len({v}) != {n}: raise Bail", v=value, n=len(self.fields))
+        if items:
+            g.emit("{items} = {v}", items=g.tuple_of(items), v=value)
+        for field, item, takes_none in zip(self.fields, items, self._cache_takes_none, strict=True):
+            if not takes_none:
+                g.emit("if {item} is None: raise Bail", item=item)
+            g.write(field, item)
+
+    def _gen_skip(self, g: Any) -> None:
+        for field in self.fields:
+            g.skip(field)
 
     def copy(self, value: tuple[Any, ...]) -> tuple[Any, ...]:
         return tuple([f.copy(v) for f, v in zip(self.fields, value, strict=False)])

@@ -38,6 +38,7 @@ import copyreg
 import dataclasses
 import enum
 import importlib
+import operator
 import threading
 import types
 import typing
@@ -58,6 +59,7 @@ from .._snapshot import (
     snapshot_dialect,
     write_versioned_snapshot,
 )
+from . import _codegen
 from ._composites import refused
 
 __all__ = ["PojoSerializer", "PojoSerializerSnapshot", "field_serializer_for_annotation"]
@@ -157,7 +159,7 @@ def _zero_for(serializer: TypeSerializer[Any]) -> Any:
     return None
 
 
-class PojoSerializer(TypeSerializer[Any]):
+class PojoSerializer(_codegen.GeneratedCodec, TypeSerializer[Any]):
     """Instances of one dataclass (``PojoSerializer(MyDataclass)``); any field may be None.
 
     Registers the dataclass with ``reference.register_type`` so that snapshots can resolve it.
@@ -265,6 +267,7 @@ class PojoSerializer(TypeSerializer[Any]):
                     self._cache_missing_zero[f.name] = _zero_for(derived[f.name])
         # Fields read from the data that the current class no longer has are dropped.
         self._cache_keep = tuple(name in current for name in self._cache_names)
+        _codegen.install(self)
 
     def __getstate__(self) -> dict[str, Any]:
         return {"dataclass_type": self.dataclass_type, "fields": self.fields, "registered": self.registered}
@@ -317,7 +320,9 @@ class PojoSerializer(TypeSerializer[Any]):
         return self._new_instance(values)
 
     # -- TypeSerializer ----------------------------------------------------------------------
-    def serialize(self, value: Any, target: DataOutputView) -> None:
+    # Reads, writes and copies go through code generated for this class (``_codegen.GeneratedCodec``);
+    # the generic methods below define them.
+    def _serialize_generic(self, value: Any, target: DataOutputView) -> None:
         if value is None:
             target.write_byte(FLAG_NULL)
             return
@@ -385,7 +390,7 @@ class PojoSerializer(TypeSerializer[Any]):
             "the data is corrupt"
         )
 
-    def deserialize(self, source: DataInputView) -> Any:
+    def _deserialize_generic(self, source: DataInputView) -> Any:
         kind = self._read_flags(source)
         if kind is True:
             return None
@@ -398,7 +403,7 @@ class PojoSerializer(TypeSerializer[Any]):
                 values[name] = value
         return self._new_instance(values)
 
-    def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
+    def _copy_serialized_generic(self, source: DataInputView, target: DataOutputView) -> None:
         kind = self._read_flags(source)
         if kind is True:
             target.write_byte(FLAG_NULL)
@@ -412,6 +417,61 @@ class PojoSerializer(TypeSerializer[Any]):
             target.write_boolean(is_null)
             if not is_null:
                 serializer.copy_serialized(source, target)
+
+    # -- generated-code fragments (reference.serializers._codegen) ---------------------------
+    # Inlined: records of exactly this class. Null records, subclasses and anything unusual
+    # take the generic methods.
+    def _gen_read(self, g: Any, out: Any) -> None:
+        flags, items = g.var(), g.names(len(self._cache_names))
+        g.emit("pos += 1")
+        g.emit("{f} = data[pos - 1]", f=flags)
+        with g.block("if {f} == {instance}:", f=flags, instance=FLAG_NO_SUBCLASS):
+            for serializer, item in zip(self._cache_serializers, items, strict=True):
+                g.emit("pos += 1")
+                with g.block("if data[pos - 1]:"):
+                    g.emit("{item} = None", item=item)
+                with g.block("else:"):
+                    g.read(serializer, item)
+            kept = [(g.const(name), item) for name, item, keep in
+                    zip(self._cache_names, items, self._cache_keep, strict=True) if keep]
+            g.emit("{out} = {new}({values})", out=out, new=g.const(self._new_instance), values=g.dict_of(kept))
+        with g.block("elif {f} == {null}:", f=flags, null=FLAG_NULL):
+            g.emit("{out} = None", out=out)
+        with g.block("else:"):
+            g.emit("pos -= 1")
+            g.call_read(self._deserialize_generic, out)
+
+    def _gen_write(self, g: Any, value: Any) -> None:
+        items = g.names(len(self._cache_names))
+        with g.block("if type({v}) is {cls}:", v=value, cls=g.const(self.dataclass_type)):
+            g.emit("buf.append({instance})", instance=FLAG_NO_SUBCLASS)
+            if len(items) == 1:
+                g.emit("{item} = {get}({v})", item=items[0], v=value, get=g.const(operator.attrgetter(*self._cache_names)))
+            elif items:
+                g.emit("{items} = {get}({v})", items=g.tuple_of(items), v=value,
+                       get=g.const(operator.attrgetter(*self._cache_names)))
+            for serializer, item in zip(self._cache_serializers, items, strict=True):
+                with g.block("if {item} is None:", item=item):
+                    g.emit("buf.append(1)")
+                with g.block("else:"):
+                    g.emit("buf.append(0)")
+                    g.write(serializer, item)
+        with g.block("else:"):
+            g.emit("{f}({v}, target)", f=g.const(self._serialize_generic), v=value)
+
+    def _gen_skip(self, g: Any) -> None:
+        flags = g.var()
+        g.emit("pos += 1")
+        g.emit("{f} = data[pos - 1]", f=flags)
+        with g.block("if {f} == {instance}:", f=flags, instance=FLAG_NO_SUBCLASS):
+            for serializer in self._cache_serializers:
+                g.emit("pos += 1")
+                with g.block("if not data[pos - 1]:"):
+                    g.skip(serializer)
+                g.emit("elif data[pos - 1] != 1: raise Bail")  # the copy writes the flag as 1
+        with g.block("elif {f} != {null}:", f=flags, null=FLAG_NULL):
+            g.emit("pos -= 1")
+            g.call_copy(self._copy_serialized_generic)
 
     def copy(self, value: Any) -> Any:
         if value is None:

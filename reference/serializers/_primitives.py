@@ -60,6 +60,19 @@ class _FixedWidth(_Stateless):
     def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
         target.write(source.read_fully(self._struct.size))
 
+    # -- generated-code fragments (reference.serializers._codegen) ---------------------------
+    def _gen_read(self, g: Any, out: Any) -> None:
+        g.emit("{out} = {unpack}(data, pos)[0]", out=out, unpack=g.const(self._struct.unpack_from))
+        g.emit("pos += {n}", n=self._struct.size)
+
+    def _gen_write(self, g: Any, value: Any) -> None:
+        g.emit("if type({v}) is not {t}: raise Bail", v=value, t=g.const(self._python_type))
+        g.emit("buf += {pack}({v})", v=value, pack=g.const(self._struct.pack))
+
+    def _gen_skip(self, g: Any) -> None:
+        g.emit("pos += {n}", n=self._struct.size)
+        g.emit("if pos > end: raise Bail")
+
     def from_bytes(self, data: bytes) -> Any:
         # A whole record is one struct: unpack it without a view (savepoint reads and Spark
         # verification call this per entry). Subclasses that read differently take the
@@ -100,6 +113,17 @@ class BooleanSerializer(_FixedWidth):
 
     def deserialize(self, source: DataInputView) -> Any:
         return source.read_boolean()
+
+    def _gen_read(self, g: Any, out: Any) -> None:
+        g.emit("{out} = data[pos] != 0", out=out)
+        g.emit("pos += 1")
+
+    def _gen_write(self, g: Any, value: Any) -> None:
+        g.emit("if {v} is True: buf.append(1)", v=value)
+        g.emit("elif {v} is False: buf.append(0)", v=value)
+        g.emit("else: raise Bail")
+
+    _gen_skip = _FixedWidth._gen_skip
 
     def snapshot_configuration(self) -> BooleanSerializerSnapshot:
         return BooleanSerializerSnapshot()
@@ -171,6 +195,7 @@ class DoubleSerializer(_FixedWidth):
         return DoubleSerializerSnapshot()
 
 
+_INT = struct.Struct(">i")
 _LITTLE = sys.byteorder == "little"
 _NATIVE_UTF16 = "utf-16-le" if _LITTLE else "utf-16-be"
 
@@ -312,6 +337,42 @@ class StringSerializer(_Stateless):
         self.deserialize(source)
         target.write(source.slice_from(start))
 
+    # Fragments: one-byte lengths of ASCII strings inline, any other string is read by a call.
+    def _gen_ascii(self, g: Any, slice_into: Any) -> Any:
+        """Open the branch of a short ASCII string at ``pos`` (its length byte is ``n``)."""
+        n = g.var()
+        g.emit("{n} = data[pos]", n=n)
+        g.emit("{s} = data[pos + 1:pos + {n}]", s=slice_into, n=n)
+        return n
+
+    def _gen_read(self, g: Any, out: Any) -> None:
+        n = self._gen_ascii(g, out)
+        with g.block("if 0 < {n} < 128 and pos + {n} <= end and {out}.isascii():", n=n, out=out):
+            g.emit("{out} = {out}.decode()", out=out)
+            g.emit("pos += {n}", n=n)
+        with g.block("elif {n} == 0:", n=n):
+            g.emit("{out} = None", out=out)
+            g.emit("pos += 1")
+        with g.block("else:"):
+            g.call_read(self.deserialize, out)
+
+    def _gen_write(self, g: Any, value: Any) -> None:
+        with g.block("if type({v}) is str and len({v}) < 127 and {v}.isascii():", v=value):
+            g.emit("buf.append(len({v}) + 1)", v=value)
+            g.emit("buf += {v}.encode()", v=value)
+        with g.block("else:"):
+            g.emit("{f}({v}, target)", f=g.const(self.serialize), v=value)
+
+    def _gen_skip(self, g: Any) -> None:
+        head = g.var()
+        n = self._gen_ascii(g, head)
+        with g.block("if 0 < {n} < 128 and pos + {n} <= end and {s}.isascii():", n=n, s=head):
+            g.emit("pos += {n}", n=n)
+        with g.block("elif {n} == 0:", n=n):
+            g.emit("pos += 1")
+        with g.block("else:"):
+            g.call_skip(self.deserialize)
+
     def copy(self, value: str | None) -> str | None:
         return value
 
@@ -347,6 +408,26 @@ class BytesSerializer(_Stateless):
         size = source.read_int()
         target.write_int(size)
         target.write(source.read_fully(size))
+
+    def _gen_size(self, g: Any) -> Any:
+        n = g.var()
+        g.emit("{n} = {unpack}(data, pos)[0]", n=n, unpack=g.const(_INT.unpack_from))
+        g.emit("pos += 4")
+        g.emit("if {n} < 0 or pos + {n} > end: raise Bail", n=n)
+        return n
+
+    def _gen_read(self, g: Any, out: Any) -> None:
+        n = self._gen_size(g)
+        g.emit("{out} = data[pos:pos + {n}]", out=out, n=n)
+        g.emit("pos += {n}", n=n)
+
+    def _gen_write(self, g: Any, value: Any) -> None:
+        g.emit("if type({v}) is not bytes: raise Bail", v=value)
+        g.emit("buf += {pack}(len({v}))", v=value, pack=g.const(_INT.pack))
+        g.emit("buf += {v}", v=value)
+
+    def _gen_skip(self, g: Any) -> None:
+        g.emit("pos += {n}", n=self._gen_size(g))
 
     def copy(self, value: bytes) -> bytes:
         return value

@@ -35,6 +35,7 @@ from .._snapshot import (
     resolve_compatibility,
     snapshot_dialect,
 )
+from . import _codegen
 from ._composites import refused
 
 __all__ = ["RowKind", "Row", "RowSerializer", "RowSerializerSnapshot"]
@@ -105,7 +106,7 @@ def _make_row(values: Sequence[Any], kind: RowKind) -> tuple[Any, ...]:
     return tuple(values) if kind is RowKind.INSERT else Row(values, kind)
 
 
-class RowSerializer(TypeSerializer[tuple[Any, ...]]):
+class RowSerializer(_codegen.GeneratedCodec, TypeSerializer[tuple[Any, ...]]):
     """Rows of named fields: ``RowSerializer([(name, serializer, nullable), ...])``.
 
     ``nullable=False`` (NOT NULL) fields refuse ``None``. With ``supports_row_kind=False`` the
@@ -158,6 +159,24 @@ class RowSerializer(TypeSerializer[tuple[Any, ...]]):
         self._cache_zero_mask = bytes(self._cache_mask_len)
         self._cache_no_nulls = (False,) * self._cache_arity
         self._cache_lengths = tuple(s.length for s in self._cache_serializers)
+        # The mask as numbers: the bit of each field's null flag, the kind bits of each row
+        # kind this serializer writes (INSERT only without row-kind support), and the kind of
+        # each value of the top two bits.
+        width = self._cache_mask_len * 8
+        self._cache_field_bits = tuple(
+            1 << (width - self._cache_offset - 1 - i) for i in range(self._cache_arity)
+        )
+        self._cache_not_null_bits = sum(
+            bit for bit, nullable in zip(self._cache_field_bits, self._cache_nullable, strict=True)
+            if not nullable
+        )
+        self._cache_kind_shift = width - 2
+        kinds = list(RowKind) if self._cache_offset else [RowKind.INSERT]
+        self._cache_kind_bits = {
+            kind: ((kind & 1) << 1 | (kind >> 1)) << self._cache_kind_shift for kind in kinds
+        }
+        self._cache_kinds = tuple(RowKind((top >> 1) | ((top & 1) << 1)) for top in range(4))
+        _codegen.install(self)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -177,24 +196,23 @@ class RowSerializer(TypeSerializer[tuple[Any, ...]]):
 
     # -- mask --------------------------------------------------------------------------------
     def _write_mask(self, kind: RowKind, values: Sequence[Any], target: DataOutputView) -> None:
-        bits = 0
-        if self._cache_offset:
-            bits = (kind & 1) << 1 | (kind >> 1)  # bit 0 (MSB) = kind & 1, bit 1 = kind & 2
-        for value in values:
-            bits = (bits << 1) | (value is None)
-        total = self._cache_arity + self._cache_offset
-        bits <<= self._cache_mask_len * 8 - total
+        bits = self._cache_kind_bits[kind]
+        for value, bit in zip(values, self._cache_field_bits, strict=True):
+            if value is None:
+                bits |= bit
         target.write(bits.to_bytes(self._cache_mask_len, "big"))
 
     def _read_mask(self, source: DataInputView) -> tuple[RowKind, list[bool]]:
         raw = int.from_bytes(source.read_fully(self._cache_mask_len), "big")
-        total = self._cache_arity + self._cache_offset
-        raw >>= self._cache_mask_len * 8 - total
-        nulls = [bool(raw >> (self._cache_arity - 1 - i) & 1) for i in range(self._cache_arity)]
+        nulls = [bool(raw & bit) for bit in self._cache_field_bits]
         kind = RowKind.INSERT
         if self._cache_offset:
-            top = raw >> self._cache_arity
-            kind = RowKind((top >> 1) | ((top & 1) << 1))
+            kind = self._cache_kinds[raw >> self._cache_kind_shift]
+        if raw & self._cache_not_null_bits:
+            self._refuse_null_mark(nulls)
+        return kind, nulls
+
+    def _refuse_null_mark(self, nulls: Sequence[bool]) -> None:
         for i, is_null in enumerate(nulls):
             if is_null and not self._cache_nullable[i]:
                 raise SerializationError(
@@ -202,7 +220,6 @@ class RowSerializer(TypeSerializer[tuple[Any, ...]]):
                     "data; the bytes are corrupt or were written by a serializer where the field "
                     "was nullable"
                 )
-        return kind, nulls
 
     # -- TypeSerializer ----------------------------------------------------------------------
     def _check_value(self, value: Any) -> RowKind:
@@ -225,7 +242,9 @@ class RowSerializer(TypeSerializer[tuple[Any, ...]]):
                 )
         return kind
 
-    def serialize(self, value: tuple[Any, ...], target: DataOutputView) -> None:
+    # Reads, writes and copies go through code generated for this row (``_codegen.GeneratedCodec``);
+    # the generic methods below define them.
+    def _serialize_generic(self, value: tuple[Any, ...], target: DataOutputView) -> None:
         if type(value) is tuple and len(value) == self._cache_arity and None not in value:
             # Fast path, the common case: an INSERT row without nulls has an all-zero mask.
             # (``in`` checks identity first, so no None slips through a custom __eq__.)
@@ -258,7 +277,7 @@ class RowSerializer(TypeSerializer[tuple[Any, ...]]):
                 return refused(target, start, f"RowSerializer field {name!r}", exc)
         return refused(target, start, None, exc)
 
-    def deserialize(self, source: DataInputView) -> tuple[Any, ...]:
+    def _deserialize_generic(self, source: DataInputView) -> tuple[Any, ...]:
         mask = source.peek(self._cache_mask_len)
         if mask == self._cache_zero_mask:
             source.skip_bytes(self._cache_mask_len)
@@ -270,13 +289,111 @@ class RowSerializer(TypeSerializer[tuple[Any, ...]]):
         ]
         return _make_row(values, kind)
 
-    def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
+    def _copy_serialized_generic(self, source: DataInputView, target: DataOutputView) -> None:
         start = source.position
         _, nulls = self._read_mask(source)
         target.write(source.slice_from(start))
         for serializer, is_null in zip(self._cache_serializers, nulls, strict=False):
             if not is_null:
                 serializer.copy_serialized(source, target)
+
+    # -- generated-code fragments (reference.serializers._codegen) ---------------------------
+    # The top-level row also gets the fast path of the generic methods (an all-zero mask:
+    # an INSERT row without nulls); a nested row takes the general path only.
+    def _gen_mask(self, g: Any, mask: Any) -> Any:
+        """Read the mask at ``pos`` into the int ``bits`` (refusing NOT NULL fields marked
+        null); returns ``bits``."""
+        bits = g.var()
+        g.emit("if len({m}) != {n}: raise Bail", m=mask, n=self._cache_mask_len)
+        g.emit("pos += {n}", n=self._cache_mask_len)
+        g.emit("{b} = int.from_bytes({m}, 'big')", b=bits, m=mask)
+        if self._cache_not_null_bits:
+            g.emit("if {b} & {nn}: raise Bail", b=bits, nn=self._cache_not_null_bits)
+        return bits
+
+    def _gen_read(self, g: Any, out: Any) -> None:
+        mask, items = g.var(), g.names(self._cache_arity)
+        row = g.tuple_of(items)
+        g.emit("{m} = data[pos:pos + {n}]", m=mask, n=self._cache_mask_len)
+        if g.depth == 1:
+            with g.block("if {m} == {zero}:", m=mask, zero=g.const(self._cache_zero_mask)):
+                g.emit("pos += {n}", n=self._cache_mask_len)
+                for serializer, item in zip(self._cache_serializers, items, strict=True):
+                    g.read(serializer, item)
+                g.emit("{out} = {row}", out=out, row=row)
+            general = g.block("else:")
+        else:
+            general = g.block("if True:")
+        with general:
+            bits = self._gen_mask(g, mask)
+            for serializer, item, bit, nullable in zip(
+                self._cache_serializers, items, self._cache_field_bits, self._cache_nullable, strict=True
+            ):
+                if nullable:
+                    with g.block("if {b} & {bit}:", b=bits, bit=bit):
+                        g.emit("{item} = None", item=item)
+                    with g.block("else:"):
+                        g.read(serializer, item)
+                else:
+                    g.read(serializer, item)
+            if self._cache_offset:
+                kind = g.var()
+                g.emit("{kind} = {kinds}[{b} >> {shift}]", kind=kind, kinds=g.const(self._cache_kinds),
+                       b=bits, shift=self._cache_kind_shift)
+                g.emit("{out} = {row} if {kind} is {insert} else {make}({row}, {kind})", out=out, row=row,
+                       kind=kind, insert=g.const(RowKind.INSERT), make=g.const(Row))
+            else:
+                g.emit("{out} = {row}", out=out, row=row)
+
+    def _gen_write(self, g: Any, value: Any) -> None:
+        items = g.names(self._cache_arity)
+        row = g.tuple_of(items)
+        if g.depth == 1:
+            with g.block("if type({v}) is tuple and len({v}) == {n} and None not in {v}:", v=value,
+                         n=self._cache_arity):
+                g.emit("buf += {zero}", zero=g.const(self._cache_zero_mask))
+                if items:
+                    g.emit("{row} = {v}", row=row, v=value)
+                for serializer, item in zip(self._cache_serializers, items, strict=True):
+                    g.write(serializer, item)
+            general = g.block("else:")
+        else:
+            general = g.block("if True:")
+        with general:
+            bits = g.var()
+            with g.block("if type({v}) is tuple:", v=value):
+                g.emit("{b} = 0", b=bits)
+            with g.block("elif type({v}) is {row_type}:", v=value, row_type=g.const(Row)):
+                g.emit("{b} = {kind_bits}[{v}.kind]", b=bits, v=value, kind_bits=g.const(self._cache_kind_bits))
+            g.emit("else: raise Bail")
+            g.emit("if len({v}) != {n}: raise Bail", v=value, n=self._cache_arity)
+            if items:
+                g.emit("{row} = {v}", row=row, v=value)
+            for item, bit, nullable in zip(items, self._cache_field_bits, self._cache_nullable, strict=True):
+                if nullable:
+                    g.emit("if {item} is None: {b} |= {bit}", item=item, b=bits, bit=bit)
+                else:
+                    g.emit("if {item} is None: raise Bail", item=item)
+            g.emit("buf += {b}.to_bytes({n}, 'big')", b=bits, n=self._cache_mask_len)
+            for serializer, item, nullable in zip(self._cache_serializers, items, self._cache_nullable, strict=True):
+                if nullable:
+                    with g.block("if {item} is not None:", item=item):
+                        g.write(serializer, item)
+                else:
+                    g.write(serializer, item)
+
+    def _gen_skip(self, g: Any) -> None:
+        mask = g.var()
+        g.emit("{m} = data[pos:pos + {n}]", m=mask, n=self._cache_mask_len)
+        bits = self._gen_mask(g, mask)
+        for serializer, bit, nullable in zip(
+            self._cache_serializers, self._cache_field_bits, self._cache_nullable, strict=True
+        ):
+            if nullable:
+                with g.block("if not {b} & {bit}:", b=bits, bit=bit):
+                    g.skip(serializer)
+            else:
+                g.skip(serializer)
 
     def copy(self, value: tuple[Any, ...]) -> tuple[Any, ...]:
         values = [
