@@ -16,6 +16,10 @@ Avro Java's compatibility rules (see ``_avro_compat``): identical schemas (docum
 are compatible as is, readable ones after migration, anything else is incompatible with every
 reason and its place in the schema.
 
+In Flink's encoding, records go through code generated for the schema (``_codegen``,
+``_avro_flink.gen_support``) that reads and writes the encoding directly; the methods through
+fastavro stay the reference it falls back to and agrees with.
+
 Reading is bounded: corrupt bytes raise ``SerializationError`` (``EndOfDataError`` when they
 end too soon), never an exception of fastavro's; a negative union or enum index (which fastavro
 would count from the end) is refused; for recursive schemas and arrays of items that take no
@@ -52,6 +56,7 @@ from .._errors import EndOfDataError, SerializationError, SnapshotFormatError, S
 from .._io import DataInputView, DataOutputView
 from .._serializer import TypeSerializer
 from .._snapshot import TypeSerializerSnapshot, add_snapshot_alias, snapshot_dialect
+from . import _codegen
 from ._avro_compat import (
     AvroSchema,
     AvroSchemaError,
@@ -69,7 +74,7 @@ from ._avro_compat import (
     to_json,
     writer_fields_for,
 )
-from ._avro_flink import binary_to_flink, flink_to_binary
+from ._avro_flink import binary_to_flink, flink_to_binary, gen_read, gen_skip, gen_support, gen_write
 from ._primitives import StringSerializer
 
 __all__ = ["AvroSerializer", "AvroSerializerSnapshot", "AvroSchemaError", "MAX_NESTING", "ENCODINGS"]
@@ -486,7 +491,7 @@ def _index_guard_works() -> bool:
 
 
 # -- the serializer ----------------------------------------------------------------------------
-class AvroSerializer(TypeSerializer[Any]):
+class AvroSerializer(_codegen.GeneratedCodec, TypeSerializer[Any]):
     __module__ = "reference.serializers"  # stable public identity
     """Avro binary encoding of one schema, through fastavro (Flink's ``AvroSerializer``).
 
@@ -519,6 +524,11 @@ class AvroSerializer(TypeSerializer[Any]):
         self._cache_guard = parsed.recursive or parsed.zero_width_items
         self._cache_raw: Any = None
         self._cache_resolutions: dict[str, _Resolution] = {}
+        #: The generated functions this schema takes (Flink's encoding only; ``_avro_flink``).
+        self._cache_gen = (
+            gen_support(parsed.root) if self.encoding == "flink" and not self._cache_guard else set()
+        )
+        _codegen.install(self)
 
     @classmethod
     def from_json(cls, text: str, **options: Any) -> AvroSerializer:
@@ -544,7 +554,21 @@ class AvroSerializer(TypeSerializer[Any]):
         return self._cache_avro
 
     # -- data ---------------------------------------------------------------------------------
-    def serialize(self, value: Any, target: DataOutputView) -> None:
+    # Records go through code generated for the schema (``_codegen.GeneratedCodec``) where
+    # ``_avro_flink.gen_support`` allows; the generic methods below define them.
+    def _gen_declines(self, kind: str) -> bool:
+        return kind not in self._cache_gen
+
+    def _gen_read(self, g: Any, out: Any) -> None:
+        gen_read(g, self._cache_avro.root, out)
+
+    def _gen_write(self, g: Any, value: Any) -> None:
+        gen_write(g, self._cache_avro.root, value)
+
+    def _gen_skip(self, g: Any) -> None:
+        gen_skip(g, self._cache_avro.root)
+
+    def _serialize_generic(self, value: Any, target: DataOutputView) -> None:
         if self._cache_guard and not _nesting_within(value, MAX_NESTING):
             raise SerializationError(
                 f"{self!r}: the value nests records, arrays and maps deeper than {MAX_NESTING} "
@@ -567,7 +591,7 @@ class AvroSerializer(TypeSerializer[Any]):
             binary = binary_to_flink(self._cache_avro.root, binary)[0]
         target.write(binary)
 
-    def deserialize(self, source: DataInputView) -> Any:
+    def _deserialize_generic(self, source: DataInputView) -> Any:
         if self.encoding == "flink":
             data, pos, end = _window(source)
             binary, stop = flink_to_binary(self._cache_avro.root, data, pos, end)
@@ -609,13 +633,14 @@ class AvroSerializer(TypeSerializer[Any]):
     def from_bytes(self, data: bytes) -> Any:
         """One value from exactly ``data`` (bytes left over are an error)."""
         if self.encoding == "flink" and type(data) is bytes:
-            binary, stop = flink_to_binary(self._cache_avro.root, data)
-            if stop != len(data):
+            source = DataInputView(data)
+            value = self.deserialize(source)
+            if source.available():
                 raise SerializationError(
-                    f"{self!r} left {len(data) - stop} of {len(data)} bytes unread after one "
+                    f"{self!r} left {source.available()} of {len(data)} bytes unread after one "
                     "value; the bytes were not written with this schema or are corrupt"
                 )
-            return self._from_binary(binary)
+            return value
         return self._from_binary(data)
 
     def _from_binary(self, data: bytes) -> Any:
@@ -659,7 +684,7 @@ class AvroSerializer(TypeSerializer[Any]):
             source.charge_elements(decoder.zero_items, f"{self!r}: items of empty types")
         return decoder.pos
 
-    def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
+    def _copy_serialized_generic(self, source: DataInputView, target: DataOutputView) -> None:
         if type(source) is DataInputView:
             start = source.position
             self.deserialize(source)

@@ -21,8 +21,11 @@ array / map               blocks: varint count (negative:     blocks: unsigned v
 map key                   a string                            a string
 ========================  ==================================  ===================================
 
-The serializer writes and reads values through fastavro on the binary form, and translates the
-bytes here, so logical types, union branch choice and validation stay fastavro's. Translation is
+The serializer's generic methods write and read values through fastavro on the binary form, and
+translate the bytes here, so logical types, union branch choice and validation stay fastavro's.
+The fragments at the end (``gen_read``, ``gen_write``, ``gen_skip``) are what its generated code
+(``_codegen``) does instead: read, write and copy Flink's encoding directly, for the schemas and
+values where the result is exactly the generic one (``gen_support``). Translation is
 bounded like the decoder in ``_avro``: lengths and counts are checked against the bytes left,
 nesting is limited to ``MAX_NESTING`` and items of types written as no bytes at all to
 ``MAX_ZERO_WIDTH_ITEMS`` per value.
@@ -38,7 +41,7 @@ from .._bounds import ZERO_WIDTH_ALLOWANCE
 from .._errors import EndOfDataError, SerializationError
 from ._avro_compat import _min_size
 
-__all__ = ["binary_to_flink", "flink_to_binary"]
+__all__ = ["binary_to_flink", "flink_to_binary", "gen_support", "gen_read", "gen_write", "gen_skip"]
 
 MAX_NESTING = 200
 #: The same allowance as every other reader of a record (``reference._bounds``).
@@ -367,3 +370,225 @@ def binary_to_flink(root: Any, data: bytes, pos: int = 0, end: int | None = None
 def flink_to_binary(root: Any, data: bytes, pos: int = 0, end: int | None = None) -> tuple[bytes, int]:
     """One datum of Flink's encoding at ``data[pos:]`` in standard binary, and where it ended."""
     return _run(_steps(root)[1], data, pos, end)
+
+
+# -- generated-code fragments (reference.serializers._codegen) ------------------------------------
+# Flink's encoding read, written and copied along the schema, straight into the values fastavro
+# reads and from the values it writes. Only what the generic path would do exactly the same is
+# inlined (see ``gen_support``); anything else leaves the fast path (``Bail``) for the generic
+# methods, which decide.
+_BE_FLOAT = struct.Struct(">f")
+_BE_DOUBLE = struct.Struct(">d")
+_MAX_COUNT = (1 << 63) - 1
+#: Nodes and nesting beyond which a schema is left to the generic methods.
+GEN_MAX_NODES = 400
+GEN_MAX_DEPTH = 12
+_NUMBERS = {"int": (_BE_INT, 4), "long": (_BE_LONG, 8), "float": (_BE_FLOAT, 4), "double": (_BE_DOUBLE, 8)}
+
+
+def gen_support(root: Any) -> set[str]:
+    """The generated functions (of "read", "write", "copy") whose result is exactly the
+    generic one for every input, for a schema that is neither recursive nor has items of
+    empty types: none with a logical type (fastavro converts those) or a schema too large;
+    no write with a union other than ``null`` and one other branch (fastavro's branch choice
+    by value is left to fastavro)."""
+    count = 0
+    writable = True
+
+    def walk(node: Any, depth: int) -> bool:
+        nonlocal count, writable
+        count += 1
+        if count > GEN_MAX_NODES or depth > GEN_MAX_DEPTH or "logicalType" in node.props:
+            return False
+        t = node.type
+        if t == "record":
+            return all(walk(f.type, depth + 1) for f in node.fields)
+        if t == "union":
+            names = [b.type for b in node.branches]
+            if len(names) != 2 or "null" not in names or names[0] == names[1]:
+                writable = False
+            return all(walk(b, depth + 1) for b in node.branches)
+        if t == "array":
+            return walk(node.items, depth + 1)
+        if t == "map":
+            return walk(node.values, depth + 1)
+        return True
+
+    if not walk(root, 0):
+        return set()
+    return {"read", "write", "copy"} if writable else {"read", "copy"}
+
+
+def _gen_sized(g: Any) -> tuple[Any, Any]:
+    """An int length at ``pos`` bounded by the bytes left; the position after the bytes."""
+    n, stop = g.var(), g.var()
+    g.emit("{n} = {unpack}(data, pos)[0]", n=n, unpack=g.const(_BE_INT.unpack_from))
+    g.emit("{stop} = pos + 4 + {n}", stop=stop, n=n)
+    g.emit("if {n} < 0 or {stop} > end: raise Bail", n=n, stop=stop)
+    return n, stop
+
+
+def _gen_index(g: Any, size: int) -> Any:
+    """An enum or union index at ``pos`` within ``0..size-1``."""
+    i = g.var()
+    g.emit("{i} = {unpack}(data, pos)[0]", i=i, unpack=g.const(_BE_INT.unpack_from))
+    g.emit("pos += 4")
+    g.emit("if not 0 <= {i} < {size}: raise Bail", i=i, size=size)
+    return i
+
+
+def _gen_blocks(g: Any) -> Any:
+    """Open the loop over the blocks of an array or map; returns the block's count."""
+    n = g.var()
+    g.emit("{n} = data[pos]", n=n)
+    with g.block("if {n} < 128:", n=n):
+        g.emit("pos += 1")
+    with g.block("else:"):
+        g.emit("{n}, pos = {varint}(data, pos, end)", n=n, varint=g.const(_varint))
+        g.emit("if {n} > {most}: raise Bail", n=n, most=g.const(_MAX_COUNT))
+    g.emit("if not {n}: break", n=n)
+    g.emit("if {n} > end - pos: raise Bail", n=n)
+    return n
+
+
+def gen_read(g: Any, node: Any, out: Any) -> None:
+    """Code reading one datum of ``node`` at ``pos`` into ``out``, as fastavro returns it."""
+    t = node.type
+    if t == "null":
+        g.emit("{out} = None", out=out)
+    elif t == "boolean":
+        g.emit("{out} = data[pos] != 0", out=out)  # Java reads any non-zero byte as true
+        g.emit("pos += 1")
+    elif t in _NUMBERS:
+        number, size = _NUMBERS[t]
+        g.emit("{out} = {unpack}(data, pos)[0]", out=out, unpack=g.const(number.unpack_from))
+        g.emit("pos += {size}", size=size)
+    elif t in ("string", "bytes"):
+        _, stop = _gen_sized(g)
+        decode = ".decode()" if t == "string" else ""
+        g.emit("{out} = data[pos + 4:{stop}]" + decode, out=out, stop=stop)
+        g.emit("pos = {stop}", stop=stop)
+    elif t == "fixed":
+        g.emit("{out} = data[pos:pos + {size}]", out=out, size=node.size)
+        g.emit("pos += {size}", size=node.size)
+        g.emit("if pos > end: raise Bail")
+    elif t == "enum":
+        i = _gen_index(g, len(node.symbols))
+        g.emit("{out} = {symbols}[{i}]", out=out, symbols=g.const(node.symbols), i=i)
+    elif t == "union":
+        i = _gen_index(g, len(node.branches))
+        for k, branch in enumerate(node.branches):
+            with g.block(("if" if k == 0 else "elif") + " {i} == {k}:", i=i, k=k):
+                gen_read(g, branch, out)
+    elif t == "record":
+        items = g.names(len(node.fields))
+        for field, item in zip(node.fields, items, strict=True):
+            gen_read(g, field.type, item)
+        g.emit("{out} = {record}", out=out,
+               record=g.dict_of([(g.const(f.name), item) for f, item in zip(node.fields, items, strict=True)]))
+    else:  # array or map
+        key, item = g.var(), g.var()
+        g.emit("{out} = []" if t == "array" else "{out} = {{}}", out=out)
+        with g.block("while True:"):
+            with g.block("for _ in range({n}):", n=_gen_blocks(g)):
+                if t == "map":
+                    gen_read(g, _STRING, key)
+                    gen_read(g, node.values, item)
+                    g.emit("{out}[{key}] = {item}", out=out, key=key, item=item)
+                else:
+                    gen_read(g, node.items, item)
+                    g.emit("{out}.append({item})", out=out, item=item)
+
+
+def gen_skip(g: Any, node: Any) -> None:
+    """Code moving ``pos`` over one datum of ``node``, refusing exactly what reading refuses."""
+    t = node.type
+    if t in ("null", "boolean") or t in _NUMBERS or t == "fixed":
+        size = node.size if t == "fixed" else _NUMBERS[t][1] if t in _NUMBERS else int(t == "boolean")
+        if size:
+            g.emit("pos += {size}", size=size)
+            g.emit("if pos > end: raise Bail")
+    elif t in ("string", "bytes"):
+        _, stop = _gen_sized(g)
+        if t == "string":
+            g.emit("data[pos + 4:{stop}].decode()", stop=stop)  # fastavro refuses malformed UTF-8
+        g.emit("pos = {stop}", stop=stop)
+    elif t == "enum":
+        _gen_index(g, len(node.symbols))
+    elif t == "union":
+        i = _gen_index(g, len(node.branches))
+        for k, branch in enumerate(node.branches):
+            with g.block(("if" if k == 0 else "elif") + " {i} == {k}:", i=i, k=k):
+                gen_skip(g, branch)
+    elif t == "record":
+        for field in node.fields:
+            gen_skip(g, field.type)
+    else:
+        with g.block("while True:"):
+            with g.block("for _ in range({n}):", n=_gen_blocks(g)):
+                if t == "map":
+                    gen_skip(g, _STRING)
+                gen_skip(g, node.values if t == "map" else node.items)
+
+
+def gen_write(g: Any, node: Any, value: Any, in_union: bool = False) -> None:
+    """Code writing ``value`` as ``node`` in Flink's encoding, as fastavro and the translation
+    write it; any value fastavro might write otherwise (another type it converts, a union
+    branch it would choose differently, a record under a union naming another branch in its
+    ``"-type"`` key) leaves the fast path."""
+    t = node.type
+    if t == "null":
+        g.emit("if {v} is not None: raise Bail", v=value)
+    elif t == "boolean":
+        g.emit("if {v} is True: buf.append(1)", v=value)
+        g.emit("elif {v} is False: buf.append(0)", v=value)
+        g.emit("else: raise Bail")
+    elif t in _NUMBERS:
+        number, _ = _NUMBERS[t]
+        python = float if t in ("float", "double") else int
+        g.emit("if type({v}) is not {python}: raise Bail", v=value, python=g.const(python))
+        if t == "float":
+            g.emit("if {v} != {v}: raise Bail", v=value)  # NaN payloads: fastavro's own rounding
+        g.emit("buf += {pack}({v})", v=value, pack=g.const(number.pack))
+    elif t in ("string", "bytes"):
+        encoded = g.var()
+        g.emit("if type({v}) is not {python}: raise Bail", v=value, python=g.const(str if t == "string" else bytes))
+        g.emit("{e} = {v}" + (".encode()" if t == "string" else ""), e=encoded, v=value)
+        g.emit("buf += {pack}(len({e}))", e=encoded, pack=g.const(_BE_INT.pack))
+        g.emit("buf += {e}", e=encoded)
+    elif t == "fixed":
+        g.emit("if type({v}) is not bytes or len({v}) != {size}: raise Bail", v=value, size=node.size)
+        g.emit("buf += {v}", v=value)
+    elif t == "enum":
+        index = {symbol: _BE_INT.pack(i) for i, symbol in enumerate(node.symbols)}
+        g.emit("if type({v}) is not str: raise Bail", v=value)
+        g.emit("buf += {index}[{v}]", v=value, index=g.const(index))
+    elif t == "union":  # null and one other branch (gen_support)
+        null = [b.type for b in node.branches].index("null")
+        other = node.branches[1 - null]
+        with g.block("if {v} is None:", v=value):
+            g.emit("buf += {tag}", tag=g.const(_BE_INT.pack(null)))
+        with g.block("else:"):
+            g.emit("buf += {tag}", tag=g.const(_BE_INT.pack(1 - null)))
+            gen_write(g, other, value, True)
+    elif t == "record":
+        items = g.names(len(node.fields))
+        g.emit("if type({v}) is not dict: raise Bail", v=value)
+        if in_union:  # fastavro's "-type" key names the branch
+            g.emit("if {key} in {v}: raise Bail", key=g.const("-type"), v=value)
+        for field, item in zip(node.fields, items, strict=True):
+            g.emit("{item} = {v}[{name}]", item=item, v=value, name=g.const(field.name))
+            gen_write(g, field.type, item, in_union)
+    else:
+        key, item = g.var(), g.var()
+        g.emit("if type({v}) is not {python}: raise Bail", v=value, python=g.const(list if t == "array" else dict))
+        with g.block("if {v}:", v=value):
+            g.emit("{put}(len({v}), buf)", v=value, put=g.const(_put))
+            if t == "map":
+                with g.block("for {key}, {item} in {v}.items():", key=key, item=item, v=value):
+                    gen_write(g, _STRING, key)
+                    gen_write(g, node.values, item, in_union)
+            else:
+                with g.block("for {item} in {v}:", item=item, v=value):
+                    gen_write(g, node.items, item, in_union)
+        g.emit("buf.append(0)")

@@ -1,6 +1,6 @@
 """Generated codecs: straight-line read, write and copy functions per serializer instance.
 
-A composite serializer (Row, Tuple, Pojo) reads, writes and copies its records through three
+A composite serializer (Row, Tuple, Pojo, Avro) reads, writes and copies its records through three
 functions generated for its own schema the first time it is used: Python source built by this
 module from *fragments* that each serializer class provides in its own module, compiled with
 ``compile`` and cached on the instance (``_cache_read``, ``_cache_write``, ``_cache_copy``).
@@ -13,7 +13,10 @@ Fragments. A serializer class takes part by defining, next to the methods they s
 - ``_gen_write(g, value)``: code that appends ``value``'s encoding to ``buf``, or raises
   ``Bail`` for any value it does not write exactly as ``serialize`` would;
 - ``_gen_skip(g)``: code that moves ``pos`` over one value without building it (the copy of
-  an encoded value), or calls ``g.call_copy`` where the bytes must be re-encoded.
+  an encoded value), or calls ``g.call_copy`` where the bytes must be re-encoded;
+- optionally ``_gen_declines(kind)``: true where its fragments cannot match the generic method
+  for its configuration (an Avro schema with logical types, say); that function is then the
+  generic method, and a parent calls the serializer instead of inlining it.
 
 The one rule where a fragment is used: ``Emitter.read`` / ``write`` / ``skip`` inline a field
 serializer's fragment when its class provides one *and* the method the fragment stands for is
@@ -80,6 +83,8 @@ def set_generated_codecs(enabled: bool) -> bool:
     """Turn generated codecs on or off for every serializer, now; returns the previous setting."""
     global _enabled
     previous, _enabled = _enabled, bool(enabled)
+    if previous == _enabled:
+        return previous
     with _lock:
         serializers = list(_installed.values())
     for serializer in serializers:
@@ -173,7 +178,7 @@ class Emitter:
         cls = type(serializer)
         for owner in cls.__mro__:
             if fragment in owner.__dict__:
-                if getattr(cls, method) is getattr(owner, method):
+                if getattr(cls, method) is getattr(owner, method) and not _declines(serializer, self.kind):
                     return getattr(serializer, fragment)
                 return None
         return None
@@ -251,6 +256,13 @@ class Emitter:
         function = namespace["_make"](*self.constants.values())
         function.__source__ = source
         return function
+
+
+def _declines(serializer: Any, kind: str) -> bool:
+    """Whether ``serializer`` leaves its ``kind`` function ("read", "write", "copy") to its
+    generic method (``_gen_declines(kind)``: its fragments cannot match it for this schema)."""
+    declines = getattr(serializer, "_gen_declines", None)
+    return bool(declines is not None and declines(kind))
 
 
 def _indent(body: str) -> str:
@@ -385,7 +397,10 @@ def _build(serializer: Any) -> Any:
     if not _enabled:
         install(serializer)
         return serializer
-    read, write, copy = (_generate(serializer, kind) for kind in ("read", "write", "copy"))
+    read, write, copy = (
+        getattr(serializer, _FRAMES[kind][1]) if _declines(serializer, kind) else _generate(serializer, kind)
+        for kind in ("read", "write", "copy")
+    )
     serializer._cache_read, serializer._cache_write, serializer._cache_copy = read, write, copy
     return serializer
 
