@@ -250,12 +250,27 @@ class Emitter:
         body = "\n".join(["    " + line for line in head] + self.lines + ["    " + line for line in tail])
         arguments = ", ".join(self.constants)
         source = f"def _make({arguments}):\n  def {name}({parameters}):\n{_indent(body)}\n  return {name}\n"
-        self.source = source
         namespace: dict[str, Any] = {}
-        exec(compile(source, f"<generated {self.kind} codec>", "exec"), {"Bail": Bail}, namespace)  # noqa: S102
+        exec(_compiled(source, self.kind), {"Bail": Bail}, namespace)  # noqa: S102
         function = namespace["_make"](*self.constants.values())
         function.__source__ = source
         return function
+
+
+#: Compiled code by source text: serializers of one schema share it (only their constants differ).
+_CODE: dict[str, Any] = {}
+_CODE_LIMIT = 512
+
+
+def _compiled(source: str, kind: str) -> Any:
+    code = _CODE.get(source)
+    if code is None:
+        code = compile(source, f"<generated {kind} codec>", "exec")
+        with _lock:
+            if len(_CODE) >= _CODE_LIMIT:
+                _CODE.clear()
+            _CODE[source] = code
+    return code
 
 
 def _declines(serializer: Any, kind: str) -> bool:
@@ -358,8 +373,12 @@ class GeneratedCodec:
         self._cache_copy(source, target)
 
 
+#: The codec slot of each function and the generic method it stands for.
+_SLOTS = {"read": "_cache_read", "write": "_cache_write", "copy": "_cache_copy"}
+
+
 class _Lazy:
-    """Stands in for the three functions until first use, then generates them."""
+    """Stands in for the functions until each one's first use, then generates it."""
 
     __slots__ = ("serializer",)
 
@@ -367,13 +386,13 @@ class _Lazy:
         self.serializer = serializer
 
     def read(self, source: DataInputView) -> Any:
-        return _build(self.serializer)._cache_read(source)
+        return _build(self.serializer, "read")(source)
 
     def write(self, value: Any, target: DataOutputView) -> None:
-        _build(self.serializer)._cache_write(value, target)
+        _build(self.serializer, "write")(value, target)
 
     def copy(self, source: DataInputView, target: DataOutputView) -> None:
-        _build(self.serializer)._cache_copy(source, target)
+        _build(self.serializer, "copy")(source, target)
 
 
 def install(serializer: Any) -> None:
@@ -382,27 +401,21 @@ def install(serializer: Any) -> None:
     unpickling)."""
     with _lock:
         _installed[id(serializer)] = serializer
-    if not _enabled:
-        serializer._cache_read = serializer._deserialize_generic
-        serializer._cache_write = serializer._serialize_generic
-        serializer._cache_copy = serializer._copy_serialized_generic
-        return
-    lazy = _Lazy(serializer)
-    serializer._cache_read = lazy.read
-    serializer._cache_write = lazy.write
-    serializer._cache_copy = lazy.copy
+    lazy = _Lazy(serializer) if _enabled else None
+    for kind, slot in _SLOTS.items():
+        method = getattr(lazy, kind) if lazy is not None else getattr(serializer, _FRAMES[kind][1])
+        setattr(serializer, slot, method)
 
 
-def _build(serializer: Any) -> Any:
-    if not _enabled:
-        install(serializer)
-        return serializer
-    read, write, copy = (
-        getattr(serializer, _FRAMES[kind][1]) if _declines(serializer, kind) else _generate(serializer, kind)
-        for kind in ("read", "write", "copy")
-    )
-    serializer._cache_read, serializer._cache_write, serializer._cache_copy = read, write, copy
-    return serializer
+def _build(serializer: Any, kind: str) -> Any:
+    """Fill ``serializer``'s ``kind`` slot (generated, or its generic method where it
+    declines or generation is off) and return what it holds."""
+    if not _enabled or _declines(serializer, kind):
+        function = getattr(serializer, _FRAMES[kind][1])
+    else:
+        function = _generate(serializer, kind)
+    setattr(serializer, _SLOTS[kind], function)
+    return function
 
 
 def generated_source(serializer: Any) -> dict[str, str]:
