@@ -410,10 +410,12 @@ def install(serializer: Any) -> None:
 def _build(serializer: Any, kind: str) -> Any:
     """Fill ``serializer``'s ``kind`` slot (generated, or its generic method where it
     declines or generation is off) and return what it holds."""
-    if not _enabled or _declines(serializer, kind):
-        function = getattr(serializer, _FRAMES[kind][1])
-    else:
-        function = _generate(serializer, kind)
+    function = getattr(serializer, _FRAMES[kind][1])
+    if _enabled and not _declines(serializer, kind):
+        try:
+            function = _generate(serializer, kind)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            pass  # a schema beyond what compiles (e.g. an int literal of a huge row's mask)
     setattr(serializer, _SLOTS[kind], function)
     return function
 

@@ -373,3 +373,12 @@ def test_a_refused_nested_value_names_its_field_and_writes_nothing() -> None:
     assert written == PREFIX, f"got {written.hex()}, should leave the output as it was"
     with pytest.raises(SerializationError):
         serializer.to_bytes(tuple(bad))
+
+
+def test_a_row_too_wide_to_compile_keeps_the_generic_methods() -> None:
+    width = 15000  # its mask's bits are ints beyond the digits Python compiles
+    serializer = s.RowSerializer([(f"f{i}", s.IntSerializer(), True) for i in range(width)])
+    value = tuple(range(width))
+    with s.generated_codecs(True):
+        assert serializer.from_bytes(serializer.to_bytes(value)) == value, "got another wide row back"
+    assert serializer._cache_read == serializer._deserialize_generic, "got a generated read, should keep the generic one"
