@@ -170,7 +170,7 @@ class RowSerializer(_codegen.GeneratedCodec, TypeSerializer[tuple[Any, ...]]):
             bit for bit, nullable in zip(self._cache_field_bits, self._cache_nullable, strict=True)
             if not nullable
         )
-        self._cache_kind_shift = width - 2
+        self._cache_kind_shift = width - 2 if self._cache_offset else 0
         kinds = list(RowKind) if self._cache_offset else [RowKind.INSERT]
         self._cache_kind_bits = {
             kind: ((kind & 1) << 1 | (kind >> 1)) << self._cache_kind_shift for kind in kinds

@@ -382,3 +382,17 @@ def test_a_row_too_wide_to_compile_keeps_the_generic_methods() -> None:
     with s.generated_codecs(True):
         assert serializer.from_bytes(serializer.to_bytes(value)) == value, "got another wide row back"
     assert serializer._cache_read == serializer._deserialize_generic, "got a generated read, should keep the generic one"
+
+
+@pytest.mark.parametrize("kind", [True, False])
+def test_rows_without_fields_read_write_and_copy_as_the_generic_methods(kind: bool) -> None:
+    serializer = s.ListSerializer(s.RowSerializer([], supports_row_kind=kind))
+    row = s.RowSerializer([], supports_row_kind=kind)
+    values = [(), s.Row((), s.RowKind.DELETE)] if kind else [()]
+    for value in values:
+        (result, written) = _agree(_write(row, value), f"write {value!r}")
+        encoded = written[len(PREFIX):]
+        assert _agree(_read(row, encoded), f"read {encoded.hex()}")[0] == ("value", strategies.canonical(value)), (
+            f"got another value back for {value!r}")
+        _agree(_copy(row, encoded), f"copy {encoded.hex()}")
+    _agree(_read(serializer, serializer.to_bytes([(), ()])), "a list of empty rows")
