@@ -11,14 +11,22 @@ code), and so is ``copy_serialized`` (what a migration copying unchanged records
 Then each built-in family on a typical value, against stdlib pickle of the same value.
 Ratios are reference / baseline (above 1: the reference is faster).
 
-Measured on 2 shared cores (Python 3.11, fastavro 1.13, 20,000 records, best of 3, load average
-about 4 from other processes), ratios against fastavro in the same run:
+Measured on 2 shared cores (Python 3.11, fastavro 1.13, 20,000 records, best of 5) under a
+load average of about 25 from other processes, so the figures move by a factor of 2 from run to
+run; ratios to fastavro in the same run, generated codecs / generic methods:
 
-===========================  =========  ===========  ========================
-nested row of 10 fields      serialize  deserialize  generic methods (ser/de)
-===========================  =========  ===========  ========================
-RowSerializer                FIGURES
-===========================  =========  ===========  ========================
+=================  ===================  ===================  =============================
+nested row         serialize            deserialize          copy_serialized (records/s)
+=================  ===================  ===================  =============================
+RowSerializer      6.68x / 1.50x        3.93x / 1.32x        103,728 / 16,596
+TupleSerializer    4.83x / 1.26x        4.56x / 0.74x        443,238 / 16,871
+PojoSerializer     5.51x / 1.91x        1.67x / 0.73x        194,081 / 18,187
+AvroSerializer     4.28x / 0.32x        2.53x / 0.38x        70,000 / 11,433
+=================  ===================  ===================  =============================
+
+Before generated codecs, on an idle machine (load 1.9): RowSerializer 1.96x / 0.73x,
+TupleSerializer 1.58x / 0.73x, AvroSerializer 0.48x / 0.39x (serialize / deserialize). Two more
+runs under load gave RowSerializer 4.48x / 2.58x and 6.82x / 10.27x.
 """
 
 from __future__ import annotations
