@@ -31,9 +31,9 @@ def driver_environment() -> dict[str, str]:
     return env
 
 
-def conformance(*argv: str) -> subprocess.CompletedProcess[str]:
+def conformance(*argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "conformance", *argv], env=driver_environment(),
-                          capture_output=True, text=True, timeout=DRIVER_TIMEOUT)
+                          capture_output=True, text=True, timeout=DRIVER_TIMEOUT, cwd=cwd)
 
 
 def applications(cluster) -> list[dict]:
@@ -83,6 +83,25 @@ def test_cli_migrate_on_the_cluster_equals_the_bytes_backend(standalone_cluster,
     got = sup.read_back(out, KEYS)
     expected = sup.expected_after_migration(content)
     assert got == expected, "got other values restored from the cluster's savepoint, should be the oracle's"
+
+
+def test_cli_migrate_on_the_cluster_between_s3_uris(standalone_cluster, s3_bucket, tmp_path):
+    """Executors reach the savepoints only over the network: input and output live in the
+    loopback S3 server, and nothing of either lands on a local disk."""
+    source, out = f"{s3_bucket}/in", f"{s3_bucket}/out"
+    content = sup.write_history(source, KEYS)
+    want = sup.backend_migrated(source, str(tmp_path / "bytes-backend"), "bytes")
+    driver = tmp_path / "driver"
+    driver.mkdir()
+    done = conformance("migrate", source, "--serializers", "spark_support:new_descriptors", "--out", out,
+                       "--schema-evolution", "--parallelism", "4", "--spark", standalone_cluster.master_url,
+                       cwd=driver)
+    assert done.returncode == 0, f"got exit {done.returncode}, should be 0: {done.stderr[-3000:]}"
+    sup.assert_same_savepoint_content(out, want, "migrated on the cluster in S3 vs the bytes backend")
+    assert sup.read_back(out, KEYS) == sup.expected_after_migration(content), (
+        "got other values restored from S3, should be the oracle's")
+    local = [str(p) for root in (driver, standalone_cluster.base) for p in root.rglob("*.parquet")]
+    assert not local, f"got savepoint files on the local disk {local[:5]}, should be in the bucket only"
 
 
 def test_spark_family_certifies_a_builtin_on_the_cluster(standalone_cluster, tmp_path):
