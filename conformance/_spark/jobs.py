@@ -311,11 +311,14 @@ def _value_transform(plan: _StatePlan) -> Callable[[Any], Any] | None:
 
         convert = _converter(plan)
         values = batch.column(4).to_pylist()
+        # Equal stored values of a batch are converted once (serializers are deterministic:
+        # equal bytes give equal results), so repeated values cost a dictionary look-up.
+        done: dict[bytes | None, bytes | None] = {}
         try:
-            if kind == "value":  # the hot path: one call per row, nothing else
-                result = [convert(v) for v in values]
+            if kind == "value":  # the hot path: one look-up per row, nothing else
+                result = [done[v] if v in done else done.setdefault(v, convert(v)) for v in values]
             else:
-                result = [one(convert, v) for v in values]
+                result = [done[v] if v in done else done.setdefault(v, one(convert, v)) for v in values]
         except Exception:
             # Find the failing row again, slowly, to say which key it is.
             keys = batch.column(1)
@@ -510,6 +513,23 @@ def _decoder(
     the same for ``judge`` over the entries that decode). Each entry is decoded once, for both."""
     kind = state.kind
     parts = (("namespace", ns_serializer), ("map key", uk_serializer))
+    #: Per batch: value bytes -> (decoded value, None) or (None, problem). Equal bytes decode
+    #: to equal values (serializers are deterministic), so each distinct value of a batch is
+    #: decoded once and every entry holding it is counted and judged.
+    values_seen: dict[bytes, tuple[Any, str | None]] = {}
+
+    def value_of(value: bytes) -> tuple[Any, str | None]:
+        found = values_seen.get(value)
+        if found is None:
+            try:
+                if kind == "list":
+                    found = ([value_serializer.from_bytes(e) for e in decode_list_value(value, value_serializer)], None)
+                else:
+                    found = (value_serializer.from_bytes(value), None)
+            except Exception as exc:
+                found = (None, f"value {_short(value)} does not decode: {type(exc).__name__}: {exc}")
+            values_seen[value] = found
+        return found
 
     def problem(row: tuple[Any, ...], expected_group: int, decoded: list[Any]) -> str | None:
         """The entry's decoding problem, or None with ``decoded`` = [key, namespace, map key, value].
@@ -538,14 +558,9 @@ def _decoder(
         if value is None:
             decoded.append(None)
             return None if kind == "map" else f"null value in {kind} state"
-        try:
-            if kind == "list":
-                decoded.append([value_serializer.from_bytes(e) for e in decode_list_value(value, value_serializer)])
-            else:
-                decoded.append(value_serializer.from_bytes(value))
-        except Exception as exc:
-            return f"value {_short(value)} does not decode: {type(exc).__name__}: {exc}"
-        return None
+        got, message = value_of(value)
+        decoded.append(got)
+        return message
 
     def judged(decoded: list[Any]) -> str | None:
         if judge is None:
@@ -559,6 +574,7 @@ def _decoder(
         import pyarrow as pa
 
         for batch in batches:
+            values_seen.clear()
             columns = [batch.column(i).to_pylist() for i in range(5)]
             bad, judged_bad = 0, 0
             samples: list[str] = []
