@@ -6,7 +6,11 @@ environment variable, default 100,000 entries) across many keys is written throu
 backend; executors decode every entry and compare it with what was written; each compatible
 evolution is migrated by the Spark migrate job in bytes and heap mode and compared with the
 oracle (in the executors) and with the single-process bytes backend's savepoint (byte for
-byte); each incompatible evolution must be refused before anything is written. Anything that
+byte); each incompatible evolution must be refused before anything is written. The history
+cycles through the few dozen drawn values, so the executors' work is per distinct value (the
+jobs convert and decode each distinct value of a batch once) while every row still travels
+through Spark's reader, the migration, the key-group partitioning and the writer; the
+single-process bytes backend migrates every entry. Anything that
 cannot be pickled, or works only in the process that created it, fails here with a clear
 message. Imported only when the harness runs with ``--spark`` other than ``off``.
 """

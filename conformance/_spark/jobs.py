@@ -7,12 +7,16 @@ refusal is raised before anything is written. Then the serializers are pickled a
 the executors, which migrate the binary value column batch by batch (``mapInArrow``): in bytes
 mode through ``new_snapshot.migrate_state`` (list state element by element over Flink's
 delimited layout, map state values only), in heap mode by deserializing, ``migrate_element``
-and serializing. The output is partitioned by key group for the target parallelism and
-committed atomically.
+and serializing. Serializers are deterministic (equal bytes decode to equal values, equal
+values serialize to equal bytes: the backends family requires it), so equal stored values of a
+batch are converted once and the result reused for every row holding them. The output is
+partitioned by key group for the target parallelism and committed atomically.
 
 ``verify_savepoint`` counts entries, decodes every key, namespace, user key and value with the
 savepoint's serializers (nothing may be left over, every key must sit in its key group), and
 optionally compares the content with an expected savepoint, reporting mismatches with a sample.
+Every entry is counted and checked; the value bytes shared by several entries of a batch are
+decoded once for all of them (deterministic serializers again).
 The driver never collects state rows: only per-batch counts and a bounded sample come back.
 """
 

@@ -336,6 +336,32 @@ def test_verify_reports_undecodable_values_misplaced_keys_and_mismatches(spark, 
     assert all(s.ok for s in others), f"got {report.format()}, should flag only 'profile'"
 
 
+def test_verify_counts_every_entry_that_holds_an_undecodable_value(spark, source, tmp_path):
+    # Equal value bytes of a batch are decoded once: each entry holding them still counts.
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from conformance._spark.jobs import verify_savepoint
+
+    path, _ = source
+    broken = tmp_path / "broken"
+    shutil.copytree(path, broken)
+    state = read_savepoint_metadata(broken).state("profile")
+    file, = state_data_files(broken, state)
+    table = pq.read_table(file)
+    values = table.column("value").to_pylist()
+    corrupt = values[10] + b"\x00"
+    for i in (10, 11, 15):
+        values[i] = corrupt
+    pq.write_table(table.set_column(4, "value", pa.array(values, pa.binary())), file)
+    report = verify_savepoint(str(broken), spark=spark)
+    profile = next(s for s in report.states if s.name == "profile")
+    assert profile.bad_entries == 3, f"got {report.format()}, should count the 3 entries holding the bytes"
+    assert profile.entries == len(values), f"got {profile.entries} entries, should be {len(values)}"
+
+
 def test_verify_accepts_the_same_rows_in_differently_written_files(spark, source, tmp_path):
     # Other Parquet settings give other file bytes for the same rows: not byte-identical
     # files, but identical content, so no mismatch (the digest pass decides, no join).
