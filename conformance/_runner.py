@@ -156,6 +156,8 @@ class Runner:
         options: Mapping[str, Any] | None = None,
         strict: bool | None = None,
         derandomize: bool = False,
+        exitfirst: bool = False,
+        should_stop: Callable[[], bool] | None = None,
     ) -> None:
         from ._profiles import default_profile, harness_settings
 
@@ -174,6 +176,9 @@ class Runner:
             self.settings = harness_settings(self.profile, examples)
             self.examples = self.settings.max_examples
         self.derandomize = derandomize
+        self.exitfirst = exitfirst
+        self.should_stop = should_stop
+        self.interrupted = False
         unknown_backends = [b for b in backends if b not in DEFAULT_BACKENDS]
         if unknown_backends:
             raise ValueError(f"unknown backend(s) {unknown_backends}; use heap and/or bytes")
@@ -273,7 +278,16 @@ class Runner:
             from ._spark.session import HARNESS_CONFIG, start_in_background
 
             start_in_background(self.spark, config=HARNESS_CONFIG)  # Spark's start-up overlaps the checks before it
-        results = [self.result(c.id) for c in checks]
+        results = []
+        for c in checks:
+            if self.should_stop is not None and self.should_stop():
+                self.interrupted = True
+                break
+            results.append(self.result(c.id))
+            failed = [r for r in self._results.values() if r.failed] if self.exitfirst else []
+            if failed:  # a prerequisite that failed for this check is reported too
+                results += [r for r in failed if all(r is not done for done in results)]
+                break
         return self.report(results)
 
     def report(self, results: list[CheckResult]) -> Report:

@@ -6,6 +6,12 @@ family and writes each subject's large history ahead, while this process starts 
 runs the spark family of each subject whose first lane is done. The result is one ``Report``
 per subject, in subject order, whatever the schedule. Nothing here prints: ``on_report`` is
 called with each report as it completes (the CLI renders it).
+
+``exitfirst`` stops the run at the first failed check: that subject's report holds the checks
+run until then (it is NOT CERTIFIED), subjects not started are not run, and subjects running
+in parallel stop before their next check and are not reported (a report cut short by another
+subject's failure would read as certified). Reports then come in the order they complete,
+and the result holds only the subjects reported, in subject order.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +52,9 @@ class Plan:
     strict: bool | None = None
     derandomize: bool = False
     peers: list[tuple[str, Any]] = field(default_factory=list)
+    exitfirst: bool = False
+    #: Set when a subject failed under ``exitfirst`` (an Event shared with forked workers).
+    stop: Any = None
 
     def runner(self, index: int) -> Runner:
         subject = self.subjects[index]
@@ -54,7 +63,8 @@ class Plan:
         return Runner(subject, examples=self.examples, backends=self.backends, spark=self.spark,
                       seed=self.seed, profile=self.profile, update_golden=self.update_golden,
                       expected_failures=self.expected_failures, options=options, strict=self.strict,
-                      derandomize=self.derandomize)
+                      derandomize=self.derandomize, exitfirst=self.exitfirst,
+                      should_stop=self.stop.is_set if self.stop is not None else None)
 
 
 #: The plan of the run in progress, inherited by forked workers.
@@ -76,20 +86,22 @@ def certify(
     strict: bool | None = None,
     jobs: int | None = None,
     derandomize: bool = False,
+    exitfirst: bool = False,
     on_report: Callable[[Report], None] | None = None,
 ) -> list[Report]:
     """Certify every subject (``Subject`` or ``TableSubject``) with one seed; return their
     reports in subject order. Raises ``UnknownCheckError`` before running anything when
     ``checks`` or ``expected_failures`` name no check. ``jobs`` subjects run in parallel
     (default: 2 when there are several and no Spark master). Several serializer subjects
-    see each other's serializers (``snapshot.not_shared``)."""
+    see each other's serializers (``snapshot.not_shared``). ``exitfirst`` stops at the first
+    failed check (see the module's docstring)."""
     subjects = list(subjects)
     if not subjects:
         raise ValueError("certify: no subject given")
     plan = Plan(subjects, examples, tuple(backends), spark or "off",
                 seed if seed is not None else random.SystemRandom().randrange(2**32), profile,
                 update_golden, tuple(checks) if checks is not None else None, dict(expected_failures or {}),
-                dict(options or {}), strict, derandomize)
+                dict(options or {}), strict, derandomize, exitfirst=exitfirst)
     several = len(subjects) > 1
     if several:
         plan.peers = [(s.display_name, s.make_serializer()) for s in subjects if hasattr(s, "make_serializer")]
@@ -103,37 +115,61 @@ def certify(
     if jobs is None:
         jobs = min(2, os.cpu_count() or 1) if several else 1
     forking = "fork" in multiprocessing.get_all_start_methods()
+    if exitfirst:
+        plan.stop = multiprocessing.get_context("fork" if forking else None).Event()
     spark_selected = any(c.family == "spark" for selection in selections for c in selection)
     done: dict[int, Report] = {}
+    schedule: Iterator[tuple[int, Report | None]] = iter(())
     _PLAN[:] = [plan]
     try:
         if spark_selected and forking and not _spark_started():
-            schedule: Iterator[tuple[int, Report]] = _two_lanes(plan)
+            schedule = _two_lanes(plan)
         elif jobs > 1 and several and forking and not spark_selected:
             schedule = _in_processes(plan, jobs)
         else:
             schedule = ((i, _run_one(i)) for i in range(len(subjects)))
         for index, report in schedule:
+            if report is None:
+                continue  # cut short by another subject's failure (exitfirst): not a verdict
             done[index] = report
             if on_report is not None:
                 on_report(report)
+            if exitfirst and not report.certified:
+                plan.stop.set()
+                break
     finally:
+        if hasattr(schedule, "close"):
+            schedule.close()  # stops what still runs (exitfirst) and waits for it
         _PLAN.clear()
-    return [done[i] for i in range(len(subjects))]
+    return [done[i] for i in range(len(subjects)) if i in done]
 
 
-def _run_one(index: int) -> Report:
+def _run_one(index: int) -> Report | None:
+    """The subject's report; None when another subject's failure stopped it (exitfirst)."""
     plan = _PLAN[0]
+    if plan.stop is not None and plan.stop.is_set():
+        return None
     runner = plan.runner(index)
     try:
-        return runner.run(plan.checks)
+        report = runner.run(plan.checks)
+        return None if runner.interrupted else report
     finally:
         runner.close()
 
 
-def _in_processes(plan: Plan, jobs: int) -> Iterator[tuple[int, Report]]:
-    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-        yield from enumerate(pool.map(_run_one, range(len(plan.subjects))))
+def _in_processes(plan: Plan, jobs: int) -> Iterator[tuple[int, Report | None]]:
+    pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"))
+    try:
+        if not plan.exitfirst:
+            yield from enumerate(pool.map(_run_one, range(len(plan.subjects))))
+            return
+        futures = {pool.submit(_run_one, i): i for i in range(len(plan.subjects))}
+        for future in as_completed(futures):
+            yield futures[future], future.result()
+    finally:
+        if plan.stop is not None:
+            plan.stop.set()  # a no-op unless the consumer stopped early: workers stop at their next check
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _run_before_spark(index: int, ahead_dir: str) -> tuple[Report, dict[str, Any] | None]:
@@ -147,7 +183,7 @@ def _run_before_spark(index: int, ahead_dir: str) -> tuple[Report, dict[str, Any
         selected = runner.checks(plan.checks)
         report = runner.run_checks([c for c in selected if c.family != "spark"])
         ahead = None
-        if any(c.id == "spark.history" for c in selected):
+        if any(c.id == "spark.history" for c in selected) and not runner.interrupted:
             from ._spark.checks import write_history_ahead
 
             ahead = write_history_ahead(CheckContext(runner), os.path.join(ahead_dir, str(index)))

@@ -23,8 +23,9 @@ is put back before the next mutant. A mutant is *killed* by a suite when the sui
 non-zero or exceeds its time limit (``--timeout-factor`` times the unmutated run). The
 unmutated tree must pass every suite first, or the run stops.
 
-Suites: ``certify`` is ``python -m conformance certify --builtins --seed S --examples N`` (it
-stops at the first subject reported NOT CERTIFIED); ``unit`` is pytest over
+Suites: ``certify`` is ``python -m conformance certify --builtins --seed S --examples N -x``
+(``--exitfirst``: a killed mutant costs the run up to its first failed check, and the suite is
+ended as soon as a subject is reported NOT CERTIFIED); ``unit`` is pytest over
 ``--unit-paths`` (default tests/reference tests/backends tests/strategies, ``-x``, not slow).
 
     python tools/mutation.py --sample 70 --seed 15 --examples 30 --json mutation.json
@@ -354,7 +355,7 @@ def suites(args: argparse.Namespace) -> dict[str, tuple[list[str], str | None]]:
     found: dict[str, tuple[list[str], str | None]] = {}
     if "certify" in args.suites:
         found["certify"] = ([py, "-m", "conformance", "certify", "--builtins", "--seed", str(args.certify_seed),
-                             "--examples", str(args.examples)], "NOT CERTIFIED")
+                             "--examples", str(args.examples), "--exitfirst"], "NOT CERTIFIED")
     if "unit" in args.suites:
         found["unit"] = ([py, "-m", "pytest", *args.unit_paths, "-x", "-q", "-p", "no:cacheprovider",
                           "-m", "not slow and not spark and not flink", "-o", "addopts="], None)

@@ -122,6 +122,9 @@ def _common_run_options(parser: argparse.ArgumentParser, examples_help: str) -> 
     parser.add_argument("--strict", action="store_true", default=None,
                         help="fail a subject when a family it declares data for was skipped "
                              "(on in the certify profile)")
+    parser.add_argument("-x", "--exitfirst", action="store_true",
+                        help="stop at the first failed check: report that subject (NOT CERTIFIED) "
+                             "and run no further check or subject")
     parser.add_argument("--list-checks", action="store_true", help="list every check (id, family, what it verifies) and exit")
     add_json(parser, "the certificate (results, seed, options, versions)")
     parser.add_argument("--certificate", metavar="FILE", help=argparse.SUPPRESS)  # the earlier name of --json
@@ -197,7 +200,7 @@ def _run(subjects: list[Any], args: argparse.Namespace, **extra: Any) -> int:
     try:
         reports = certify(subjects, examples=args.examples, seed=args.seed, profile=args.profile,
                           checks=args.check, expected_failures=_expected(args.expect_failure),
-                          strict=args.strict, on_report=shown, **extra)
+                          strict=args.strict, exitfirst=args.exitfirst, on_report=shown, **extra)
     except UnknownCheckError as exc:
         raise UsageError(str(exc)) from None
     finally:
@@ -210,8 +213,11 @@ def _run(subjects: list[Any], args: argparse.Namespace, **extra: Any) -> int:
             print(text, file=out)
     else:
         print(f"seed {seed} (rerun with --seed {seed})", file=out)
-    write_json(reports_to_json(reports) if len(reports) > 1 else reports[0].to_json(), path)
-    return OK if all(r.certified for r in reports) else VIOLATION
+    if len(reports) < len(subjects):
+        print(f"stopped at the first failed check (--exitfirst): {len(subjects) - len(reports)} other "
+              "subject(s) not run or cut short", file=out)
+    write_json(reports_to_json(reports) if len(subjects) > 1 else reports[0].to_json(), path)
+    return OK if all(r.certified for r in reports) and len(reports) == len(subjects) else VIOLATION
 
 
 def run_certify(args: argparse.Namespace) -> int:

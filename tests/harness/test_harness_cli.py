@@ -372,3 +372,28 @@ def test_verify_refuses_a_pickled_state_before_anything_is_unpickled(tmp_path, c
     refuse_unpickling(savepoint, {"blobs"})  # named: allowed
     refuse_unpickling(savepoint, True)
     assert UNPICKLED == [], f"got {UNPICKLED}, the check itself should unpickle nothing"
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_exitfirst_stops_at_the_first_failed_check_and_runs_no_further_subject(targets, jobs):
+    from conformance import certify
+
+    load = __import__("cli_targets")
+    subjects = [load.BROKEN, load.GOOD, load.GOOD, load.GOOD]
+    full = certify(subjects[:1], examples=5, seed=3, backends=("heap",), jobs=1)[0]
+    reports = certify(subjects, examples=5, seed=3, backends=("heap",), jobs=jobs, exitfirst=True)
+    assert reports and not reports[-1].certified, f"got {[r.certified for r in reports]}, should end NOT CERTIFIED"
+    assert len(reports) < len(subjects), f"got {len(reports)} reports of {len(subjects)}, should stop early"
+    first = reports[-1]
+    statuses = [r.status for r in first]
+    assert statuses.count("failed") == 1 and statuses[-1] == "failed", \
+        f"got statuses {statuses}, should end at its one failed check"
+    assert len(first.results) < len(full.results), \
+        f"got {len(first.results)} results, should be fewer than the {len(full.results)} of a full run"
+
+
+def test_exitfirst_on_the_command_line_exits_1_at_the_first_failure(targets, capsys):
+    status = main(["certify", "cli_targets:BROKEN", *FAST, "-x"])
+    text = capsys.readouterr().out
+    assert status == 1, f"got exit {status}, should be 1; output:\n{text}"
+    assert text.count("FAILED") == 1 and "NOT CERTIFIED" in text, f"got:\n{text}"
