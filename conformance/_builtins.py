@@ -6,6 +6,12 @@ pojo and enum use the strategies' generated classes built from a fixed field/mem
 names are fixed too, so every process, including the fresh-process restore that finds a subject
 by ``conformance._builtins:<name>``, rebuilds exactly the same classes); avro is a fixed record.
 Evolutions are drawn from the strategies with a fixed seed.
+
+Two built-ins take the shapes users write rather than the ones the strategies generate:
+``annotated_pojo`` is a dataclass declared with plain annotations (``int``, ``dict[str, int]``,
+``Optional[str]``, ``list[Point]``, ...) from which ``PojoSerializer`` infers its fields'
+serializers; ``row_of_user_type`` is a row whose field is a hand-written, stateful serializer
+with an older-style snapshot (``conformance._user_serializers``), with declared evolutions.
 """
 
 from __future__ import annotations
@@ -51,6 +57,10 @@ _PLAN: dict[str, tuple[Any, bool]] = {
     "nullable_padded_byte": (t.NullableType(t.ByteType(), padded=True), True),
     "nested_row": (lambda: _fixed_nested_row(), False),
     "map_of_pojo": (lambda: _fixed_map_of_pojo(), False),
+    # Shapes users write: annotations instead of explicit field serializers; a hand-written
+    # field serializer (no schema: its values and evolutions are declared below).
+    "annotated_pojo": (lambda: _fixed_annotated_pojo(), False),
+    "row_of_user_type": (None, False),
 }
 BUILTIN_NAMES = tuple(_PLAN)
 
@@ -101,6 +111,65 @@ def _fixed_map_of_pojo() -> Any:
         PojoField("leer", t.ListType(t.TupleType(()))),
     ), qualname="Messwert_é")
     return t.MapType(t.StringType(), value)
+
+
+def _fixed_annotated_pojo() -> Any:
+    from strategies import PojoField, enum_type, pojo_type
+
+    def annotated(name: str, ftype: Any, **kwargs: Any) -> Any:
+        return PojoField(name, ftype, annotated=True, **kwargs)
+
+    point = pojo_type((annotated("x", t.LongType()), annotated("y", t.DoubleType())), qualname="AnnotatedPoint")
+    level = enum_type(("LOW", "HIGH"), qualname="AnnotatedLevel")
+    return pojo_type((
+        annotated("id", t.LongType()),                                      # id: int
+        annotated("name", t.StringType()),                                  # name: str
+        annotated("counts", t.MapType(t.StringType(), t.LongType())),       # counts: dict[str, int]
+        annotated("tags", t.ListType(t.StringType())),                      # tags: list[str]
+        annotated("note", t.NullableType(t.StringType())),                  # note: Optional[str]
+        annotated("pair", t.TupleType((t.LongType(), t.BooleanType()))),    # pair: tuple[int, bool]
+        annotated("points", t.ListType(point)),                             # points: list[AnnotatedPoint]
+        annotated("level", level),                                          # level: AnnotatedLevel
+        annotated("raw", t.BytesType(), default=b""),                       # raw: bytes = b""
+        annotated("ratio", t.DoubleType(), default=0.0),                    # ratio: float = 0.0
+    ), qualname="AnnotatedPojo")
+
+
+def _row_of_user_type() -> Subject:
+    """A row over ``ReadingSerializer`` (see ``conformance._user_serializers``): values and
+    evolutions declared by hand, as a user declares them."""
+    from hypothesis import strategies as st
+
+    from reference.serializers import LongSerializer, Row, RowKind, RowSerializer
+
+    from ._user_serializers import Reading, ReadingSerializer
+
+    def row(format_version: int) -> RowSerializer:
+        return RowSerializer([("id", LongSerializer(), False), ("reading", ReadingSerializer(format_version), True)])
+
+    def make(values: tuple[Any, ...], kind: RowKind) -> tuple[Any, ...]:
+        return tuple(values) if kind is RowKind.INSERT else Row(values, kind)
+
+    def humidity_added(old: tuple[Any, ...]) -> tuple[Any, ...]:
+        key, reading = old
+        if reading is not None:
+            reading = Reading(reading.celsius, reading.count, 0.0)
+        return make((key, reading), getattr(old, "kind", RowKind.INSERT))
+
+    readings = st.builds(Reading, st.floats(width=32, allow_nan=False), st.integers(-(2**31), 2**31 - 1))
+    values = st.builds(lambda key, reading, kind: make((key, reading), kind),
+                       st.integers(-(2**63), 2**63 - 1), st.none() | readings, st.sampled_from(list(RowKind)))
+    evolutions = [
+        Evolution(lambda: row(1), Verdict.COMPATIBLE_AS_IS, name="the same format, judged by the old snapshot"),
+        Evolution(lambda: row(2), Verdict.COMPATIBLE_AFTER_MIGRATION, humidity_added,
+                  name="format 2 adds humidity (migrated by the writing form)"),
+        Evolution(lambda: RowSerializer([("id", LongSerializer(), False), ("reading", LongSerializer(), True)]),
+                  Verdict.INCOMPATIBLE, reason_contains="reading", name="the reading becomes a long"),
+    ]
+    golden = os.environ.get("CONFORMANCE_BUILTINS_GOLDEN") or _DEFAULT_GOLDEN
+    return Subject(lambda: row(1), values, evolutions, key=False, name="builtin:row_of_user_type",
+                   golden=os.path.join(golden, "row_of_user_type"), release=_release(),
+                   locator="conformance._builtins:row_of_user_type")
 
 
 def _fixed_enum() -> Any:
@@ -202,6 +271,8 @@ def builtin_subject(name: str) -> Subject:
 
     if name not in _PLAN:
         raise KeyError(f"no built-in subject {name!r}; known: {', '.join(_PLAN)}")
+    if _PLAN[name][0] is None:
+        return _row_of_user_type()
     schema = _schema(name)
     strategies.activate(schema)
     golden = os.environ.get("CONFORMANCE_BUILTINS_GOLDEN") or _DEFAULT_GOLDEN

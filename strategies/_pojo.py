@@ -1,6 +1,11 @@
 """Dataclasses (Pojo schemas) and enums (Enum schemas) created on the fly.
 
 A generated class is defined by its *spec*: a qualified name plus its fields (or members).
+A field names its serializer explicitly (``dataclasses.field(metadata={"serializer": ...})``),
+unless it is ``annotated``: then it is declared the way users write dataclasses, with a plain
+annotation (``int``, ``dict[str, int]``, ``Optional[str]``, ``list[Other]``, ...) from which
+``PojoSerializer`` infers the serializer. A type no annotation maps to (``IntType``, a padded
+Nullable, ...) keeps the explicit serializer even in an annotated field.
 The same spec always gives the same class object in a process, and a generated class pickles
 as its spec (a ``copyreg`` reducer on the classes' metaclass), so unpickling it in another
 process (a Spark worker) rebuilds an equivalent class and registers it. Evolutions keep a
@@ -56,11 +61,13 @@ NO_DEFAULT = _NoDefault()
 
 @dataclasses.dataclass(frozen=True)
 class PojoField:
-    """One field of a generated dataclass: its name, logical type and default (if any)."""
+    """One field of a generated dataclass: its name, logical type, default (if any), and
+    whether it is declared by its annotation alone (see the module's docstring)."""
 
     name: str
     type: Any
     default: Any = NO_DEFAULT
+    annotated: bool = False
 
     @property
     def has_default(self) -> bool:
@@ -105,26 +112,58 @@ def _default_factory(value: Any) -> Any:
     return functools.partial(copy.deepcopy, value)
 
 
+_ANNOTATIONS: dict[type, type] = {
+    t.BooleanType: bool, t.LongType: int, t.DoubleType: float, t.StringType: str, t.BytesType: bytes,
+}
+
+
+def annotation_for(logical_type: Any) -> Any:
+    """The plain annotation from which ``PojoSerializer`` infers ``serializer_for(logical_type)``,
+    or None when no annotation maps to that serializer."""
+    import typing
+
+    found = _ANNOTATIONS.get(type(logical_type))
+    if found is not None:
+        return found
+    if isinstance(logical_type, t.NullableType) and not logical_type.padded:
+        inner = annotation_for(logical_type.inner)
+        return None if inner is None else typing.Optional[inner]  # noqa: UP045 (what users write)
+    if isinstance(logical_type, t.ListType):
+        element = annotation_for(logical_type.element)
+        return None if element is None else list[element]  # type: ignore[valid-type]
+    if isinstance(logical_type, t.MapType):
+        key, value = annotation_for(logical_type.key), annotation_for(logical_type.value)
+        return None if key is None or value is None else dict[key, value]  # type: ignore[valid-type]
+    if isinstance(logical_type, t.TupleType) and logical_type.fields:
+        parts = [annotation_for(f) for f in logical_type.fields]
+        return None if any(p is None for p in parts) else tuple[tuple(parts)]  # type: ignore[misc]
+    if isinstance(logical_type, (t.PojoType, t.EnumType)):
+        return logical_type.cls
+    return None
+
+
 def pojo_class(qualname: str, fields: tuple[PojoField, ...]) -> type:
     """The dataclass ``strategies._generated.<qualname>`` with ``fields`` (keyword-only)."""
     from reference.types import serializer_for
 
     # Defaults by exact value: 0.0 and -0.0 (or 0 and False) must not share a class.
-    key = (qualname, tuple((f.name, f.type, canonical(f.default)) for f in fields))
+    key = (qualname, tuple((f.name, f.type, canonical(f.default), f.annotated) for f in fields))
     with _LOCK:
         found = _POJOS.get(key)
         if found is not None:
             return found
         spec = []
         for f in fields:
-            kwargs: dict[str, Any] = {"metadata": {"serializer": serializer_for(f.type),
-                                                   "logical_type": f.type}}
+            annotation = annotation_for(f.type) if f.annotated else None
+            kwargs: dict[str, Any] = {"metadata": {"logical_type": f.type}}
+            if annotation is None:
+                kwargs["metadata"]["serializer"] = serializer_for(f.type)
             if f.has_default:
                 if isinstance(f.default, (list, dict)) or dataclasses.is_dataclass(f.default):
                     kwargs["default_factory"] = _default_factory(f.default)
                 else:
                     kwargs["default"] = f.default
-            spec.append((f.name, Any, dataclasses.field(**kwargs)))
+            spec.append((f.name, Any if annotation is None else annotation, dataclasses.field(**kwargs)))
         cls = dataclasses.make_dataclass(
             qualname, spec, bases=(GeneratedPojo,), kw_only=True,
             namespace={"__pojo_fields__": tuple(fields), "__module__": MODULE},

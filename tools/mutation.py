@@ -31,6 +31,7 @@ ended as soon as a subject is reported NOT CERTIFIED); ``unit`` is pytest over
     python tools/mutation.py --sample 70 --seed 15 --examples 30 --json mutation.json
     python tools/mutation.py --list            # every site, no run
     python tools/mutation.py --only 12,40      # re-judge a few sampled mutants
+    python tools/mutation.py --site '_row.py:293 [swap]'   # judge sites by their --list line
 
 The result (a table, and ``--json``) gives each mutant's id, site, diff line and which suites
 killed it; the score is killed / (sampled - equivalent), where ``--equivalent`` names ids a
@@ -390,6 +391,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout-factor", type=float, default=3.0)
     p.add_argument("--only", type=lambda s: {int(x) for x in s.split(",")}, default=None,
                    help="ids of sampled mutants to run (others are not run)")
+    p.add_argument("--site", action="append", default=None, metavar="TEXT",
+                   help="judge every site (sampled or not) whose --list line contains TEXT "
+                        "(repeatable); ids are then positions in the --list order")
     p.add_argument("--equivalent", type=lambda s: {int(x) for x in s.split(",") if x}, default=set(),
                    help="ids classified as equivalent (left out of the score)")
     p.add_argument("--json", help="write every mutant and its outcome here")
@@ -407,9 +411,14 @@ def main(argv: list[str] | None = None) -> int:
     # The sample is drawn from the copy the mutants run in: edits to the working files while
     # the run goes on change neither.
     tree = _copy_tree(ROOT)
-    chosen = sample(tree, args.sample, args.seed)
+    if args.site:
+        every = all_sites(tree)
+        numbered = [(i, s) for i, s in enumerate(every)
+                    if any(text in f"{s.file}:{s.line} [{s.op}] {s.detail}" for text in args.site)]
+    else:
+        numbered = list(enumerate(sample(tree, args.sample, args.seed)))
     mutants = []
-    for i, site in enumerate(chosen):
+    for i, site in numbered:
         with open(os.path.join(tree, site.file), encoding="utf-8") as fh:
             lines = fh.read().splitlines()
         before = lines[site.line - 1].strip() if 0 < site.line <= len(lines) else ""

@@ -18,8 +18,10 @@ from reference import (
     DataOutputView,
     SchemaCompatibility,
     SerializationError,
+    StateError,
     TypeSerializer,
     TypeSerializerSnapshot,
+    register_type,
     resolve_compatibility,
     snapshot_from_bytes,
     snapshot_to_bytes,
@@ -375,3 +377,16 @@ def test_reconfigured_enum_rebuilds_list_and_map(evolving_enum):
     assert isinstance(reconfigured, MapSerializer) and isinstance(reconfigured.value, ListSerializer)
     got = reconfigured.from_bytes(old_bytes)
     assert got == {"k": [v2.B, v2.A]}, f"got {got}, should read the old ordinals as B, A"
+
+
+def test_an_enum_snapshot_whose_class_name_is_registered_to_a_non_enum_is_refused(evolving_enum):
+    colour = evolving_enum(["RED", "GREEN"])
+    written = snapshot_to_bytes(EnumSerializer(colour).snapshot_configuration())
+    impostor = type("E", (), {"__module__": colour.__module__, "__qualname__": "E"})
+    register_type(impostor)  # the last registration of a name wins
+    try:
+        with pytest.raises(StateError) as info:
+            snapshot_from_bytes(written).restore_serializer()
+        assert "not an Enum class" in str(info.value), f"got {info.value}, should say the class is not an Enum"
+    finally:
+        register_type(colour)

@@ -159,3 +159,26 @@ def test_the_harness_certifies_both_forms(form):
     report = check_serializer(subject, examples=10, seed=5, checks=("migration", "backends"))
     assert report.certified, f"got {[str(r) for r in report.failures]}, should certify the {form} form"
     assert report["migration.migrate_element"].status == "passed", report["migration.migrate_element"]
+
+
+class WritingAndReturningMoneySnapshot(MoneySnapshot):
+    """The writing form (``target`` required) that also returns what it wrote."""
+
+    def restore_serializer(self) -> Money:
+        return WritingAndReturningMoney(self.unit)
+
+    def migrate_element(self, prior, new, element, target):  # type: ignore[no-untyped-def,override]
+        migrated = element * (100 if (prior.unit, new.unit) == ("euro", "cent") else 1)
+        new.serialize(migrated, target)
+        return migrated
+
+
+class WritingAndReturningMoney(Money):
+    def snapshot_configuration(self) -> MoneySnapshot:
+        return WritingAndReturningMoneySnapshot(self.unit)
+
+
+def test_a_writing_form_that_also_returns_gives_the_returned_element():
+    cls = WritingAndReturningMoney
+    got = migrated_element(cls("cent").snapshot_configuration(), cls("euro"), cls("cent"), 7)
+    assert got == 700, f"got {got!r}, should be 700 (what migrate_element returned and wrote)"

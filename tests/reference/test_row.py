@@ -538,3 +538,35 @@ def test_reads_flinks_own_row_snapshot_form_without_names():
     restored = snapshot_from_bytes(data).restore_serializer()
     want = RowSerializer([("f0", INT, True), ("f1", S, True)])
     assert restored == want, f"got {restored!r}, should be {want!r}"
+
+
+class _ScratchString(StringSerializer):
+    """A field serializer with per-instance state: ``duplicate()`` is a new instance."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scratch: list[str] = []
+
+    def duplicate(self) -> _ScratchString:
+        return _ScratchString()
+
+
+@pytest.mark.parametrize("supports_row_kind", [True, False])
+def test_duplicate_of_a_row_over_a_stateful_field_is_a_new_equal_row_serializer(supports_row_kind):
+    field = _ScratchString()
+    serializer = RowSerializer([("id", LongSerializer(), False), ("name", field, True)], supports_row_kind)
+    dup = serializer.duplicate()
+    assert dup is not serializer, "got the same RowSerializer back, should be a new one (a field is stateful)"
+    assert dup.fields[1][1] is not field, "got the same stateful field serializer, should be its duplicate"
+    assert dup == serializer, f"got {dup!r}, should equal {serializer!r}"
+    assert dup.supports_row_kind is supports_row_kind, \
+        f"got supports_row_kind {dup.supports_row_kind}, should be {supports_row_kind}"
+    row = Row.of(7, "x", kind=RowKind.UPDATE_AFTER) if supports_row_kind else (7, "x")
+    assert dup.to_bytes(row) == serializer.to_bytes(row), "the duplicate writes other bytes"
+
+
+def test_a_row_snapshot_refuses_field_serializers_that_do_not_match_its_field_count():
+    snapshot = RowSerializerSnapshot(RowSerializer([("a", LongSerializer(), False), ("b", StringSerializer(), True)]))
+    with pytest.raises(SnapshotFormatError) as info:
+        snapshot.create_outer_serializer_with_nested_serializers([LongSerializer()])
+    assert "1 field serializers for the 2 fields" in str(info.value), f"got {info.value}"
