@@ -200,3 +200,24 @@ def test_a_pickle_subjects_incompatible_evolution_is_refused_as_incompatible_not
     report = check_serializer(subject, examples=5, seed=2, checks=("backends.incompatible",))
     result = report["backends.incompatible"]
     assert result.status == "passed", f"got {result}, should refuse with StateMigrationError"
+
+
+def test_the_user_shaped_builtins_take_the_paths_they_exist_for():
+    import dataclasses
+
+    from conformance._builtins import builtin_subject
+    from reference import TypeSerializerSnapshot
+    from reference._snapshot import _writes_to_target
+
+    pojo = builtin_subject("annotated_pojo").schema.cls
+    explicit = [f.name for f in dataclasses.fields(pojo) if "serializer" in f.metadata]
+    assert not explicit, f"got explicit serializers for {explicit}, should be inferred from the annotations"
+    row = builtin_subject("row_of_user_type").make_serializer()
+    field = row.fields[1][1]
+    assert field.duplicate() is not field, "got duplicate() is the field serializer itself, should be a new one"
+    snapshot = type(field.snapshot_configuration())
+    assert snapshot.resolve_schema_compatibility is TypeSerializerSnapshot.resolve_schema_compatibility, \
+        f"got {snapshot.__name__} implementing the 1.19+ direction, should implement only the pre-1.19 one"
+    assert _writes_to_target(snapshot), f"got {snapshot.__name__}.migrate_element in the returning form, should write"
+    verdicts = sorted(e.expect.value for e in builtin_subject("row_of_user_type").evolutions)
+    assert verdicts == ["compatible_after_migration", "compatible_as_is", "incompatible"], f"got {verdicts}"

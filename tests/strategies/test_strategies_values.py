@@ -112,3 +112,25 @@ def test_strategies_found_lists_of_zero_width_elements_read_back() -> None:
         pass
     else:
         raise AssertionError("got a list of 2**31-1 elements read, should be refused as corrupt")
+
+
+@settings(max_examples=100)
+@given(st.data())
+def test_an_annotated_field_is_inferred_as_the_schemas_reference_serializer(data: Any) -> None:
+    from reference.serializers import PojoSerializer
+    from reference.serializers._pojo import field_serializer_for_annotation
+    from strategies._pojo import PojoField, annotation_for, pojo_type
+
+    schema = data.draw(strategies.schemas(), label="field schema")
+    annotation = annotation_for(schema)
+    if annotation is not None:
+        inferred = field_serializer_for_annotation(annotation)
+        assert inferred == serializer_for(schema), \
+            f"got {inferred!r} from {annotation!r}, should be {serializer_for(schema)!r} [{schema!r}]"
+    pojo = pojo_type((PojoField("f", schema, annotated=True),), qualname="AnnotatedFieldProbe")
+    (declared,) = pojo.cls.__dataclass_fields__.values()
+    explicit = "serializer" in declared.metadata
+    assert explicit is (annotation is None), \
+        f"got an explicit serializer {explicit}, should be {annotation is None} (annotation {annotation!r})"
+    (field,) = PojoSerializer(pojo.cls).fields
+    assert field[1] == serializer_for(schema), f"got {field[1]!r}, should be {serializer_for(schema)!r}"
