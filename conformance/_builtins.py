@@ -11,7 +11,8 @@ Two built-ins take the shapes users write rather than the ones the strategies ge
 ``annotated_pojo`` is a dataclass declared with plain annotations (``int``, ``dict[str, int]``,
 ``Optional[str]``, ``list[Point]``, ...) from which ``PojoSerializer`` infers its fields'
 serializers; ``row_of_user_type`` is a row whose field is a hand-written, stateful serializer
-with an older-style snapshot (``conformance._user_serializers``), with declared evolutions.
+with an older-style snapshot (``conformance._user_serializers``), with declared evolutions;
+``pojo_with_subclasses`` is a dataclass hierarchy, one subclass registered, one not.
 """
 
 from __future__ import annotations
@@ -57,10 +58,13 @@ _PLAN: dict[str, tuple[Any, bool]] = {
     "nullable_padded_byte": (t.NullableType(t.ByteType(), padded=True), True),
     "nested_row": (lambda: _fixed_nested_row(), False),
     "map_of_pojo": (lambda: _fixed_map_of_pojo(), False),
+    # A list at the top whose elements migrate: the list's snapshot writes migrated records.
+    "list_of_pojo": (lambda: _fixed_list_of_pojo(), False),
     # Shapes users write: annotations instead of explicit field serializers; a hand-written
     # field serializer (no schema: its values and evolutions are declared below).
     "annotated_pojo": (lambda: _fixed_annotated_pojo(), False),
     "row_of_user_type": (None, False),
+    "pojo_with_subclasses": (None, False),
 }
 BUILTIN_NAMES = tuple(_PLAN)
 
@@ -172,6 +176,45 @@ def _row_of_user_type() -> Subject:
                    locator="conformance._builtins:row_of_user_type")
 
 
+def _pojo_with_subclasses() -> Subject:
+    """``PojoSerializer(Shape, registered_subclasses=[Circle])`` over shapes of every class
+    (see ``conformance._user_serializers``). Registering Square too (as is, or reconfigured
+    when it comes first) is not declared: the new serializer then writes a Square other than
+    the old one did, and backends.evolution demands that both backends' savepoints agree."""
+    from hypothesis import strategies as st
+
+    from reference.serializers import PojoSerializer
+
+    from ._user_serializers import Circle, Shape, Square
+
+    names = st.text(max_size=8)
+    values = st.none() | st.builds(Shape, names) | st.builds(Circle, names, st.floats()) \
+        | st.builds(Square, names, st.integers(-(2**63), 2**63 - 1), st.none() | names)
+    evolutions = [
+        Evolution(lambda: PojoSerializer(Circle), Verdict.INCOMPATIBLE, reason_contains="dataclass",
+                  name="the state's class becomes Circle"),
+    ]
+    golden = os.environ.get("CONFORMANCE_BUILTINS_GOLDEN") or _DEFAULT_GOLDEN
+    # The recorded snapshot was taken after Squares were written, so it lists Square among the
+    # non-registered subclasses met, which a fresh serializer has not met yet: Flink's rule
+    # makes that a reconfiguration (the new serializer learns the subclass), never "as is".
+    releases = {"0.1.0": Evolution(expect=Verdict.COMPATIBLE_WITH_RECONFIGURED_SERIALIZER)}
+    return Subject(lambda: PojoSerializer(Shape, registered_subclasses=[Circle]), values, evolutions, key=False,
+                   name="builtin:pojo_with_subclasses", golden=os.path.join(golden, "pojo_with_subclasses"),
+                   release=_release(), releases=releases, locator="conformance._builtins:pojo_with_subclasses")
+
+
+#: The built-ins without a schema, declared by hand as users declare subjects.
+_USER_SHAPED = {"row_of_user_type": _row_of_user_type, "pojo_with_subclasses": _pojo_with_subclasses}
+
+
+def _fixed_list_of_pojo() -> Any:
+    from strategies import PojoField, pojo_type
+
+    item = pojo_type((PojoField("n", t.LongType()), PojoField("label", t.StringType())), qualname="Posten_ø")
+    return t.ListType(item)
+
+
 def _fixed_enum() -> Any:
     from strategies import enum_type
 
@@ -272,7 +315,7 @@ def builtin_subject(name: str) -> Subject:
     if name not in _PLAN:
         raise KeyError(f"no built-in subject {name!r}; known: {', '.join(_PLAN)}")
     if _PLAN[name][0] is None:
-        return _row_of_user_type()
+        return _USER_SHAPED[name]()
     schema = _schema(name)
     strategies.activate(schema)
     golden = os.environ.get("CONFORMANCE_BUILTINS_GOLDEN") or _DEFAULT_GOLDEN

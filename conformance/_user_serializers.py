@@ -1,5 +1,10 @@
-"""A serializer written the way users write theirs, for the built-in subjects
+"""Serializers and types written the way users write theirs, for the built-in subjects
 (``conformance._builtins``): the built-in serializers alone never take these paths.
+
+``Shape`` and its dataclass subclasses ``Circle`` and ``Square`` are a class hierarchy as users
+declare one (plain annotations); ``pojo_with_subclasses`` certifies
+``PojoSerializer(Shape, registered_subclasses=[Circle])``, so a ``Circle`` is written with its
+registration tag and a ``Square`` with its class name.
 
 ``ReadingSerializer`` writes a ``Reading`` (a sensor's temperature as a 32-bit float, a sample
 count, and from format 2 on a humidity) with nothing but the public ``DataOutputView`` /
@@ -37,7 +42,7 @@ from reference import (
     TypeSerializerSnapshot,
 )
 
-__all__ = ["Reading", "ReadingSerializer", "ReadingSerializerSnapshot"]
+__all__ = ["Reading", "ReadingSerializer", "ReadingSerializerSnapshot", "Shape", "Circle", "Square"]
 
 _INT_RANGE = (-(2**31), 2**31 - 1)
 
@@ -49,6 +54,22 @@ class Reading:
     celsius: float
     count: int
     humidity: float | None = None
+
+
+@dataclass
+class Shape:
+    name: str
+
+
+@dataclass
+class Circle(Shape):
+    radius: float
+
+
+@dataclass
+class Square(Shape):
+    side: int
+    label: str | None = None
 
 
 def _float32(value: Any, field: str) -> float:

@@ -154,7 +154,8 @@ def type_at(value: Any, path: str) -> str:
 
 @check(id="roundtrip.copy_serialized", family="roundtrip", requires=BIT_EXACT)
 def copy_serialized(ctx) -> None:  # type: ignore[no-untyped-def]
-    """copy_serialized copies exactly one record's bytes and stops where the next begins."""
+    """copy_serialized copies exactly one record's bytes and stops where the next begins, and
+    copies the last record of the input (nothing after it) too."""
     s = ctx.serializer()
 
     def body(pair: tuple[Any, Any]) -> None:
@@ -172,6 +173,14 @@ def copy_serialized(ctx) -> None:  # type: ignore[no-untyped-def]
             raise Violation(
                 f"copy_serialized consumed {source.position} bytes, should consume exactly the "
                 f"first record's {len(first)}"
+            )
+        target = DataOutputView()
+        guarded("copy_serialized of the last record", s.copy_serialized, source, target)
+        if target.getvalue() != second or source.available():
+            raise Violation(
+                f"copy_serialized of the input's last record wrote {hexdump(target.getvalue())} and "
+                f"left {source.available()} bytes, should copy its {len(second)} bytes "
+                f"({hexdump(second)}) and leave none"
             )
 
     ctx.for_all(st.tuples(ctx.subject.values, ctx.subject.values), body)

@@ -205,6 +205,18 @@ class LongCopyText(TextSerializer):
         target.write(source.read_fully(source.available()))
 
 
+class LastRecordCopyText(TextSerializer):
+    """copy_serialized bounds the length by the bytes left less a length prefix it expects to
+    follow: the input's last record is refused."""
+
+    def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
+        size = source.read_int()
+        if size + 4 > source.available():
+            raise SerializationError(f"text of {size} bytes with {source.available()} left: truncated")
+        target.write_int(size)
+        target.write(source.read_fully(size))
+
+
 class WrongLengthInt(FixedIntSerializer):
     """Claims 4 bytes per value but writes 8."""
 
@@ -891,6 +903,8 @@ ZOO: dict[str, tuple[str, Callable[[], Subject]]] = {
     "greedy deserialize": ("roundtrip.sequence", lambda: Subject(GreedyText(), TEXT)),
     "copy_serialized copies too little": ("roundtrip.copy_serialized", lambda: Subject(ShortCopyText(), TEXT)),
     "copy_serialized copies too much": ("roundtrip.copy_serialized", lambda: Subject(LongCopyText(), TEXT)),
+    "copy_serialized refuses the input's last record": ("roundtrip.copy_serialized",
+                                                         lambda: Subject(LastRecordCopyText(), TEXT)),
     "wrong fixed length": ("roundtrip.length", lambda: Subject(WrongLengthInt(8), _LONG)),
     "duplicate loses configuration": ("roundtrip.duplicate", _int(ForgetfulDuplicate)),
     "shared buffer across threads": ("roundtrip.concurrent", lambda: Subject(SharedBufferText(), st.text(min_size=20, max_size=60))),
