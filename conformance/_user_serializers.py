@@ -1,10 +1,10 @@
 """Serializers and types written the way users write theirs, for the built-in subjects
 (``conformance._builtins``): the built-in serializers alone never take these paths.
 
-``Shape`` and its dataclass subclasses ``Circle`` and ``Square`` are a class hierarchy as users
-declare one (plain annotations); ``pojo_with_subclasses`` certifies
+``Shape`` and its dataclass subclass ``Circle`` are a class hierarchy as users declare one
+(plain annotations); ``pojo_with_subclasses`` certifies
 ``PojoSerializer(Shape, registered_subclasses=[Circle])``, so a ``Circle`` is written with its
-registration tag and a ``Square`` with its class name.
+registration tag.
 
 ``ReadingSerializer`` writes a ``Reading`` (a sensor's temperature as a 32-bit float, a sample
 count, and from format 2 on a humidity) with nothing but the public ``DataOutputView`` /
@@ -42,7 +42,7 @@ from reference import (
     TypeSerializerSnapshot,
 )
 
-__all__ = ["Reading", "ReadingSerializer", "ReadingSerializerSnapshot", "Shape", "Circle", "Square"]
+__all__ = ["Reading", "ReadingSerializer", "ReadingSerializerSnapshot", "Shape", "Circle"]
 
 _INT_RANGE = (-(2**31), 2**31 - 1)
 
@@ -64,12 +64,6 @@ class Shape:
 @dataclass
 class Circle(Shape):
     radius: float
-
-
-@dataclass
-class Square(Shape):
-    side: int
-    label: str | None = None
 
 
 def _float32(value: Any, field: str) -> float:
