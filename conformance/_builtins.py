@@ -58,7 +58,8 @@ _PLAN: dict[str, tuple[Any, bool]] = {
     "nullable_padded_byte": (t.NullableType(t.ByteType(), padded=True), True),
     "nested_row": (lambda: _fixed_nested_row(), False),
     "map_of_pojo": (lambda: _fixed_map_of_pojo(), False),
-    # A list at the top whose elements migrate: the list's snapshot writes migrated records.
+    # A list at the top whose elements migrate (the list's snapshot writes migrated records)
+    # and end with a list of zero-width elements.
     "list_of_pojo": (lambda: _fixed_list_of_pojo(), False),
     # Shapes users write: annotations instead of explicit field serializers; a hand-written
     # field serializer (no schema: its values and evolutions are declared below).
@@ -206,7 +207,10 @@ _USER_SHAPED = {"row_of_user_type": _row_of_user_type, "pojo_with_subclasses": _
 def _fixed_list_of_pojo() -> Any:
     from strategies import PojoField, pojo_type
 
-    item = pojo_type((PojoField("n", t.LongType()), PojoField("label", t.StringType())), qualname="Posten_ø")
+    # Fields are written in name order: "zeichen", a list of zero-width tuples, ends every
+    # element, so the list's size is compared with no bytes left at the end of the record.
+    item = pojo_type((PojoField("n", t.LongType()), PojoField("label", t.StringType()),
+                      PojoField("zeichen", t.ListType(t.TupleType(())))), qualname="Posten_ø")
     return t.ListType(item)
 
 
