@@ -141,38 +141,59 @@ def _fixed_annotated_pojo() -> Any:
 
 
 def _row_of_user_type() -> Subject:
-    """A row over ``ReadingSerializer`` (see ``conformance._user_serializers``): values and
-    evolutions declared by hand, as a user declares them."""
+    """A row over ``ReadingSerializer`` (see ``conformance._user_serializers``), as a field and
+    below a map, a list, a tuple and a Nullable (each composite then duplicates into a new
+    instance, and migrates the readings it holds): values and evolutions declared by hand, as a
+    user declares them."""
     from hypothesis import strategies as st
 
-    from reference.serializers import LongSerializer, Row, RowKind, RowSerializer
+    from reference.serializers import (
+        ListSerializer,
+        LongSerializer,
+        MapSerializer,
+        NullableSerializer,
+        Row,
+        RowKind,
+        RowSerializer,
+        StringSerializer,
+        TupleSerializer,
+    )
 
     from ._user_serializers import Reading, ReadingSerializer
 
-    def row(format_version: int) -> RowSerializer:
-        return RowSerializer([("id", LongSerializer(), False), ("reading", ReadingSerializer(format_version), True)])
+    def row(reading: Any) -> RowSerializer:
+        history = MapSerializer(StringSerializer(), ListSerializer(TupleSerializer(
+            LongSerializer(), NullableSerializer(reading.duplicate()))))
+        return RowSerializer([("id", LongSerializer(), False), ("reading", reading, True), ("history", history, True)])
 
     def make(values: tuple[Any, ...], kind: RowKind) -> tuple[Any, ...]:
         return tuple(values) if kind is RowKind.INSERT else Row(values, kind)
 
     def humidity_added(old: tuple[Any, ...]) -> tuple[Any, ...]:
-        key, reading = old
-        if reading is not None:
-            reading = Reading(reading.celsius, reading.count, 0.0)
-        return make((key, reading), getattr(old, "kind", RowKind.INSERT))
+        def reading(r: Any) -> Any:
+            return None if r is None else Reading(r.celsius, r.count, 0.0)
 
-    readings = st.builds(Reading, st.floats(width=32, allow_nan=False), st.integers(-(2**31), 2**31 - 1))
-    values = st.builds(lambda key, reading, kind: make((key, reading), kind),
-                       st.integers(-(2**63), 2**63 - 1), st.none() | readings, st.sampled_from(list(RowKind)))
+        key, first, history = old
+        if history is not None:
+            history = {k: [(at, reading(r)) for at, r in entries] for k, entries in history.items()}
+        return make((key, reading(first), history), getattr(old, "kind", RowKind.INSERT))
+
+    readings = st.none() | st.builds(Reading, st.floats(width=32, allow_nan=False), st.integers(-(2**31), 2**31 - 1))
+    longs = st.integers(-(2**63), 2**63 - 1)
+    histories = st.none() | st.dictionaries(st.text(max_size=4), st.lists(st.tuples(longs, readings), max_size=3),
+                                            max_size=3)
+    values = st.builds(lambda key, reading, history, kind: make((key, reading, history), kind),
+                       longs, readings, histories, st.sampled_from(list(RowKind)))
     evolutions = [
-        Evolution(lambda: row(1), Verdict.COMPATIBLE_AS_IS, name="the same format, judged by the old snapshot"),
-        Evolution(lambda: row(2), Verdict.COMPATIBLE_AFTER_MIGRATION, humidity_added,
+        Evolution(lambda: row(ReadingSerializer(1)), Verdict.COMPATIBLE_AS_IS,
+                  name="the same format, judged by the old snapshot"),
+        Evolution(lambda: row(ReadingSerializer(2)), Verdict.COMPATIBLE_AFTER_MIGRATION, humidity_added,
                   name="format 2 adds humidity (migrated by the writing form)"),
-        Evolution(lambda: RowSerializer([("id", LongSerializer(), False), ("reading", LongSerializer(), True)]),
-                  Verdict.INCOMPATIBLE, reason_contains="reading", name="the reading becomes a long"),
+        Evolution(lambda: row(LongSerializer()), Verdict.INCOMPATIBLE, reason_contains="reading",
+                  name="the reading becomes a long"),
     ]
     golden = os.environ.get("CONFORMANCE_BUILTINS_GOLDEN") or _DEFAULT_GOLDEN
-    return Subject(lambda: row(1), values, evolutions, key=False, name="builtin:row_of_user_type",
+    return Subject(lambda: row(ReadingSerializer(1)), values, evolutions, key=False, name="builtin:row_of_user_type",
                    golden=os.path.join(golden, "row_of_user_type"), release=_release(),
                    locator="conformance._builtins:row_of_user_type")
 
