@@ -195,3 +195,21 @@ def test_rows_in_flinks_form_are_judged_by_position() -> None:
     own_form = snapshot_from_bytes(snapshot_to_bytes(old.snapshot_configuration()))
     result = reference.resolve_compatibility(wider, own_form)
     assert result.is_compatible_after_migration(), f"got {result!r}, should be FLIP-527's after migration by name"
+
+
+@dataclasses.dataclass
+class Triangle(Shape):
+    base: float = 0.0
+
+
+def test_a_flink_pojo_snapshot_that_ends_with_a_subclass_met_by_name_reads_back() -> None:
+    # The snapshot of the subclass met last is the last frame: it ends the input exactly.
+    reference.register_type(Shape, "com.example.Shape")
+    reference.register_type(Triangle, "com.example.Triangle")
+    serializer = PojoSerializer(Shape)
+    serializer.to_bytes(Triangle(3, 1.5))  # met by name: cached as a non-registered subclass
+    flink = snapshot_to_bytes(serializer.snapshot_configuration(), dialect="flink")
+    back = snapshot_from_bytes(flink)
+    names = [n for n, _ in back.non_registered_subclasses]
+    assert names == ["com.example.Triangle"], f"got {names}, should list the subclass met by name"
+    assert snapshot_to_bytes(back, dialect="flink") == flink, "the Flink form should re-serialize byte-identical"
