@@ -226,6 +226,15 @@ def test_corrupt_sizes_are_refused_without_allocating(serializer, data):
         serializer.from_bytes(bytes.fromhex(data))
 
 
+@pytest.mark.parametrize("serializer", [ListSerializer(IntSerializer()), ListSerializer(StringSerializer())],
+                         ids=["fixed", "variable"])
+def test_copying_a_list_record_cut_after_its_first_element_is_a_serialization_error(serializer):
+    items = [7, 8, 9, 10, 11] if isinstance(serializer.element, IntSerializer) else list("abcde")
+    cut = serializer.to_bytes(items)[: 4 + len(serializer.element.to_bytes(items[0]))]
+    with pytest.raises(SerializationError, match="size"):
+        serializer.copy_serialized(DataInputView(cut), DataOutputView())
+
+
 # -- the composite compatibility rule -----------------------------------------------------------
 class VerdictSerializer(TypeSerializer[int]):
     """Writes longs; its snapshot returns the verdict named by ``kind`` on any old one of its
