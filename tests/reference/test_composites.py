@@ -399,3 +399,30 @@ def test_an_enum_snapshot_whose_class_name_is_registered_to_a_non_enum_is_refuse
         assert "not an Enum class" in str(info.value), f"got {info.value}, should say the class is not an Enum"
     finally:
         register_type(colour)
+
+
+class _ScratchLong(LongSerializer):
+    """A serializer with per-instance state: ``duplicate()`` is a new instance."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scratch: list[int] = []
+
+    def duplicate(self) -> _ScratchLong:
+        return _ScratchLong()
+
+
+@pytest.mark.parametrize("make,value", [
+    (lambda: MapSerializer(StringSerializer(), _ScratchLong()), {"a": 1, "b": -2}),
+    (lambda: MapSerializer(_ScratchLong(), StringSerializer()), {1: "a", -2: "b"}),
+    (lambda: ListSerializer(_ScratchLong()), [1, -2]),
+    (lambda: TupleSerializer(StringSerializer(), _ScratchLong()), ("a", 3)),
+    (lambda: NullableSerializer(_ScratchLong(), padded=True), None),
+], ids=["map-value", "map-key", "list", "tuple", "nullable"])
+def test_a_composite_over_a_stateful_serializer_duplicates_into_an_equal_new_one(make, value):
+    serializer = make()
+    dup = serializer.duplicate()
+    assert dup is not serializer, f"got the same {type(serializer).__name__} back, should be a new one"
+    assert dup == serializer, f"got {dup!r}, should equal {serializer!r}"
+    assert dup.to_bytes(value) == serializer.to_bytes(value), f"the duplicate writes other bytes for {value!r}"
+    assert dup.from_bytes(serializer.to_bytes(value)) == value, f"the duplicate reads other than {value!r}"
