@@ -617,3 +617,15 @@ def test_random_field_additions_and_removals_migrate_like_the_oracle(data):
         assert new_bytes == want_bytes, f"got {new_bytes.hex()}, should be {want_bytes.hex()}"
     finally:
         release.close()
+
+
+@dataclasses.dataclass
+class WithFactoryDefaults:
+    tags: list[str] = dataclasses.field(default_factory=lambda: ["new"])
+    count: int = 5
+    name: str = dataclasses.field(default="")
+
+
+def test_create_instance_takes_each_fields_default_and_default_factory():
+    got = PojoSerializer(WithFactoryDefaults).create_instance()
+    assert got == WithFactoryDefaults(["new"], 5, ""), f"got {got!r}, should be the class's own defaults"
