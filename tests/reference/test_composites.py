@@ -426,3 +426,13 @@ def test_a_composite_over_a_stateful_serializer_duplicates_into_an_equal_new_one
     assert dup == serializer, f"got {dup!r}, should equal {serializer!r}"
     assert dup.to_bytes(value) == serializer.to_bytes(value), f"the duplicate writes other bytes for {value!r}"
     assert dup.from_bytes(serializer.to_bytes(value)) == value, f"the duplicate reads other than {value!r}"
+
+
+def test_an_enum_restored_over_a_class_that_lost_every_member_has_no_instance_to_create(evolving_enum):
+    old = evolving_enum(["RED", "GREEN"])
+    written = snapshot_to_bytes(EnumSerializer(old).snapshot_configuration())
+    register_type(evolving_enum(["BLUE"]))  # a later release's class: none of the recorded members left
+    restored = snapshot_from_bytes(written).restore_serializer()
+    with pytest.raises(StateError) as info:
+        restored.create_instance()
+    assert "none of the members" in str(info.value), f"got {info.value}, should say no member is left"
