@@ -126,6 +126,8 @@ def annotation_for(logical_type: Any) -> Any:
     if found is not None:
         return found
     if isinstance(logical_type, t.NullableType) and not logical_type.padded:
+        if isinstance(logical_type.inner, t.NullableType):
+            return None  # Optional[Optional[X]] is Optional[X]: one Nullable, not two
         inner = annotation_for(logical_type.inner)
         return None if inner is None else typing.Optional[inner]  # noqa: UP045 (what users write)
     if isinstance(logical_type, t.ListType):
