@@ -214,6 +214,8 @@ def _pojo_with_subclasses() -> Subject:
     evolutions = [
         Evolution(lambda: PojoSerializer(Circle), Verdict.INCOMPATIBLE, reason_contains="dataclass",
                   name="the state's class becomes Circle"),
+        Evolution(lambda: PojoSerializer(Shape), Verdict.COMPATIBLE_WITH_RECONFIGURED_SERIALIZER,
+                  name="Circle is no longer registered (met by name)"),
     ]
     golden = os.environ.get("CONFORMANCE_BUILTINS_GOLDEN") or _DEFAULT_GOLDEN
     return Subject(lambda: PojoSerializer(Shape, registered_subclasses=[Circle]), values, evolutions, key=False,
