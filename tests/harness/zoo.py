@@ -118,7 +118,17 @@ class CheckpointAdaptiveInt(FixedIntSerializer):
         return (zigzag >> 1) ^ -(zigzag & 1)
 
     def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
-        self.serialize(self.deserialize(source), target)
+        # Copies the record's bytes as they are (a copy must not re-encode them).
+        tag = source.read_byte()
+        target.write_byte(tag)
+        if tag == 0:
+            target.write_long(source.read_long())
+            return
+        while True:
+            byte = source.read_unsigned_byte()
+            target.write_byte(byte)
+            if byte < 0x80:
+                return
 
     @property
     def length(self) -> int:
