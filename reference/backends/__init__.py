@@ -7,11 +7,13 @@
     path = backend.savepoint("/savepoints/sp-1")      # atomic; the directory must not exist
     backend.close()
     restored = HeapStateBackend.restore(path, key_serializer=StringSerializer(),
-                                        config={"state.schema-evolution.enable": True})
+                                        config=SCHEMA_EVOLUTION_ENABLED)
 
-A restored state is judged on its first ``get_*_state``: as is, reconfigured, migrated
-(bytes backend: every entry eagerly through ``migrate_state``; heap: every object through
-``migrate_element``), or refused with a ``StateMigrationError`` that leaves it untouched.
+A restored state is judged on its first ``get_*_state``: as is, reconfigured, migrated, or
+refused with a ``StateMigrationError`` that leaves it untouched. A migration follows the
+state's ``MigrationPlan`` (``migration_plan(old_snapshot, new_serializer)``, computed once per
+pair; ``str(plan)`` shows it): the bytes backend rewrites every entry eagerly, copying the
+unchanged parts as bytes; the heap backend brings every object to the new shape.
 
 The savepoint layout (``_savepoint``) is public so that other engines (the Spark pipeline) can
 read and write the same savepoints; docs/savepoint-format.md describes it.
@@ -21,7 +23,9 @@ from ._bytes import BytesStateBackend
 from ._descriptors import ListStateDescriptor, MapStateDescriptor, StateDescriptor, ValueStateDescriptor
 from ._heap import HeapStateBackend
 from ._murmur import murmur3_32
+from ._plan import MigrationPlan, list_element_ends, migration_plan
 from ._resolve import (
+    SCHEMA_EVOLUTION_ENABLED,
     SCHEMA_EVOLUTION_OPTION,
     AccessPlan,
     normalize_config,
@@ -68,6 +72,10 @@ from ._storage import Location, StorageError, is_uri, locate, same_bytes, shown,
 
 __all__ = [
     "AccessPlan",
+    "MigrationPlan",
+    "migration_plan",
+    "list_element_ends",
+    "SCHEMA_EVOLUTION_ENABLED",
     "normalize_config",
     "plan_access",
     "resolve_key_serializer",

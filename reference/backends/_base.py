@@ -18,6 +18,7 @@ from .._io import DataInputView
 from .._serializer import TypeSerializer
 from .._snapshot import TypeSerializerSnapshot, snapshot_from_bytes, snapshot_to_bytes
 from ._descriptors import ListStateDescriptor, MapStateDescriptor, StateDescriptor, ValueStateDescriptor
+from ._plan import list_element_ends
 from ._resolve import (
     AccessPlan,
     normalize_config,
@@ -51,19 +52,15 @@ SavepointRow = tuple[int, bytes, bytes, "bytes | None", "bytes | None"]
 def read_list_elements(raw: bytes, serializer: TypeSerializer[Any]) -> list[Any]:
     """The elements of a delimited list value (Flink's RocksDB list layout)."""
     source = DataInputView(raw)
-    elements = []
-    while True:
-        elements.append(serializer.deserialize(source))
-        if not source.available():
-            return elements
-        delimiter = source.read_unsigned_byte()
-        if delimiter != LIST_DELIMITER or not source.available():
-            raise SerializationError(
-                f"list value: byte {source.position - 1} is 0x{delimiter:02x} "
-                f"{'at the end' if delimiter == LIST_DELIMITER else 'instead of the 0x2C delimiter'}"
-                f" after element {len(elements) - 1}; the value was not written with "
-                f"{serializer!r} or is corrupt"
-            )
+    elements: list[Any] = []
+    read = serializer.deserialize
+
+    def scan(source: DataInputView) -> None:
+        elements.append(read(source))
+
+    for _ in list_element_ends(source, scan, lambda: repr(serializer)):
+        pass
+    return elements
 
 
 class StateEntry:

@@ -6,12 +6,10 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from .._errors import SerializationError, StateError
-from .._io import DataInputView, DataOutputView
+from .._errors import StateError
 from .._serializer import TypeSerializer
 from ._base import KeyedStateBackend, SavepointRow, StateEntry, StateHandle, read_list_elements
 from ._resolve import AccessPlan
-from ._savepoint import LIST_DELIMITER
 from ._stores import Table, open_store
 
 __all__ = ["BytesStateBackend"]
@@ -147,8 +145,9 @@ class BytesStateBackend(KeyedStateBackend):
 
     A restore loads bytes without deserializing them. The first ``get_*_state`` of a restored
     state judges the descriptor's serializers against the savepoint's snapshots; a state that
-    needs migration is rewritten eagerly and completely (into a staging area that replaces the
-    old data only when every entry succeeded).
+    needs migration is rewritten eagerly and completely by the state's migration plan
+    (``MigrationPlan``: unchanged parts copied as bytes, only what changes re-encoded), into a
+    staging area that replaces the old data only when every entry succeeded.
     """
 
     _value_state_class = BytesValueState
@@ -215,53 +214,17 @@ class BytesStateBackend(KeyedStateBackend):
 
 
 def _migration_function(kind: str, plan: AccessPlan) -> Callable[[bytes], bytes]:
-    """Rewrites one stored value through ``new_snapshot.migrate_state``: the whole value for
+    """Rewrites one stored value through the state's migration plan: the whole value for
     value state, element by element for list state, the value after the null flag for map
     state (a null map value stays null)."""
-    migrate_state = plan.new_value_snapshot.migrate_state
-    prior, new = plan.prior_value_serializer, plan.value_serializer
-    out = DataOutputView()
-
-    def value(raw: bytes) -> bytes:
-        source = DataInputView(raw)
-        out.clear()
-        migrate_state(prior, new, source, out)
-        if source.available():
-            raise SerializationError(
-                f"{source.available()} of {len(raw)} bytes left after migrating one value; "
-                f"{prior!r} did not read what it wrote"
-            )
-        return out.getvalue()
-
-    def element_list(raw: bytes) -> bytes:
-        source = DataInputView(raw)
-        out.clear()
-        while True:
-            migrate_state(prior, new, source, out)
-            if not source.available():
-                return out.getvalue()
-            delimiter = source.read_unsigned_byte()
-            if delimiter != LIST_DELIMITER or not source.available():
-                raise SerializationError(
-                    f"list value: byte {source.position - 1} is 0x{delimiter:02x} where an "
-                    f"element delimiter 0x2C followed by an element should be; {prior!r} did not "
-                    "read what it wrote or the value is corrupt"
-                )
-            out.write_byte(LIST_DELIMITER)
+    migration = plan.migration
+    if kind == "list":
+        return migration.migrate_list
+    migrate = migration.migrate
+    if kind == "value":
+        return migrate
 
     def map_value(raw: bytes) -> bytes:
-        if raw[0]:
-            return raw  # a null map value stays null
-        source = DataInputView(raw)
-        source.skip_bytes(1)
-        out.clear()
-        out.write_byte(0)
-        migrate_state(prior, new, source, out)
-        if source.available():
-            raise SerializationError(
-                f"{source.available()} bytes left after migrating one map value; {prior!r} did "
-                "not read what it wrote"
-            )
-        return out.getvalue()
+        return raw if raw[0] else _NOT_NULL + migrate(raw[1:])  # a null map value stays null
 
-    return {"value": value, "list": element_list, "map": map_value}[kind]
+    return map_value

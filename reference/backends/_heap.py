@@ -6,8 +6,9 @@ name in ``allow_pickle``: its rows stay as bytes until an access opts in (a desc
 ``PickleSerializer``); any other access is refused (``PickleNotAllowedError``), and a savepoint
 writes such rows back verbatim. The first ``get_*_state`` of
 a restored state judges the descriptor's serializers against the savepoint's snapshots; when
-migration is needed every object is brought to the new shape with
-``new_snapshot.migrate_element``; the next savepoint writes with the new serializer.
+migration is needed every object is brought to the new shape by the state's migration plan
+(``MigrationPlan.migrate_object``: ``new_snapshot.migrate_element`` in either FLIP-527 form);
+the next savepoint writes with the new serializer.
 Keys, namespaces and map user keys are indexed by their serialized bytes (which never change,
 since they never migrate), so that two keys are the same key exactly when the bytes backend
 says so.
@@ -20,7 +21,6 @@ from typing import Any
 
 from .._errors import StateError
 from .._serializer import TypeSerializer
-from .._snapshot import migrated_element
 from ._base import KeyedStateBackend, SavepointRow, StateEntry, StateHandle, read_list_elements
 from ._resolve import AccessPlan
 from ._savepoint import encode_list_value
@@ -249,23 +249,15 @@ class HeapStateBackend(KeyedStateBackend):
 
     def _migrate_objects(self, entry: StateEntry, plan: AccessPlan) -> None:
         # Build the migrated objects aside and swap them in at the end: all or nothing.
-        snapshot = plan.new_value_snapshot
-        prior, new = plan.prior_value_serializer, plan.value_serializer
-
-        def migrate_element(prior: Any, new: Any, element: Any) -> Any:
-            return migrated_element(snapshot, prior, new, element)
-
+        migrate = plan.migration.migrate_object
         data: dict[Primary, Any] = entry.storage
         if entry.kind == "value":
-            migrated: dict[Primary, Any] = {p: migrate_element(prior, new, v) for p, v in data.items()}
+            migrated: dict[Primary, Any] = {p: migrate(v) for p, v in data.items()}
         elif entry.kind == "list":
-            migrated = {p: [migrate_element(prior, new, e) for e in elements] for p, elements in data.items()}
+            migrated = {p: [migrate(e) for e in elements] for p, elements in data.items()}
         else:
             migrated = {
-                p: {
-                    uk: (k, None if v is None else migrate_element(prior, new, v))
-                    for uk, (k, v) in entries.items()
-                }
+                p: {uk: (k, None if v is None else migrate(v)) for uk, (k, v) in entries.items()}
                 for p, entries in data.items()
             }
         entry.storage = migrated

@@ -1,14 +1,18 @@
 """What happens when a state is accessed with a descriptor: compatibility of the descriptor's
 serializers with the snapshots of the stored data, and the policy on the verdicts.
 
-Both backends call ``plan_access``; it raises for every refused case and otherwise says which
-serializers to use from now on and whether the stored values must be migrated.
+Both backends and the Spark jobs call ``plan_access``; it raises for every refused case and
+otherwise says which serializers to use from now on and, when the stored values must be
+migrated, the one ``MigrationPlan`` that migrates them (``reference.backends._plan``).
+``SCHEMA_EVOLUTION_OPTION`` is the config key of the row-evolution policy and
+``SCHEMA_EVOLUTION_ENABLED`` the config that turns it on.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from .._compat import SchemaCompatibility
@@ -16,9 +20,11 @@ from .._errors import StateError, StateMigrationError
 from .._serializer import TypeSerializer
 from .._snapshot import TypeSerializerSnapshot, resolve_compatibility
 from ._descriptors import StateDescriptor
+from ._plan import MigrationPlan, migration_plan
 
 __all__ = [
     "SCHEMA_EVOLUTION_OPTION",
+    "SCHEMA_EVOLUTION_ENABLED",
     "normalize_config",
     "AccessPlan",
     "plan_access",
@@ -31,6 +37,8 @@ __all__ = [
 #: Config key: allow FLIP-527 row evolution (migration of row states). Default False.
 SCHEMA_EVOLUTION_OPTION = "state.schema-evolution.enable"
 _DEFAULTS: dict[str, Any] = {SCHEMA_EVOLUTION_OPTION: False}
+#: The backend config that allows row schema evolution (read-only; pass it as ``config``).
+SCHEMA_EVOLUTION_ENABLED: Mapping[str, Any] = MappingProxyType({SCHEMA_EVOLUTION_OPTION: True})
 
 
 def normalize_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -95,6 +103,8 @@ class AccessPlan:
     prior_value_serializer: TypeSerializer[Any]
     new_value_snapshot: TypeSerializerSnapshot[Any]
     value_result: SchemaCompatibility[Any]
+    #: How the stored values migrate (``migrate`` True) or are kept (False).
+    migration: MigrationPlan
 
 
 def _use(result: SchemaCompatibility[Any], new: TypeSerializer[Any]) -> TypeSerializer[Any]:
@@ -178,14 +188,16 @@ def plan_access(
             f"option '{SCHEMA_EVOLUTION_OPTION}' to True to migrate it"
         )
 
+    migration = migration_plan(value_snapshot, new_value, value_result)
     return AccessPlan(
-        value_serializer=_use(value_result, new_value),
+        value_serializer=migration.reader,
         namespace_serializer=ns_serializer,
         user_key_serializer=uk_serializer,
-        migrate=value_result.is_compatible_after_migration(),
-        prior_value_serializer=value_snapshot.restore_serializer(),
-        new_value_snapshot=new_value.snapshot_configuration(),
+        migrate=migration.needs_migration,
+        prior_value_serializer=migration.prior,
+        new_value_snapshot=migration.new_snapshot,
         value_result=value_result,
+        migration=migration,
     )
 
 

@@ -385,34 +385,21 @@ def decode_list_value(data: bytes, element_serializer: TypeSerializer[Any]) -> l
     The layout carries no lengths, so the element serializer finds each element's end (by
     ``copy_serialized``); a missing or wrong delimiter is a ``SerializationError``.
     """
+    from ._plan import list_element_ends
+
     source = DataInputView(data)
     elements: list[bytes] = []
     scratch = DataOutputView()
-    total = len(data)
-    while True:
-        start = source.position
+
+    def scan(source: DataInputView) -> None:
         scratch.clear()
-        try:
-            element_serializer.copy_serialized(source, scratch)
-        except SerializationError as exc:
-            raise SerializationError(
-                f"list value element {len(elements)} at byte {start} could not be read with "
-                f"{element_serializer!r}: {exc}"
-            ) from None
-        elements.append(source.slice_from(start))
-        if not source.available():
-            return elements
-        delimiter = source.read_unsigned_byte()
-        if delimiter != LIST_DELIMITER:
-            raise SerializationError(
-                f"list value: byte {source.position - 1} of {total} is 0x{delimiter:02x} where "
-                f"the 0x2C delimiter after element {len(elements) - 1} should be; the value was "
-                f"not written with {element_serializer!r} or is corrupt"
-            )
-        if not source.available():
-            raise SerializationError(
-                "list value ends with a delimiter; an element is missing (corrupt value)"
-            )
+        element_serializer.copy_serialized(source, scratch)
+
+    start = 0
+    for _ in list_element_ends(source, scan, lambda: repr(element_serializer)):
+        elements.append(data[start : source.position])
+        start = source.position + 1
+    return elements
 
 
 # -- atomic directory commit ------------------------------------------------------------------

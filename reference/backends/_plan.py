@@ -1,0 +1,816 @@
+"""Migration plans: how the stored bytes of one state go from an old snapshot to a new
+serializer, computed once per (old snapshot, new serializer) pair.
+
+``migration_plan(old_snapshot, new_serializer)`` judges the pair as a restore does
+(``resolve_compatibility``: incompatible raises ``StateMigrationError``) and builds a tree of
+steps, one per serializer node, from the verdicts of the nodes:
+
+- **keep**: nothing needs migration (compatible as is, or with a reconfigured serializer): the
+  stored bytes stay as they are and the plan's ``reader`` reads them.
+- **copy**: a sub-tree compatible as is inside one that migrates: its bytes are copied by
+  scanning the encoding (``TypeSerializer.copy_serialized``; fixed-width fields and ASCII
+  strings are sliced directly), without building Python objects.
+- **row**, **tuple**, **nullable**, **list**, **map values**: a built-in composite whose parts
+  migrate: rebuilt around its parts (a row copies each kept field's bytes, rebuilds the null
+  mask and row kind, writes null for added fields and puts the fields in the new order; a
+  list, map or nullable migrates element by element). Used for the exact built-in snapshot
+  classes only: a subclass may migrate differently.
+- **migrate_state**: the snapshot's own byte-level ``migrate_state`` (Avro's resolving
+  decoder, and any top-level snapshot that overrides ``migrate_state``).
+- **objects**: everything else (a user snapshot's ``migrate_element``, a reconfigured nested
+  serializer): decode with the old serializer, ``reference.migrated_element`` (both FLIP-527
+  forms), encode with the new.
+
+The plan's result is by definition the object path's: read the record with the restored old
+serializer, ``migrated_element`` with the new snapshot, write with the new serializer (or, for
+a top-level ``migrate_state`` step, whatever that method writes). When the byte path meets
+anything it does not take on itself (a corrupt or non-canonical record, a multi-byte string
+length, a migration refusing a row kind), it redoes that record on the object path, which
+gives the result or raises the reference's error; so both paths fail with the same
+``StateError`` kinds.
+
+Flink's list-state layout (elements joined by one 0x2C byte, no lengths) is walked here, in
+``list_element_ends``, for every reader of it.
+
+A plan is a value: ``str(plan)`` is a readable tree (``conformance migrate --explain``), it
+pickles (to Spark executors; compiled closures are rebuilt on first use), and plans compare
+equal when their trees do. ``plan.migrate(bytes)`` migrates one value-state value,
+``plan.migrate_list(bytes)`` one list-state value, ``plan.migrate_map_value(bytes | None)``
+one map-state value (None, a null map value, stays None), ``plan.run(source, target)`` one
+record of a stream, ``plan.migrate_object(value)`` one object (the heap backend's form).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from .._compat import SchemaCompatibility
+from .._errors import SerializationError, StateMigrationError
+from .._io import DataInputView, DataOutputView
+from .._serializer import TypeSerializer
+from .._snapshot import TypeSerializerSnapshot, migrated_element, resolve_compatibility
+from ._savepoint import LIST_DELIMITER
+
+__all__ = [
+    "MigrationPlan",
+    "Step",
+    "list_element_ends",
+    "migration_plan",
+]
+
+
+class _Detour(Exception):
+    """The byte path does not take this record on itself: redo it on the object path."""
+
+
+# -- Flink's list layout ------------------------------------------------------------------------
+def list_element_ends(
+    source: DataInputView, scan: Callable[[DataInputView], None], describe: Callable[[], str]
+) -> Iterator[int]:
+    """Walk a delimited list value: ``scan`` reads one element from ``source``; yields the
+    element's index after each element (the position is then at its end). An element that
+    fails to scan, a missing or misplaced delimiter, or one at the very end, is a
+    ``SerializationError`` that names the element and ``describe()`` (the element serializer)."""
+    index = 0
+    while True:
+        start = source.position
+        try:
+            scan(source)
+        except SerializationError as exc:
+            raise type(exc)(
+                f"list value element {index} at byte {start} could not be read with {describe()}: {exc}"
+            ) from None
+        yield index
+        if not source.available():
+            return
+        delimiter = source.read_unsigned_byte()
+        if delimiter != LIST_DELIMITER or not source.available():
+            raise SerializationError(
+                f"list value: byte {source.position - 1} is 0x{delimiter:02x} "
+                f"{'at the end' if delimiter == LIST_DELIMITER else 'instead of the 0x2C delimiter'}"
+                f" after element {index}; the value was not written with {describe()} or is corrupt"
+            )
+        index += 1
+
+
+# -- steps ----------------------------------------------------------------------------------------
+class Step:
+    """One node of a plan: migrates one record of ``prior``'s encoding to ``new``'s.
+
+    ``run(source, target)`` is the byte path (it may raise ``_Detour``); ``lines()`` the
+    readable tree. Equality is by class, serializers and child steps."""
+
+    name = "step"
+
+    def __init__(self, prior: TypeSerializer[Any], new: TypeSerializer[Any]) -> None:
+        self.prior = prior
+        self.new = new
+        self._cache_run: Callable[[DataInputView, DataOutputView], None] | None = None
+
+    def children(self) -> tuple[Step, ...]:
+        return ()
+
+    def _key(self) -> tuple[Any, ...]:
+        return (type(self), self.prior, self.new, self.children())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Step) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.children()))
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_cache")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._cache_run = None
+
+    @property
+    def run(self) -> Callable[[DataInputView, DataOutputView], None]:
+        run = self._cache_run
+        if run is None:
+            run = self._cache_run = self._compile()
+        return run
+
+    def _compile(self) -> Callable[[DataInputView, DataOutputView], None]:
+        raise NotImplementedError
+
+    def summary(self) -> str:
+        return f"{self.name} {self.prior!r}"
+
+    def lines(self, indent: str = "") -> list[str]:
+        result = [indent + self.summary()]
+        for label, child in self.labelled_children():
+            sub = child.lines(indent + "    ")
+            sub[0] = f"{indent}  {label}: {sub[0].lstrip()}"
+            result.extend(sub)
+        return result
+
+    def labelled_children(self) -> list[tuple[str, Step]]:
+        return [(f"#{i}", c) for i, c in enumerate(self.children())]
+
+    def __repr__(self) -> str:
+        return "\n".join(self.lines())
+
+
+class CopyStep(Step):
+    """Bytes of a sub-tree compatible as is: copied by scanning the encoding."""
+
+    name = "copy bytes"
+
+    def __init__(self, serializer: TypeSerializer[Any]) -> None:
+        super().__init__(serializer, serializer)
+
+    def summary(self) -> str:
+        return f"copy bytes ({self.prior!r})"
+
+    def _compile(self) -> Callable[[DataInputView, DataOutputView], None]:
+        return self.prior.copy_serialized
+
+
+class ObjectStep(Step):
+    """Decode with the old serializer, ``migrated_element`` with the new snapshot, encode."""
+
+    name = "objects"
+
+    def __init__(self, snapshot: TypeSerializerSnapshot[Any], prior: TypeSerializer[Any], new: TypeSerializer[Any]) -> None:
+        super().__init__(prior, new)
+        self.snapshot = snapshot
+
+    def summary(self) -> str:
+        return (f"decode, {type(self.snapshot).__name__}.migrate_element, encode "
+                f"({self.prior!r} -> {self.new!r})")
+
+    def _compile(self) -> Callable[[DataInputView, DataOutputView], None]:
+        snapshot, prior, new = self.snapshot, self.prior, self.new
+        deserialize, serialize = prior.deserialize, new.serialize
+
+        def run(source: DataInputView, target: DataOutputView) -> None:
+            value = deserialize(source)
+            if value is None:
+                raise _Detour  # whether null stays null is the enclosing serializer's rule
+            migrated = migrated_element(snapshot, prior, new, value)
+            if migrated is None:
+                raise _Detour
+            serialize(migrated, target)
+
+        return run
+
+
+class MigrateStateStep(Step):
+    """The snapshot's own byte-level ``migrate_state``."""
+
+    name = "migrate_state"
+
+    def __init__(self, snapshot: TypeSerializerSnapshot[Any], prior: TypeSerializer[Any], new: TypeSerializer[Any]) -> None:
+        super().__init__(prior, new)
+        self.snapshot = snapshot
+
+    def summary(self) -> str:
+        return f"{type(self.snapshot).__name__}.migrate_state ({self.prior!r} -> {self.new!r})"
+
+    def _compile(self) -> Callable[[DataInputView, DataOutputView], None]:
+        migrate, prior, new = self.snapshot.migrate_state, self.prior, self.new
+
+        def run(source: DataInputView, target: DataOutputView) -> None:
+            migrate(prior, new, source, target)
+
+        return run
+
+
+def _fixed_width(serializer: TypeSerializer[Any]) -> int:
+    """The byte width of a built-in fixed-width serializer whose bytes can be sliced, else 0."""
+    from ..serializers._primitives import _FixedWidth
+
+    if isinstance(serializer, _FixedWidth) and type(serializer).copy_serialized is _FixedWidth.copy_serialized:
+        return serializer.length
+    return 0
+
+
+def _is_string(serializer: TypeSerializer[Any]) -> bool:
+    from ..serializers._primitives import StringSerializer
+
+    return type(serializer) is StringSerializer
+
+
+# field readers of a row: (code, argument)
+_FIXED, _STRING, _SCAN, _STEP = range(4)
+
+
+def _field_reader(step: Step) -> tuple[int, Any]:
+    if isinstance(step, CopyStep):
+        width = _fixed_width(step.prior)
+        if width:
+            return _FIXED, width
+        if _is_string(step.prior):
+            return _STRING, step.prior.copy_serialized
+        return _SCAN, step.prior.copy_serialized
+    return _STEP, step
+
+
+class RowStep(Step):
+    """A row whose fields were added, reordered or migrate: kept fields' bytes are copied (or
+    migrated by their own step), the null mask and row kind rebuilt, added fields null."""
+
+    name = "row"
+
+    def __init__(self, prior: Any, new: Any, fields: tuple[tuple[str, int, Step | None], ...]) -> None:
+        super().__init__(prior, new)
+        #: Per new field: (name, index in the prior row or -1 when added, step or None).
+        self.fields = fields
+
+    def children(self) -> tuple[Step, ...]:
+        return tuple(s for _, _, s in self.fields if s is not None)
+
+    def _key(self) -> tuple[Any, ...]:
+        return (*super()._key(), tuple((n, j) for n, j, _ in self.fields))
+
+    def labelled_children(self) -> list[tuple[str, Step]]:
+        return [(repr(n), s) for n, _, s in self.fields if s is not None]
+
+    def summary(self) -> str:
+        prior_names = self.prior.field_names
+        added = [n for n, j, _ in self.fields if j < 0]
+        kept = [n for n, j, _ in self.fields if j >= 0]
+        moved = [n for n, j, _ in self.fields if j >= 0] != [n for n in prior_names if n in kept]
+        parts = [f"{len(prior_names)} -> {len(self.fields)} fields"]
+        if added:
+            parts.append(f"added (null): {', '.join(added)}")
+        if moved:
+            parts.append("reordered")
+        if self.prior.supports_row_kind != self.new.supports_row_kind:
+            parts.append(f"row kind {'kept' if self.new.supports_row_kind else 'dropped'}")
+        return f"row, null mask rebuilt ({'; '.join(parts)})"
+
+    def lines(self, indent: str = "") -> list[str]:
+        result = [indent + self.summary()]
+        for name, j, step in self.fields:
+            if step is None:
+                result.append(f"{indent}  {name!r}: added, null")
+                continue
+            sub = step.lines(indent + "    ")
+            source = f" (field {j} before)" if j >= 0 else ""
+            result.append(f"{indent}  {name!r}{source}: {sub[0].lstrip()}")
+            result.extend(sub[1:])
+        return result
+
+    def _compile(self) -> Callable[[DataInputView, DataOutputView], None]:
+        prior, new = self.prior, self.new
+        prior_arity, new_arity = prior.arity, new.arity
+        mask_len, new_mask_len = prior._cache_mask_len, new._cache_mask_len
+        zero = prior._cache_zero_mask
+        prior_offset, new_offset = prior._cache_offset, new._cache_offset
+        prior_total = prior_arity + prior_offset
+        prior_shift = mask_len * 8 - prior_total
+        new_shift = new_mask_len * 8 - (new_arity + new_offset)
+        # NOT NULL prior fields: a set bit there is corrupt data (the object path says how).
+        not_null_bits = 0
+        for i, nullable in enumerate(prior._cache_nullable):
+            if not nullable:
+                not_null_bits |= 1 << (prior_arity - 1 - i)
+        by_prior: list[tuple[int, Any]] = [(_SCAN, s.copy_serialized) for s in prior._cache_serializers]
+        for _, j, step in self.fields:
+            if j >= 0 and step is not None:
+                by_prior[j] = _field_reader(step)
+        readers = tuple(by_prior)
+        order = tuple(j for _, j, _ in self.fields)
+        new_nullable = new._cache_nullable
+        # An INSERT row without nulls: the new mask has only the added fields' bits.
+        added_bits = 0
+        for j in order:
+            added_bits = (added_bits << 1) | (j < 0)
+        insert_mask = (added_bits << new_shift).to_bytes(new_mask_len, "big")
+        kept = tuple(j for j in order if j >= 0)
+        pick: Callable[[list[bytes]], Any]
+        if len(kept) == 1:
+            only = kept[0]
+            pick = lambda parts: (parts[only],)  # noqa: E731
+        else:
+            from operator import itemgetter
+
+            pick = itemgetter(*kept) if kept else (lambda parts: ())
+        scratch = DataOutputView()
+
+        def read_fields(source: DataInputView, data: bytes, pos: int, nulls: int) -> list[Any]:
+            parts: list[Any] = []
+            append = parts.append
+            bit = 1 << (prior_arity - 1)
+            for code, arg in readers:
+                if nulls & bit:
+                    append(None)
+                elif code == _FIXED:
+                    end = pos + arg
+                    append(data[pos:end])
+                    pos = end
+                elif code == _STRING:
+                    head = data[pos]
+                    if head == 0:
+                        append(b"\x00")
+                        pos += 1
+                    elif head < 0x80 and data[pos + 1 : pos + head].isascii():
+                        end = pos + head
+                        append(data[pos:end])
+                        pos = end
+                    else:
+                        source._pos = pos
+                        scratch.clear()
+                        arg(source, scratch)
+                        append(data[pos : source._pos])
+                        pos = source._pos
+                elif code == _SCAN:
+                    source._pos = pos
+                    scratch.clear()
+                    arg(source, scratch)
+                    append(data[pos : source._pos])
+                    pos = source._pos
+                else:
+                    source._pos = pos
+                    out = DataOutputView()
+                    arg.run(source, out)
+                    append(out.getvalue())
+                    pos = source._pos
+                bit >>= 1
+            if pos > source._end:
+                raise _Detour  # a fixed-width field ran past the end
+            source._pos = pos
+            return parts
+
+        def run(source: DataInputView, target: DataOutputView) -> None:
+            data = source._data
+            if type(data) is not bytes:
+                raise _Detour
+            pos = source._pos
+            mask = data[pos : pos + mask_len]
+            if mask == zero:
+                parts = read_fields(source, data, pos + mask_len, 0)
+                target.write(insert_mask)
+                for part in pick(parts):
+                    target.write(part)
+                return
+            if len(mask) != mask_len:
+                raise _Detour
+            bits = int.from_bytes(mask, "big") >> prior_shift
+            nulls = bits & ((1 << prior_arity) - 1)
+            if nulls & not_null_bits:
+                raise _Detour
+            kind = 0
+            if prior_offset:
+                top = bits >> prior_arity
+                kind = (top >> 1) | ((top & 1) << 1)
+            if kind and not new_offset:
+                raise _Detour  # the object path refuses to lose the row kind
+            parts = read_fields(source, data, pos + mask_len, nulls)
+            out_bits = ((kind & 1) << 1 | (kind >> 1)) if new_offset else 0
+            chosen = []
+            for k, j in enumerate(order):
+                part = None if j < 0 else parts[j]
+                if part is None and not new_nullable[k]:
+                    raise _Detour
+                out_bits = (out_bits << 1) | (part is None)
+                if part is not None:
+                    chosen.append(part)
+            target.write((out_bits << new_shift).to_bytes(new_mask_len, "big"))
+            for part in chosen:
+                target.write(part)
+
+        return run
+
+
+class TupleStep(Step):
+    """A tuple whose fields migrate: field by field."""
+
+    name = "tuple"
+
+    def __init__(self, prior: Any, new: Any, steps: tuple[Step, ...]) -> None:
+        super().__init__(prior, new)
+        self.steps = steps
+
+    def children(self) -> tuple[Step, ...]:
+        return self.steps
+
+    def summary(self) -> str:
+        return f"tuple of {len(self.steps)} fields, field by field"
+
+    def _compile(self) -> Callable[[DataInputView, DataOutputView], None]:
+        steps = self.steps
+
+        def run(source: DataInputView, target: DataOutputView) -> None:
+            for step in steps:
+                step.run(source, target)
+
+        return run
+
+
+class NullableStep(Step):
+    """A nullable value: the null flag kept, the inner value migrated by its step."""
+
+    name = "nullable"
+
+    def __init__(self, prior: Any, new: Any, inner: Step) -> None:
+        super().__init__(prior, new)
+        self.inner = inner
+
+    def children(self) -> tuple[Step, ...]:
+        return (self.inner,)
+
+    def summary(self) -> str:
+        return "nullable: flag kept, the value migrated"
+
+    def _compile(self) -> Callable[[DataInputView, DataOutputView], None]:
+        inner = self.inner
+        prior_padding, new_padding = self.prior.padding_length, self.new.padding_length
+        null = b"\x01" + bytes(new_padding)
+
+        def run(source: DataInputView, target: DataOutputView) -> None:
+            if source.read_boolean():
+                if prior_padding:
+                    source.skip_bytes(prior_padding)
+                target.write(null)
+            else:
+                target.write(b"\x00")
+                inner.run(source, target)
+
+        return run
+
+
+class ListStep(Step):
+    """A list (``ListSerializer``): the size kept, element by element."""
+
+    name = "list"
+
+    def __init__(self, prior: Any, new: Any, element: Step) -> None:
+        super().__init__(prior, new)
+        self.element = element
+
+    def children(self) -> tuple[Step, ...]:
+        return (self.element,)
+
+    def summary(self) -> str:
+        return "list, element by element"
+
+    def _compile(self) -> Callable[[DataInputView, DataOutputView], None]:
+        element = self.element
+
+        def run(source: DataInputView, target: DataOutputView) -> None:
+            size = source.read_int()
+            if size < 0 or size > source.available():
+                raise _Detour  # zero-width elements and corrupt sizes: the object path's rules
+            source.charge_elements(size, "ListSerializer: list size")
+            target.write_int(size)
+            step = element.run
+            for _ in range(size):
+                step(source, target)
+
+        return run
+
+
+class MapValuesStep(Step):
+    """A map (``MapSerializer``) whose keys stay: keys copied, values migrated."""
+
+    name = "map values"
+
+    def __init__(self, prior: Any, new: Any, key: Step, value: Step) -> None:
+        super().__init__(prior, new)
+        self.key, self.value = key, value
+
+    def children(self) -> tuple[Step, ...]:
+        return (self.key, self.value)
+
+    def labelled_children(self) -> list[tuple[str, Step]]:
+        return [("key", self.key), ("value", self.value)]
+
+    def summary(self) -> str:
+        return "map, entry by entry (null values stay null)"
+
+    def _compile(self) -> Callable[[DataInputView, DataOutputView], None]:
+        key, value = self.key, self.value
+
+        def run(source: DataInputView, target: DataOutputView) -> None:
+            size = source.read_int()
+            if size < 0 or size > source.available():
+                raise _Detour
+            source.charge_elements(size, "MapSerializer: map size")
+            target.write_int(size)
+            copy_key, step = key.run, value.run
+            for _ in range(size):
+                copy_key(source, target)
+                if source.read_boolean():
+                    target.write(b"\x01")
+                else:
+                    target.write(b"\x00")
+                    step(source, target)
+
+        return run
+
+
+# -- building ---------------------------------------------------------------------------------------
+def _overrides_migrate_state(snapshot: TypeSerializerSnapshot[Any]) -> bool:
+    return type(snapshot).migrate_state is not TypeSerializerSnapshot.migrate_state
+
+
+def _step(
+    new_snapshot: TypeSerializerSnapshot[Any],
+    old_snapshot: TypeSerializerSnapshot[Any],
+    prior: TypeSerializer[Any],
+    new: TypeSerializer[Any],
+) -> Step:
+    """The step for one nested node, from its verdict."""
+    try:
+        result = resolve_compatibility(new_snapshot, old_snapshot)
+    except Exception:  # a user snapshot failing to judge: migrate the node as objects
+        return ObjectStep(new_snapshot, prior, new)
+    if result.is_compatible_as_is():
+        return CopyStep(prior)
+    if result.is_compatible_after_migration():
+        structural = _structural(new_snapshot, old_snapshot, prior, new)
+        if structural is not None:
+            return structural
+        from ..serializers._avro import AvroSerializerSnapshot
+
+        if type(new_snapshot) is AvroSerializerSnapshot:
+            return MigrateStateStep(new_snapshot, prior, new)
+    return ObjectStep(new_snapshot, prior, new)
+
+
+def _structural(
+    new_snapshot: TypeSerializerSnapshot[Any],
+    old_snapshot: TypeSerializerSnapshot[Any],
+    prior: TypeSerializer[Any],
+    new: TypeSerializer[Any],
+) -> Step | None:
+    """A composite built-in's own step, or None when the node is not one (or a subclass)."""
+    from ..serializers._composites import (
+        ListSerializer,
+        ListSerializerSnapshot,
+        MapSerializer,
+        MapSerializerSnapshot,
+        NullableSerializer,
+        NullableSerializerSnapshot,
+        TupleSerializer,
+        TupleSerializerSnapshot,
+    )
+    from ..serializers._row import RowSerializer, RowSerializerSnapshot
+
+    kind = type(new_snapshot)
+    if type(old_snapshot) is not kind:
+        return None
+    nested_new = getattr(new_snapshot, "nested_snapshots", None)
+    nested_old = getattr(old_snapshot, "nested_snapshots", None)
+    if nested_new is None or nested_old is None:
+        return None
+    if kind is RowSerializerSnapshot and type(prior) is RowSerializer and type(new) is RowSerializer:
+        return _row_step(new_snapshot, old_snapshot, prior, new)  # type: ignore[arg-type]
+    if len(nested_new) != len(nested_old):
+        return None
+    if kind is TupleSerializerSnapshot and type(prior) is TupleSerializer and type(new) is TupleSerializer:
+        return TupleStep(prior, new, tuple(
+            _step(n, o, p, s) for n, o, p, s in zip(nested_new, nested_old, prior.fields, new.fields, strict=True)
+        ))
+    if kind is NullableSerializerSnapshot and type(prior) is NullableSerializer and type(new) is NullableSerializer:
+        return NullableStep(prior, new, _step(nested_new[0], nested_old[0], prior.inner, new.inner))
+    if kind is ListSerializerSnapshot and type(prior) is ListSerializer and type(new) is ListSerializer:
+        return ListStep(prior, new, _step(nested_new[0], nested_old[0], prior.element, new.element))
+    if kind is MapSerializerSnapshot and type(prior) is MapSerializer and type(new) is MapSerializer:
+        key = _step(nested_new[0], nested_old[0], prior.key, new.key)
+        if not isinstance(key, CopyStep):
+            return None  # migrated keys may merge: the object path decides
+        return MapValuesStep(prior, new, key, _step(nested_new[1], nested_old[1], prior.value, new.value))
+    return None
+
+
+def _row_step(new_snapshot: Any, old_snapshot: Any, prior: Any, new: Any) -> Step | None:
+    if len(prior.fields) != len(old_snapshot.field_names) or len(new.fields) != len(new_snapshot.field_names):
+        return None
+    if prior._cache_positional or new._cache_positional or new_snapshot.positional or old_snapshot.positional:
+        prior_index = {name: i for i, name in enumerate(new.field_names) if i < len(prior.fields)}
+    else:
+        prior_index = {name: i for i, name in enumerate(prior.field_names)}
+    new_snaps = dict(zip(new_snapshot.field_names, new_snapshot.nested_snapshots, strict=True))
+    if set(new_snaps) != set(new.field_names):
+        return None
+    fields: list[tuple[str, int, Step | None]] = []
+    for name, serializer, _ in new.fields:
+        j = prior_index.get(name, -1)
+        if j < 0:
+            fields.append((name, -1, None))
+            continue
+        fields.append((name, j, _step(new_snaps[name], old_snapshot.nested_snapshots[j], prior.fields[j][1], serializer)))
+    return RowStep(prior, new, tuple(fields))
+
+
+class MigrationPlan:
+    """How one state's stored bytes migrate from ``old_snapshot`` to ``new_serializer`` (see
+    the module docstring). ``needs_migration`` False: the bytes stay, ``reader`` reads them."""
+
+    def __init__(
+        self,
+        compatibility: SchemaCompatibility[Any],
+        prior: TypeSerializer[Any],
+        new: TypeSerializer[Any],
+        new_snapshot: TypeSerializerSnapshot[Any],
+        root: Step | None,
+    ) -> None:
+        self.compatibility = compatibility
+        #: The serializer restored from the old snapshot (reads the stored bytes).
+        self.prior = prior
+        #: The serializer that reads the bytes after the plan (the new one, or the
+        #: reconfigured one when no migration is needed).
+        self.reader = new
+        self.new_snapshot = new_snapshot
+        #: None: no migration, the bytes stay as they are.
+        self.root = root
+        self._cache_value: Callable[[bytes], bytes] | None = None
+
+    @property
+    def needs_migration(self) -> bool:
+        return self.root is not None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_cache")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._cache_value = None
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, MigrationPlan)
+            and (self.prior, self.reader, self.root, self.compatibility.kind)
+            == (other.prior, other.reader, other.root, other.compatibility.kind)
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.compatibility.kind, self.root))
+
+    def lines(self) -> list[str]:
+        verdict = str(self.compatibility.kind)
+        if self.compatibility.row_paths:
+            verdict += f" (row fields {', '.join(self.compatibility.row_paths)})"
+        head = [f"{verdict}: {self.prior!r} -> {self.reader!r}"]
+        if self.root is None:
+            return [*head, "  keep the bytes as they are"]
+        return head + self.root.lines("  ")
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
+    def __repr__(self) -> str:
+        return f"<MigrationPlan {self.compatibility.kind}: {self.prior!r} -> {self.reader!r}>"
+
+    # -- the object path (the reference every byte result equals) ----------------------------
+    def migrate_object(self, value: Any) -> Any:
+        """``value`` (read by ``prior``) as the new serializer's object."""
+        if self.root is None:
+            return value
+        return migrated_element(self.new_snapshot, self.prior, self.reader, value)
+
+    def _object_path(self, source: DataInputView, target: DataOutputView) -> None:
+        if isinstance(self.root, MigrateStateStep):
+            self.root.run(source, target)
+            return
+        self.reader.serialize(self.migrate_object(self.prior.deserialize(source)), target)
+
+    # -- the byte path ----------------------------------------------------------------------
+    def run(self, source: DataInputView, target: DataOutputView) -> None:
+        """Migrate one record from ``source`` (read exactly) to ``target``."""
+        if self.root is None:
+            self.prior.copy_serialized(source, target)
+            return
+        if isinstance(self.root, MigrateStateStep):
+            self.root.run(source, target)
+            return
+        start, budget, written = source._pos, source._elements, len(target)
+        try:
+            self.root.run(source, target)
+        except (_Detour, IndexError, SerializationError):
+            source._pos, source._elements = start, budget
+            target.truncate(written)
+            self._object_path(source, target)
+
+    def _value_function(self) -> Callable[[bytes], bytes]:
+        fn = self._cache_value
+        if fn is not None:
+            return fn
+        if self.root is None:
+            def fn(raw: bytes) -> bytes:
+                return raw
+        else:
+            run = self.root.run
+            detour = self._detour
+
+            def fn(raw: bytes) -> bytes:
+                source = DataInputView(raw)
+                target = DataOutputView()
+                try:
+                    run(source, target)
+                    if not source._pos == source._end:
+                        raise _Detour
+                except (_Detour, IndexError, SerializationError):
+                    return detour(raw)
+                return target.getvalue()
+
+        self._cache_value = fn
+        return fn
+
+    def _detour(self, raw: bytes) -> bytes:
+        source, target = DataInputView(raw), DataOutputView()
+        self._object_path(source, target)
+        if source.available():
+            raise SerializationError(
+                f"{source.available()} of {len(raw)} bytes left after migrating one value; "
+                f"{self.prior!r} did not read what it wrote or the value is corrupt"
+            )
+        return target.getvalue()
+
+    def migrate(self, raw: bytes) -> bytes:
+        """One value-state value (exactly one record)."""
+        return self._value_function()(raw)
+
+    def migrate_map_value(self, raw: bytes | None) -> bytes | None:
+        """One map-state value; None (a null map value) stays None."""
+        return None if raw is None else self._value_function()(raw)
+
+    def migrate_list(self, raw: bytes) -> bytes:
+        """One list-state value in Flink's delimited layout, element by element."""
+        if self.root is None:
+            return raw
+        source = DataInputView(raw)
+        target = DataOutputView()
+        run = self.run
+        for _ in list_element_ends(source, lambda s: run(s, target), lambda: repr(self.prior)):
+            if source.available():
+                target.write_byte(LIST_DELIMITER)
+        return target.getvalue()
+
+
+def migration_plan(
+    old_snapshot: TypeSerializerSnapshot[Any],
+    new_serializer: TypeSerializer[Any],
+    compatibility: SchemaCompatibility[Any] | None = None,
+) -> MigrationPlan:
+    """The plan that brings bytes written under ``old_snapshot`` to ``new_serializer``;
+    ``StateMigrationError`` when the new serializer is incompatible. ``compatibility`` is the
+    verdict when the caller already has it (``resolve_compatibility(new_serializer,
+    old_snapshot)``)."""
+    new_snapshot = new_serializer.snapshot_configuration()
+    if compatibility is None:
+        compatibility = resolve_compatibility(new_snapshot, old_snapshot)
+    if compatibility.is_incompatible():
+        raise StateMigrationError(
+            f"the new serializer {new_serializer!r} cannot read state written under "
+            f"{type(old_snapshot).__name__}: {compatibility.reason}"
+        )
+    prior = old_snapshot.restore_serializer()
+    if not compatibility.is_compatible_after_migration():
+        reader = (compatibility.get_reconfigured_serializer()
+                  if compatibility.is_compatible_with_reconfigured_serializer() else new_serializer)
+        return MigrationPlan(compatibility, prior, reader, new_snapshot, None)
+    root = _structural(new_snapshot, old_snapshot, prior, new_serializer)
+    if root is None:
+        if _overrides_migrate_state(new_snapshot):
+            root = MigrateStateStep(new_snapshot, prior, new_serializer)
+        else:
+            root = ObjectStep(new_snapshot, prior, new_serializer)
+    return MigrationPlan(compatibility, prior, new_serializer, new_snapshot, root)
