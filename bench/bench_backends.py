@@ -25,6 +25,7 @@ import fastavro
 
 from reference import snapshot_to_bytes
 from reference.backends import (
+    SCHEMA_EVOLUTION_ENABLED,
     BytesStateBackend,
     SavepointMetadata,
     StateMetadata,
@@ -109,7 +110,7 @@ def bench_backend(savepoint: str, store: str, scratch: str) -> float:
     path = os.path.join(scratch, f"rocksdb-{time.time_ns()}") if store == "rocksdb" else None
     backend = BytesStateBackend.restore(
         savepoint, key_serializer=StringSerializer(), store=store, path=path,
-        config={"state.schema-evolution.enable": True},
+        config=SCHEMA_EVOLUTION_ENABLED,
     )
     try:
         start = clock()

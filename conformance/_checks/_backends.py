@@ -14,6 +14,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from reference import StateError, Verdict
+from reference.backends import SCHEMA_EVOLUTION_ENABLED
 from reference.serializers import LongSerializer
 
 from .._canonical import show
@@ -25,7 +26,7 @@ from ._migration import Step, declared_steps
 from ._support import expect_equal, write
 
 HISTORY = ("backends.history",)
-EVOLUTION_CONFIG = {"state.schema-evolution.enable": True}
+EVOLUTION_CONFIG = SCHEMA_EVOLUTION_ENABLED
 #: The checks restore only savepoints they wrote themselves, from the subject's own values: a
 #: pickled state in them is the subject's, so restoring it may unpickle (an incompatible
 #: evolution of a Pickle subject must then be refused as incompatible, not as untrusted).

@@ -18,6 +18,8 @@ from reference import (
     snapshot_to_bytes,
 )
 
+from reference.backends import migration_plan
+
 from .._canonical import show
 from .._property import guarded
 from .._registry import NotApplicable, Violation, check
@@ -101,17 +103,20 @@ def migrated_bytes(step: Step, old_bytes_list: list[bytes]) -> tuple[list[Any], 
 
 
 def _migrated_bytes(step: Step, old_bytes_list: list[bytes]) -> tuple[list[Any], Any]:
+    """The bytes migration is the backends' (``migration_plan``: the subject's migrate_state,
+    or its migrate_element between the old and the new encoding); the values it gives are
+    compared with the oracle's by the callers."""
     result, old_snapshot = resolve(step)
     if result.is_compatible_after_migration():
-        prior = guarded("restore_serializer of the old snapshot", old_snapshot.restore_serializer)
-        new_snapshot = step.new.snapshot_configuration()
+        plan = guarded("the migration plan (restore_serializer of the old snapshot, the new snapshot)",
+                       migration_plan, old_snapshot, step.new, result)
         source = DataInputView(b"".join(old_bytes_list))
         target = DataOutputView()
         for i in range(len(old_bytes_list)):
-            guarded(f"migrate_state on record {i} of {len(old_bytes_list)}", new_snapshot.migrate_state,
-                    prior, step.new, source, target)
+            guarded(f"migrating record {i} of {len(old_bytes_list)} (migrate_state / migrate_element)",
+                    plan.run, source, target)
         if source.available():
-            raise Violation(f"migrate_state over {len(old_bytes_list)} records left {source.available()} "
+            raise Violation(f"migrating {len(old_bytes_list)} records left {source.available()} "
                             "bytes unread, should consume each record exactly")
         reader = step.new
         data = target.getvalue()

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from reference import StateError, StateMigrationError, Verdict
+from reference.backends import SCHEMA_EVOLUTION_ENABLED
 from reference.serializers import LongSerializer
 
 from .._providers import Provider, provider
@@ -33,7 +34,7 @@ __all__ = ["DEFAULT_ENTRIES", "HISTORY", "HISTORY_AHEAD", "history_entries", "ta
            "write_history_ahead"]
 
 DEFAULT_ENTRIES = 100_000
-EVOLUTION_CONFIG = {"state.schema-evolution.enable": True}
+EVOLUTION_CONFIG = SCHEMA_EVOLUTION_ENABLED
 #: Share of the keys that also hold list state (3 elements) and map state (2 entries).
 _EVERY = 4
 

@@ -46,8 +46,12 @@ def add_parsers(sub: Any) -> None:
         help="a mapping state name -> state descriptor, a list of descriptors, or a zero-argument "
         "function returning either",
     )
-    migrate.add_argument("--out", required=True, metavar="DIR|URI",
-                         help="new savepoint, a directory or a URI (no savepoint may be there)")
+    migrate.add_argument("--out", default=None, metavar="DIR|URI",
+                         help="new savepoint, a directory or a URI (no savepoint may be there; "
+                         "required unless --explain)")
+    migrate.add_argument("--explain", action="store_true",
+                         help="print each state's verdict and migration plan (what is copied as bytes, "
+                         "what is re-encoded) and exit without running the job")
     migrate.add_argument("--backend", choices=("bytes", "heap"), default="bytes",
                          help="bytes: migrate_state over serialized values (default); heap: "
                          "deserialize, migrate_element, serialize")
@@ -141,14 +145,19 @@ def run_migrate(args: argparse.Namespace) -> int:
     serializers = load_attribute(args.serializers, "--serializers")
     key_serializer = load_attribute(args.key_serializer, "--key-serializer") if args.key_serializer else None
     _readable(args.savepoint, "SAVEPOINT")
+    from reference.backends import SCHEMA_EVOLUTION_ENABLED
+
     from .._spark.jobs import migrate_savepoint
 
+    config = SCHEMA_EVOLUTION_ENABLED if args.schema_evolution else None
+    if args.explain:
+        return _explain(args, serializers, key_serializer, config)
+    if args.out is None:
+        raise UsageError("conformance migrate needs --out DIR (or --explain to only show the plan)")
     try:
         report = migrate_savepoint(
             args.savepoint, serializers, args.out, mode=args.backend, parallelism=args.parallelism,
-            key_serializer=key_serializer,
-            config={"state.schema-evolution.enable": True} if args.schema_evolution else None,
-            master=args.spark,
+            key_serializer=key_serializer, config=config, master=args.spark,
         )
     except (StateError, OSError) as exc:
         print(f"conformance migrate: {exc}", file=sys.stderr)
@@ -158,6 +167,56 @@ def run_migrate(args: argparse.Namespace) -> int:
                 "states": [{"name": s.name, "kind": s.kind, "verdict": str(s.verdict), "action": s.action,
                             "rows": s.rows, "parallelism": s.parallelism, "shuffled": s.shuffled}
                            for s in report.states]}, args.json)
+    return OK
+
+
+def explain_migration(savepoint: str, serializers: Any, config: Any = None,
+                      key_serializer: Any = None) -> list[dict[str, Any]]:
+    """Per state of ``savepoint``: its name, kind, verdict and migration plan (lines), judged
+    exactly as ``migrate_savepoint`` judges it (refusals raise the same errors); no Spark."""
+    from reference import snapshot_from_bytes
+    from reference.backends import migration_plan, normalize_config, read_savepoint_metadata, resolve_key_serializer
+
+    from .._spark.jobs import _plan, normalize_descriptors
+
+    metadata = read_savepoint_metadata(savepoint)
+    descriptors = normalize_descriptors(serializers)
+    judged = _plan(metadata, descriptors, "bytes", normalize_config(config))
+    if key_serializer is not None:
+        resolve_key_serializer(key_serializer, snapshot_from_bytes(metadata.key_serializer_snapshot))
+    result = []
+    for (_, _, verdict), state in zip(judged, metadata.states, strict=True):
+        descriptor = descriptors.get(state.name)
+        if descriptor is None:
+            lines = ["no new serializer: copied as it is"]
+        else:
+            plan = migration_plan(snapshot_from_bytes(state.value_serializer_snapshot), descriptor.value_serializer)
+            lines = plan.lines()
+            if state.kind == "list":
+                lines.append("(per element of Flink's delimited list layout)")
+            elif state.kind == "map":
+                lines.append("(per map value: map keys never migrate, null values stay null)")
+        result.append({"name": state.name, "kind": state.kind, "verdict": str(verdict), "plan": lines})
+    return result
+
+
+def _explain(args: argparse.Namespace, serializers: Any, key_serializer: Any, config: Any) -> int:
+    import sys
+
+    from reference import StateError
+
+    try:
+        states = explain_migration(args.savepoint, serializers, config, key_serializer)
+    except (StateError, OSError) as exc:
+        print(f"conformance migrate --explain: {exc}", file=sys.stderr)
+        return _failed(exc) if isinstance(exc, StateError) else UNUSABLE
+    out = sys.stderr if args.json == "-" else sys.stdout
+    print(f"migration plan for {args.savepoint} (not run):", file=out)
+    for state in states:
+        print(f"state {state['name']!r} ({state['kind']}): {state['verdict']}", file=out)
+        for line in state["plan"]:
+            print(f"  {line}", file=out)
+    write_json({"source": args.savepoint, "explain": True, "states": states}, args.json)
     return OK
 
 

@@ -9,7 +9,8 @@ steps, one per serializer node, from the verdicts of the nodes:
   stored bytes stay as they are and the plan's ``reader`` reads them.
 - **copy**: a sub-tree compatible as is inside one that migrates: its bytes are copied by
   scanning the encoding (``TypeSerializer.copy_serialized``; fixed-width fields and ASCII
-  strings are sliced directly), without building Python objects.
+  strings are sliced directly), without building Python objects. (A pickled sub-tree is
+  decoded and re-encoded instead: only unpickling checks a pickle's bytes.)
 - **row**, **tuple**, **nullable**, **list**, **map values**: a built-in composite whose parts
   migrate: rebuilt around its parts (a row copies each kept field's bytes, rebuilds the null
   mask and row kind, writes null for added fields and puts the fields in the new order; a
@@ -50,6 +51,19 @@ from .._errors import SerializationError, StateMigrationError
 from .._io import DataInputView, DataOutputView
 from .._serializer import TypeSerializer
 from .._snapshot import TypeSerializerSnapshot, migrated_element, resolve_compatibility
+from ..serializers._avro import AvroSerializerSnapshot
+from ..serializers._composites import (
+    ListSerializer,
+    ListSerializerSnapshot,
+    MapSerializer,
+    MapSerializerSnapshot,
+    NullableSerializer,
+    NullableSerializerSnapshot,
+    TupleSerializer,
+    TupleSerializerSnapshot,
+)
+from ..serializers._primitives import StringSerializer, _FixedWidth
+from ..serializers._row import RowSerializer, RowSerializerSnapshot
 from ._savepoint import LIST_DELIMITER
 
 __all__ = [
@@ -57,6 +71,7 @@ __all__ = [
     "Step",
     "list_element_ends",
     "migration_plan",
+    "row_migration",
 ]
 
 
@@ -222,18 +237,17 @@ class MigrateStateStep(Step):
 
 def _fixed_width(serializer: TypeSerializer[Any]) -> int:
     """The byte width of a built-in fixed-width serializer whose bytes can be sliced, else 0."""
-    from ..serializers._primitives import _FixedWidth
-
-    if isinstance(serializer, _FixedWidth) and type(serializer).copy_serialized is _FixedWidth.copy_serialized:
+    if isinstance(serializer, _FixedWidth) and type(serializer).copy_serialized is _FIXED_COPY:
         return serializer.length
     return 0
 
 
 def _is_string(serializer: TypeSerializer[Any]) -> bool:
-    from ..serializers._primitives import StringSerializer
+    return type(serializer) is StringSerializer and StringSerializer.copy_serialized is _STRING_COPY
 
-    return type(serializer) is StringSerializer
 
+_STRING_COPY = StringSerializer.copy_serialized
+_FIXED_COPY = _FixedWidth.copy_serialized
 
 # field readers of a row: (code, argument)
 _FIXED, _STRING, _SCAN, _STEP = range(4)
@@ -336,7 +350,7 @@ class RowStep(Step):
         def read_fields(source: DataInputView, data: bytes, pos: int, nulls: int) -> list[Any]:
             parts: list[Any] = []
             append = parts.append
-            bit = 1 << (prior_arity - 1)
+            bit = (1 << prior_arity) >> 1
             for code, arg in readers:
                 if nulls & bit:
                     append(None)
@@ -562,13 +576,15 @@ def _step(
     except Exception:  # a user snapshot failing to judge: migrate the node as objects
         return ObjectStep(new_snapshot, prior, new)
     if result.is_compatible_as_is():
+        from ._resolve import snapshot_unpickles
+
+        if snapshot_unpickles(old_snapshot):
+            return ObjectStep(new_snapshot, prior, new)  # only unpickling checks a pickle's bytes
         return CopyStep(prior)
     if result.is_compatible_after_migration():
         structural = _structural(new_snapshot, old_snapshot, prior, new)
         if structural is not None:
             return structural
-        from ..serializers._avro import AvroSerializerSnapshot
-
         if type(new_snapshot) is AvroSerializerSnapshot:
             return MigrateStateStep(new_snapshot, prior, new)
     return ObjectStep(new_snapshot, prior, new)
@@ -580,21 +596,10 @@ def _structural(
     prior: TypeSerializer[Any],
     new: TypeSerializer[Any],
 ) -> Step | None:
-    """A composite built-in's own step, or None when the node is not one (or a subclass)."""
-    from ..serializers._composites import (
-        ListSerializer,
-        ListSerializerSnapshot,
-        MapSerializer,
-        MapSerializerSnapshot,
-        NullableSerializer,
-        NullableSerializerSnapshot,
-        TupleSerializer,
-        TupleSerializerSnapshot,
-    )
-    from ..serializers._row import RowSerializer, RowSerializerSnapshot
-
+    """A composite built-in's own step, or None when the node is not one: another class, a
+    subclass, or a built-in whose migration methods were replaced (its own then decide)."""
     kind = type(new_snapshot)
-    if type(old_snapshot) is not kind:
+    if type(old_snapshot) is not kind or _BUILTIN_MIGRATION.get(kind) != (kind.migrate_state, kind.migrate_element):
         return None
     nested_new = getattr(new_snapshot, "nested_snapshots", None)
     nested_old = getattr(old_snapshot, "nested_snapshots", None)
@@ -618,6 +623,14 @@ def _structural(
             return None  # migrated keys may merge: the object path decides
         return MapValuesStep(prior, new, key, _step(nested_new[1], nested_old[1], prior.value, new.value))
     return None
+
+
+#: The migration methods the structural steps stand for, per built-in composite snapshot.
+_BUILTIN_MIGRATION = {
+    kind: (kind.migrate_state, kind.migrate_element)
+    for kind in (RowSerializerSnapshot, TupleSerializerSnapshot, NullableSerializerSnapshot,
+                 ListSerializerSnapshot, MapSerializerSnapshot)
+}
 
 
 def _row_step(new_snapshot: Any, old_snapshot: Any, prior: Any, new: Any) -> Step | None:
@@ -685,16 +698,17 @@ class MigrationPlan:
         return hash((self.compatibility.kind, self.root))
 
     def lines(self) -> list[str]:
-        verdict = str(self.compatibility.kind)
+        """The plan without its verdict: what is read, what is written, and the steps."""
+        head = []
         if self.compatibility.row_paths:
-            verdict += f" (row fields {', '.join(self.compatibility.row_paths)})"
-        head = [f"{verdict}: {self.prior!r} -> {self.reader!r}"]
+            head.append(f"row fields that change: {', '.join(self.compatibility.row_paths)}")
+        head += [f"from {self.prior!r}", f"to   {self.reader!r}"]
         if self.root is None:
-            return [*head, "  keep the bytes as they are"]
-        return head + self.root.lines("  ")
+            return [*head, "keep the bytes as they are"]
+        return head + self.root.lines()
 
     def __str__(self) -> str:
-        return "\n".join(self.lines())
+        return "\n".join([str(self.compatibility.kind), *("  " + line for line in self.lines())])
 
     def __repr__(self) -> str:
         return f"<MigrationPlan {self.compatibility.kind}: {self.prior!r} -> {self.reader!r}>"
@@ -724,7 +738,7 @@ class MigrationPlan:
         start, budget, written = source._pos, source._elements, len(target)
         try:
             self.root.run(source, target)
-        except (_Detour, IndexError, SerializationError):
+        except Exception:  # the object path gives the result or the reference's error
             source._pos, source._elements = start, budget
             target.truncate(written)
             self._object_path(source, target)
@@ -736,6 +750,8 @@ class MigrationPlan:
         if self.root is None:
             def fn(raw: bytes) -> bytes:
                 return raw
+        elif isinstance(self.root, MigrateStateStep):
+            fn = self._detour
         else:
             run = self.root.run
             detour = self._detour
@@ -747,7 +763,7 @@ class MigrationPlan:
                     run(source, target)
                     if not source._pos == source._end:
                         raise _Detour
-                except (_Detour, IndexError, SerializationError):
+                except Exception:  # the object path gives the result or the reference's error
                     return detour(raw)
                 return target.getvalue()
 
@@ -755,14 +771,17 @@ class MigrationPlan:
         return fn
 
     def _detour(self, raw: bytes) -> bytes:
-        source, target = DataInputView(raw), DataOutputView()
-        self._object_path(source, target)
-        if source.available():
-            raise SerializationError(
-                f"{source.available()} of {len(raw)} bytes left after migrating one value; "
-                f"{self.prior!r} did not read what it wrote or the value is corrupt"
-            )
-        return target.getvalue()
+        """One value on the object path: read whole, migrate, write."""
+        if isinstance(self.root, MigrateStateStep):
+            source, target = DataInputView(raw), DataOutputView()
+            self.root.run(source, target)
+            if source.available():
+                raise SerializationError(
+                    f"{source.available()} of {len(raw)} bytes left after migrating one value; "
+                    f"{self.prior!r} did not read what it wrote or the value is corrupt"
+                )
+            return target.getvalue()
+        return self.reader.to_bytes(self.migrate_object(self.prior.from_bytes(raw)))
 
     def migrate(self, raw: bytes) -> bytes:
         """One value-state value (exactly one record)."""
@@ -814,3 +833,21 @@ def migration_plan(
         else:
             root = ObjectStep(new_snapshot, prior, new_serializer)
     return MigrationPlan(compatibility, prior, new_serializer, new_snapshot, root)
+
+
+def row_migration(snapshot: RowSerializerSnapshot, prior: RowSerializer, new: RowSerializer) -> MigrationPlan:
+    """The plan of ``RowSerializerSnapshot.migrate_state``: its row step between two row
+    serializers (kept per snapshot for the last few pairs)."""
+    cache: dict[tuple[int, int], Any] = snapshot._cache_plans
+    key = (id(prior), id(new), "bytes")
+    cached = cache.get(key)  # type: ignore[call-overload]
+    if cached is not None and cached[0] is prior and cached[1] is new:
+        return cached[2]  # type: ignore[no-any-return]
+    root = _row_step(snapshot, prior.snapshot_configuration(), prior, new)
+    if root is None:
+        root = ObjectStep(snapshot, prior, new)
+    plan = MigrationPlan(SchemaCompatibility.compatible_after_migration(), prior, new, snapshot, root)
+    if len(cache) > 16:
+        cache.clear()
+    cache[key] = (prior, new, plan)  # type: ignore[index]
+    return plan

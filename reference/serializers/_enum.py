@@ -98,7 +98,11 @@ class EnumSerializer(TypeSerializer[enum.Enum]):
         return member
 
     def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
-        target.write(source.read_fully(4))
+        # Refuses what deserialize refuses (an ordinal outside the symbols or of a removed
+        # member): migration plans copy unchanged enums as bytes.
+        start = source.position
+        self.deserialize(source)
+        target.write(source.slice_from(start))
 
     def copy(self, value: enum.Enum) -> enum.Enum:
         return value

@@ -702,43 +702,10 @@ class RowSerializerSnapshot(
     def migrate_state(
         self, prior: Any, new: Any, source: DataInputView, target: DataOutputView
     ) -> None:
-        """Byte-level rewrite: fields that need no nested migration are copied as bytes (the
-        result is identical to reading, migrating and writing)."""
-        plan = self._plan(prior, new)
-        mask_len = prior._cache_mask_len
-        if source.peek(mask_len) == prior._cache_zero_mask:
-            source.skip_bytes(mask_len)
-            kind, nulls = RowKind.INSERT, prior._cache_no_nulls
-        else:
-            kind, nulls = prior._read_mask(source)
-        if kind is not RowKind.INSERT and not new.supports_row_kind:
-            raise StateMigrationError(
-                f"a {kind.name} row cannot be migrated to a RowSerializer without row-kind "
-                "support: the kind would be lost (keep supports_row_kind=True)"
-            )
-        parts: list[bytes | None] = []
-        for is_null, serializer, length in zip(
-            nulls, prior._cache_serializers, prior._cache_lengths, strict=True
-        ):
-            if is_null:
-                parts.append(None)
-            elif length > 0:
-                parts.append(source.read_fully(length))
-            else:
-                # The end of a variable-length field is only known by reading it.
-                start = source.position
-                serializer.deserialize(source)
-                parts.append(source.slice_from(start))
-        out_parts: list[bytes | None] = []
-        for j, snap, prior_field, new_field in plan:
-            part = parts[j] if j >= 0 else None
-            if part is not None and snap is not None:
-                value = prior_field.from_bytes(part)
-                buffer = DataOutputView()
-                new_field.serialize(migrated_element(snap, prior_field, new_field, value), buffer)
-                part = buffer.getvalue()
-            out_parts.append(part)
-        new._write_mask(kind, out_parts, target)
-        for part in out_parts:
-            if part is not None:
-                target.write(part)
+        """Byte-level rewrite through the row's migration plan (``reference.backends``): fields
+        that need no nested migration are copied as bytes, the null mask is rebuilt; the result
+        is identical to reading, migrating and writing."""
+        from ..backends._plan import row_migration
+
+        self._plan(prior, new)  # refuses serializers that are not rows
+        row_migration(self, prior, new).run(source, target)
