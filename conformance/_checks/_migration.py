@@ -17,7 +17,6 @@ from reference import (
     snapshot_from_bytes,
     snapshot_to_bytes,
 )
-
 from reference.backends import migration_plan
 
 from .._canonical import show

@@ -175,7 +175,12 @@ def explain_migration(savepoint: str, serializers: Any, config: Any = None,
     """Per state of ``savepoint``: its name, kind, verdict and migration plan (lines), judged
     exactly as ``migrate_savepoint`` judges it (refusals raise the same errors); no Spark."""
     from reference import snapshot_from_bytes
-    from reference.backends import migration_plan, normalize_config, read_savepoint_metadata, resolve_key_serializer
+    from reference.backends import (
+        migration_plan,
+        normalize_config,
+        read_savepoint_metadata,
+        resolve_key_serializer,
+    )
 
     from .._spark.jobs import _plan, normalize_descriptors
 

@@ -9,7 +9,6 @@ from typing import Any, ClassVar
 
 from .._errors import (
     PickleNotAllowedError,
-    SerializationError,
     SnapshotFormatError,
     StateError,
     StateMigrationError,
@@ -28,7 +27,6 @@ from ._resolve import (
     snapshot_unpickles,
 )
 from ._savepoint import (
-    LIST_DELIMITER,
     SavepointFormatError,
     SavepointMetadata,
     StateMetadata,

@@ -38,7 +38,8 @@ pickles (to Spark executors; compiled closures are rebuilt on first use), and pl
 equal when their trees do. ``plan.migrate(bytes)`` migrates one value-state value,
 ``plan.migrate_list(bytes)`` one list-state value, ``plan.migrate_map_value(bytes | None)``
 one map-state value (None, a null map value, stays None), ``plan.run(source, target)`` one
-record of a stream, ``plan.migrate_object(value)`` one object (the heap backend's form).
+record of a stream, ``plan.migrate_object(value)`` one object (the heap backend's form),
+``plan.migrate_as_objects(bytes)`` one value on the object path only.
 """
 
 from __future__ import annotations
@@ -119,8 +120,8 @@ class Step:
     name = "step"
 
     def __init__(self, prior: TypeSerializer[Any], new: TypeSerializer[Any]) -> None:
-        self.prior = prior
-        self.new = new
+        self.prior: Any = prior
+        self.new: Any = new
         self._cache_run: Callable[[DataInputView, DataOutputView], None] | None = None
 
     def children(self) -> tuple[Step, ...]:
@@ -626,7 +627,7 @@ def _structural(
 
 
 #: The migration methods the structural steps stand for, per built-in composite snapshot.
-_BUILTIN_MIGRATION = {
+_BUILTIN_MIGRATION: dict[type, tuple[Any, Any]] = {
     kind: (kind.migrate_state, kind.migrate_element)
     for kind in (RowSerializerSnapshot, TupleSerializerSnapshot, NullableSerializerSnapshot,
                  ListSerializerSnapshot, MapSerializerSnapshot)
@@ -770,6 +771,13 @@ class MigrationPlan:
         self._cache_value = fn
         return fn
 
+    def migrate_as_objects(self, raw: bytes) -> bytes:
+        """One value on the object path only (the heap backend's way: read whole with
+        ``prior``, ``migrated_element``, write with ``reader``), never the byte path."""
+        if self.root is None:
+            return raw
+        return self.reader.to_bytes(self.migrate_object(self.prior.from_bytes(raw)))
+
     def _detour(self, raw: bytes) -> bytes:
         """One value on the object path: read whole, migrate, write."""
         if isinstance(self.root, MigrateStateStep):
@@ -838,9 +846,9 @@ def migration_plan(
 def row_migration(snapshot: RowSerializerSnapshot, prior: RowSerializer, new: RowSerializer) -> MigrationPlan:
     """The plan of ``RowSerializerSnapshot.migrate_state``: its row step between two row
     serializers (kept per snapshot for the last few pairs)."""
-    cache: dict[tuple[int, int], Any] = snapshot._cache_plans
+    cache: dict[Any, Any] = snapshot._cache_plans
     key = (id(prior), id(new), "bytes")
-    cached = cache.get(key)  # type: ignore[call-overload]
+    cached = cache.get(key)
     if cached is not None and cached[0] is prior and cached[1] is new:
         return cached[2]  # type: ignore[no-any-return]
     root = _row_step(snapshot, prior.snapshot_configuration(), prior, new)
@@ -849,5 +857,5 @@ def row_migration(snapshot: RowSerializerSnapshot, prior: RowSerializer, new: Ro
     plan = MigrationPlan(SchemaCompatibility.compatible_after_migration(), prior, new, snapshot, root)
     if len(cache) > 16:
         cache.clear()
-    cache[key] = (prior, new, plan)  # type: ignore[index]
+    cache[key] = (prior, new, plan)
     return plan

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._bounds import MAX_JSON_DEPTH, json_depth_exceeds
-from .._errors import SerializationError, StateError
+from .._errors import StateError
 from .._io import DataInputView, DataOutputView
 from .._serializer import TypeSerializer
 from ._murmur import murmur3_32, murmur3_32_many
