@@ -186,14 +186,18 @@ class CopyStep(Step):
         return self.prior.copy_serialized
 
 
-class ObjectStep(Step):
-    """Decode with the old serializer, ``migrated_element`` with the new snapshot, encode."""
-
-    name = "objects"
+class _SnapshotStep(Step):
+    """A step that calls the new snapshot's own migration."""
 
     def __init__(self, snapshot: TypeSerializerSnapshot[Any], prior: TypeSerializer[Any], new: TypeSerializer[Any]) -> None:
         super().__init__(prior, new)
         self.snapshot = snapshot
+
+
+class ObjectStep(_SnapshotStep):
+    """Decode with the old serializer, ``migrated_element`` with the new snapshot, encode."""
+
+    name = "objects"
 
     def summary(self) -> str:
         return (f"decode, {type(self.snapshot).__name__}.migrate_element, encode "
@@ -215,14 +219,10 @@ class ObjectStep(Step):
         return run
 
 
-class MigrateStateStep(Step):
+class MigrateStateStep(_SnapshotStep):
     """The snapshot's own byte-level ``migrate_state``."""
 
     name = "migrate_state"
-
-    def __init__(self, snapshot: TypeSerializerSnapshot[Any], prior: TypeSerializer[Any], new: TypeSerializer[Any]) -> None:
-        super().__init__(prior, new)
-        self.snapshot = snapshot
 
     def summary(self) -> str:
         return f"{type(self.snapshot).__name__}.migrate_state ({self.prior!r} -> {self.new!r})"
@@ -458,10 +458,8 @@ class TupleStep(Step):
         return run
 
 
-class NullableStep(Step):
-    """A nullable value: the null flag kept, the inner value migrated by its step."""
-
-    name = "nullable"
+class _Around(Step):
+    """A step around one inner step (the value of a nullable, the elements of a list)."""
 
     def __init__(self, prior: Any, new: Any, inner: Step) -> None:
         super().__init__(prior, new)
@@ -469,6 +467,12 @@ class NullableStep(Step):
 
     def children(self) -> tuple[Step, ...]:
         return (self.inner,)
+
+
+class NullableStep(_Around):
+    """A nullable value: the null flag kept, the inner value migrated by its step."""
+
+    name = "nullable"
 
     def summary(self) -> str:
         return "nullable: flag kept, the value migrated"
@@ -490,23 +494,16 @@ class NullableStep(Step):
         return run
 
 
-class ListStep(Step):
+class ListStep(_Around):
     """A list (``ListSerializer``): the size kept, element by element."""
 
     name = "list"
-
-    def __init__(self, prior: Any, new: Any, element: Step) -> None:
-        super().__init__(prior, new)
-        self.element = element
-
-    def children(self) -> tuple[Step, ...]:
-        return (self.element,)
 
     def summary(self) -> str:
         return "list, element by element"
 
     def _compile(self) -> Callable[[DataInputView, DataOutputView], None]:
-        element = self.element
+        element = self.inner
 
         def run(source: DataInputView, target: DataOutputView) -> None:
             size = source.read_int()
