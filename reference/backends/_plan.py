@@ -730,8 +730,8 @@ class MigrationPlan:
         if self.root is None:
             self.prior.copy_serialized(source, target)
             return
-        if isinstance(self.root, MigrateStateStep):
-            self.root.run(source, target)
+        if isinstance(self.root, MigrateStateStep) or type(source) is not DataInputView:
+            self._object_path(source, target)
             return
         start, budget, written = source._pos, source._elements, len(target)
         try:
