@@ -3,7 +3,8 @@
 The evolution adds a nullable field and reorders fields (FLIP-527). Reported, all in the same
 run: entries/s of the bytes backend's migration for store="memory" and store="rocksdb"; the
 bare loop of the state's migration plan without a store (``MigrationPlan.migrate``, the floor
-under the backend); the bare ``migrate_state`` loop (the snapshot API, one view per record);
+under the backend); the bare ``migrate_state`` loop (the snapshot API: a row's default
+``migrate_state`` reads, migrates and writes objects);
 the naive path (read every value into objects with the old serializer, convert, write with the
 new); and fastavro's resolving read + write of the equivalent Avro records, per record
 (schemaless_reader/writer) and in bulk (container file reader/writer). Ratios are against the

@@ -5,12 +5,13 @@ offline, at any scale).
 once, on the driver, with the backends' own rules (``reference.backends`` ``plan_access``); any
 refusal is raised before anything is written. Then the serializers are pickled and shipped to
 the executors, which migrate the binary value column batch by batch (``mapInArrow``): in bytes
-mode through ``new_snapshot.migrate_state`` (list state element by element over Flink's
-delimited layout, map state values only), in heap mode by deserializing, ``migrate_element``
-and serializing. Serializers are deterministic (equal bytes decode to equal values, equal
-values serialize to equal bytes: the backends family requires it), so equal stored values of a
-batch are converted once and the result reused for every row holding them. The output is
-partitioned by key group for the target parallelism and committed atomically.
+mode through the state's migration plan (``plan_access(...).migration``, the backends' own;
+list state element by element over Flink's delimited layout, map state values only), in heap
+mode by deserializing, ``migrate_element`` and serializing. Serializers are deterministic (equal
+bytes decode to equal values, equal values serialize to equal bytes: the backends family
+requires it), so equal stored values of a batch are converted once and the result reused for
+every row holding them. The output is partitioned by key group for the target parallelism and
+committed atomically.
 
 ``verify_savepoint`` counts entries, decodes every key, namespace, user key and value with the
 savepoint's serializers (nothing may be left over, every key must sit in its key group), and
@@ -31,7 +32,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reference import (
-    DataInputView,
     DataOutputView,
     SerializationError,
     StateError,
@@ -43,6 +43,7 @@ from reference import (
     snapshot_to_bytes,
 )
 from reference.backends import (
+    MigrationPlan,
     SavepointFormatError,
     SavepointMetadata,
     StateMetadata,
@@ -101,6 +102,7 @@ class _StatePlan:
     new: TypeSerializer[Any] | None = None
     new_snapshot: TypeSerializerSnapshot[Any] | None = None
     migrate: bool = False
+    migration: MigrationPlan | None = None
 
 
 @dataclass(frozen=True)
@@ -230,6 +232,7 @@ def _plan(
             new=access.value_serializer,
             new_snapshot=access.new_value_snapshot,
             migrate=access.migrate,
+            migration=access.migration,
         )
         plans.append((plan, out_meta, access.value_result.kind))
     return plans
@@ -272,25 +275,17 @@ def _converter(plan: _StatePlan) -> Callable[[bytes], bytes]:
     out = DataOutputView()
 
     if plan.action == "migrate":
-        def convert(data: bytes) -> bytes:
-            source = DataInputView(data)
-            out.clear()
-            snapshot.migrate_state(prior, new, source, out)
-            if source.available():
-                raise SerializationError(
-                    f"migrate_state left {source.available()} of {len(data)} bytes unread"
-                )
-            return out.getvalue()
-    else:
-        migrate = plan.migrate
+        assert plan.migration is not None
+        return plan.migration.migrate
+    migrate = plan.migrate
 
-        def convert(data: bytes) -> bytes:
-            element = prior.from_bytes(data)
-            if migrate:
-                element = migrated_element(snapshot, prior, new, element)
-            out.clear()
-            new.serialize(element, out)
-            return out.getvalue()
+    def convert(data: bytes) -> bytes:
+        element = prior.from_bytes(data)
+        if migrate:
+            element = migrated_element(snapshot, prior, new, element)
+        out.clear()
+        new.serialize(element, out)
+        return out.getvalue()
 
     return convert
 

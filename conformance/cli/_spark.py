@@ -175,12 +175,7 @@ def explain_migration(savepoint: str, serializers: Any, config: Any = None,
     """Per state of ``savepoint``: its name, kind, verdict and migration plan (lines), judged
     exactly as ``migrate_savepoint`` judges it (refusals raise the same errors); no Spark."""
     from reference import snapshot_from_bytes
-    from reference.backends import (
-        migration_plan,
-        normalize_config,
-        read_savepoint_metadata,
-        resolve_key_serializer,
-    )
+    from reference.backends import normalize_config, read_savepoint_metadata, resolve_key_serializer
 
     from .._spark.jobs import _plan, normalize_descriptors
 
@@ -190,13 +185,11 @@ def explain_migration(savepoint: str, serializers: Any, config: Any = None,
     if key_serializer is not None:
         resolve_key_serializer(key_serializer, snapshot_from_bytes(metadata.key_serializer_snapshot))
     result = []
-    for (_, _, verdict), state in zip(judged, metadata.states, strict=True):
-        descriptor = descriptors.get(state.name)
-        if descriptor is None:
+    for (plan, _, verdict), state in zip(judged, metadata.states, strict=True):
+        if plan.migration is None:
             lines = ["no new serializer: copied as it is"]
         else:
-            plan = migration_plan(snapshot_from_bytes(state.value_serializer_snapshot), descriptor.value_serializer)
-            lines = plan.lines()
+            lines = plan.migration.lines()
             if state.kind == "list":
                 lines.append("(per element of Flink's delimited list layout)")
             elif state.kind == "map":

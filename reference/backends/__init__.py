@@ -23,7 +23,7 @@ from ._bytes import BytesStateBackend
 from ._descriptors import ListStateDescriptor, MapStateDescriptor, StateDescriptor, ValueStateDescriptor
 from ._heap import HeapStateBackend
 from ._murmur import murmur3_32
-from ._plan import MigrationPlan, list_element_ends, migration_plan
+from ._plan import MigrationPlan, migration_plan
 from ._resolve import (
     SCHEMA_EVOLUTION_ENABLED,
     SCHEMA_EVOLUTION_OPTION,
@@ -51,6 +51,7 @@ from ._savepoint import (
     encode_list_value,
     key_group_for,
     key_groups_for,
+    list_element_ends,
     open_data_file,
     owned_temp_name,
     read_savepoint_content,

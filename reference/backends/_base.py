@@ -17,7 +17,6 @@ from .._io import DataInputView
 from .._serializer import TypeSerializer
 from .._snapshot import TypeSerializerSnapshot, snapshot_from_bytes, snapshot_to_bytes
 from ._descriptors import ListStateDescriptor, MapStateDescriptor, StateDescriptor, ValueStateDescriptor
-from ._plan import list_element_ends
 from ._resolve import (
     AccessPlan,
     normalize_config,
@@ -31,6 +30,7 @@ from ._savepoint import (
     SavepointMetadata,
     StateMetadata,
     key_group_for,
+    list_element_ends,
     read_savepoint_metadata,
     read_state_rows,
     savepoint_output,

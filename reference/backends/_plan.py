@@ -30,8 +30,8 @@ length, a migration refusing a row kind), it redoes that record on the object pa
 gives the result or raises the reference's error; so both paths fail with the same
 ``StateError`` kinds.
 
-Flink's list-state layout (elements joined by one 0x2C byte, no lengths) is walked here, in
-``list_element_ends``, for every reader of it.
+Flink's list-state layout (elements joined by one 0x2C byte, no lengths) is walked by
+``list_element_ends`` (the savepoint layout's), as by every other reader of it.
 
 A plan is a value: ``str(plan)`` is a readable tree (``conformance migrate --explain``), it
 pickles (to Spark executors; compiled closures are rebuilt on first use), and plans compare
@@ -44,7 +44,7 @@ record of a stream, ``plan.migrate_object(value)`` one object (the heap backend'
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from .._compat import SchemaCompatibility
@@ -63,51 +63,20 @@ from ..serializers._composites import (
     TupleSerializer,
     TupleSerializerSnapshot,
 )
+from ..serializers._pickle import snapshot_unpickles
 from ..serializers._primitives import StringSerializer, _FixedWidth
 from ..serializers._row import RowSerializer, RowSerializerSnapshot
-from ._savepoint import LIST_DELIMITER
+from ._savepoint import LIST_DELIMITER, list_element_ends
 
 __all__ = [
     "MigrationPlan",
     "Step",
-    "list_element_ends",
     "migration_plan",
-    "row_migration",
 ]
 
 
 class _Detour(Exception):
     """The byte path does not take this record on itself: redo it on the object path."""
-
-
-# -- Flink's list layout ------------------------------------------------------------------------
-def list_element_ends(
-    source: DataInputView, scan: Callable[[DataInputView], None], describe: Callable[[], str]
-) -> Iterator[int]:
-    """Walk a delimited list value: ``scan`` reads one element from ``source``; yields the
-    element's index after each element (the position is then at its end). An element that
-    fails to scan, a missing or misplaced delimiter, or one at the very end, is a
-    ``SerializationError`` that names the element and ``describe()`` (the element serializer)."""
-    index = 0
-    while True:
-        start = source.position
-        try:
-            scan(source)
-        except SerializationError as exc:
-            raise type(exc)(
-                f"list value element {index} at byte {start} could not be read with {describe()}: {exc}"
-            ) from None
-        yield index
-        if not source.available():
-            return
-        delimiter = source.read_unsigned_byte()
-        if delimiter != LIST_DELIMITER or not source.available():
-            raise SerializationError(
-                f"list value: byte {source.position - 1} is 0x{delimiter:02x} "
-                f"{'at the end' if delimiter == LIST_DELIMITER else 'instead of the 0x2C delimiter'}"
-                f" after element {index}; the value was not written with {describe()} or is corrupt"
-            )
-        index += 1
 
 
 # -- steps ----------------------------------------------------------------------------------------
@@ -574,8 +543,6 @@ def _step(
     except Exception:  # a user snapshot failing to judge: migrate the node as objects
         return ObjectStep(new_snapshot, prior, new)
     if result.is_compatible_as_is():
-        from ._resolve import snapshot_unpickles
-
         if snapshot_unpickles(old_snapshot):
             return ObjectStep(new_snapshot, prior, new)  # only unpickling checks a pickle's bytes
         return CopyStep(prior)
@@ -839,20 +806,3 @@ def migration_plan(
             root = ObjectStep(new_snapshot, prior, new_serializer)
     return MigrationPlan(compatibility, prior, new_serializer, new_snapshot, root)
 
-
-def row_migration(snapshot: RowSerializerSnapshot, prior: RowSerializer, new: RowSerializer) -> MigrationPlan:
-    """The plan of ``RowSerializerSnapshot.migrate_state``: its row step between two row
-    serializers (kept per snapshot for the last few pairs)."""
-    cache: dict[Any, Any] = snapshot._cache_plans
-    key = (id(prior), id(new), "bytes")
-    cached = cache.get(key)
-    if cached is not None and cached[0] is prior and cached[1] is new:
-        return cached[2]  # type: ignore[no-any-return]
-    root = _row_step(snapshot, prior.snapshot_configuration(), prior, new)
-    if root is None:
-        root = ObjectStep(snapshot, prior, new)
-    plan = MigrationPlan(SchemaCompatibility.compatible_after_migration(), prior, new, snapshot, root)
-    if len(cache) > 16:
-        cache.clear()
-    cache[key] = (prior, new, plan)
-    return plan

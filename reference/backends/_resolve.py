@@ -19,6 +19,7 @@ from .._compat import SchemaCompatibility
 from .._errors import StateError, StateMigrationError
 from .._serializer import TypeSerializer
 from .._snapshot import TypeSerializerSnapshot, resolve_compatibility
+from ..serializers._pickle import snapshot_unpickles
 from ._descriptors import StateDescriptor
 from ._plan import MigrationPlan, migration_plan
 
@@ -57,22 +58,6 @@ def normalize_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
                 raise StateError(f"config {key!r} must be True or False, got {value!r}")
         result[key] = value
     return result
-
-
-def snapshot_unpickles(snapshot: TypeSerializerSnapshot[Any] | None) -> bool:
-    """Whether reading data with the serializer this snapshot restores would unpickle: the
-    snapshot or one nested in it (``nested_snapshots``, at any depth) is Pickle's or the pre-1.7
-    pickled form. Nothing is restored to find out."""
-    from .._snapshot import PickledSerializerSnapshot
-    from ..serializers._pickle import PickleSerializerSnapshot
-
-    stack = [] if snapshot is None else [snapshot]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, (PickleSerializerSnapshot, PickledSerializerSnapshot)):
-            return True
-        stack.extend(getattr(current, "nested_snapshots", ()) or ())
-    return False
 
 
 def serializer_unpickles(serializer: TypeSerializer[Any] | None) -> bool:

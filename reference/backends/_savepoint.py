@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._bounds import MAX_JSON_DEPTH, json_depth_exceeds
-from .._errors import StateError
+from .._errors import SerializationError, StateError
 from .._io import DataInputView, DataOutputView
 from .._serializer import TypeSerializer
 from ._murmur import murmur3_32, murmur3_32_many
@@ -75,6 +75,7 @@ __all__ = [
     "write_savepoint_metadata",
     "encode_list_value",
     "decode_list_value",
+    "list_element_ends",
     "atomic_directory",
     "remove_abandoned_attempts",
     "remove_abandoned",
@@ -379,14 +380,41 @@ def encode_list_value(elements: Iterable[bytes]) -> bytes:
     return b",".join(elements)
 
 
+def list_element_ends(
+    source: DataInputView, scan: Callable[[DataInputView], None], describe: Callable[[], str]
+) -> Iterator[int]:
+    """Walk a delimited list value: ``scan`` reads one element from ``source``; yields the
+    element's index after each element (the position is then at its end). An element that
+    fails to scan, a missing or misplaced delimiter, or one at the very end, is a
+    ``SerializationError`` that names the element and ``describe()`` (the element serializer)."""
+    index = 0
+    while True:
+        start = source.position
+        try:
+            scan(source)
+        except SerializationError as exc:
+            raise type(exc)(
+                f"list value element {index} at byte {start} could not be read with {describe()}: {exc}"
+            ) from None
+        yield index
+        if not source.available():
+            return
+        delimiter = source.read_unsigned_byte()
+        if delimiter != LIST_DELIMITER or not source.available():
+            raise SerializationError(
+                f"list value: byte {source.position - 1} is 0x{delimiter:02x} "
+                f"{'at the end' if delimiter == LIST_DELIMITER else 'instead of the 0x2C delimiter'}"
+                f" after element {index}; the value was not written with {describe()} or is corrupt"
+            )
+        index += 1
+
+
 def decode_list_value(data: bytes, element_serializer: TypeSerializer[Any]) -> list[bytes]:
     """Split a delimited list value into its elements' bytes.
 
     The layout carries no lengths, so the element serializer finds each element's end (by
     ``copy_serialized``); a missing or wrong delimiter is a ``SerializationError``.
     """
-    from ._plan import list_element_ends
-
     source = DataInputView(data)
     elements: list[bytes] = []
     scratch = DataOutputView()

@@ -14,9 +14,9 @@ from .._bounds import pickle_length_problem
 from .._errors import SerializationError
 from .._io import DataInputView, DataOutputView
 from .._serializer import TypeSerializer
-from .._snapshot import SimpleTypeSerializerSnapshot
+from .._snapshot import PickledSerializerSnapshot, SimpleTypeSerializerSnapshot, TypeSerializerSnapshot
 
-__all__ = ["PickleSerializer", "PickleSerializerSnapshot", "PICKLE_PROTOCOL"]
+__all__ = ["PickleSerializer", "PickleSerializerSnapshot", "PICKLE_PROTOCOL", "snapshot_unpickles"]
 
 #: Fixed so that equal values give equal bytes on every supported Python (3.8+ reads it).
 PICKLE_PROTOCOL = 5
@@ -99,3 +99,16 @@ class PickleSerializerSnapshot(SimpleTypeSerializerSnapshot[Any]):
 
     def __init__(self) -> None:
         super().__init__(PickleSerializer)
+
+
+def snapshot_unpickles(snapshot: TypeSerializerSnapshot[Any] | None) -> bool:
+    """Whether reading data with the serializer this snapshot restores would unpickle: the
+    snapshot or one nested in it (``nested_snapshots``, at any depth) is Pickle's or the pre-1.7
+    pickled form. Nothing is restored to find out."""
+    stack = [] if snapshot is None else [snapshot]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (PickleSerializerSnapshot, PickledSerializerSnapshot)):
+            return True
+        stack.extend(getattr(current, "nested_snapshots", ()) or ())
+    return False

@@ -698,14 +698,3 @@ class RowSerializerSnapshot(
         if target is not None:
             new.serialize(migrated, target)
         return migrated
-
-    def migrate_state(
-        self, prior: Any, new: Any, source: DataInputView, target: DataOutputView
-    ) -> None:
-        """Byte-level rewrite through the row's migration plan (``reference.backends``): fields
-        that need no nested migration are copied as bytes, the null mask is rebuilt; the result
-        is identical to reading, migrating and writing."""
-        from ..backends._plan import row_migration
-
-        self._plan(prior, new)  # refuses serializers that are not rows
-        row_migration(self, prior, new).run(source, target)
