@@ -122,6 +122,22 @@ class Step:
     def _compile(self) -> Callable[[DataInputView, DataOutputView], None]:
         raise NotImplementedError
 
+    @property
+    def part(self) -> Callable[[DataInputView], bytes]:
+        """One record's migrated bytes, returned rather than written."""
+        part = self.__dict__.get("_cache_part")
+        if part is None:
+            run = self.run
+            part = self.__dict__.get("_cache_part")
+            if part is None:
+                def part(source: DataInputView) -> bytes:
+                    out = DataOutputView()
+                    run(source, out)
+                    return out.getvalue()
+
+                self._cache_part = part
+        return part  # type: ignore[no-any-return]
+
     def summary(self) -> str:
         return f"{self.name} {self.prior!r}"
 
@@ -231,7 +247,7 @@ def _field_reader(step: Step) -> tuple[int, Any]:
         if _is_string(step.prior):
             return _STRING, step.prior.copy_serialized
         return _SCAN, step.prior.copy_serialized
-    return _STEP, step
+    return _STEP, step.part
 
 
 class RowStep(Step):
@@ -351,9 +367,7 @@ class RowStep(Step):
                     pos = source._pos
                 else:
                     source._pos = pos
-                    out = DataOutputView()
-                    arg.run(source, out)
-                    append(out.getvalue())
+                    append(arg(source))
                     pos = source._pos
                 bit >>= 1
             if pos > source._end:
@@ -361,18 +375,16 @@ class RowStep(Step):
             source._pos = pos
             return parts
 
-        def run(source: DataInputView, target: DataOutputView) -> None:
+        join = b"".join
+
+        def part(source: DataInputView) -> bytes:
             data = source._data
             if type(data) is not bytes:
                 raise _Detour
             pos = source._pos
             mask = data[pos : pos + mask_len]
             if mask == zero:
-                parts = read_fields(source, data, pos + mask_len, 0)
-                target.write(insert_mask)
-                for part in pick(parts):
-                    target.write(part)
-                return
+                return insert_mask + join(pick(read_fields(source, data, pos + mask_len, 0)))
             if len(mask) != mask_len:
                 raise _Detour
             bits = int.from_bytes(mask, "big") >> prior_shift
@@ -389,15 +401,18 @@ class RowStep(Step):
             out_bits = ((kind & 1) << 1 | (kind >> 1)) if new_offset else 0
             chosen = []
             for k, j in enumerate(order):
-                part = None if j < 0 else parts[j]
-                if part is None and not new_nullable[k]:
+                field = None if j < 0 else parts[j]
+                if field is None and not new_nullable[k]:
                     raise _Detour
-                out_bits = (out_bits << 1) | (part is None)
-                if part is not None:
-                    chosen.append(part)
-            target.write((out_bits << new_shift).to_bytes(new_mask_len, "big"))
-            for part in chosen:
-                target.write(part)
+                out_bits = (out_bits << 1) | (field is None)
+                if field is not None:
+                    chosen.append(field)
+            return (out_bits << new_shift).to_bytes(new_mask_len, "big") + join(chosen)
+
+        self._cache_part = part
+
+        def run(source: DataInputView, target: DataOutputView) -> None:
+            target.write(part(source))
 
         return run
 
@@ -718,19 +733,18 @@ class MigrationPlan:
         elif isinstance(self.root, MigrateStateStep):
             fn = self._detour
         else:
-            run = self.root.run
+            part = self.root.part
             detour = self._detour
 
             def fn(raw: bytes) -> bytes:
                 source = DataInputView(raw)
-                target = DataOutputView()
                 try:
-                    run(source, target)
+                    migrated = part(source)
                     if not source._pos == source._end:
                         raise _Detour
                 except Exception:  # the object path gives the result or the reference's error
                     return detour(raw)
-                return target.getvalue()
+                return migrated
 
         self._cache_value = fn
         return fn
