@@ -277,6 +277,8 @@ def _converter(plan: _StatePlan) -> Callable[[bytes], bytes]:
     if plan.action == "migrate":
         assert plan.migration is not None
         return plan.migration.migrate
+    if plan.migrate and plan.migration is not None:  # heap mode: the plan's object path
+        return plan.migration.migrate_as_objects
     migrate = plan.migrate
 
     def convert(data: bytes) -> bytes:
@@ -295,6 +297,7 @@ def _value_transform(plan: _StatePlan) -> Callable[[Any], Any] | None:
     if plan.action == "copy":
         return None
     name, kind, prior = plan.name, plan.kind, plan.prior
+    migration = plan.migration if plan.action == "migrate" else None
 
     def one(convert: Callable[[bytes], bytes], value: bytes | None) -> bytes | None:
         if value is None:
@@ -302,6 +305,8 @@ def _value_transform(plan: _StatePlan) -> Callable[[Any], Any] | None:
                 raise SerializationError(f"a {kind} state row has a null value")
             return None  # a null map value stays null
         if kind == "list":
+            if migration is not None:  # bytes mode: the plan walks Flink's list layout itself
+                return migration.migrate_list(value)
             return encode_list_value([convert(e) for e in decode_list_value(value, prior)])
         return convert(value)
 
