@@ -260,8 +260,12 @@ def test_killed_driver_leaves_no_output_and_input_untouched(spark, source, tmp_p
                           config=sup.EVOLUTION, spark=spark, _fault=hang)
     """)
     log = open(tmp_path / "driver.log", "wb")  # noqa: SIM115 - closed below
+    # The driver's own temporary folder: no other Spark session on the machine (whose start
+    # removes the scratch directories of dead drivers) can take the killed driver's away.
+    scratch_tmp = tmp_path / "driver-tmp"
+    scratch_tmp.mkdir()
     proc = subprocess.Popen([sys.executable, "-c", script], start_new_session=True,
-                            stdout=log, stderr=subprocess.STDOUT)
+                            stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "TMPDIR": str(scratch_tmp)})
     try:
         deadline = time.monotonic() + 120
         while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
@@ -280,8 +284,6 @@ def test_killed_driver_leaves_no_output_and_input_untouched(spark, source, tmp_p
     # What the killed run left behind goes when the work is done again: its temporary output
     # with the rerun's commit, its Spark scratch directory with the next session's start (the
     # same removal, called here because this process's session is already running).
-    import tempfile
-
     from conformance._spark.jobs import migrate_savepoint
     from conformance._spark.session import SCRATCH_PARENT
     from reference.backends import remove_abandoned
@@ -290,7 +292,7 @@ def test_killed_driver_leaves_no_output_and_input_untouched(spark, source, tmp_p
                       config=sup.EVOLUTION, spark=spark)
     left = [n for n in _siblings(tmp_path) if ".tmp-" in n]
     assert out.exists() and left == [], f"got {left} after the rerun, should be the output and no temporary"
-    parent = os.path.join(tempfile.gettempdir(), SCRATCH_PARENT)
+    parent = os.path.join(scratch_tmp, SCRATCH_PARENT)
     killed = [n for n in os.listdir(parent) if f"-{proc.pid}-" in n]
     assert killed, f"got {os.listdir(parent)}, should hold the killed driver's scratch directory"
     remove_abandoned(parent, "")
@@ -356,6 +358,7 @@ def test_verify_counts_every_entry_that_holds_an_undecodable_value(spark, source
     for i in (10, 11, 15):
         values[i] = corrupt
     pq.write_table(table.set_column(4, "value", pa.array(values, pa.binary())), file)
+    relist(broken)
     report = verify_savepoint(str(broken), spark=spark)
     profile = next(s for s in report.states if s.name == "profile")
     assert profile.bad_entries == 3, f"got {report.format()}, should count the 3 entries holding the bytes"

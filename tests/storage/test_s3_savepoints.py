@@ -44,10 +44,14 @@ def test_savepoint_and_restore_at_an_s3_uri(s3_bucket, tmp_path, monkeypatch, wr
 
 def test_a_url_is_never_taken_for_a_local_path(tmp_path, monkeypatch):
     """An unreachable store is an error naming the endpoint; nothing appears on the local disk."""
-    from conftest import _free_port
+    import socket
+
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{_free_port()}")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{port}")
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "loopback-key-id")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "do-not-print-this-secret")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
