@@ -648,12 +648,17 @@ def snapshot_from_bytes(data: bytes, *, allow_pickled_serializer: bool = False) 
     return snapshot
 
 
-_WRITING_FORM: dict[type[TypeSerializerSnapshot[Any]], bool] = {}
+_FORMS: dict[type[TypeSerializerSnapshot[Any]], str] = {}
 
 
-def _writes_to_target(cls: type[TypeSerializerSnapshot[Any]]) -> bool:
-    """Whether ``cls.migrate_element`` is FLIP-527's writing form (``target`` required)."""
-    known = _WRITING_FORM.get(cls)
+def migrate_element_form(snapshot: TypeSerializerSnapshot[Any] | type[TypeSerializerSnapshot[Any]]) -> str:
+    """Which FLIP-527 form ``migrate_element`` of a snapshot (or snapshot class) takes:
+    ``"returning"`` (``migrate_element(prior, new, element)`` returns the migrated element),
+    ``"writing"`` (a required ``target``: it writes the migrated element there) or ``"either"``
+    (a ``target`` with a default, or ``*args``: called without one, it returns; given one, it
+    writes). The one place the form is told from the signature."""
+    cls = snapshot if isinstance(snapshot, type) else type(snapshot)
+    known = _FORMS.get(cls)
     if known is None:
         import inspect
 
@@ -661,9 +666,14 @@ def _writes_to_target(cls: type[TypeSerializerSnapshot[Any]]) -> bool:
             parameters = list(inspect.signature(cls.migrate_element).parameters.values())
         except (TypeError, ValueError):
             parameters = []
-        target = parameters[4] if len(parameters) > 4 else None
-        known = target is not None and target.default is inspect.Parameter.empty
-        _WRITING_FORM[cls] = known
+        positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        if len(positional) > 4:
+            known = "writing" if positional[4].default is inspect.Parameter.empty else "either"
+        elif any(p.kind is p.VAR_POSITIONAL for p in parameters):
+            known = "either"
+        else:
+            known = "returning"
+        _FORMS[cls] = known
     return known
 
 
@@ -674,7 +684,7 @@ def migrated_element(
     writes, whichever form the snapshot implements: the returning form, or FLIP-527's writing
     form ``migrate_element(prior, new, element, target)``, whose output is read back with
     ``new``."""
-    if not _writes_to_target(type(snapshot)):
+    if migrate_element_form(snapshot) != "writing":
         return snapshot.migrate_element(prior, new, element)
     target = DataOutputView()
     returned = snapshot.migrate_element(prior, new, element, target)

@@ -206,8 +206,7 @@ def test_the_user_shaped_builtins_take_the_paths_they_exist_for():
     import dataclasses
 
     from conformance._builtins import builtin_subject
-    from reference import TypeSerializerSnapshot
-    from reference._snapshot import _writes_to_target
+    from reference import TypeSerializerSnapshot, migrate_element_form
 
     pojo = builtin_subject("annotated_pojo").schema.cls
     explicit = [f.name for f in dataclasses.fields(pojo) if "serializer" in f.metadata]
@@ -218,6 +217,7 @@ def test_the_user_shaped_builtins_take_the_paths_they_exist_for():
     snapshot = type(field.snapshot_configuration())
     assert snapshot.resolve_schema_compatibility is TypeSerializerSnapshot.resolve_schema_compatibility, \
         f"got {snapshot.__name__} implementing the 1.19+ direction, should implement only the pre-1.19 one"
-    assert _writes_to_target(snapshot), f"got {snapshot.__name__}.migrate_element in the returning form, should write"
+    assert migrate_element_form(snapshot) == "writing", \
+        f"got {snapshot.__name__}.migrate_element in the {migrate_element_form(snapshot)} form, should write"
     verdicts = sorted(e.expect.value for e in builtin_subject("row_of_user_type").evolutions)
     assert verdicts == ["compatible_after_migration", "compatible_as_is", "incompatible"], f"got {verdicts}"

@@ -182,3 +182,28 @@ def test_a_writing_form_that_also_returns_gives_the_returned_element():
     cls = WritingAndReturningMoney
     got = migrated_element(cls("cent").snapshot_configuration(), cls("euro"), cls("cent"), 7)
     assert got == 700, f"got {got!r}, should be 700 (what migrate_element returned and wrote)"
+
+
+def test_the_form_is_told_from_the_signature():
+    from reference import migrate_element_form
+
+    class Returning:  # only migrate_element matters
+        def migrate_element(self, prior, new, element):
+            return element
+
+    class Writing:  # only migrate_element matters
+        def migrate_element(self, prior, new, element, target):
+            new.serialize(element, target)
+
+    class Optional:  # only migrate_element matters
+        def migrate_element(self, prior, new, element, target=None):
+            return element
+
+    class Variadic:  # only migrate_element matters
+        def migrate_element(self, prior, new, element, *rest):
+            return element
+
+    got = {cls.__name__: migrate_element_form(cls) for cls in (Returning, Writing, Optional, Variadic)}
+    should = {"Returning": "returning", "Writing": "writing", "Optional": "either", "Variadic": "either"}
+    assert got == should, f"got {got}, should be {should}"
+    assert migrate_element_form(Writing()) == "writing", "got another form for an instance, should be its class's"
