@@ -2,7 +2,11 @@
 
 ``locate(path)`` is the one place that decides. A string with a scheme (``s3://``, ``gs://``,
 ``hdfs://``, any scheme ``pyarrow.fs.FileSystem.from_uri`` accepts) is a URI and is never taken
-for a local path; ``file://`` URIs and everything else are local paths (made absolute). Local
+for a local path; ``file://`` URIs and everything else are local paths (made absolute). Schemes are
+case-insensitive (``S3://`` is ``s3://``). A string that starts like a URI but lacks the ``//``
+(``s3:/bucket/x``, ``file:/x``: a scheme of two or more characters and a colon; ``C:\\`` is a
+drive) is refused, never taken for a local folder named ``s3:``; such a local path is written
+``./s3:/...``. Local
 locations use ``os`` directly (the same calls, the same speed as before URIs existed); other
 locations go through the pyarrow file system of their URI, created on first use in each process
 (the driver's and every Spark executor's) and cached per URI root and environment.
@@ -12,7 +16,8 @@ Credentials and endpoints come only from the standard environment of each proces
 ``AWS_DEFAULT_REGION``, or the SDK's other sources; for GCS and HDFS their usual ones). A URI
 that carries credentials or an endpoint (``user:secret@``, ``?secret_key=``,
 ``?endpoint_override=``) is refused, since paths end up in logs, reports and certificates; no
-message ever shows a secret. Every failure of the store (unknown scheme, unreachable endpoint,
+message ever shows a secret (nor the user information of ``AWS_ENDPOINT_URL``). Reading where
+no savepoint is, in a bucket that does not exist, says that the bucket is missing. Every failure of the store (unknown scheme, unreachable endpoint,
 missing bucket, denied access) is a ``StorageError`` that says what failed and what to do.
 
 pyarrow is imported on first use of a non-local location only.
@@ -35,6 +40,8 @@ from .._errors import StateError
 __all__ = ["StorageError", "Location", "locate", "is_uri", "same_bytes", "shown", "store_environment"]
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+#: A scheme of two or more characters and a colon (one letter and a colon is a Windows drive).
+_SCHEME_LIKE = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):")
 #: Query parameters of a URI that would carry a secret or an endpoint (refused).
 _REFUSED_QUERY = re.compile(r"key|secret|token|password|credential|endpoint|session", re.IGNORECASE)
 #: Environment variables whose values never appear in a message.
@@ -68,6 +75,13 @@ def _redacted(uri: str) -> str:
 def shown(path: str | os.PathLike[str]) -> str:
     """``path`` as a message may show it: a URI without user information and query values."""
     return _redacted(path) if is_uri(path) else os.fspath(path)  # type: ignore[arg-type]
+
+
+def _shown_endpoint(endpoint: str) -> str:
+    """An endpoint (``http://user:pw@host:port``, or without a scheme) without user information."""
+    found = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*://)?([^/@]*@)?(.*)$", endpoint, re.DOTALL)
+    assert found is not None
+    return f"{found.group(1) or ''}{'<user-info>@' if found.group(2) else ''}{found.group(3)}"
 
 
 def _scrub(text: str) -> str:
@@ -214,19 +228,34 @@ class Location:
         with self.guard("writing"):
             return self.filesystem().open_output_stream(self.path)
 
-    def check_writable(self) -> None:
-        """Refuse to write under a bucket that does not exist (a writer never creates one)."""
+    def missing_bucket(self) -> str | None:
+        """The bucket of this location when the store has no such bucket (or these credentials
+        cannot see it); None when it exists or the location has no bucket."""
         if not self.remote or self.scheme not in _BUCKET_SCHEMES:
-            return
+            return None
         bucket = self.path.split("/", 1)[0]
         from pyarrow.fs import FileType
 
         with self.guard("checking the bucket of"):
             found = self.filesystem().get_file_info(bucket).type
-        if found == FileType.NotFound:
+        return bucket if found == FileType.NotFound else None
+
+    def check_writable(self) -> None:
+        """Refuse to write under a bucket that does not exist (a writer never creates one)."""
+        bucket = self.missing_bucket()
+        if bucket is not None:
             raise StorageError(
                 f"{self.uri}: bucket {bucket!r} does not exist (or these credentials cannot see it); "
                 "create it first: a savepoint is never written by creating a bucket"
+            )
+
+    def check_readable(self) -> None:
+        """Refuse to read under a bucket that does not exist (said as such, not as a missing file)."""
+        bucket = self.missing_bucket()
+        if bucket is not None:
+            raise StorageError(
+                f"{self.uri}: bucket {bucket!r} does not exist (or these credentials cannot see it); "
+                "check the bucket's name and the credentials in the environment"
             )
 
 
@@ -235,11 +264,14 @@ def locate(path: str | os.PathLike[str] | Location) -> Location:
     if isinstance(path, Location):
         return path
     if not is_uri(path):
+        if isinstance(path, str):
+            _refuse_malformed_uri(path)
         absolute = os.path.abspath(os.fspath(path))
         return Location(absolute, absolute)
     assert isinstance(path, str)
+    scheme = _SCHEME.match(path).group(1).lower()  # type: ignore[union-attr]
+    path = scheme + path[len(scheme):]  # schemes are case-insensitive (RFC 3986)
     parts = urlsplit(path)
-    scheme = parts.scheme.lower()
     if scheme == "file":
         if parts.netloc not in ("", "localhost"):
             raise StorageError(f"{path}: a file:// URI names a local path (file:///abs/path), not host {parts.netloc!r}")
@@ -252,13 +284,30 @@ def locate(path: str | os.PathLike[str] | Location) -> Location:
             "AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_DEFAULT_REGION)"
         )
     if scheme in _BUCKET_SCHEMES and (not parts.netloc or not parts.path.strip("/")):
-        raise StorageError(f"{path}: no bucket and prefix; a savepoint URI is {scheme}://BUCKET/PREFIX")
+        what = "no bucket" if not parts.netloc else "no prefix after the bucket"
+        raise StorageError(f"{path}: {what}; a savepoint URI is {scheme}://BUCKET/PREFIX")
     _filesystem(path, scheme)  # an unsupported scheme fails here, before anything is read or written
     fs_path = unquote(parts.path)
     if scheme in _BUCKET_SCHEMES:
         fs_path = parts.netloc + fs_path
     uri = path.split("?", 1)[0].rstrip("/")
     return Location(uri, fs_path.rstrip("/"), scheme, path)
+
+
+def _refuse_malformed_uri(path: str) -> None:
+    """Refuse a string that starts like a URI (``s3:/bucket/x``, ``s3:bucket``) but is not
+    ``scheme://...``: taken for a local path, it would write a folder named ``s3:``."""
+    found = _SCHEME_LIKE.match(path)
+    if found is None:
+        return
+    scheme, rest = found.group(1), path[found.end():]
+    meant = f"{scheme.lower()}:///{rest.lstrip('/')}" if scheme.lower() == "file" else (
+        f"{scheme.lower()}://{rest.lstrip('/')}")
+    slashes = "one slash" if rest.startswith("/") else "no slashes"
+    raise StorageError(
+        f"{shown(path)!r} looks like a URI with {slashes}; did you mean {shown(meant)!r}? (a local "
+        f"path starting with {scheme + ':'!r} must be written {'./' + shown(path)!r})"
+    )
 
 
 _CACHE: dict[tuple[str, str, tuple[tuple[str, str], ...]], Any] = {}
@@ -308,17 +357,22 @@ def _explain(location: Location, doing: str, exc: BaseException) -> str:
         return (f"{where}: the scheme {location.scheme!r} is not supported by this pyarrow; use "
                 "a local path, file://, s3://, gs:// or hdfs:// (with pyarrow built with that "
                 "file system)")
-    if "network_connection" in low or "could not connect" in low or "couldn't connect" in low or (
+    if "network_connection" in low or "ssl" in low or "could not connect" in low or "couldn't connect" in low or (
             "curlcode" in low) or "connection refused" in low or "timed out" in low:
         endpoint = os.environ.get("AWS_ENDPOINT_URL") or os.environ.get("AWS_ENDPOINT_URL_S3")
-        told = f"AWS_ENDPOINT_URL={endpoint}" if endpoint else "the default endpoint (AWS_ENDPOINT_URL unset)"
-        return f"{where}: the store cannot be reached at {told}; check the endpoint and that it is up"
+        told = (f"AWS_ENDPOINT_URL={_shown_endpoint(endpoint)}" if endpoint
+                else "the default endpoint (AWS_ENDPOINT_URL unset)")
+        hint = ""
+        if endpoint and "://" not in endpoint and ("ssl" in low or "tls" in low or "certificate" in low):
+            hint = "; AWS_ENDPOINT_URL has no http:// or https://, so https is assumed"
+        return f"{where}: the store cannot be reached at {told}{hint}; check the endpoint and that it is up"
     if "no_such_bucket" in low or "nosuchbucket" in low or "bucket does not exist" in low:
         return f"{where}: the bucket does not exist; create it first"
     if "access_denied" in low or "accessdenied" in low or "forbidden" in low or "403" in low or (
             "invalidaccesskeyid" in low or "signature" in low):
         return (f"{where}: access denied; check the credentials in the environment "
-                "(AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY; values not shown)")
+                "(AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, and AWS_SESSION_TOKEN for temporary "
+                "ones, or the profile AWS_PROFILE names; values not shown)")
     if isinstance(exc, FileNotFoundError) or "not found" in low or "no such file" in low:
         return f"{where}: it does not exist"
     return f"{where}; check the location and the store's credentials in the environment"

@@ -181,3 +181,71 @@ def open_object(bucket_uri: str, key: str) -> bytes:
 
     client = boto3.client("s3", endpoint_url=os.environ["AWS_ENDPOINT_URL"])
     return client.get_object(Bucket=bucket_uri.removeprefix("s3://"), Key=key)["Body"].read()
+
+
+@pytest.mark.parametrize("typed, meant", [("s3:/bucket/x", "s3://bucket/x"), ("gs:/bucket/x", "gs://bucket/x"),
+                                          ("hdfs:/nn/x", "hdfs://nn/x"), ("file:/tmp/x", "file:///tmp/x"),
+                                          ("S3:bucket/x", "s3://bucket/x")])
+def test_a_uri_missing_a_slash_is_refused_not_written_as_a_local_folder(tmp_path, monkeypatch, typed, meant):
+    from reference.backends import locate
+
+    monkeypatch.chdir(tmp_path)
+    with fill(BACKENDS["bytes"](StringSerializer()), keys=3) as backend, pytest.raises(StorageError) as info:
+        backend.savepoint(typed)
+    message = str(info.value)
+    assert f"did you mean {meant!r}" in message, f"got {message!r}, should suggest {meant!r}"
+    assert f"'./{typed}'" in message, f"got {message!r}, should say how to write such a local path"
+    assert os.listdir(tmp_path) == [], f"got local entries {os.listdir(tmp_path)}, should be none"
+    for local in (f"./{typed}", "C:\\x", "c:/x", "plain"):
+        assert not locate(local).remote, f"got {local!r} as a URI, should be a local path"
+    assert locate("file:///tmp/x").path == os.path.abspath("/tmp/x"), "got another path for file:///tmp/x"
+
+
+def test_an_upper_case_scheme_is_the_same_uri(s3_bucket):
+    upper = "S3://" + s3_bucket.removeprefix("s3://") + "/Upper/sp"
+    with fill(BACKENDS["bytes"](StringSerializer()), keys=3) as backend:
+        got = backend.savepoint(upper)
+    assert got == f"{s3_bucket}/Upper/sp", f"got {got!r}, should be the URI with its scheme in lower case"
+    with BACKENDS["heap"].restore(upper, StringSerializer()) as restored:
+        assert content(restored, keys=3) == expected(keys=3), "got other content restoring through S3://"
+
+
+def test_a_bucket_without_a_prefix_is_refused_with_the_form_of_a_savepoint_uri(s3_bucket):
+    for uri in (s3_bucket, s3_bucket + "/"):
+        with pytest.raises(StorageError, match=r"no prefix after the bucket; a savepoint URI is s3://BUCKET/PREFIX"):
+            read_savepoint_metadata(uri)
+
+
+def test_reading_from_a_missing_bucket_names_the_bucket(s3_bucket):
+    from conformance.cli import main
+
+    for read in (read_savepoint_metadata, lambda uri: BACKENDS["bytes"].restore(uri, StringSerializer())):
+        with pytest.raises(StorageError, match="bucket 'no-such-bucket-y' does not exist"):
+            read("s3://no-such-bucket-y/sp1")
+    status = main(["verify", "s3://no-such-bucket-y/sp1"])
+    assert status == 2, f"got exit {status}, should be 2 (unusable input)"
+
+
+def test_store_messages_hide_the_endpoints_user_info_and_hint_at_the_scheme(s3_server, tmp_path, monkeypatch):
+    from conformance.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    host = s3_server.removeprefix("http://")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "loopback-key-id")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "loopback-secret-value")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    from conftest import _free_port
+
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://admin:pw-not-shown@127.0.0.1:{_free_port()}")
+    with pytest.raises(StorageError) as info:
+        read_savepoint_metadata("s3://bucket/sp")
+    message = str(info.value)
+    assert "pw-not-shown" not in message and "http://<user-info>@127.0.0.1:" in message, (
+        f"got {message!r}, should show the endpoint without its user info")
+    # an http server reached without a scheme: https is assumed, and the TLS handshake fails
+    monkeypatch.setenv("AWS_ENDPOINT_URL", host)
+    with pytest.raises(StorageError) as info:
+        read_savepoint_metadata("s3://bucket/sp")
+    assert "AWS_ENDPOINT_URL has no http:// or https://" in str(info.value), f"got {info.value}, should hint at the scheme"
+    assert main(["verify", "s3://bucket/sp"]) == 2, "got another exit status, should be 2 (unusable input)"
