@@ -4,7 +4,9 @@ Exit status: 0 done and clean, 1 the job found a problem (a state refused as inc
 value that fails to migrate or decode, a mismatch against the expected savepoint), 2 the input
 could not be used (no such savepoint or serializers, a snapshot class nobody imported, the
 output exists, no Java, bad options). Everything that can be checked without Spark is checked
-before Spark starts. Importing this module does not import pyspark.
+before Spark starts. A refused migration still writes its ``--json`` report (the refused
+states, each with its verdict and message) and tells to pass ``--schema-evolution`` where that
+is what is missing. Importing this module does not import pyspark.
 """
 
 from __future__ import annotations
@@ -138,7 +140,7 @@ def _failed(exc: Exception) -> int:
 def run_migrate(args: argparse.Namespace) -> int:
     import sys
 
-    from reference import StateError
+    from reference import StateError, StateMigrationError
 
     json_target(args.json)
     import_modules(args.imports)
@@ -159,6 +161,12 @@ def run_migrate(args: argparse.Namespace) -> int:
             args.savepoint, serializers, args.out, mode=args.backend, parallelism=args.parallelism,
             key_serializer=key_serializer, config=config, master=args.spark,
         )
+    except StateMigrationError as exc:
+        message, refused = _refusal(args, serializers, config, exc)
+        print(f"conformance migrate: {message}", file=sys.stderr)
+        write_json({"source": args.savepoint, "out": args.out, "mode": args.backend, "refused": refused,
+                    "message": message}, args.json)
+        return VIOLATION
     except (StateError, OSError) as exc:
         print(f"conformance migrate: {exc}", file=sys.stderr)
         return _failed(exc) if isinstance(exc, StateError) else UNUSABLE
@@ -168,6 +176,59 @@ def run_migrate(args: argparse.Namespace) -> int:
                             "rows": s.rows, "parallelism": s.parallelism, "shuffled": s.shuffled}
                            for s in report.states]}, args.json)
     return OK
+
+
+def _refusal(args: argparse.Namespace, serializers: Any, config: Any,
+             exc: Exception) -> tuple[str, list[dict[str, Any]]]:
+    """The message of a refused migration (naming ``--schema-evolution`` where the refusal is
+    that row schema evolution is not enabled) and, per refused state, its name, kind, verdict
+    (``incompatible``, or ``needs --schema-evolution``) and the reason, each state judged on
+    its own."""
+    from reference import StateError
+    from reference.backends import (
+        SCHEMA_EVOLUTION_ENABLED,
+        SCHEMA_EVOLUTION_OPTION,
+        normalize_config,
+        read_savepoint_metadata,
+    )
+
+    from .._spark.jobs import _plan, normalize_descriptors
+
+    refused: list[dict[str, Any]] = []
+    try:
+        metadata = read_savepoint_metadata(args.savepoint)
+        descriptors = normalize_descriptors(serializers)
+    except StateError:
+        metadata, descriptors = None, {}
+    for state in metadata.states if metadata is not None else ():
+        if state.name not in descriptors:
+            continue
+        only = {state.name: descriptors[state.name]}
+        try:
+            _plan(metadata, only, args.backend, normalize_config(config))
+            continue
+        except StateError as refusal:
+            reason = str(refusal)
+        verdict = "incompatible"
+        if config is None:
+            try:
+                _plan(metadata, only, args.backend, normalize_config(SCHEMA_EVOLUTION_ENABLED))
+                verdict = "needs --schema-evolution"
+            except StateError:
+                pass
+        if verdict != "incompatible":
+            reason = _evolution_hint(reason, SCHEMA_EVOLUTION_OPTION)
+        refused.append({"name": state.name, "kind": state.kind, "verdict": verdict, "message": reason})
+    message = str(exc)
+    if any(r["verdict"] != "incompatible" for r in refused):
+        message = _evolution_hint(message, SCHEMA_EVOLUTION_OPTION)
+    return message, refused
+
+
+def _evolution_hint(text: str, option: str) -> str:
+    """``text`` telling a CLI user to pass ``--schema-evolution`` (not to set ``option``)."""
+    hinted = text.replace(f"set the config option '{option}' to True", "pass --schema-evolution")
+    return hinted if hinted != text else f"{text}; pass --schema-evolution to allow it"
 
 
 def explain_migration(savepoint: str, serializers: Any, config: Any = None,

@@ -91,6 +91,11 @@ def new_descriptors() -> list[Any]:
     return descriptors(new_row())
 
 
+def broken_descriptors() -> list[Any]:
+    """``--serializers spark_support:broken_descriptors``: every state incompatible."""
+    return descriptors(broken_row())
+
+
 def history(keys: int) -> dict[str, dict[int, Any]]:
     """The state content, per state name: key -> value / list / dict (a None map value kept)."""
     values = {k: old_value(k) for k in range(keys)}
