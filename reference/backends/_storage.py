@@ -304,9 +304,10 @@ def _refuse_malformed_uri(path: str) -> None:
     meant = f"{scheme.lower()}:///{rest.lstrip('/')}" if scheme.lower() == "file" else (
         f"{scheme.lower()}://{rest.lstrip('/')}")
     slashes = "one slash" if rest.startswith("/") else "no slashes"
+    typed = re.sub(r"^([A-Za-z][A-Za-z0-9+.-]+:/*)[^/@]*@", r"\1<user-info>@", path)
     raise StorageError(
-        f"{shown(path)!r} looks like a URI with {slashes}; did you mean {shown(meant)!r}? (a local "
-        f"path starting with {scheme + ':'!r} must be written {'./' + shown(path)!r})"
+        f"{typed!r} looks like a URI with {slashes}; did you mean {shown(meant)!r}? (a local "
+        f"path starting with {scheme + ':'!r} must be written {'./' + typed!r})"
     )
 
 

@@ -249,3 +249,24 @@ def test_store_messages_hide_the_endpoints_user_info_and_hint_at_the_scheme(s3_s
         read_savepoint_metadata("s3://bucket/sp")
     assert "AWS_ENDPOINT_URL has no http:// or https://" in str(info.value), f"got {info.value}, should hint at the scheme"
     assert main(["verify", "s3://bucket/sp"]) == 2, "got another exit status, should be 2 (unusable input)"
+
+
+def test_a_uri_missing_a_slash_never_shows_its_user_info():
+    from reference.backends import locate
+
+    for typed in ("s3:/me:hunter22@bucket/x", "s3:me:hunter22@bucket/x"):
+        with pytest.raises(StorageError) as info:
+            locate(typed)
+        assert "hunter22" not in str(info.value) and "<user-info>@bucket/x" in str(info.value), (
+            f"got {info.value}, should refuse without the secret [{typed}]")
+
+
+def test_access_denied_names_every_credential_source():
+    from reference.backends import locate
+    from reference.backends._storage import _explain
+
+    denied = OSError("When reading information for key 'sp/_metadata.json' in bucket 'b': AWS Error "
+                     "ACCESS_DENIED during HeadObject operation: No response body.")
+    message = _explain(locate("file:///tmp/sp"), "reading", denied)
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        assert name in message, f"got {message!r}, should name {name}"
