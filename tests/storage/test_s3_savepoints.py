@@ -26,6 +26,15 @@ from reference.serializers import StringSerializer
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+def _unused_port() -> int:
+    """A loopback port nothing listens on."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
 @pytest.mark.parametrize("writer", sorted(BACKENDS))
 @pytest.mark.parametrize("reader", sorted(BACKENDS))
 def test_savepoint_and_restore_at_an_s3_uri(s3_bucket, tmp_path, monkeypatch, writer, reader):
@@ -44,14 +53,8 @@ def test_savepoint_and_restore_at_an_s3_uri(s3_bucket, tmp_path, monkeypatch, wr
 
 def test_a_url_is_never_taken_for_a_local_path(tmp_path, monkeypatch):
     """An unreachable store is an error naming the endpoint; nothing appears on the local disk."""
-    import socket
-
-    with socket.socket() as sock:  # a port nothing listens on
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{_unused_port()}")
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "loopback-key-id")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "do-not-print-this-secret")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
@@ -235,9 +238,7 @@ def test_store_messages_hide_the_endpoints_user_info_and_hint_at_the_scheme(s3_s
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "loopback-secret-value")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    from conftest import _free_port
-
-    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://admin:pw-not-shown@127.0.0.1:{_free_port()}")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://admin:pw-not-shown@127.0.0.1:{_unused_port()}")
     with pytest.raises(StorageError) as info:
         read_savepoint_metadata("s3://bucket/sp")
     message = str(info.value)
