@@ -351,7 +351,7 @@ def read_savepoint_metadata(path: str | os.PathLike[str] | Location) -> Savepoin
             raise FileNotFoundError(file.uri)
         text = file.read_bytes().decode("utf-8")
     except FileNotFoundError:
-        where.check_readable()
+        where.check_bucket(writing=False)
         raise SavepointFormatError(
             f"{where.uri!r} is not a savepoint: it has no {METADATA_FILE} (a savepoint is "
             "complete only once it holds the metadata file)"

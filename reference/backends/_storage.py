@@ -228,35 +228,24 @@ class Location:
         with self.guard("writing"):
             return self.filesystem().open_output_stream(self.path)
 
-    def missing_bucket(self) -> str | None:
-        """The bucket of this location when the store has no such bucket (or these credentials
-        cannot see it); None when it exists or the location has no bucket."""
+    def check_bucket(self, writing: bool) -> None:
+        """Refuse to read or write under a bucket that does not exist (or these credentials
+        cannot see it), said as such rather than as a missing file; a writer never creates one."""
         if not self.remote or self.scheme not in _BUCKET_SCHEMES:
-            return None
+            return
         bucket = self.path.split("/", 1)[0]
         from pyarrow.fs import FileType
 
         with self.guard("checking the bucket of"):
             found = self.filesystem().get_file_info(bucket).type
-        return bucket if found == FileType.NotFound else None
+        if found == FileType.NotFound:
+            todo = ("create it first: a savepoint is never written by creating a bucket" if writing
+                    else "check the bucket's name and the credentials in the environment")
+            raise StorageError(f"{self.uri}: bucket {bucket!r} does not exist (or these credentials cannot see it); {todo}")
 
     def check_writable(self) -> None:
         """Refuse to write under a bucket that does not exist (a writer never creates one)."""
-        bucket = self.missing_bucket()
-        if bucket is not None:
-            raise StorageError(
-                f"{self.uri}: bucket {bucket!r} does not exist (or these credentials cannot see it); "
-                "create it first: a savepoint is never written by creating a bucket"
-            )
-
-    def check_readable(self) -> None:
-        """Refuse to read under a bucket that does not exist (said as such, not as a missing file)."""
-        bucket = self.missing_bucket()
-        if bucket is not None:
-            raise StorageError(
-                f"{self.uri}: bucket {bucket!r} does not exist (or these credentials cannot see it); "
-                "check the bucket's name and the credentials in the environment"
-            )
+        self.check_bucket(writing=True)
 
 
 def locate(path: str | os.PathLike[str] | Location) -> Location:
