@@ -199,8 +199,8 @@ def _refusal(args: argparse.Namespace, serializers: Any, config: Any,
         metadata = read_savepoint_metadata(args.savepoint)
         descriptors = normalize_descriptors(serializers)
     except StateError:
-        metadata, descriptors = None, {}
-    for state in metadata.states if metadata is not None else ():
+        return str(exc), refused
+    for state in metadata.states:
         if state.name not in descriptors:
             continue
         only = {state.name: descriptors[state.name]}
