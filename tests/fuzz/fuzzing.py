@@ -637,6 +637,8 @@ def _mutate_data(path: str, src: Source) -> str:
         with open(file, "wb") as handle:
             handle.write(raw)
         return path
+    with open(file, "rb") as handle:
+        original = handle.read()
     table = pq.read_table(file)
     rows = table.to_pylist()
     if op == 1 and rows:  # one cell's bytes mutated
@@ -663,7 +665,10 @@ def _mutate_data(path: str, src: Source) -> str:
     try:
         pq.write_table(pa.Table.from_pylist(rows, schema=schema), file)
     except (pa.ArrowException, ValueError, TypeError, OverflowError):
-        pass  # pyarrow refused the damage itself: keep the file as it was
+        # pyarrow refused the damage itself (and removed what it had begun to write): keep
+        # the file as it was
+        with open(file, "wb") as handle:
+            handle.write(original)
     if src.integer(0, 3, "relist"):  # mostly: a manifest that agrees, so the rows reach the readers
         _relist(path, state.name, os.path.getsize(file))
     return path
