@@ -27,7 +27,8 @@ not inlined); everything else (user serializers, Pickle, Enum, Avro, nesting dee
 Errors. Generated code checks what it reads only as far as it needs to stay on the fast path
 (every length is bounded by the bytes available before it is used): on anything unusual
 (corrupt or truncated bytes, an out-of-domain value, a NaN payload it cannot keep, a
-non-ASCII string where it only inlines ASCII) it gives up (``Bail`` or any exception), undoes
+non-ASCII string where it only inlines ASCII) it gives up (``Bail`` or any exception but a
+``NameError``, which only a broken generator causes and which is raised), undoes
 what it did (the input position and element budget, the bytes written) and runs the generic
 method from the start, whose result or error is then the result. So the generated path fails
 exactly where the generic one does, with the same ``StateError`` and the same input position.
@@ -285,7 +286,9 @@ def _indent(body: str) -> str:
 
 
 #: Per function: its parameters, the generic method it stands for, and the frame around the
-#: emitted body (a fast path inside ``try``; on any exception, undo and run the generic method).
+#: emitted body (a fast path inside ``try``; on any exception, undo and run the generic method,
+#: except a NameError: every name in generated code is generated, so one that is missing is a
+#: bug of the generator, raised rather than hidden behind the generic method).
 _FRAMES: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {
     "read": ("source", "_deserialize_generic", (
         "if type(source) is not {view} or type(source._data) is not bytes:",
@@ -296,6 +299,8 @@ _FRAMES: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {
         "budget = source._elements",
         "try:",
     ), (
+        "except NameError:",
+        "    raise",
         "except Exception:",
         "    source._pos = start",
         "    source._elements = budget",
@@ -310,6 +315,8 @@ _FRAMES: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {
         "start = len(buf)",
         "try:",
     ), (
+        "except NameError:",
+        "    raise",
         "except Exception:",
         "    del buf[start:]",
         "    return {generic}(value, target)",
@@ -326,6 +333,8 @@ _FRAMES: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {
         "try:",
     ), (
         "    buf += data[seg:pos]",
+        "except NameError:",
+        "    raise",
         "except Exception:",
         "    del buf[written:]",
         "    source._pos = start",
