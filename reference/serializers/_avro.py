@@ -300,16 +300,18 @@ class _Decoder:
             return _DOUBLE.unpack(self.take(8, "double"))[0]
         if t in ("bytes", "string"):
             raw = self.take(self.long(), t)
-            if (t if r is None else r.type) == "bytes":
+            if t == "string":  # what the writer's serializer cannot read is corrupt, promoted or not
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise self._error(f"string is not UTF-8 ({exc.reason} at {exc.start})") from None
+                return raw if r is not None and r.type == "bytes" else text
+            if r is None or r.type == "bytes":
                 return raw
             if t == "bytes":
                 # promoted to string: Java keeps malformed bytes in its Utf8, a str cannot;
                 # U+FFFD is what Java's Utf8.toString() shows for them
                 return raw.decode("utf-8", "replace")
-            try:
-                return raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise self._error(f"string is not UTF-8 ({exc.reason} at {exc.start})") from None
         if t == "fixed":
             return self.take(w.size, "fixed")
         if t == "enum":

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pickle
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -188,3 +189,17 @@ def test_plan_is_a_readable_tree_of_steps() -> None:
     assert same == plan and hash(same) == hash(plan), "got unequal plans for the same pair, should be equal"
     other = migration_plan(ADDRESS.snapshot_configuration(), ADDRESS_2)
     assert other != plan, "got equal plans for different pairs, should differ"
+
+
+def test_a_string_promoted_to_bytes_is_refused_where_the_old_serializer_cannot_read_it():
+    # 0xcf alone is not UTF-8: the old string serializer refuses the record, so its migration
+    # to bytes must refuse it too, on the byte path as on the object path.
+    from reference import SerializationError
+    from reference.serializers import AvroSerializer
+
+    old, new = AvroSerializer("string"), AvroSerializer("bytes")
+    plan = migration_plan(old.snapshot_configuration(), new)
+    assert plan.migrate(bytes.fromhex("0000000141")) == bytes.fromhex("0000000141"), "got another migration of 'A'"
+    for path in (plan.migrate, plan.migrate_as_objects):
+        with pytest.raises(SerializationError, match="(?i)utf-8"):
+            path(bytes.fromhex("00000001cf"))
