@@ -7,12 +7,15 @@ backend; executors decode every entry and compare it with what was written; each
 evolution is migrated by the Spark migrate job in bytes and heap mode and compared with the
 oracle (in the executors) and with the single-process bytes backend's savepoint (byte for
 byte); each incompatible evolution must be refused before anything is written. The history
-cycles through the few dozen drawn values, so the executors' work is per distinct value (the
+cycles through the few dozen drawn values, the biggest less often (``history_cycle``: a 16 KB
+value once per cycle, values up to 256 bytes 16 times), so the executors' work is per distinct
+value (the
 jobs convert and decode each distinct value of a batch once) while every row still travels
 through Spark's reader, the migration, the key-group partitioning and the writer; the
-single-process bytes backend migrates every entry. Anything that
-cannot be pickled, or works only in the process that created it, fails here with a clear
-message. Imported only when the harness runs with ``--spark`` other than ``off``.
+single-process bytes backend, the reference for Spark's bytes, migrates each distinct stored
+value once too (``migrate_equal_values_once``) and writes every entry. Anything that cannot be
+pickled, or works only in the process that created it, fails here with a clear message.
+Imported only when the harness runs with ``--spark`` other than ``off``.
 """
 
 from __future__ import annotations
@@ -58,6 +61,28 @@ def _layout(key: int, values: list[Any], migrate: Callable[[Any], Any] | None = 
     elements = [fix(values[(key + j) % n]) for j in range(3)]
     entries = {"a": value, "b": fix(values[(key + 1) % n])}
     return value, elements, entries
+
+
+#: A history entry's value is repeated less often the bigger it is: a value of up to
+#: ``_SMALL`` bytes appears ``_ROUNDS`` times per cycle, one of ``k * _SMALL`` bytes
+#: ``_ROUNDS // k`` times, and every value at least once.
+_SMALL = 256
+_ROUNDS = 16
+
+
+def history_cycle(serializer: Any, values: list[Any]) -> list[Any]:
+    """The sequence the large history cycles through (``_layout`` indexes it by key): every
+    drawn value, the bigger ones less often, so that the few values drawn at the widest
+    encoding boundaries (strings of 16,384 units, 40 KB lists) still travel through every
+    Spark path many times while the history stays one of many keys rather than of many bytes.
+    Interleaved round by round (a small value recurs every few keys). The values themselves,
+    not copies; when every value weighs the same, the values as they are."""
+    from .._checks._support import write
+
+    weights = [max(1, min(_ROUNDS, _ROUNDS * _SMALL // max(1, len(write(serializer, v))))) for v in values]
+    if len(set(weights)) <= 1:
+        return list(values)
+    return [v for r in range(_ROUNDS) for v, w in zip(values, weights, strict=True) if w > r]
 
 
 def _keys_for(entries: int) -> int:
@@ -209,7 +234,9 @@ def write_history_ahead(ctx: Any, directory: str) -> dict[str, Any] | None:
     try:
         keys = _keys_for(history_entries(ctx))
         values = bulk_values(ctx)
-        savepoint = _write_history(ctx, ctx.serializer(), values, keys, os.path.join(directory, "history"))
+        serializer = ctx.serializer()
+        savepoint = _write_history(ctx, serializer, history_cycle(serializer, values), keys,
+                                   os.path.join(directory, "history"))
     except (Violation, NotApplicable, StateError):
         return None
     try:  # the values themselves, so the Spark lane uses these rather than drawing again
@@ -221,7 +248,8 @@ def write_history_ahead(ctx: Any, directory: str) -> dict[str, Any] | None:
 
 #: What lane one wrote ahead for spark.history (``write_history_ahead``), when it did.
 HISTORY_AHEAD: Provider[dict[str, Any]] = provider("spark_history_ahead")
-#: (savepoint, values, rows) of the large history spark.history verified.
+#: (savepoint, the values it cycles through (``history_cycle``), rows) of the large history
+#: spark.history verified.
 HISTORY: Provider[tuple[str, list[Any], int]] = provider("spark_history")
 
 
@@ -273,12 +301,13 @@ def spark_history(ctx) -> None:  # type: ignore[no-untyped-def]
     _shippable(serializer, "the serializer")
     values = bulk_values(ctx)
     spark = _spark(ctx)
+    cycle = history_cycle(serializer, values)
     savepoint = _history_written_ahead(ctx, values, _keys_for(entries))
     if savepoint is None:
-        savepoint = _write_history(ctx, serializer, values, _keys_for(entries))
+        savepoint = _write_history(ctx, serializer, cycle, _keys_for(entries))
     rows = sum(s.rows for s in read_savepoint_metadata(savepoint).states)
     try:
-        verification, judge = _read_back(spark, savepoint, values, None, rows, "the large history")
+        verification, judge = _read_back(spark, savepoint, cycle, None, rows, "the large history")
         report = verification()
     except StateError as exc:
         raise Violation(f"reading the large history in Spark executors failed: {exc}") from None
@@ -290,7 +319,7 @@ def spark_history(ctx) -> None:  # type: ignore[no-untyped-def]
             example="; ".join(sample for s in bad for sample in s.samples[:3]),
         )
     judge()
-    ctx.put(HISTORY, (savepoint, values, rows))
+    ctx.put(HISTORY, (savepoint, cycle, rows))
 
 
 def _single_process(ctx: Any, savepoint: str, new: Any) -> str:
@@ -298,7 +327,10 @@ def _single_process(ctx: Any, savepoint: str, new: Any) -> str:
 
     from .._state_layout import descriptors
 
-    backend = BytesStateBackend.restore(savepoint, LongSerializer(), config=EVOLUTION_CONFIG, allow_pickle=True)
+    # Each distinct stored value migrated once: the history repeats a few dozen values, and
+    # equal bytes migrate to equal bytes (the backends family demands deterministic serializers).
+    backend = BytesStateBackend.restore(savepoint, LongSerializer(), config=EVOLUTION_CONFIG, allow_pickle=True,
+                                        migrate_equal_values_once=True)
     try:
         value_d, list_d, map_d = descriptors(new)
         backend.get_value_state(value_d)
@@ -347,7 +379,7 @@ def spark_migration(ctx) -> None:  # type: ignore[no-untyped-def]
     steps = [s for s in declared_steps(ctx) if s.expect != Verdict.INCOMPATIBLE]
     if not steps:
         raise NotApplicable("no compatible evolutions declared")
-    savepoint, values, rows = _history(ctx)
+    savepoint, cycle, rows = _history(ctx)
     spark = _spark(ctx)
     for step in steps:
         with step.active():
@@ -376,7 +408,7 @@ def spark_migration(ctx) -> None:  # type: ignore[no-untyped-def]
                         # again would repeat that verdict.
                         continue
                     try:
-                        verification, judge = _read_back(spark, out, values, step.migrate, rows, where, expect=reference)
+                        verification, judge = _read_back(spark, out, cycle, step.migrate, rows, where, expect=reference)
                     except StateError as exc:
                         raise Violation(f"{where}: {exc}") from None
                     judge()

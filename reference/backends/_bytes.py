@@ -175,12 +175,21 @@ class BytesStateBackend(KeyedStateBackend):
         store: str = "memory",
         path: str | os.PathLike[str] | None = None,
         allow_pickle: bool | Iterable[str] = (),
+        migrate_equal_values_once: bool = False,
     ) -> BytesStateBackend:
         """A new backend holding the savepoint's bytes (nothing is deserialized yet). A state
         whose serializers unpickle (a snapshot names ``PickleSerializer``) is accessed only if
         named in ``allow_pickle`` (True: every state) or with a descriptor that uses
-        ``PickleSerializer``; otherwise ``get_*_state`` raises ``PickleNotAllowedError``."""
-        return cls._restore(directory, key_serializer, config, allow_pickle, store=store, path=path)  # type: ignore[no-any-return]
+        ``PickleSerializer``; otherwise ``get_*_state`` raises ``PickleNotAllowedError``.
+
+        ``migrate_equal_values_once``: a migration rewrites each distinct stored value once and
+        reuses the result for every entry holding the same bytes (up to 64 MiB of inputs and
+        results kept per state). The savepoint is the same for deterministic
+        serializers (equal bytes migrate to equal bytes, which the conformance harness demands);
+        it pays off when many entries share few values (flags, enums, repeated test data)."""
+        backend = cls._restore(directory, key_serializer, config, allow_pickle, store=store, path=path)
+        backend._migrate_equal_values_once = migrate_equal_values_once
+        return backend  # type: ignore[no-any-return]
 
     def close(self) -> None:
         if not self._closed:
@@ -209,8 +218,35 @@ class BytesStateBackend(KeyedStateBackend):
         else:
             entry.storage.load(rows)  # type: ignore[arg-type]
 
+    _migrate_equal_values_once = False
+
     def _migrate(self, entry: StateEntry, plan: AccessPlan) -> None:
-        entry.storage.transform(_migration_function(entry.kind, plan))
+        migrate = _migration_function(entry.kind, plan)
+        entry.storage.transform(_once_per_value(migrate) if self._migrate_equal_values_once else migrate)
+
+
+#: Bytes of inputs and results a migration with ``migrate_equal_values_once`` keeps for reuse.
+MIGRATION_MEMO_BYTES = 64 << 20
+
+
+def _once_per_value(migrate: Callable[[bytes], bytes]) -> Callable[[bytes], bytes]:
+    """``migrate`` run once per distinct input while the results kept stay under
+    ``MIGRATION_MEMO_BYTES`` (then each further new input is migrated as it comes)."""
+    done: dict[bytes, bytes] = {}
+    room = MIGRATION_MEMO_BYTES
+
+    def once(raw: bytes) -> bytes:
+        nonlocal room
+        out = done.get(raw)
+        if out is None:
+            out = migrate(raw)
+            cost = len(raw) + len(out)
+            if cost <= room:
+                done[raw] = out
+                room -= cost
+        return out
+
+    return once
 
 
 def _migration_function(kind: str, plan: AccessPlan) -> Callable[[bytes], bytes]:

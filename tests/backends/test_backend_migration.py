@@ -398,3 +398,69 @@ def test_live_state_reregistered_with_evolved_serializer_migrates(backend_kind):
         assert state.get() == [1 + 2 * STEP, 2 + 2 * STEP], f"got {state.get()}, should be migrated by two steps"
     finally:
         backend.close()
+
+
+@pytest.mark.parametrize("store", ["memory", "rocksdb"])
+@pytest.mark.parametrize("kind", ["value", "list", "map"])
+def test_migrating_equal_values_once_writes_the_same_savepoint(tmp_path, monkeypatch, store, kind):
+    """``migrate_equal_values_once``: each distinct stored value is migrated once, and the
+    savepoint is the one a migration of every entry writes."""
+    from backend_support import EvolvingSnapshot, _rocksdb_path
+
+    from reference.backends import BytesStateBackend
+
+    backend = make_backend(f"bytes-{store}", LongSerializer())
+    try:
+        state = get_state(backend, descriptor(kind, EvolvingSerializer(1)))
+        for key in range(200):
+            backend.set_current_key(key)
+            write(state, kind, {"value": key % 3, "list": [key % 2, 5], "map": {"a": key % 3, "b": None}}[kind])
+        source = backend.savepoint(tmp_path / "sp1")
+    finally:
+        backend.close()
+
+    calls = []
+    original = EvolvingSnapshot.migrate_element
+
+    def counting(self, prior, new, element, target=None):
+        calls.append(element)
+        return original(self, prior, new, element, target)
+
+    monkeypatch.setattr(EvolvingSnapshot, "migrate_element", counting)
+    outputs = {}
+    for once in (False, True):
+        calls.clear()
+        restored = BytesStateBackend.restore(source, LongSerializer(), store=store, path=_rocksdb_path(store),
+                                             migrate_equal_values_once=once)
+        try:
+            get_state(restored, descriptor(kind, EvolvingSerializer(2)))
+            outputs[once] = restored.savepoint(tmp_path / f"sp2-{once}")
+        finally:
+            restored.close()
+        if once:
+            distinct = {"value": 3, "list": 2 * 2, "map": 3}[kind]  # a list value holds 2 elements
+            assert len(calls) == distinct, f"got {len(calls)} migrations, should be {distinct} (one per distinct value)"
+        else:
+            every = {"value": 200, "list": 400, "map": 200}[kind]
+            assert len(calls) == every, f"got {len(calls)} migrations, should be {every} (every entry)"
+    assert tree_bytes(outputs[True]) == tree_bytes(outputs[False]), "the savepoints differ, should be identical"
+    rows = read_savepoint_metadata(outputs[True]).states[0].rows
+    assert rows == {"value": 200, "list": 200, "map": 400}[kind], f"got {rows} rows"
+
+
+def test_migrating_equal_values_once_keeps_a_bounded_memo(monkeypatch):
+    """Results are reused only while the memo stays within its byte budget; past it, each
+    new value is migrated as it comes and nothing more is kept."""
+    from reference.backends import _bytes
+
+    monkeypatch.setattr(_bytes, "MIGRATION_MEMO_BYTES", 10)
+    calls = []
+
+    def migrate(raw):
+        calls.append(raw)
+        return raw + b"!"
+
+    once = _bytes._once_per_value(migrate)
+    got = [once(raw) for raw in (b"ab", b"ab", b"cdefgh", b"cdefgh", b"ab")]
+    assert got == [b"ab!", b"ab!", b"cdefgh!", b"cdefgh!", b"ab!"], f"got {got}"
+    assert calls == [b"ab", b"cdefgh", b"cdefgh"], f"got {calls}, should migrate b'cdefgh' (over budget) each time"
