@@ -28,6 +28,13 @@ Suites: ``certify`` is ``python -m conformance certify --builtins --seed S --exa
 ended as soon as a subject is reported NOT CERTIFIED); ``unit`` is pytest over
 ``--unit-paths`` (default tests/reference tests/backends tests/strategies, ``-x``, not slow).
 
+The reference serializers carry their format twice: generated codecs (the default) and the
+generic methods they are generated against, which run where a codec is not generated and
+with ``REFERENCE_GENERATED_CODECS=0``. Each is a serializer a user may run, so ``certify`` judges
+a mutant in both: as shipped, and, when that run passes, again with
+``REFERENCE_GENERATED_CODECS=0`` (``--codecs on`` or ``off`` judges one only). A mutant is
+killed by ``certify`` when either run fails; the verdict says which.
+
     python tools/mutation.py --sample 70 --seed 15 --examples 30 --json mutation.json
     python tools/mutation.py --list            # every site, no run
     python tools/mutation.py --only 12,40      # re-judge a few sampled mutants
@@ -310,18 +317,20 @@ def _copy_tree(root: str) -> str:
     return dest
 
 
-def _env(tree: str) -> dict[str, str]:
+def _env(tree: str, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
+    env.update(extra or {})
     env["PYTHONPATH"] = tree
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.pop("HYPOTHESIS_PROFILE", None)
     return env
 
 
-def _run(argv: list[str], tree: str, timeout: float, stop_on: str | None = None) -> tuple[str, float]:
+def _run(argv: list[str], tree: str, timeout: float, stop_on: str | None = None,
+         extra: dict[str, str] | None = None) -> tuple[str, float]:
     """('' if passed, else 'exit N' / 'timeout'), seconds."""
     start = time.monotonic()
-    proc = subprocess.Popen(argv, cwd=tree, env=_env(tree), stdout=subprocess.PIPE,
+    proc = subprocess.Popen(argv, cwd=tree, env=_env(tree, extra), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
     verdict = ""
     try:
@@ -351,15 +360,25 @@ def _run(argv: list[str], tree: str, timeout: float, stop_on: str | None = None)
     return verdict, time.monotonic() - start
 
 
-def suites(args: argparse.Namespace) -> dict[str, tuple[list[str], str | None]]:
+#: The generic methods only (no generated codecs): the second certify run of a mutant.
+CODECS_OFF = {"REFERENCE_GENERATED_CODECS": "0"}
+#: A suite: its command, the output line that ends it as failed, and the environments it runs
+#: in, one after the other until one fails (each a (label, variables) pair).
+Suite = tuple[list[str], str | None, list[tuple[str, dict[str, str]]]]
+
+
+def suites(args: argparse.Namespace) -> dict[str, Suite]:
     py = sys.executable
-    found: dict[str, tuple[list[str], str | None]] = {}
+    found: dict[str, Suite] = {}
     if "certify" in args.suites:
+        modes = {"both": [("", {}), ("codecs off", CODECS_OFF)], "on": [("", {})],
+                 "off": [("codecs off", CODECS_OFF)]}[args.codecs]
         found["certify"] = ([py, "-m", "conformance", "certify", "--builtins", "--seed", str(args.certify_seed),
-                             "--examples", str(args.examples), "--exitfirst"], "NOT CERTIFIED")
+                             "--examples", str(args.examples), "--exitfirst"], "NOT CERTIFIED", modes)
     if "unit" in args.suites:
         found["unit"] = ([py, "-m", "pytest", *args.unit_paths, "-x", "-q", "-p", "no:cacheprovider",
-                          "-m", "not slow and not spark and not flink", "-o", "addopts="], None)
+                          "-m", "not slow and not spark and not flink", "-o", "addopts=", *args.unit_args],
+                         None, [("", {})])
     return found
 
 
@@ -388,6 +407,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--examples", type=int, default=30)
     p.add_argument("--suites", default="certify,unit", type=lambda s: s.split(","))
     p.add_argument("--unit-paths", nargs="+", default=["tests/reference", "tests/backends", "tests/strategies"])
+    p.add_argument("--unit-args", nargs="*", default=[], help="more pytest arguments (e.g. -n 2)")
+    p.add_argument("--codecs", choices=("both", "on", "off"), default="both",
+                   help="certify with generated codecs (on), the generic methods (off), or on then off")
     p.add_argument("--timeout-factor", type=float, default=3.0)
     p.add_argument("--only", type=lambda s: {int(x) for x in s.split(",")}, default=None,
                    help="ids of sampled mutants to run (others are not run)")
@@ -429,14 +451,17 @@ def main(argv: list[str] | None = None) -> int:
     # A terminated run still removes its copy and the suite it was running.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
-        limits: dict[str, float] = {}
-        for name, (cmd, stop_on) in commands.items():
-            verdict, took = _run(cmd, tree, timeout=3600, stop_on=stop_on)
-            if verdict:
-                print(f"the unmutated tree fails {name} ({verdict}): fix that first", file=sys.stderr)
-                return 2
-            limits[name] = max(30.0, took * args.timeout_factor)
-            print(f"unmutated {name}: passed in {took:.1f} s (mutant limit {limits[name]:.0f} s)", flush=True)
+        limits: dict[tuple[str, str], float] = {}
+        for name, (cmd, stop_on, modes) in commands.items():
+            for label, extra in modes:
+                verdict, took = _run(cmd, tree, timeout=3600, stop_on=stop_on, extra=extra)
+                what = f"{name} ({label})" if label else name
+                if verdict:
+                    print(f"the unmutated tree fails {what} ({verdict}): fix that first", file=sys.stderr)
+                    return 2
+                limits[(name, label)] = max(30.0, took * args.timeout_factor)
+                print(f"unmutated {what}: passed in {took:.1f} s (mutant limit {limits[(name, label)]:.0f} s)",
+                      flush=True)
         for m in todo:
             target = os.path.join(tree, m.site.file)
             with open(target, encoding="utf-8") as fh:
@@ -446,15 +471,19 @@ def main(argv: list[str] | None = None) -> int:
                     # From the copy (the text the sample was drawn from), never from the
                     # working files, which may change while the run goes on.
                     fh.write(mutate(original, m.site))
-                for name, (cmd, stop_on) in commands.items():
-                    verdict, took = _run(cmd, tree, limits[name], stop_on)
-                    m.seconds[name] = round(took, 1)
-                    if verdict:
-                        m.killed_by[name] = verdict
+                for name, (cmd, stop_on, modes) in commands.items():
+                    m.seconds[name] = 0.0
+                    for label, extra in modes:
+                        verdict, took = _run(cmd, tree, limits[(name, label)], stop_on, extra)
+                        m.seconds[name] = round(m.seconds[name] + took, 1)
+                        if verdict:
+                            m.killed_by[name] = f"{label}: {verdict}" if label else verdict
+                            break
             finally:
                 with open(target, "w", encoding="utf-8") as fh:
                     fh.write(original)
-            status = ", ".join(f"{k}: {'killed' if k in m.killed_by else 'SURVIVED'}" for k in commands)
+            status = ", ".join(f"{k}: {'killed (' + m.killed_by[k][:60] + ')' if k in m.killed_by else 'SURVIVED'}"
+                               for k in commands)
             print(f"#{m.id:3d} {m.site.file}:{m.site.line} [{m.site.op}] {m.site.detail}  -> {status}", flush=True)
     finally:
         shutil.rmtree(tree, ignore_errors=True)
