@@ -407,7 +407,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--examples", type=int, default=30)
     p.add_argument("--suites", default="certify,unit", type=lambda s: s.split(","))
     p.add_argument("--unit-paths", nargs="+", default=["tests/reference", "tests/backends", "tests/strategies"])
-    p.add_argument("--unit-args", nargs="*", default=[], help="more pytest arguments (e.g. -n 2)")
+    p.add_argument("--unit-args", type=str.split, default=[],
+                   help="more pytest arguments, one string: --unit-args='-n 2'")
     p.add_argument("--codecs", choices=("both", "on", "off"), default="both",
                    help="certify with generated codecs (on), the generic methods (off), or on then off")
     p.add_argument("--timeout-factor", type=float, default=3.0)
