@@ -52,12 +52,14 @@ import ast
 import copy
 import json
 import os
+import queue
 import random
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 
@@ -333,10 +335,25 @@ def _run(argv: list[str], tree: str, timeout: float, stop_on: str | None = None,
     proc = subprocess.Popen(argv, cwd=tree, env=_env(tree, extra), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
     verdict = ""
-    try:
+    deadline = start + timeout
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:  # reads the output in its own thread: a silent run still times out
         assert proc.stdout is not None
-        deadline = start + timeout
         for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    try:
+        while True:
+            try:
+                line = lines.get(timeout=max(0.05, deadline - time.monotonic()))
+            except queue.Empty:
+                verdict = "timeout"
+                break
+            if line is None:
+                break
             if stop_on and stop_on in line:
                 verdict = "failed: " + line.strip()[:120]
                 break
@@ -344,9 +361,8 @@ def _run(argv: list[str], tree: str, timeout: float, stop_on: str | None = None,
                 verdict = "timeout"
                 break
         if not verdict:
-            rest = max(0.1, deadline - time.monotonic())
             try:
-                code = proc.wait(timeout=rest)
+                code = proc.wait(timeout=max(0.1, deadline - time.monotonic()))
                 verdict = "" if code == 0 else f"exit {code}"
             except subprocess.TimeoutExpired:
                 verdict = "timeout"
