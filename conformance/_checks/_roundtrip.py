@@ -1,4 +1,4 @@
-"""roundtrip: value -> bytes -> value, copies, lengths, duplicates, pickling, key determinism."""
+"""roundtrip: value -> bytes -> value, copies, cut records, lengths, duplicates, pickling, key determinism."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from reference import DataInputView, DataOutputView
+from reference import DataInputView, DataOutputView, StateError
 
 from .._canonical import canonical, show, values_equal
 from .._property import guarded
@@ -184,6 +184,52 @@ def copy_serialized(ctx) -> None:  # type: ignore[no-untyped-def]
             )
 
     ctx.for_all(st.tuples(ctx.subject.values, ctx.subject.values), body)
+
+
+def _cuts(size: int) -> list[int]:
+    """Where a record of ``size`` bytes is cut: at every byte of a short record; for a long one,
+    the first and last 48 bytes (headers, lengths, the last field) and 16 cuts between."""
+    if size <= 128:
+        return list(range(size))
+    middle = range(48, size - 48, max(1, (size - 96) // 16))
+    return sorted({*range(48), *middle, *range(size - 48, size)})
+
+
+def _refuses(what: str, func: Any, data: bytes, cut: int, full: int) -> None:
+    source = DataInputView(data)
+    try:
+        func(source)
+    except StateError:
+        return
+    except Exception as exc:
+        raise Violation(
+            f"{what} of a record cut to its first {cut} of {full} bytes raised {type(exc).__name__}: {exc}, "
+            "should raise a reference.StateError (reading past the end of a DataInputView raises "
+            "EndOfDataError; let it through, or raise SerializationError saying what is missing)"
+        ) from exc
+    raise Violation(
+        f"{what} of a record cut to its first {cut} of {full} bytes returned normally after "
+        f"{source.position} bytes, should refuse it (a record's own bytes say where it ends, so a "
+        "cut record needs bytes that are not there)"
+    )
+
+
+@check(id="roundtrip.truncated", family="roundtrip", requires=("roundtrip.sequence", "roundtrip.copy_serialized"))
+def truncated(ctx) -> None:  # type: ignore[no-untyped-def]
+    """A record cut short (a strict prefix of what serialize wrote, as a damaged or partly
+    written savepoint holds) is refused by deserialize and copy_serialized with a StateError,
+    never read as a value or copied."""
+    s = ctx.serializer()
+
+    def body(value: Any) -> None:
+        data = write(s, value)
+        for cut in _cuts(len(data)):
+            part = data[:cut]
+            _refuses("deserialize", s.deserialize, part, cut, len(data))
+            _refuses("copy_serialized", lambda source: s.copy_serialized(source, DataOutputView()), part, cut,
+                     len(data))
+
+    ctx.for_all(ctx.subject.values, body, max_examples=max(10, ctx.examples // 2))
 
 
 @check(id="roundtrip.length", family="roundtrip", requires=BIT_EXACT)

@@ -227,6 +227,24 @@ class LastRecordCopyText(TextSerializer):
         target.write(source.read_fully(size))
 
 
+class PeekingLengthText(TextSerializer):
+    """Reads its length prefix with ``struct`` over ``peek(4)``: a record cut inside the prefix
+    raises struct.error instead of the view's EndOfDataError."""
+
+    def deserialize(self, source: DataInputView) -> str:
+        (size,) = struct.unpack(">i", source.peek(4))
+        source.skip_bytes(4)
+        return source.read_fully(size).decode("utf-8", "surrogatepass")
+
+
+class LenientCutInt(FixedIntSerializer):
+    """Reads a record cut short as the bytes that are there: a damaged savepoint's value
+    silently becomes another number."""
+
+    def deserialize(self, source: DataInputView) -> int:
+        return int.from_bytes(source.read_fully(min(self.width, source.available())), "big", signed=True)
+
+
 class WrongLengthInt(FixedIntSerializer):
     """Claims 4 bytes per value but writes 8."""
 
@@ -915,6 +933,8 @@ ZOO: dict[str, tuple[str, Callable[[], Subject]]] = {
     "copy_serialized copies too much": ("roundtrip.copy_serialized", lambda: Subject(LongCopyText(), TEXT)),
     "copy_serialized refuses the input's last record": ("roundtrip.copy_serialized",
                                                          lambda: Subject(LastRecordCopyText(), TEXT)),
+    "cut record raises struct.error": ("roundtrip.truncated", lambda: Subject(PeekingLengthText(), TEXT)),
+    "cut record read as a value": ("roundtrip.truncated", lambda: Subject(LenientCutInt(8), _LONG)),
     "wrong fixed length": ("roundtrip.length", lambda: Subject(WrongLengthInt(8), _LONG)),
     "duplicate loses configuration": ("roundtrip.duplicate", _int(ForgetfulDuplicate)),
     "shared buffer across threads": ("roundtrip.concurrent", lambda: Subject(SharedBufferText(), st.text(min_size=20, max_size=60))),
