@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import collections
 import copy
 import json
 import os
@@ -328,9 +329,14 @@ def _env(tree: str, extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+#: The last lines the most recent suite printed (shown when the unmutated tree fails).
+_TAIL: collections.deque[str] = collections.deque(maxlen=40)
+
+
 def _run(argv: list[str], tree: str, timeout: float, stop_on: str | None = None,
          extra: dict[str, str] | None = None) -> tuple[str, float]:
     """('' if passed, else 'exit N' / 'timeout'), seconds."""
+    _TAIL.clear()
     start = time.monotonic()
     proc = subprocess.Popen(argv, cwd=tree, env=_env(tree, extra), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
@@ -354,6 +360,7 @@ def _run(argv: list[str], tree: str, timeout: float, stop_on: str | None = None,
                 break
             if line is None:
                 break
+            _TAIL.append(line)
             if stop_on and stop_on in line:
                 verdict = "failed: " + line.strip()[:120]
                 break
@@ -474,6 +481,7 @@ def main(argv: list[str] | None = None) -> int:
                 verdict, took = _run(cmd, tree, timeout=3600, stop_on=stop_on, extra=extra)
                 what = f"{name} ({label})" if label else name
                 if verdict:
+                    print("".join(_TAIL), file=sys.stderr)
                     print(f"the unmutated tree fails {what} ({verdict}): fix that first", file=sys.stderr)
                     return 2
                 limits[(name, label)] = max(30.0, took * args.timeout_factor)
