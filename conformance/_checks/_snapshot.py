@@ -280,3 +280,37 @@ def corrupt_bytes(ctx) -> None:  # type: ignore[no-untyped-def]
                     f"{exc}, should raise a reference.StateError naming the problem",
                     example=hexdump(bytes(broken)),
                 ) from None
+
+
+@check(id="snapshot.flink_dialect", family="snapshot", requires=("snapshot.restore",))
+def flink_dialect(ctx) -> None:  # type: ignore[no-untyped-def]
+    """Where the snapshot names Flink classes, its form in Flink's dialect (Java names and
+    layouts, what a Flink job restoring the savepoint reads) reads back, writes itself again
+    unchanged, and restores a serializer that reads and writes the serializer's records as
+    they are."""
+    s = ctx.serializer()
+    try:
+        data = snapshot_to_bytes(s.snapshot_configuration(), dialect="flink")
+    except StateError as exc:
+        ctx.not_applicable(f"the snapshot has no form in Flink's dialect ({exc})")
+    if data == ctx.get(SNAPSHOT_BYTES):
+        ctx.not_applicable("the snapshot names no Flink class: its Flink form is its own form")
+    back = guarded("reading the snapshot's Flink form", snapshot_from_bytes, data)
+    again = guarded("writing the read Flink form", snapshot_to_bytes, back, "flink")
+    if again != data:
+        raise Violation(
+            f"the snapshot's Flink form read back writes {hexdump(again)}, should write the bytes it was "
+            f"read from ({hexdump(data)}): Flink's form loses or changes configuration on the way",
+        )
+    restored = guarded("restore_serializer of the Flink form", back.restore_serializer)
+
+    def body(value: Any) -> None:
+        data = write(s, value)
+        expect_equal(read_one(restored, data, "the serializer restored from the Flink form"), value,
+                     "the serializer restored from the Flink form reading the original's bytes")
+        written = write(restored, value)
+        if written != data:
+            raise Violation(f"the serializer restored from the Flink form wrote {hexdump(written)}, should "
+                            f"write {hexdump(data)}")
+
+    ctx.for_all(ctx.subject.values, body, max_examples=max(10, ctx.examples // 4))

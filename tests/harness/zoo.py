@@ -1124,10 +1124,20 @@ def _identity_equality(self: Any, other: object) -> bool:
     return self is other
 
 
+def _entries_in_reverse(write_optional_map: Any) -> Any:
+    """Flink's optional maps of a POJO snapshot written last entry first (field and subclass
+    order lost in Flink's form only)."""
+
+    def broken(target: Any, entries: Any) -> None:
+        write_optional_map(target, list(reversed(entries)))
+
+    return broken
+
+
 def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any]]]:
     from conformance._checks import _verdicts
     from reference.backends._bytes import BytesValueState
-    from reference.serializers import _primitives
+    from reference.serializers import _pojo, _primitives
 
     return {
         "pre-1.7 snapshots unpickled by default": ("versioning.legacy_form", _builtin("long"),
@@ -1140,6 +1150,9 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
                                                        (SchemaCompatibility, "__eq__", _identity_equality)),
         "create_instance() without a zero": ("api.create_instance", _builtin("long"),
                                              (LongSerializer, "create_instance", _no_instance)),
+        "Flink's POJO snapshot written with its fields in reverse": (
+            "snapshot.flink_dialect", _builtin("pojo"),
+            (_pojo, "_write_optional_map", _entries_in_reverse(_pojo._write_optional_map))),
     }
 
 
