@@ -188,11 +188,13 @@ def copy_serialized(ctx) -> None:  # type: ignore[no-untyped-def]
 
 def _cuts(size: int) -> list[int]:
     """Where a record of ``size`` bytes is cut: at every byte of a short record; for a long one,
-    the first and last 48 bytes (headers, lengths, the last field) and 16 cuts between."""
+    its first 32 bytes (headers, lengths), 8 cuts between and its last bytes (the last field:
+    32, or 8 past 2 KB, since reading a cut record costs up to the cut)."""
     if size <= 128:
         return list(range(size))
-    middle = range(48, size - 48, max(1, (size - 96) // 16))
-    return sorted({*range(48), *middle, *range(size - 48, size)})
+    tail = 32 if size <= 2048 else 8
+    middle = range(32, size - tail, max(1, (size - 32 - tail) // 8))
+    return sorted({*range(32), *middle, *range(size - tail, size)})
 
 
 def _refuses(what: str, func: Any, data: bytes, cut: int, full: int) -> None:
