@@ -66,6 +66,9 @@ _PLAN: dict[str, tuple[Any, bool]] = {
     "annotated_pojo": (lambda: _fixed_annotated_pojo(), False),
     "row_of_user_type": (None, False),
     "pojo_with_subclasses": (None, False),
+    # A row that evolves inside a pojo field (the pojo's migration runs the row's), and a
+    # padded Nullable of a tuple whose fixed length sums a zero-width field.
+    "pojo_of_row": (lambda: _fixed_pojo_of_row(), False),
 }
 BUILTIN_NAMES = tuple(_PLAN)
 
@@ -235,6 +238,17 @@ def _fixed_list_of_pojo() -> Any:
     item = pojo_type((PojoField("n", t.LongType()), PojoField("label", t.StringType()),
                       PojoField("zeichen", t.ListType(t.TupleType(())))), qualname="Posten_ø")
     return t.ListType(item)
+
+
+def _fixed_pojo_of_row() -> Any:
+    from strategies import PojoField, pojo_type
+
+    reading = t.RowType((t.RowField("wert", t.DoubleType()), t.RowField("einheit", t.StringType())))
+    return pojo_type((
+        PojoField("id", t.LongType()),
+        PojoField("messung", reading),
+        PojoField("fest", t.NullableType(t.TupleType((t.IntType(), t.TupleType(()))), padded=True)),
+    ), qualname="Messung_å")
 
 
 def _fixed_enum() -> Any:
