@@ -195,6 +195,18 @@ def test_padded_nullable_has_fixed_length():
     assert TupleSerializer(IntSerializer(), LongSerializer()).length == 12
 
 
+def test_a_zero_width_field_keeps_a_tuple_fixed_length():
+    """An empty tuple takes no bytes: a tuple holding one is as fixed as its other fields, and
+    a padded Nullable around it pads exactly that many bytes."""
+    empty = TupleSerializer()
+    assert empty.length == 0, f"got {empty.length}, should be 0"
+    holding = TupleSerializer(IntSerializer(), empty)
+    assert holding.length == 4, f"got {holding.length}, should be 4 (an int and a zero-width tuple)"
+    padded = NullableSerializer(holding, padded=True)
+    assert padded.length == 5, f"got {padded.length}, should be 5"
+    assert padded.to_bytes(None).hex() == "0100000000", f"got {padded.to_bytes(None).hex()}, should be 01 + 4 zero bytes"
+
+
 @pytest.mark.parametrize(
     "serializer,value",
     [
