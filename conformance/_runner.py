@@ -240,8 +240,9 @@ class Runner:
         for prerequisite in check.requires:
             pre = self.result(prerequisite)
             if pre.status in ("failed", "xfailed") or pre.blocked:
-                return CheckResult(check.id, check.family, "skipped",
-                                   f"prerequisite {prerequisite} did not pass", None, expected, blocked=True)
+                # A prerequisite skipped for its own failed prerequisite: name the one that failed.
+                why = pre.message if pre.blocked else f"prerequisite {prerequisite} did not pass"
+                return CheckResult(check.id, check.family, "skipped", why, None, expected, blocked=True)
         started = time.perf_counter()
         context = CheckContext(self)
         try:

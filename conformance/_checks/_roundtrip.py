@@ -200,7 +200,7 @@ def _cuts(size: int) -> list[int]:
 def _refuses(what: str, func: Any, data: bytes, cut: int, full: int) -> None:
     source = DataInputView(data)
     try:
-        func(source)
+        got = func(source)
     except StateError:
         return
     except Exception as exc:
@@ -209,10 +209,13 @@ def _refuses(what: str, func: Any, data: bytes, cut: int, full: int) -> None:
             "should raise a reference.StateError (reading past the end of a DataInputView raises "
             "EndOfDataError; let it through, or raise SerializationError saying what is missing)"
         ) from exc
+    returned = "" if what == "copy_serialized" else f" {show(got)}"
     raise Violation(
-        f"{what} of a record cut to its first {cut} of {full} bytes returned normally after "
-        f"{source.position} bytes, should refuse it (a record's own bytes say where it ends, so a "
-        "cut record needs bytes that are not there)"
+        f"{what} of a record cut to its first {cut} of {full} bytes returned{returned} after reading "
+        f"{source.position} bytes, should raise a reference.StateError: a record's own bytes say where "
+        "it ends, so a cut record needs bytes that are not there (read with read_fully and the "
+        "read_* methods, which raise EndOfDataError past the end, and let it through; never "
+        "peek at or slice whatever is left, or turn the error into a default value)"
     )
 
 

@@ -139,18 +139,34 @@ def exact_read(ctx) -> None:  # type: ignore[no-untyped-def]
     again = guarded("read_snapshot", read_versioned_snapshot, source)
     consumed = source.position
     if consumed != len(written):
-        how = "more" if consumed > len(written) else "fewer"
+        body = DataOutputView()
+        guarded("write_snapshot", snap.write_snapshot, body)
+        wrote = body.getvalue()
+        read = consumed - (len(written) - len(wrote))  # less the class name and version before it
+        if consumed < len(written):
+            raise Violation(
+                f"read_snapshot read {read} of the {len(wrote)} bytes write_snapshot wrote, should read "
+                f"exactly what it writes; left unread, from byte {read}: {hexdump(wrote[read:])}",
+                example=hexdump(wrote),
+            )
         raise Violation(
-            f"read_snapshot consumed {consumed} bytes, {how} than the {len(written)} "
-            "write_snapshot wrote; it should read exactly what it writes",
-            example=hexdump(written),
+            f"read_snapshot read {read} bytes, {read - len(wrote)} more than the {len(wrote)} "
+            "write_snapshot wrote (it reads into whatever follows the snapshot), should read exactly "
+            "what it writes",
+            example=hexdump(wrote),
         )
     out2 = DataOutputView()
     guarded("write_snapshot of the read snapshot", write_versioned_snapshot, out2, again)
-    if out2.getvalue() != written:
+    rewritten = out2.getvalue()
+    if rewritten != written:
+        at = next((i for i, (a, b) in enumerate(zip(rewritten, written, strict=False)) if a != b),
+                  min(len(rewritten), len(written)))
+        window = slice(max(0, at - 8), at + 24)
         raise Violation(
-            f"the snapshot read back writes {hexdump(out2.getvalue())}, should write the same "
-            f"bytes as it was read from ({hexdump(written)}): configuration is lost in between"
+            f"the snapshot read back writes other bytes than it was read from ({len(rewritten)} bytes, "
+            f"should be the same {len(written)}), first at byte {at}: got {hexdump(rewritten[window])}, "
+            f"should be {hexdump(written[window])} (from byte {window.start}): configuration is lost "
+            f"in between (read_snapshot must restore every attribute write_snapshot writes)"
         )
     if snapshot_to_bytes(ctx.serializer().snapshot_configuration()) != ctx.get(SNAPSHOT_BYTES):
         raise Violation("two snapshots of the same serializer wrote different bytes, should be identical")
@@ -294,7 +310,8 @@ def flink_dialect(ctx) -> None:  # type: ignore[no-untyped-def]
     except StateError as exc:
         ctx.not_applicable(f"the snapshot has no form in Flink's dialect ({exc})")
     if data == ctx.get(SNAPSHOT_BYTES):
-        ctx.not_applicable("the snapshot names no Flink class: its Flink form is its own form")
+        ctx.not_applicable("the snapshot names no Flink (Java) class, so Flink's dialect writes it unchanged "
+                           "(its module:qualname): nothing of Flink's to check")
     back = guarded("reading the snapshot's Flink form", snapshot_from_bytes, data)
     again = guarded("writing the read Flink form", snapshot_to_bytes, back, "flink")
     if again != data:
