@@ -149,6 +149,25 @@ def migrate_state(ctx) -> None:  # type: ignore[no-untyped-def]
                     max_examples=max(10, ctx.examples // 2))
 
 
+@check(id="migration.new_release", family="migration", requires=VERDICT + ("roundtrip.bit_exact",))
+def new_release(ctx) -> None:  # type: ignore[no-untyped-def]
+    """Each compatible evolution's serializer, as a job started fresh on the new release runs
+    it, writes the oracle's values and reads them back exactly (an as-is or reconfigured
+    release only ever read old bytes in the other checks)."""
+    steps = compatible_steps(ctx)
+    if not steps:
+        raise NotApplicable("no compatible evolutions declared")
+    for step in steps:
+        def body(value: Any, step: Step = step) -> None:
+            with step.active():
+                expected = step.expected(value)
+                data = write(step.new, expected)
+                expect_equal(read_one(step.new, data, f"{step.label}: the new release's deserialize"), expected,
+                             f"{step.label}: the new release reading back what it wrote")
+
+        ctx.for_all(ctx.subject.values, body, max_examples=max(10, ctx.examples // 4))
+
+
 @check(id="migration.migrate_element", family="migration", requires=VERDICT + ("roundtrip.bit_exact",))
 def migrate_element(ctx) -> None:  # type: ignore[no-untyped-def]
     """migrate_element brings an object read by the old serializer to the oracle's new value."""

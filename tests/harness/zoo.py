@@ -79,6 +79,24 @@ class CharCountText(TextSerializer):
         target.write(value.encode("utf-8", "surrogatepass"))
 
 
+class CountedText(TextSerializer):
+    """Release 2 of TextSerializer (its own snapshot; reads release 1's records as is), whose
+    writer counts characters in the length prefix while its reader, kept from release 1,
+    expects bytes: fine on every restore, broken for the first record a fresh job writes."""
+
+    def serialize(self, value: str, target: DataOutputView) -> None:
+        target.write_int(len(value))
+        target.write(value.encode("utf-8", "surrogatepass"))
+
+    def snapshot_configuration(self) -> CountedTextSnapshot:
+        return CountedTextSnapshot()
+
+
+class CountedTextSnapshot(TextSnapshot):
+    def restore_serializer(self) -> CountedText:
+        return CountedText()
+
+
 class CheckpointAdaptiveInt(FixedIntSerializer):
     """An "adaptive" encoding whose statistics restart at every checkpoint (every
     ``snapshot_configuration()``): the first 90 records after it are written as a tag and a
@@ -935,6 +953,8 @@ ZOO: dict[str, tuple[str, Callable[[], Subject]]] = {
                                                          lambda: Subject(LastRecordCopyText(), TEXT)),
     "cut record raises struct.error": ("roundtrip.truncated", lambda: Subject(PeekingLengthText(), TEXT)),
     "cut record read as a value": ("roundtrip.truncated", lambda: Subject(LenientCutInt(8), _LONG)),
+    "new release cannot read what it writes": ("migration.new_release", lambda: Subject(
+        TextSerializer(), TEXT, evolutions=[Evolution(CountedText(), "compatible_as_is")])),
     "wrong fixed length": ("roundtrip.length", lambda: Subject(WrongLengthInt(8), _LONG)),
     "duplicate loses configuration": ("roundtrip.duplicate", _int(ForgetfulDuplicate)),
     "shared buffer across threads": ("roundtrip.concurrent", lambda: Subject(SharedBufferText(), st.text(min_size=20, max_size=60))),
