@@ -629,3 +629,28 @@ class WithFactoryDefaults:
 def test_create_instance_takes_each_fields_default_and_default_factory():
     got = PojoSerializer(WithFactoryDefaults).create_instance()
     assert got == WithFactoryDefaults(["new"], 5, ""), f"got {got!r}, should be the class's own defaults"
+
+
+def test_a_registered_subclass_is_judged_new_against_old(release):
+    """A registered subclass whose row field gains a nullable field: the new subclass snapshot
+    judges the old one (a field added: compatible after migration), never the other way round
+    (a field removed: incompatible)."""
+    from reference.serializers import RowSerializer
+
+    old_row = RowSerializer([("a", IntSerializer(), True)])
+    new_row = RowSerializer([("a", IntSerializer(), True), ("b", StringSerializer(), True)])
+    shape = release.define([("name", str)], qualname="Shape")
+
+    def circle(row_serializer):
+        cls = dataclasses.make_dataclass(
+            "Circle", [("r", tuple, dataclasses.field(metadata={"serializer": row_serializer}))], bases=(shape,))
+        cls.__module__, cls.__qualname__ = release.name, "Circle"
+        setattr(release.module, "Circle", cls)
+        return cls
+
+    old = PojoSerializer(shape, registered_subclasses=[circle(old_row)])
+    old_snapshot = snapshot_from_bytes(snapshot_to_bytes(old.snapshot_configuration()))
+    new = PojoSerializer(shape, registered_subclasses=[circle(new_row)])
+    result = resolve_compatibility(new.snapshot_configuration(), old_snapshot)
+    assert result.is_compatible_after_migration(), (
+        f"got {result}, should be compatible after migration (the subclass's row only gained a nullable field)")
