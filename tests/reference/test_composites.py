@@ -448,3 +448,15 @@ def test_an_enum_restored_over_a_class_that_lost_every_member_has_no_instance_to
     with pytest.raises(StateError) as info:
         restored.create_instance()
     assert "none of the members" in str(info.value), f"got {info.value}, should say no member is left"
+
+
+def test_an_enum_creates_its_first_member_left(evolving_enum):
+    """create_instance() is the first of the serializer's symbols whose member the class still
+    has (restored over a class that lost the first recorded member: the next one)."""
+    cls = evolving_enum(["RED", "GREEN"])
+    assert EnumSerializer(cls).create_instance() is cls.RED, f"got {EnumSerializer(cls).create_instance()!r}"
+    written = snapshot_to_bytes(EnumSerializer(cls).snapshot_configuration())
+    later = evolving_enum(["GREEN", "BLUE"])
+    register_type(later)
+    got = snapshot_from_bytes(written).restore_serializer().create_instance()
+    assert got is later.GREEN, f"got {got!r}, should be GREEN (RED is gone)"
