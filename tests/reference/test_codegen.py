@@ -351,6 +351,38 @@ def test_deep_nesting_is_called_not_inlined() -> None:
         assert inner.to_bytes(value) == _both(lambda: inner.to_bytes(value))[0], "got other bytes than the generic write"
 
 
+class _Millis(s.LongSerializer):
+    """A user's subclass of a built-in that overrides its methods: epoch milliseconds read
+    as ``datetime`` (module level: serializers pickle by class)."""
+
+    def serialize(self, value: Any, target: Any) -> None:
+        super().serialize(round(value.timestamp() * 1000), target)
+
+    def deserialize(self, source: Any) -> Any:
+        import datetime
+
+        return datetime.datetime.fromtimestamp(super().deserialize(source) / 1000, datetime.timezone.utc)
+
+
+def test_a_field_serializer_overriding_a_builtin_or_declining_is_called_not_inlined() -> None:
+    """A field serializer whose class overrides the method a fragment stands for (a user's
+    subclass of a built-in) or declines (Avro with a logical type) is called by the generated
+    code of its row, never replaced by the built-in's fragment."""
+    import datetime
+
+    at = datetime.datetime(2026, 11, 24, 6, 0, tzinfo=datetime.timezone.utc)
+    logical = s.AvroSerializer({"type": "record", "name": "T", "fields": [
+        {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}}]})
+    row = s.RowSerializer([("when", _Millis(), True), ("avro", logical, True)])
+    value = (at, {"at": at})
+    with s.generated_codecs(True):
+        data = row.to_bytes(value)
+        got = row.from_bytes(data)
+    assert getattr(row._cache_read, "__source__", None), "got no generated read for the row"
+    assert got == value, f"got {got!r}, should be {value!r} (the fields' own methods)"
+    assert data == _both(lambda: row.to_bytes(value))[0], "got other bytes than the generic write"
+
+
 def test_an_avro_schema_with_logical_types_or_other_unions_keeps_the_generic_functions() -> None:
     logical = s.AvroSerializer({"type": "record", "name": "T", "fields": [
         {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}}]})

@@ -645,7 +645,7 @@ def test_a_registered_subclass_is_judged_new_against_old(release):
         cls = dataclasses.make_dataclass(
             "Circle", [("r", tuple, dataclasses.field(metadata={"serializer": row_serializer}))], bases=(shape,))
         cls.__module__, cls.__qualname__ = release.name, "Circle"
-        setattr(release.module, "Circle", cls)
+        release.module.Circle = cls
         return cls
 
     old = PojoSerializer(shape, registered_subclasses=[circle(old_row)])
