@@ -323,6 +323,9 @@ def test_pre_17_pickled_serializer_refused_by_default_and_read_when_allowed():
     assert result.is_compatible_as_is(), f"got {result}, should be as-is through the carried serializer"
     result = resolve_compatibility(s.ListSerializer(s.LongSerializer()), snapshot)
     assert result.is_incompatible(), f"got {result}, should be incompatible"
+    # As the judging side too (a pre-1.7 stand-in judges through the serializer it carries).
+    result = resolve_compatibility(snapshot, s.ListSerializer(s.IntSerializer()).snapshot_configuration())
+    assert result.is_compatible_as_is(), f"got {result}, should be as-is: the stand-in judges as its serializer"
 
 
 def test_pickled_form_holding_a_non_serializer_is_refused():
