@@ -19,8 +19,10 @@ import os
 from typing import Any
 
 from reference import (
+    DataInputView,
     SchemaCompatibility,
     SnapshotFormatError,
+    read_serializer_snapshot,
     resolve_compatibility,
     snapshot_from_bytes,
     snapshot_to_bytes,
@@ -90,18 +92,21 @@ def legacy_form(ctx) -> None:  # type: ignore[no-untyped-def]
         raise NotApplicable(f"no golden file in the pre-1.7 form (<golden>/{LEGACY})")
     with open(path, "rb") as fh:
         data = fh.read()
-    try:
-        snapshot = snapshot_from_bytes(data)
-    except SnapshotFormatError as exc:
-        if "pre-1.7" not in str(exc):
-            raise Violation(f"{path}: refused with {exc!r}, should say it is the pre-1.7 form") from None
-    except Exception as exc:
-        raise Violation(f"{path}: reading raised {type(exc).__name__}: {exc}, should raise "
-                        "SnapshotFormatError naming the pre-1.7 form") from None
-    else:
-        raise Violation(
-            f"{path}: snapshot_from_bytes read the pre-1.7 pickled form by default (got {show(snapshot)}), "
-            "should refuse it unless allow_pickled_serializer=True (unpickling runs savepoint code)")
+    # Both public readers of savepoint snapshot bytes, each with its defaults.
+    for reader, read in (("snapshot_from_bytes", lambda: snapshot_from_bytes(data)),
+                         ("read_serializer_snapshot", lambda: read_serializer_snapshot(DataInputView(data)))):
+        try:
+            snapshot = read()
+        except SnapshotFormatError as exc:
+            if "pre-1.7" not in str(exc):
+                raise Violation(f"{path}: {reader} refused it with {exc!r}, should say it is the pre-1.7 form") from None
+        except Exception as exc:
+            raise Violation(f"{path}: {reader} raised {type(exc).__name__}: {exc}, should raise "
+                            "SnapshotFormatError naming the pre-1.7 form") from None
+        else:
+            raise Violation(
+                f"{path}: {reader} read the pre-1.7 pickled form by default (got {show(snapshot)}), "
+                "should refuse it unless allow_pickled_serializer=True (unpickling runs savepoint code)")
     allowed = _read_allowed(data, path)
     restored = guarded("restore_serializer of the pre-1.7 snapshot", allowed.restore_serializer)
     if restored != ctx.serializer():

@@ -23,6 +23,7 @@ from reference import (
     TypeSerializer,
     TypeSerializerSnapshot,
     UnknownSnapshotClassError,
+    read_serializer_snapshot,
     read_versioned_snapshot,
     resolve_compatibility,
     snapshot_from_bytes,
@@ -316,6 +317,8 @@ def test_pre_17_pickled_serializer_refused_by_default_and_read_when_allowed():
     data = out.getvalue()
     with pytest.raises(SnapshotFormatError, match="allow_pickled_serializer"):
         snapshot_from_bytes(data)
+    with pytest.raises(SnapshotFormatError, match="allow_pickled_serializer"):
+        read_serializer_snapshot(DataInputView(data))  # the other public reader, its own default
     snapshot = snapshot_from_bytes(data, allow_pickled_serializer=True)
     assert isinstance(snapshot, PickledSerializerSnapshot)
     assert snapshot.restore_serializer() == s.ListSerializer(s.IntSerializer())
