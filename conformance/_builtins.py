@@ -69,6 +69,9 @@ _PLAN: dict[str, tuple[Any, bool]] = {
     # A row that evolves inside a pojo field (the pojo's migration runs the row's), and a
     # padded Nullable of a tuple whose fixed length sums a zero-width field.
     "pojo_of_row": (lambda: _fixed_pojo_of_row(), False),
+    # A row in Flink 1.10's layout (no row kind) over a user's subclass of a built-in and a
+    # user type migrated by FLIP-527's returning form.
+    "legacy_row": (None, False),
 }
 BUILTIN_NAMES = tuple(_PLAN)
 
@@ -226,8 +229,46 @@ def _pojo_with_subclasses() -> Subject:
                    release=_release(), locator="conformance._builtins:pojo_with_subclasses")
 
 
+def _legacy_row() -> Subject:
+    """``RowSerializer(..., supports_row_kind=False)`` (the layout of rows Flink 1.10 wrote)
+    over ``EpochMillisSerializer`` and ``TemperatureSerializer`` (see
+    ``conformance._user_serializers``): a release adding a nullable field and reading
+    temperatures in Kelvin migrates every row (INSERT rows only, as the layout holds)."""
+    import datetime
+
+    from hypothesis import strategies as st
+
+    from reference.serializers import DoubleSerializer, RowSerializer, StringSerializer
+
+    from ._user_serializers import EpochMillisSerializer, TemperatureSerializer
+
+    def row(temperature: Any, *more: Any) -> RowSerializer:
+        return RowSerializer([("at", EpochMillisSerializer(), False), ("temp", temperature, True), *more],
+                             supports_row_kind=False)
+
+    def in_kelvin(old: tuple[Any, ...]) -> tuple[Any, ...]:
+        at, temp = old
+        return (at, None if temp is None else temp + 273.15, None)
+
+    instants = st.datetimes(timezones=st.just(datetime.timezone.utc)).map(
+        lambda d: d.replace(microsecond=d.microsecond // 1000 * 1000, fold=0))  # a long holds no fold
+    values = st.tuples(instants, st.none() | st.floats(allow_nan=False))
+    evolutions = [
+        Evolution(lambda: row(TemperatureSerializer("K"), ("note", StringSerializer(), True)),
+                  Verdict.COMPATIBLE_AFTER_MIGRATION, in_kelvin,
+                  name="a note is added and temperatures are kept in Kelvin"),
+        Evolution(lambda: row(DoubleSerializer()), Verdict.INCOMPATIBLE, reason_contains="temp",
+                  name="the temperature becomes a plain double"),
+    ]
+    golden = os.environ.get("CONFORMANCE_BUILTINS_GOLDEN") or _DEFAULT_GOLDEN
+    return Subject(lambda: row(TemperatureSerializer("C")), values, evolutions, key=False, name="builtin:legacy_row",
+                   golden=os.path.join(golden, "legacy_row"), release=_release(),
+                   locator="conformance._builtins:legacy_row")
+
+
 #: The built-ins without a schema, declared by hand as users declare subjects.
-_USER_SHAPED = {"row_of_user_type": _row_of_user_type, "pojo_with_subclasses": _pojo_with_subclasses}
+_USER_SHAPED = {"row_of_user_type": _row_of_user_type, "pojo_with_subclasses": _pojo_with_subclasses,
+                "legacy_row": _legacy_row}
 
 
 def _fixed_list_of_pojo() -> Any:

@@ -24,10 +24,21 @@ Its snapshot, ``ReadingSerializerSnapshot``, is an older style that the contract
 Format 1 writes (float celsius, int count); format 2 adds (float humidity). A format-1 record
 migrates to format 2 with humidity 0.0. A serializer of a lower format than the snapshot's
 cannot read it: incompatible.
+
+``EpochMillisSerializer`` is a user's subclass of a built-in: ``LongSerializer``'s long of epoch
+milliseconds (what Flink reads), read and written as a UTC ``datetime`` by overriding
+``serialize`` and ``deserialize``; a row holding it must call those, never the inlined
+``LongSerializer`` code. Its snapshot is a ``SimpleTypeSerializerSnapshot`` of its own class.
+
+``TemperatureSerializer(unit)`` writes a temperature as a double in its unit (``"C"`` or
+``"K"``), recorded by its snapshot; a Kelvin release reads Celsius records after migration.
+``TemperatureSnapshot.migrate_element`` is FLIP-527's returning form
+(``migrate_element(prior, new, element)``, no target), as plain user code writes it.
 """
 
 from __future__ import annotations
 
+import datetime
 import math
 import struct
 from dataclasses import dataclass, replace
@@ -38,11 +49,15 @@ from reference import (
     DataOutputView,
     SchemaCompatibility,
     SerializationError,
+    SimpleTypeSerializerSnapshot,
+    SnapshotFormatError,
     TypeSerializer,
     TypeSerializerSnapshot,
 )
+from reference.serializers import LongSerializer
 
-__all__ = ["Reading", "ReadingSerializer", "ReadingSerializerSnapshot", "Shape", "Circle"]
+__all__ = ["Reading", "ReadingSerializer", "ReadingSerializerSnapshot", "Shape", "Circle", "EpochMillisSerializer",
+           "EpochMillisSnapshot", "TemperatureSerializer", "TemperatureSnapshot"]
 
 _INT_RANGE = (-(2**31), 2**31 - 1)
 
@@ -189,3 +204,128 @@ class ReadingSerializerSnapshot(TypeSerializerSnapshot[Reading]):
 
     def __repr__(self) -> str:
         return f"ReadingSerializerSnapshot(format_version={self.format_version})"
+
+
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+_MILLISECOND = datetime.timedelta(milliseconds=1)
+
+
+class EpochMillisSerializer(LongSerializer):
+    """A UTC ``datetime`` of whole milliseconds, stored as ``LongSerializer``'s epoch-millisecond
+    long (see the module's docstring)."""
+
+    def serialize(self, value: datetime.datetime, target: DataOutputView) -> None:
+        if type(value) is not datetime.datetime or value.tzinfo is not datetime.timezone.utc:
+            raise SerializationError(f"EpochMillisSerializer: {value!r} is not a UTC datetime")
+        millis, rest = divmod(value - _EPOCH, _MILLISECOND)
+        if rest:
+            raise SerializationError(f"EpochMillisSerializer: {value!r} is not a whole millisecond")
+        super().serialize(millis, target)
+
+    def deserialize(self, source: DataInputView) -> datetime.datetime:
+        millis = super().deserialize(source)
+        try:
+            return _EPOCH + millis * _MILLISECOND
+        except OverflowError:
+            raise SerializationError(f"EpochMillisSerializer: {millis} ms is outside datetime's years 1-9999") from None
+
+    def create_instance(self) -> datetime.datetime:
+        return _EPOCH
+
+    def snapshot_configuration(self) -> EpochMillisSnapshot:
+        return EpochMillisSnapshot()
+
+    def __repr__(self) -> str:
+        return "EpochMillisSerializer()"
+
+
+class EpochMillisSnapshot(SimpleTypeSerializerSnapshot[datetime.datetime]):
+    def __init__(self) -> None:
+        super().__init__(EpochMillisSerializer)
+
+
+_UNITS = ("C", "K")
+
+
+class TemperatureSerializer(TypeSerializer[float]):
+    """A temperature as a double in ``unit`` (see the module's docstring)."""
+
+    def __init__(self, unit: str = "C") -> None:
+        if unit not in _UNITS:
+            raise ValueError(f"TemperatureSerializer: unit {unit!r} is unknown, use 'C' or 'K'")
+        self.unit = unit
+
+    def serialize(self, value: float, target: DataOutputView) -> None:
+        if type(value) is not float:
+            raise SerializationError(f"TemperatureSerializer: {value!r} is not a float")
+        target.write_double(value)
+
+    def deserialize(self, source: DataInputView) -> float:
+        return source.read_double()
+
+    def copy(self, value: float) -> float:
+        return value
+
+    def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
+        target.write(source.read_fully(8))
+
+    def create_instance(self) -> float:
+        return 0.0
+
+    @property
+    def is_immutable_type(self) -> bool:
+        return True
+
+    @property
+    def length(self) -> int:
+        return 8
+
+    def snapshot_configuration(self) -> TemperatureSnapshot:
+        return TemperatureSnapshot(self.unit)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is TemperatureSerializer and other.unit == self.unit
+
+    def __hash__(self) -> int:
+        return hash((TemperatureSerializer, self.unit))
+
+    def __repr__(self) -> str:
+        return f"TemperatureSerializer({self.unit!r})"
+
+
+class TemperatureSnapshot(TypeSerializerSnapshot[float]):
+    """The unit a ``TemperatureSerializer`` wrote in."""
+
+    def __init__(self, unit: str = "C") -> None:
+        self.unit = unit
+
+    def get_current_version(self) -> int:
+        return 1
+
+    def write_snapshot(self, target: DataOutputView) -> None:
+        target.write_utf(self.unit)
+
+    def read_snapshot(self, read_version: int, source: DataInputView) -> None:
+        if read_version != 1:
+            raise SnapshotFormatError(f"TemperatureSnapshot: unknown snapshot version {read_version}")
+        self.unit = source.read_utf()
+        if self.unit not in _UNITS:
+            raise SnapshotFormatError(f"TemperatureSnapshot: unknown unit {self.unit!r}")
+
+    def restore_serializer(self) -> TemperatureSerializer:
+        return TemperatureSerializer(self.unit)
+
+    def resolve_schema_compatibility(self, old_snapshot: TypeSerializerSnapshot[Any]) -> SchemaCompatibility[float]:
+        if not isinstance(old_snapshot, TemperatureSnapshot):
+            return SchemaCompatibility.incompatible(f"{type(old_snapshot).__name__} is not a temperature")
+        if old_snapshot.unit == self.unit:
+            return SchemaCompatibility.compatible_as_is()
+        if (old_snapshot.unit, self.unit) == ("C", "K"):
+            return SchemaCompatibility.compatible_after_migration()
+        return SchemaCompatibility.incompatible(f"temperatures in {old_snapshot.unit} cannot become {self.unit}")
+
+    def migrate_element(self, prior_serializer: Any, new_serializer: Any, element: float) -> float:
+        return element + 273.15  # Celsius to Kelvin, the only migration resolved above
+
+    def __repr__(self) -> str:
+        return f"TemperatureSnapshot({self.unit!r})"
