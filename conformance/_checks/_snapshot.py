@@ -183,15 +183,22 @@ def restore(ctx) -> None:  # type: ignore[no-untyped-def]
             "forgot or ignores configuration)"
         )
 
+    ctx.for_all(ctx.subject.values, _reads_and_writes_as(s, restored, "the restored serializer"),
+                max_examples=max(10, ctx.examples // 2))
+
+
+def _reads_and_writes_as(s: Any, restored: Any, what: str) -> Any:
+    """A property of one value: ``restored`` reads what ``s`` wrote to the same value and
+    writes the same bytes."""
+
     def body(value: Any) -> None:
         data = write(s, value)
-        expect_equal(read_one(restored, data, "the restored serializer's deserialize"), value,
-                     "the restored serializer reading the original's bytes")
+        expect_equal(read_one(restored, data, f"{what}'s deserialize"), value, f"{what} reading the original's bytes")
         again = write(restored, value)
         if again != data:
-            raise Violation(f"the restored serializer wrote {hexdump(again)}, should write {hexdump(data)}")
+            raise Violation(f"{what} wrote {hexdump(again)}, should write {hexdump(data)}")
 
-    ctx.for_all(ctx.subject.values, body, max_examples=max(10, ctx.examples // 2))
+    return body
 
 
 @check(id="snapshot.self_resolution", family="snapshot", requires=("snapshot.exact_read",))
@@ -321,13 +328,5 @@ def flink_dialect(ctx) -> None:  # type: ignore[no-untyped-def]
         )
     restored = guarded("restore_serializer of the Flink form", back.restore_serializer)
 
-    def body(value: Any) -> None:
-        data = write(s, value)
-        expect_equal(read_one(restored, data, "the serializer restored from the Flink form"), value,
-                     "the serializer restored from the Flink form reading the original's bytes")
-        written = write(restored, value)
-        if written != data:
-            raise Violation(f"the serializer restored from the Flink form wrote {hexdump(written)}, should "
-                            f"write {hexdump(data)}")
-
-    ctx.for_all(ctx.subject.values, body, max_examples=max(10, ctx.examples // 4))
+    ctx.for_all(ctx.subject.values, _reads_and_writes_as(s, restored, "the serializer restored from the Flink form"),
+                max_examples=max(10, ctx.examples // 4))
