@@ -251,7 +251,7 @@ def _legacy_row() -> Subject:
         return (at, None if temp is None else temp + 273.15, None)
 
     instants = st.datetimes(timezones=st.just(datetime.timezone.utc)).map(
-        lambda d: d.replace(microsecond=d.microsecond // 1000 * 1000, fold=0))  # a long holds no fold
+        lambda d: d.replace(microsecond=d.microsecond // 1000 * 1000))
     values = st.tuples(instants, st.none() | st.floats(allow_nan=False))
     evolutions = [
         Evolution(lambda: row(TemperatureSerializer("K"), ("note", StringSerializer(), True)),

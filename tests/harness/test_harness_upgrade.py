@@ -121,3 +121,23 @@ def test_a_relative_golden_path_is_taken_from_the_defining_modules_folder(tmp_pa
     expected = str(tmp_path / "pkg" / "golden" / "long")
     assert subjects.SUBJECT.golden == expected, f"got {subjects.SUBJECT.golden}, should be {expected}"
     sys.modules.pop("subjects", None)
+
+
+def test_values_whose_text_holds_what_eq_ignores_are_recorded_as_read_back(tmp_path):
+    """A UTC datetime of fold=1 is written as a long of epoch milliseconds and read back with
+    fold=0: equal, but not in its text. The golden files record what the release reads back,
+    so the next release reading the same bytes certifies."""
+    import datetime
+
+    from conformance._user_serializers import EpochMillisSerializer
+
+    at = datetime.datetime(2001, 2, 3, 4, 5, 6, 7000, tzinfo=datetime.timezone.utc, fold=1)
+    subject = Subject(EpochMillisSerializer(), st.just(at), golden=tmp_path / "golden", release="1.0.0")
+    recorded = check_serializer(subject, examples=3, seed=SEED, checks=("versioning",), update_golden=True,
+                                backends=("heap",))
+    assert recorded.certified, f"got {[str(r) for r in recorded.failures]}, should record release 1.0.0"
+    manifest = (tmp_path / "golden" / "1.0.0" / "manifest.json").read_text()
+    assert "fold=1" not in manifest, "got the drawn value's text recorded, should be the value as read back"
+    later = Subject(EpochMillisSerializer(), st.just(at), golden=tmp_path / "golden", release="2.0.0")
+    report = check_serializer(later, examples=3, seed=SEED, checks=UPGRADE, backends=("heap",))
+    assert report.certified, f"got {[str(r) for r in report.failures]}, should certify against 1.0.0"
