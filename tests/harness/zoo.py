@@ -1118,6 +1118,13 @@ def _reads_pre_17_by_default(data: bytes, *, allow_pickled_serializer: bool = Tr
     return snapshot_from_bytes(data, allow_pickled_serializer=allow_pickled_serializer)
 
 
+def _reads_pre_17_stream_by_default(source: Any, *, allow_pickled_serializer: bool = True) -> Any:
+    """read_serializer_snapshot with the opt-in turned into the default."""
+    from reference import read_serializer_snapshot
+
+    return read_serializer_snapshot(source, allow_pickled_serializer=allow_pickled_serializer)
+
+
 def _three_byte_varint(out: bytearray, value: int) -> None:
     """A string length written in at most 3 varint bytes: 2,097,151 units and more wrap."""
     for _ in range(2):
@@ -1162,6 +1169,9 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
     return {
         "pre-1.7 snapshots unpickled by default": ("versioning.legacy_form", _builtin("long"),
                                                    (_verdicts, "snapshot_from_bytes", _reads_pre_17_by_default)),
+        "pre-1.7 snapshots unpickled by default when read from a stream": (
+            "versioning.legacy_form", _builtin("long"),
+            (_verdicts, "read_serializer_snapshot", _reads_pre_17_stream_by_default)),
         "string lengths capped at a 3-byte varint": ("roundtrip.size_boundaries", _builtin("string"),
                                                      (_primitives, "_write_varint", _three_byte_varint)),
         "value state cleared before the new value is written": ("domain.state_untouched", _builtin("long"),
