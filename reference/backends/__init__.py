@@ -66,6 +66,7 @@ from ._savepoint import (
     state_data_dir,
     state_data_files,
     write_savepoint_metadata,
+    write_savepoint_rows,
     write_state_rows,
 )
 from ._states import ListState, MapState, State, ValueState
@@ -131,5 +132,6 @@ __all__ = [
     "state_data_dir",
     "state_data_files",
     "write_savepoint_metadata",
+    "write_savepoint_rows",
     "write_state_rows",
 ]

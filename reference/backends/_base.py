@@ -33,9 +33,7 @@ from ._savepoint import (
     list_element_ends,
     read_savepoint_metadata,
     read_state_rows,
-    savepoint_output,
-    state_data_dir,
-    write_state_rows,
+    write_savepoint_rows,
 )
 from ._stores import Primary
 
@@ -249,28 +247,18 @@ class KeyedStateBackend:
         """Write a savepoint to ``directory`` (a local path or a URI, where no savepoint may be)
         with the commit protocol of ``savepoint_output``; returns its absolute path or URI."""
         self._check_open()
-        with savepoint_output(directory) as output:
-            states = []
-            for index, entry in enumerate(self._states.values()):
-                rows = sorted(self._savepoint_rows(entry))
-                data = state_data_dir(index)
-                write_state_rows(output.directory, rows, file=output.data_file(data, 0))
+
+        def states() -> Iterator[tuple[StateMetadata, list[SavepointRow]]]:
+            for entry in self._states.values():
                 value, ns, uk = entry.snapshot_bytes()
-                states.append(
-                    StateMetadata(
-                        name=entry.name, kind=entry.kind, value_serializer_snapshot=value,
-                        namespace_serializer_snapshot=ns, user_key_serializer_snapshot=uk,
-                        data=data, rows=len(rows), files=output.listing(data, 1),
-                    )
-                )
-            output.commit(
-                SavepointMetadata(
-                    max_parallelism=self.max_parallelism,
-                    key_serializer_snapshot=snapshot_to_bytes(self.key_serializer.snapshot_configuration()),
-                    states=tuple(states),
-                ),
-            )
-        return output.final.uri
+                yield (StateMetadata(name=entry.name, kind=entry.kind, value_serializer_snapshot=value,
+                                     namespace_serializer_snapshot=ns, user_key_serializer_snapshot=uk),
+                       sorted(self._savepoint_rows(entry)))
+
+        return write_savepoint_rows(
+            directory, states(), max_parallelism=self.max_parallelism,
+            key_serializer_snapshot=snapshot_to_bytes(self.key_serializer.snapshot_configuration()),
+        )
 
     @classmethod
     def _restore(

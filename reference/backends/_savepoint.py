@@ -41,7 +41,7 @@ import socket
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .._bounds import MAX_JSON_DEPTH, json_depth_exceeds
@@ -732,6 +732,30 @@ def write_state_rows(
             if file.remote:
                 sink.close()
     return file.uri
+
+
+def write_savepoint_rows(
+    directory: str | os.PathLike[str] | Location,
+    states: Iterable[tuple[StateMetadata, Sequence[tuple[int, bytes, bytes, bytes | None, bytes | None]]]],
+    *,
+    max_parallelism: int,
+    key_serializer_snapshot: bytes,
+) -> str:
+    """Write a savepoint at ``directory`` (a local path or a URI, where no savepoint may be)
+    with the commit protocol of ``savepoint_output``: per state, its rows (already sorted) as
+    one data file (parallelism 1), under the name, kind and snapshots of its metadata (its
+    ``data``, ``rows`` and ``files`` are filled in); the metadata last. ``states`` is consumed
+    one state at a time. Returns the savepoint's absolute path or URI."""
+    with savepoint_output(directory) as output:
+        written = []
+        for index, (state, rows) in enumerate(states):
+            data = state_data_dir(index)
+            write_state_rows(output.directory, rows, file=output.data_file(data, 0))
+            written.append(replace(state, data=data, rows=len(rows), files=output.listing(data, 1)))
+        output.commit(SavepointMetadata(max_parallelism=max_parallelism,
+                                        key_serializer_snapshot=key_serializer_snapshot,
+                                        states=tuple(written)))
+    return output.final.uri
 
 
 def open_data_file(file: str, state: StateMetadata, size: int | None = None) -> Any:
