@@ -2,8 +2,11 @@
 as Spark jobs with the serializer shipped to executors.
 
 For a subject: a large history (``spark_entries`` option, else the CONFORMANCE_SPARK_ENTRIES
-environment variable, default 100,000 entries) across many keys is written through the bytes
-backend; executors decode every entry and compare it with what was written; each compatible
+environment variable, default 100,000 entries) across many keys is written as the bytes backend
+writes it (the backend writes one period of the history, whose rows later keys repeat under
+their own key bytes and key groups: the same files as putting every key through the backend,
+at a fraction of the cost); executors read every data file themselves, decode every entry and
+compare it with what was written; each compatible
 evolution is migrated by the Spark migrate job in bytes and heap mode and compared with the
 oracle (in the executors) and with the single-process bytes backend's savepoint (byte for
 byte); each incompatible evolution must be refused before anything is written. The history
@@ -20,6 +23,7 @@ Imported only when the harness runs with ``--spark`` other than ``off``.
 
 from __future__ import annotations
 
+import functools
 import os
 import pickle
 import uuid
@@ -38,6 +42,8 @@ __all__ = ["DEFAULT_ENTRIES", "HISTORY", "HISTORY_AHEAD", "history_entries", "ta
 
 DEFAULT_ENTRIES = 100_000
 EVOLUTION_CONFIG = SCHEMA_EVOLUTION_ENABLED
+#: The history's key serializer.
+_KEY_SERIALIZER = LongSerializer
 #: Share of the keys that also hold list state (3 elements) and map state (2 entries).
 _EVERY = 4
 
@@ -122,15 +128,62 @@ def _work(ctx: Any, what: str) -> str:
 
 
 def _write_history(ctx: Any, serializer: Any, values: list[Any], keys: int, path: str | None = None) -> str:
+    """The large history of ``keys`` keys cycling through ``values`` (``_layout``), as the
+    bytes backend writes it. The backend writes the first period of keys (``len(values) *
+    _EVERY``, after which every key's state repeats that of its key modulo the period) from
+    the values themselves; every later key's rows are those of its key modulo the period
+    under its own key bytes and key group (the backend's rules: ``key_serializer.to_bytes``,
+    ``key_groups_for``), so that each distinct value is serialized once rather than once per
+    entry. The files are the very ones the bytes backend writes for the whole history (tests
+    compare them byte for byte)."""
+    from reference.backends import read_savepoint_metadata, read_state_rows, write_savepoint_rows
+
+    period = len(values) * _EVERY
+    try:
+        if keys <= period:
+            return _write_through_backend(ctx, serializer, values, range(keys), path or _work(ctx, "history"))
+        template = _write_through_backend(ctx, serializer, values, range(period), _work(ctx, "history-period"))
+        metadata = read_savepoint_metadata(template)
+        key_bytes, key_order = _keys_in_order(keys, metadata.max_parallelism)
+
+        def states() -> Any:
+            for state in metadata.states:
+                by_key: dict[bytes, list[tuple[bytes, bytes | None, bytes | None]]] = {}
+                for _group, key, namespace, user_key, value in read_state_rows(template, state):
+                    by_key.setdefault(key, []).append((namespace, user_key, value))
+                period_rows = [by_key.get(key_bytes[key], []) for key in range(period)]
+                rows = [(group, data, namespace, user_key, value)
+                        for group, data, key in key_order
+                        for namespace, user_key, value in period_rows[key % period]]
+                yield state, rows
+
+        return write_savepoint_rows(path or _work(ctx, "history"), states(), max_parallelism=metadata.max_parallelism,
+                                    key_serializer_snapshot=metadata.key_serializer_snapshot)
+    except StateError as exc:
+        raise Violation(f"writing the large history through the bytes backend failed: {exc}") from None
+
+
+@functools.lru_cache(maxsize=2)
+def _keys_in_order(keys: int, max_parallelism: int) -> tuple[list[bytes], list[tuple[int, bytes, int]]]:
+    """The history's keys as the bytes backend stores them: each key's bytes (by key), and
+    (key group, key bytes, key) of every key in savepoint order. The same for every subject."""
+    from reference.backends import key_groups_for
+
+    serializer = _KEY_SERIALIZER()
+    data = [serializer.to_bytes(key) for key in range(keys)]
+    return data, sorted(zip(key_groups_for(data, max_parallelism), data, range(keys), strict=True))
+
+
+def _write_through_backend(ctx: Any, serializer: Any, values: list[Any], keys: range, path: str) -> str:
     from reference.backends import BytesStateBackend
 
     from .._state_layout import descriptors
 
     value_d, list_d, map_d = descriptors(serializer)
-    backend = BytesStateBackend(LongSerializer())
+    backend = BytesStateBackend(_KEY_SERIALIZER())
     try:
         vs, ls, ms = backend.get_value_state(value_d), backend.get_list_state(list_d), backend.get_map_state(map_d)
-        for key in range(keys):
+        for key in keys:
             value, elements, entries = _layout(key, values)
             backend.set_current_key(key)
             # No copies: the bytes backend serializes at once, so shared values are safe.
@@ -138,9 +191,7 @@ def _write_history(ctx: Any, serializer: Any, values: list[Any], keys: int, path
             if elements is not None:
                 ls.update(elements)
                 ms.put_all(entries)
-        return backend.savepoint(path or _work(ctx, "history"))  # type: ignore[no-any-return]
-    except StateError as exc:
-        raise Violation(f"writing the large history through the bytes backend failed: {exc}") from None
+        return backend.savepoint(path)  # type: ignore[no-any-return]
     finally:
         backend.close()
 
@@ -202,8 +253,8 @@ def _read_back(spark: Any, savepoint: str, values: list[Any], migrate: Callable[
         _shippable(serializer, f"{where}: the serializer restored for state {state.name!r}")
         return _oracle_judge(values, migrate, state.kind)
 
-    decoders, finish = _verification(spark, savepoint, expect=expect, sample=3, judges=judges)
-    totals = _collect_summaries(f"{where}, reading it back", decoders, 3)
+    summaries, finish = _verification(spark, savepoint, expect=expect, sample=3, judges=judges)
+    totals = _collect_summaries(f"{where}, reading it back", summaries, len(metadata.states), 3)
 
     def judge() -> None:
         for total, state in zip(totals, metadata.states, strict=True):
@@ -329,7 +380,7 @@ def _single_process(ctx: Any, savepoint: str, new: Any) -> str:
 
     # Each distinct stored value migrated once: the history repeats a few dozen values, and
     # equal bytes migrate to equal bytes (the backends family demands deterministic serializers).
-    backend = BytesStateBackend.restore(savepoint, LongSerializer(), config=EVOLUTION_CONFIG, allow_pickle=True,
+    backend = BytesStateBackend.restore(savepoint, _KEY_SERIALIZER(), config=EVOLUTION_CONFIG, allow_pickle=True,
                                         migrate_equal_values_once=True)
     try:
         value_d, list_d, map_d = descriptors(new)

@@ -1,10 +1,14 @@
 """The spark family's large history: which values it cycles through and how often
-(``history_cycle``; no Spark needed)."""
+(``history_cycle``), and the files it is written as (``_write_history``); no Spark needed."""
 
 from __future__ import annotations
 
-from conformance._spark.checks import _layout, history_cycle
-from reference.serializers import IntSerializer, ListSerializer, StringSerializer
+from types import SimpleNamespace
+
+import pytest
+
+from conformance._spark.checks import _EVERY, _layout, _write_history, _write_through_backend, history_cycle
+from reference.serializers import IntSerializer, ListSerializer, NullableSerializer, StringSerializer
 
 
 def test_big_values_recur_less_often_and_every_value_is_in_the_cycle():
@@ -29,3 +33,34 @@ def test_layout_takes_values_from_the_cycle_by_key():
     value, elements, entries = _layout(4, cycle)
     assert (value, elements, entries) == ("b", ["b", "c", "a"], {"a": "b", "b": "c"}), f"got {value, elements, entries}"
     assert _layout(5, cycle) == ("c", None, None), f"got {_layout(5, cycle)}"
+
+
+def _files(savepoint):
+    from reference.backends import read_savepoint_metadata, state_data_files
+
+    metadata = read_savepoint_metadata(savepoint)
+    return metadata, [open(f, "rb").read() for state in metadata.states for f in state_data_files(savepoint, state)]
+
+
+@pytest.mark.parametrize("serializer, values", [
+    (StringSerializer(), ["", "a", "é" * 200, "\U0001f600" * 3, "x" * 5000]),
+    (NullableSerializer(IntSerializer()), [0, -1, 2**31 - 1]),
+    (ListSerializer(IntSerializer()), [[], [1], list(range(300))]),
+])
+@pytest.mark.parametrize("periods", [0.5, 1, 2.75])
+def test_history_files_are_the_bytes_backends_for_every_key(tmp_path, serializer, values, periods):
+    """The history repeats the first period's rows under later keys; its files must be the
+    very ones the bytes backend writes when every key is put through it."""
+    ctx = SimpleNamespace(work_dir=str(tmp_path))
+    cycle = history_cycle(serializer, values)
+    keys = int(len(cycle) * _EVERY * periods)
+    written = _write_history(ctx, serializer, cycle, keys, str(tmp_path / "history"))
+    expected = _write_through_backend(ctx, serializer, cycle, range(keys), str(tmp_path / "backend"))
+    got_meta, got = _files(written)
+    want_meta, want = _files(expected)
+    assert got_meta == want_meta, f"got metadata {got_meta}, should be the bytes backend's {want_meta} ({keys} keys)"
+    assert [s.rows for s in got_meta.states] == [keys, keys // _EVERY + (keys % _EVERY > 0), 2 * (keys // _EVERY + (keys % _EVERY > 0))], (
+        f"got {[s.rows for s in got_meta.states]} rows per state for {keys} keys")
+    differing = [i for i, (a, b) in enumerate(zip(got, want, strict=True)) if a != b]
+    assert len(got) == len(want) and not differing, (
+        f"data files {differing} differ from the bytes backend's ({keys} keys, {len(cycle) * _EVERY} per period)")
