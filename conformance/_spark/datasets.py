@@ -142,9 +142,10 @@ def forward_store_environment(spark: Any) -> None:
     spark.sparkContext.environment.update(store_environment())
 
 
-def _read_remote(spark: Any, files: list[str]) -> Any:
-    """The rows of data files at URIs, read by the executors through pyarrow (one task per
-    Parquet row group, so a state spreads over the cores as Spark's reader spreads it)."""
+def row_group_tasks(files: list[str]) -> list[tuple[str, int]]:
+    """(file, row group) of every Parquet row group of ``files``, in order (footers read on
+    the driver): the tasks of a job whose executors read the files themselves, one row group
+    each, so that a state spreads over the cores as Spark's reader spreads it."""
     import pyarrow.parquet as pq
 
     tasks = []
@@ -152,6 +153,22 @@ def _read_remote(spark: Any, files: list[str]) -> Any:
         with locate(file).guard("reading the footer of"):
             groups = pq.ParquetFile(locate(file).open_input()).metadata.num_row_groups
         tasks += [(file, group) for group in range(groups)]
+    return tasks
+
+
+def read_row_group(file: str, group: int) -> Iterator[Any]:
+    """Executor side: the record batches of row group ``group`` of data file ``file``."""
+    import pyarrow.parquet as pq
+
+    with locate(file).guard("reading"):
+        parquet = pq.ParquetFile(locate(file).open_input())
+        yield from parquet.iter_batches(batch_size=ROW_GROUP_SIZE, row_groups=[group])
+
+
+def _read_remote(spark: Any, files: list[str]) -> Any:
+    """The rows of data files at URIs, read by the executors through pyarrow (one task per
+    Parquet row group)."""
+    tasks = row_group_tasks(files)
     if not tasks:
         return spark.createDataFrame([], spark_schema())
     ids = spark.range(0, len(tasks), numPartitions=len(tasks)).selectExpr("cast(id as int) as task")
@@ -163,14 +180,9 @@ def _read_row_groups(tasks: list[tuple[str, int]]) -> Callable[[Iterable[Any]], 
     ``tasks[t][0]`` in batches."""
 
     def run(batches: Iterable[Any]) -> Iterator[Any]:
-        import pyarrow.parquet as pq
-
         for batch in batches:
             for task in batch.column(0).to_pylist():
-                file, group = tasks[task]
-                with locate(file).guard("reading"):
-                    parquet = pq.ParquetFile(locate(file).open_input())
-                    yield from parquet.iter_batches(batch_size=ROW_GROUP_SIZE, row_groups=[group])
+                yield from read_row_group(*tasks[task])
 
     return run
 

@@ -47,6 +47,7 @@ from reference.backends import (
     SavepointFormatError,
     SavepointMetadata,
     StateMetadata,
+    check_state_files,
     decode_list_value,
     encode_list_value,
     is_uri,
@@ -617,15 +618,14 @@ def _restored(data: bytes | None, what: str) -> TypeSerializer[Any] | None:
     return None if snapshot is None else snapshot.restore_serializer()
 
 
-def _collect_summaries(what: str, summaries: list[Any], sample: int) -> list[Totals]:
-    """Run ``_decoder`` summary frames (tagged with their index into ``summaries``) as one
-    Spark job and total them per frame, keeping up to ``sample`` samples of each kind. Only
-    one small row per Arrow batch comes back, so no shuffle is needed."""
-    totals = [Totals() for _ in summaries]
-    if not summaries:
+def _collect_summaries(what: str, summaries: Any, states: int, sample: int) -> list[Totals]:
+    """Run the summary job of ``_verification`` (None when there is no row group to read) and
+    total its rows per state (``states`` of them), keeping up to ``sample`` samples of each
+    kind. Only one small row per Arrow batch comes back, so no shuffle is needed."""
+    totals = [Totals() for _ in range(states)]
+    if summaries is None:
         return totals
-    union = functools.reduce(lambda a, b: a.union(b), summaries)
-    for entries, bad, samples, judged_bad, judged_samples, index in _run(what, union.collect):
+    for entries, bad, samples, judged_bad, judged_samples, index in _run(what, summaries.collect):
         total = totals[index]
         total.entries += int(entries or 0)
         total.bad += int(bad or 0)
@@ -635,34 +635,64 @@ def _collect_summaries(what: str, summaries: list[Any], sample: int) -> list[Tot
     return totals
 
 
+def _decode_row_groups(
+    tasks: list[tuple[int, str, int]], decoders: list[Callable[[Iterable[Any]], Iterator[Any]]]
+) -> Callable[[Iterable[Any]], Iterator[Any]]:
+    """Executor side of the summary job: task ``t`` reads row group ``tasks[t][2]`` of data
+    file ``tasks[t][1]`` itself and runs the decoder of state ``tasks[t][0]`` over it, each
+    summary row tagged with the state's index."""
+
+    def run(batches: Iterable[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        for batch in batches:
+            for task in batch.column(0).to_pylist():
+                index, file, group = tasks[task]
+                for summary in decoders[index](datasets.read_row_group(file, group)):
+                    yield pa.RecordBatch.from_arrays(
+                        [*summary.columns, pa.array([index] * summary.num_rows, pa.int32())],
+                        names=[*summary.schema.names, "state"],
+                    )
+
+    return run
+
+
 def _verification(
     spark: Any, savepoint: str | os.PathLike[str], *, expect: str | os.PathLike[str] | None,
     sample: int, judges: Callable[[StateMetadata, TypeSerializer[Any]], EntryJudge | None] | None = None,
-) -> tuple[list[Any], Callable[[list[Totals]], VerificationReport]]:
+) -> tuple[Any, Callable[[list[Totals]], VerificationReport]]:
     """``verify_savepoint`` in two halves, so that callers can judge each decoded entry in the
     same pass (``judges(state, its value serializer)`` gives a state's judge, on the driver):
-    the per-state summary frames, to run in one job with ``_collect_summaries``, and a function
-    of their totals that returns the report (comparing with ``expect`` first)."""
-    from pyspark.sql import functions as F
-
+    the summary job (one task per Parquet row group of every state, each reading its row group
+    itself: the JVM only schedules, no row passes through it), to run with
+    ``_collect_summaries``, and a function of its totals that returns the report (comparing
+    with ``expect`` first)."""
     source = locate(savepoint).uri
     metadata = read_savepoint_metadata(source)
     expected_meta = read_savepoint_metadata(expect) if expect is not None else None
     key_serializer = _restored(metadata.key_serializer_snapshot, "the key serializer")
     assert key_serializer is not None
-    summaries = []
+    decoders, tasks = [], []
     for index, state in enumerate(metadata.states):
         where = f"state {state.name!r}"
         value_serializer = _restored(state.value_serializer_snapshot, where)
         assert value_serializer is not None
-        decode = _decoder(
+        decoders.append(_decoder(
             state, metadata.max_parallelism, key_serializer,
             _restored(state.namespace_serializer_snapshot, where + " namespace"),
             _restored(state.user_key_serializer_snapshot, where + " map key"),
             value_serializer, sample, None if judges is None else judges(state, value_serializer),
-        )
-        frame = datasets.read_state_dataframe(spark, source, state)
-        summaries.append(frame.mapInArrow(decode, _SUMMARY_SCHEMA).withColumn("state", F.lit(index)))
+        ))
+        # Footers and columns are checked here, where a damaged file can still be named with
+        # its state.
+        files = check_state_files(source, state)
+        if files and locate(source).remote:
+            datasets.forward_store_environment(spark)
+        tasks += [(index, file, group) for file, group in datasets.row_group_tasks(files)]
+    summaries = None
+    if tasks:
+        ids = spark.range(0, len(tasks), numPartitions=len(tasks)).selectExpr("cast(id as int) as task")
+        summaries = ids.mapInArrow(_decode_row_groups(tasks, decoders), _SUMMARY_SCHEMA + ", state int")
 
     def finish(totals: list[Totals]) -> VerificationReport:
         report = VerificationReport(savepoint=source, expect=None if expect is None else locate(expect).uri)
@@ -724,10 +754,11 @@ def verify_savepoint(
         from .session import get_session
 
         spark = get_session(master)
-    # Every state's decoder runs in one Spark job (a union of the per-state summaries, tagged
-    # with the state's index): a job's fixed cost dominates for small savepoints.
+    # Every state's row groups are decoded in one Spark job: a job's fixed cost dominates for
+    # small savepoints.
     summaries, finish = _verification(spark, savepoint, expect=expect, sample=sample)
-    return finish(_collect_summaries(f"verifying {locate(savepoint).uri}", summaries, sample))
+    states = len(read_savepoint_metadata(savepoint).states)
+    return finish(_collect_summaries(f"verifying {locate(savepoint).uri}", summaries, states, sample))
 
 
 def _compare(
