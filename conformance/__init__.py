@@ -17,8 +17,6 @@ from typing import Any
 
 from ._registry import NotApplicable, UnknownCheckError, Violation, check
 from ._report import CheckResult, Report
-from ._runner import CheckContext, check_serializer
-from ._schedule import certify
 from ._subject import Evolution, Subject, SubjectError
 
 __all__ = [
@@ -42,13 +40,25 @@ __all__ = [
 ]
 
 
+#: Names loaded when first used (PEP 562), so that importing ``conformance`` stays light:
+#: the runner imports hypothesis, and the fresh-process restore's child imports this package.
+_LAZY = {
+    "CheckContext": "_runner", "check_serializer": "_runner", "certify": "_schedule",
+    "SerializerConformance": "_pytest_api", "TableConformance": "_pytest_api", "parametrize_checks": "_pytest_api",
+    "TableSubject": "_table", "certify_table": "_table",
+}
+
+
 def __getattr__(name: str) -> Any:
-    if name in ("SerializerConformance", "TableConformance", "parametrize_checks"):
-        from . import _pytest_api
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'conformance' has no attribute {name!r}")
+    import importlib
 
-        return getattr(_pytest_api, name)
-    if name in ("TableSubject", "certify_table"):
-        from . import _table
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
 
-        return getattr(_table, name)
-    raise AttributeError(f"module 'conformance' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
