@@ -10,6 +10,7 @@ saying which, when one of them failed or was itself skipped for a failed prerequ
 
 from __future__ import annotations
 
+import functools
 import random
 import shutil
 import tempfile
@@ -54,6 +55,15 @@ def library_versions() -> dict[str, str]:
     return versions
 
 
+@functools.cache
+def _packages_distributions() -> Mapping[str, list[str]]:
+    """Top-level package -> distributions, read once per process: it scans every installed
+    distribution's metadata (tens of milliseconds), and each subject's report asks."""
+    from importlib import metadata
+
+    return metadata.packages_distributions()
+
+
 def subject_distribution(subject: Any) -> dict[str, str] | None:
     """The installed distribution that ships the subject's serializer (or table) class, with
     its version: what a certificate certifies. None for code that is not installed."""
@@ -65,7 +75,7 @@ def subject_distribution(subject: Any) -> dict[str, str] | None:
         return None
     module = getattr(made, "__module__", None) or type(made).__module__
     top = module.split(".")[0]
-    for name in metadata.packages_distributions().get(top, []):
+    for name in _packages_distributions().get(top, []):
         try:
             return {"name": name, "version": metadata.version(name)}
         except metadata.PackageNotFoundError:
