@@ -515,96 +515,100 @@ def _decoder(
     value_serializer: TypeSerializer[Any], sample: int, judge: EntryJudge | None = None,
 ) -> Callable[[Iterable[Any]], Iterator[Any]]:
     """Executor side: per batch (entries, undecodable entries, up to ``sample`` messages, and
-    the same for ``judge`` over the entries that decode). Each entry is decoded once, for both."""
+    the same for ``judge`` over the entries that decode). Each entry is decoded once, for both;
+    an entry's problem is the first of: a null key, a key in another key group, a key, namespace,
+    map key or value that does not decode (or is null where it may not be).
+
+    Column by column: keys one by one (each entry has its own), namespaces, map keys and values
+    once per distinct bytes of a batch (serializers are deterministic: equal bytes decode to
+    equal objects), then the judge over the entries that decoded."""
     kind = state.kind
-    parts = (("namespace", ns_serializer), ("map key", uk_serializer))
-    #: Per batch: value bytes -> (decoded value, None) or (None, problem). Equal bytes decode
-    #: to equal values (serializers are deterministic), so each distinct value of a batch is
-    #: decoded once and every entry holding it is counted and judged.
-    values_seen: dict[bytes, tuple[Any, str | None]] = {}
 
-    def value_of(value: bytes) -> tuple[Any, str | None]:
-        found = values_seen.get(value)
-        if found is None:
-            try:
-                if kind == "list":
-                    found = ([value_serializer.from_bytes(e) for e in decode_list_value(value, value_serializer)], None)
+    def read_value(data: bytes) -> Any:
+        if kind == "list":
+            return [value_serializer.from_bytes(e) for e in decode_list_value(data, value_serializer)]
+        return value_serializer.from_bytes(data)
+
+    def column(data: list[Any], what: str, serializer: TypeSerializer[Any] | None,
+               read: Callable[[bytes], Any] | None, null: str | None, problems: dict[int, str]) -> list[Any]:
+        """The decoded column; each entry whose ``data`` does not decode gets its problem in
+        ``problems`` (unless an earlier column gave it one). ``null``: the problem of a null
+        (None: a null decodes to None)."""
+        decoded: dict[Any, Any] = {}
+        bad: dict[Any, str] = {}
+        for distinct in set(data):
+            if distinct is None:
+                if null is None:
+                    decoded[None] = None
                 else:
-                    found = (value_serializer.from_bytes(value), None)
-            except Exception as exc:
-                found = (None, f"value {_short(value)} does not decode: {type(exc).__name__}: {exc}")
-            values_seen[value] = found
-        return found
-
-    def problem(row: tuple[Any, ...], expected_group: int, decoded: list[Any]) -> str | None:
-        """The entry's decoding problem, or None with ``decoded`` = [key, namespace, map key, value].
-        (The hot loop of verification: one call per entry, nothing done twice.)"""
-        key_group, key, namespace, user_key, value = row
-        if key is None:
-            return "key is null"
-        if key_group != expected_group:
-            return f"key group {key_group}, should be {expected_group}"
-        try:
-            decoded.append(key_serializer.from_bytes(key))
-        except Exception as exc:
-            return f"key {_short(key)} does not decode: {type(exc).__name__}: {exc}"
-        for (what, serializer), data in zip(parts, (namespace, user_key), strict=True):
-            if serializer is None:
-                if data is not None and data != b"":
-                    return f"{what} {_short(data)} present where the state has none"
-                decoded.append(None)
-                continue
-            if data is None:
-                return f"{what} is null"
-            try:
-                decoded.append(serializer.from_bytes(data))
-            except Exception as exc:
-                return f"{what} {_short(data)} does not decode: {type(exc).__name__}: {exc}"
-        if value is None:
-            decoded.append(None)
-            return None if kind == "map" else f"null value in {kind} state"
-        got, message = value_of(value)
-        decoded.append(got)
-        return message
-
-    def judged(decoded: list[Any]) -> str | None:
-        if judge is None:
-            return None
-        try:
-            return judge(*decoded)
-        except Exception as exc:
-            return f"judging it raised {type(exc).__name__}: {exc}"
+                    bad[None] = null
+            elif serializer is None:
+                if distinct == b"":
+                    decoded[distinct] = None
+                else:
+                    bad[distinct] = f"{what} {_short(distinct)} present where the state has none"
+            else:
+                try:
+                    decoded[distinct] = (read or serializer.from_bytes)(distinct)
+                except Exception as exc:
+                    bad[distinct] = f"{what} {_short(distinct)} does not decode: {type(exc).__name__}: {exc}"
+        if bad:
+            for row, item in enumerate(data):
+                if item in bad:
+                    problems.setdefault(row, bad[item])
+            return [decoded.get(item) for item in data]
+        return [decoded[item] for item in data]
 
     def run(batches: Iterable[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
         for batch in batches:
-            values_seen.clear()
-            columns = [batch.column(i).to_pylist() for i in range(5)]
-            bad, judged_bad = 0, 0
-            samples: list[str] = []
-            judged_samples: list[str] = []
-            keys = columns[1]
-            if None in keys:  # a corrupt file: problem() reports the null key
-                groups = [None if k is None else key_groups_for([k], max_parallelism)[0] for k in keys]
+            key_groups, keys, namespaces, user_keys, values = (batch.column(i).to_pylist() for i in range(5))
+            problems: dict[int, str] = {}  # row -> its first problem, columns taken in order
+            if None in keys:  # a corrupt file
+                problems.update((row, "key is null") for row, key in enumerate(keys) if key is None)
+                groups = [-1 if key is None else key_groups_for([key], max_parallelism)[0] for key in keys]
             else:
                 groups = key_groups_for(keys, max_parallelism)  # batched: a fifth of the cost
-            for row, expected_group in zip(zip(*columns, strict=True), groups, strict=True):
-                decoded: list[Any] = []
-                message = problem(row, expected_group, decoded)
-                if message is not None:
-                    bad += 1
-                    if len(samples) < sample:
-                        samples.append(f"key {_short(row[1])}: {message}")
-                    continue
-                verdict = judged(decoded)
-                if verdict is not None:
-                    judged_bad += 1
-                    if len(judged_samples) < sample:
-                        judged_samples.append(verdict)
+            if key_groups != groups:
+                for row, (found, expected) in enumerate(zip(key_groups, groups, strict=True)):
+                    if found != expected:
+                        problems.setdefault(row, f"key group {found}, should be {expected}")
+            decoded_keys: list[Any] = []
+            for row, key in enumerate(keys):
+                try:
+                    decoded_keys.append(None if key is None else key_serializer.from_bytes(key))
+                except Exception as exc:
+                    decoded_keys.append(None)
+                    problems.setdefault(row, f"key {_short(key)} does not decode: {type(exc).__name__}: {exc}")
+            decoded = zip(
+                decoded_keys,
+                column(namespaces, "namespace", ns_serializer, None, "namespace is null" if ns_serializer else None,
+                       problems),
+                column(user_keys, "map key", uk_serializer, None, "map key is null" if uk_serializer else None,
+                       problems),
+                column(values, "value", value_serializer, read_value,
+                       None if kind == "map" else f"null value in {kind} state", problems),
+                strict=True,
+            )
+            samples = [f"key {_short(keys[row])}: {problems[row]}" for row in sorted(problems)[:sample]]
+            judged_bad = 0
+            judged_samples: list[str] = []
+            if judge is not None:
+                for row, entry in enumerate(decoded):
+                    if problems and row in problems:
+                        continue
+                    try:
+                        verdict = judge(*entry)
+                    except Exception as exc:
+                        verdict = f"judging it raised {type(exc).__name__}: {exc}"
+                    if verdict is not None:
+                        judged_bad += 1
+                        if len(judged_samples) < sample:
+                            judged_samples.append(verdict)
             strings = pa.list_(pa.string())
             yield pa.RecordBatch.from_arrays(
-                [pa.array([batch.num_rows], pa.int64()), pa.array([bad], pa.int64()),
+                [pa.array([batch.num_rows], pa.int64()), pa.array([len(problems)], pa.int64()),
                  pa.array([samples], strings), pa.array([judged_bad], pa.int64()),
                  pa.array([judged_samples], strings)],
                 names=["entries", "bad", "samples", "judged_bad", "judged_samples"],
