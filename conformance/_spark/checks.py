@@ -199,42 +199,59 @@ def _write_through_backend(ctx: Any, serializer: Any, values: list[Any], keys: r
 def _oracle_judge(values: list[Any], migrate: Callable[[Any], Any] | None, kind: str) -> Callable[..., Any]:
     """Executor side: compare each decoded entry of one state with the history's value
     (migrated by the oracle). The expected value depends only on the key modulo
-    ``len(values) * _EVERY`` (and the map key), so each is built and canonicalised once."""
+    ``len(values) * _EVERY`` (and the map key), so each is built once; each distinct object,
+    decoded or expected, is canonicalised once (the decoder gives one object per distinct
+    bytes, and each history value is migrated once)."""
     from .._canonical import canonical, show
 
     period = len(values) * _EVERY
-    wanted: dict[tuple[int, Any], tuple[Any, Any]] = {}
+    #: id -> (the object, its canonical form); holding the object keeps its id its own.
+    canonical_of: dict[int, tuple[Any, Any]] = {}
 
-    def expected(key: int, user_key: Any) -> tuple[Any, Any]:
-        found = wanted.get((key % period, user_key))
-        if found is None:
-            value, elements, entries = _layout(key % period, values, migrate)
+    def canonical_once(item: Any) -> Any:
+        found = canonical_of.get(id(item))
+        if found is None or found[0] is not item:
+            found = canonical_of[id(item)] = (item, canonical(item))
+        return found[1]
+
+    migrated: dict[int, Any] = {}  # id of a history value (``values`` holds them) -> its oracle value
+
+    def migrate_once(value: Any) -> Any:
+        if id(value) not in migrated:
+            migrated[id(value)] = migrate(value)  # type: ignore[misc]
+        return migrated[id(value)]
+
+    wanted: dict[tuple[int, Any], Any] = {}
+
+    def expected(place: tuple[int, Any]) -> Any:
+        if place not in wanted:
+            value, elements, entries = _layout(place[0], values, None if migrate is None else migrate_once)
             if kind == "value":
-                want = value
+                wanted[place] = value
             elif kind == "list":
-                want = elements
+                wanted[place] = elements
             else:
-                want = None if entries is None else entries.get(user_key, KeyError)
-            found = wanted[(key % period, user_key)] = (want, canonical(want))
-        return found
+                wanted[place] = None if entries is None else entries.get(place[1], KeyError)
+        return wanted[place]
 
-    #: (key modulo the period, map key) -> the last value found equal to the oracle's there.
-    #: The decoder gives the very same object for equal bytes, and an object the judge holds
-    #: cannot change identity, so ``is`` spares canonicalising it again.
+    #: (key modulo the period, map key) -> the last object found equal to the oracle's there.
     passed: dict[tuple[int, Any], Any] = {}
 
     def judge(key: Any, namespace: Any, user_key: Any, got: Any) -> str | None:
         place = (key % period, user_key)
-        if place in passed and passed[place] is got:
+        if passed.get(place, _NOTHING) is got:
             return None
-        want, canonical_want = expected(key, user_key)
-        if canonical(got) == canonical_want:
+        want = expected(place)
+        if canonical_once(got) == canonical_once(want):
             passed[place] = got
             return None
         where = "" if user_key is None else f" map key {user_key!r}"
         return f"key {key}{where}: got {show(got)}, should be {show(want)}"
 
     return judge
+
+
+_NOTHING = object()
 
 
 def _read_back(spark: Any, savepoint: str, values: list[Any], migrate: Callable[[Any], Any] | None,

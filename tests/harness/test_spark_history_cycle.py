@@ -7,7 +7,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from conformance._spark.checks import _EVERY, _layout, _write_history, _write_through_backend, history_cycle
+from conformance._spark.checks import (
+    _EVERY,
+    _layout,
+    _oracle_judge,
+    _write_history,
+    _write_through_backend,
+    history_cycle,
+)
 from reference.serializers import IntSerializer, ListSerializer, NullableSerializer, StringSerializer
 
 
@@ -64,3 +71,34 @@ def test_history_files_are_the_bytes_backends_for_every_key(tmp_path, serializer
     differing = [i for i, (a, b) in enumerate(zip(got, want, strict=True)) if a != b]
     assert len(got) == len(want) and not differing, (
         f"data files {differing} differ from the bytes backend's ({keys} keys, {len(cycle) * _EVERY} per period)")
+
+
+def test_oracle_judge_compares_canonically_per_place_whatever_it_has_seen():
+    values = [0.0, -0.0, float("nan")]
+    judge = _oracle_judge(values, None, "value")
+    period = len(values) * _EVERY
+    assert judge(0, None, None, 0.0) is None, "key 0 holds 0.0"
+    assert judge(1, None, None, 0.0) is not None, "key 1 holds -0.0: 0.0 should be rejected (bit-exact)"
+    zero = -0.0
+    assert judge(1 + period, None, None, zero) is None, "key 1 of the next period holds -0.0"
+    assert judge(0, None, None, zero) is not None, "an object that passed at one place should be judged anew at another"
+    assert judge(2, None, None, float("nan")) is None, "NaN equals NaN of the same bits"
+    assert "should be" in judge(2 + period, None, None, 1.5), "got a wrong value, should say what it should be"
+
+
+def test_oracle_judge_migrates_each_history_value_once_and_judges_the_migrated_values():
+    calls = []
+
+    def migrate(value):
+        calls.append(value)
+        return value * 10
+
+    values = [1, 2]
+    judge = _oracle_judge(values, migrate, "map")
+    period = len(values) * _EVERY
+    for key in range(0, 3 * period, _EVERY):  # keys with map state: "a" -> value, "b" -> the next one
+        assert judge(key, None, "a", values[key % 2] * 10) is None, f"key {key} map key 'a'"
+        assert judge(key, None, "b", values[(key + 1) % 2] * 10) is None, f"key {key} map key 'b'"
+    assert sorted(calls) == [1, 2], f"got migrate calls {calls}, should migrate each history value once"
+    assert judge(0, None, "a", 1) is not None, "the unmigrated value should be rejected"
+    assert judge(0, None, "c", 10) is not None, "a map key the history never wrote should be rejected"
