@@ -142,6 +142,13 @@ def forward_store_environment(spark: Any) -> None:
     spark.sparkContext.environment.update(store_environment())
 
 
+def task_job(spark: Any, tasks: int, run: Callable[[Iterable[int]], Iterator[Any]]) -> Any:
+    """A Spark job of ``tasks`` tasks, task ``t`` running ``run([t])`` in an executor (what it
+    yields is collected): for work whose inputs the executors open themselves. A plain RDD,
+    no query planning or code generation, which a job of a few tasks would pay for."""
+    return spark.sparkContext.parallelize(range(tasks), tasks).mapPartitions(run)
+
+
 def row_group_tasks(files: list[str]) -> list[tuple[str, int]]:
     """(file, row group) of every Parquet row group of ``files``, in order (footers read on
     the driver): the tasks of a job whose executors read the files themselves, one row group
@@ -396,31 +403,28 @@ def row_groups(files: list[str]) -> int:
 def _migrate_files(
     tasks: list[tuple[Location, str | None, str, Callable[[Any], Any] | None, int]],
     fault: Callable[[int], None] | None,
-) -> Callable[[Iterable[Any]], Iterator[Any]]:
+) -> Callable[[Iterable[int]], Iterator[tuple[int, int]]]:
     """Executor side of the aligned path: task ``t`` of ``tasks`` = (output directory, the
     attempt's name, input file, transform, subtask) reads its input file batch by batch,
     transforms it and streams it into the subtask's output file (rows stay sorted: keys never
     change)."""
 
-    def run(batches: Iterable[Any]) -> Iterator[Any]:
+    def run(task_ids: Iterable[int]) -> Iterator[tuple[int, int]]:
         import pyarrow as pa
 
         schema = savepoint_arrow_schema()
-        for batch in batches:
-            for task in batch.column(0).to_pylist():
-                directory, attempt, file, transform, index = tasks[task]
-                rows = 0
-                with _part_file(directory, attempt, index, schema, fault) as (writer, counted):
-                    for chunk in _parquet(file).iter_batches(batch_size=ROW_GROUP_SIZE):
-                        if transform is not None:
-                            chunk = transform(chunk)
-                        table = pa.Table.from_batches([chunk]).cast(schema)
-                        writer.write_table(table, row_group_size=ROW_GROUP_SIZE)
-                        rows += chunk.num_rows
-                    counted(rows)
-                yield pa.RecordBatch.from_arrays(
-                    [pa.array([task], pa.int32()), pa.array([rows], pa.int64())], names=["task", "rows"]
-                )
+        for task in task_ids:
+            directory, attempt, file, transform, index = tasks[task]
+            rows = 0
+            with _part_file(directory, attempt, index, schema, fault) as (writer, counted):
+                for chunk in _parquet(file).iter_batches(batch_size=ROW_GROUP_SIZE):
+                    if transform is not None:
+                        chunk = transform(chunk)
+                    table = pa.Table.from_batches([chunk]).cast(schema)
+                    writer.write_table(table, row_group_size=ROW_GROUP_SIZE)
+                    rows += chunk.num_rows
+                counted(rows)
+            yield task, rows
 
     return run
 
@@ -435,8 +439,7 @@ def _write_aligned(
     for directory, _ in outputs:
         if not directory.remote:
             os.makedirs(directory.path, exist_ok=True)
-    ids = spark.range(0, len(tasks), numPartitions=len(tasks)).selectExpr("cast(id as int) as task")
-    counts = {int(r[0]): int(r[1]) for r in ids.mapInArrow(_migrate_files(tasks, fault), "task int, rows long").collect()}
+    counts = dict(task_job(spark, len(tasks), _migrate_files(tasks, fault)).collect())
     if sorted(counts) != list(range(len(tasks))):
         missing = sorted(set(range(len(tasks))) - set(counts))
         raise RuntimeError(f"the part files of tasks {missing} were not written; nothing was committed")

@@ -29,7 +29,7 @@ import pickle
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from reference import (
     DataOutputView,
@@ -489,8 +489,15 @@ class VerificationReport:
         return "\n".join(lines)
 
 
-#: What ``_decoder`` reports per Arrow batch (and ``_collect_summaries`` totals per state).
-_SUMMARY_SCHEMA = "entries long, bad long, samples array<string>, judged_bad long, judged_samples array<string>"
+class Summary(NamedTuple):
+    """What ``_decoder`` reports per Arrow batch (``_collect_summaries`` totals them per state)."""
+
+    entries: int
+    bad: int
+    samples: list[str]
+    judged_bad: int
+    judged_samples: list[str]
+
 
 #: An executor-side check of one decoded entry: (key, namespace, map key or None, value, or
 #: the list of elements, or None for a null map value) as objects -> a problem or None.
@@ -513,7 +520,7 @@ def _decoder(
     state: StateMetadata, max_parallelism: int, key_serializer: TypeSerializer[Any],
     ns_serializer: TypeSerializer[Any] | None, uk_serializer: TypeSerializer[Any] | None,
     value_serializer: TypeSerializer[Any], sample: int, judge: EntryJudge | None = None,
-) -> Callable[[Iterable[Any]], Iterator[Any]]:
+) -> Callable[[Iterable[Any]], Iterator[Summary]]:
     """Executor side: per batch (entries, undecodable entries, up to ``sample`` messages, and
     the same for ``judge`` over the entries that decode). Each entry is decoded once, for both;
     an entry's problem is the first of: a null key, a key in another key group, a key, namespace,
@@ -559,9 +566,7 @@ def _decoder(
             return [decoded.get(item) for item in data]
         return [decoded[item] for item in data]
 
-    def run(batches: Iterable[Any]) -> Iterator[Any]:
-        import pyarrow as pa
-
+    def run(batches: Iterable[Any]) -> Iterator[Summary]:
         for batch in batches:
             key_groups, keys, namespaces, user_keys, values = (batch.column(i).to_pylist() for i in range(5))
             problems: dict[int, str] = {}  # row -> its first problem, columns taken in order
@@ -606,13 +611,7 @@ def _decoder(
                         judged_bad += 1
                         if len(judged_samples) < sample:
                             judged_samples.append(verdict)
-            strings = pa.list_(pa.string())
-            yield pa.RecordBatch.from_arrays(
-                [pa.array([batch.num_rows], pa.int64()), pa.array([len(problems)], pa.int64()),
-                 pa.array([samples], strings), pa.array([judged_bad], pa.int64()),
-                 pa.array([judged_samples], strings)],
-                names=["entries", "bad", "samples", "judged_bad", "judged_samples"],
-            )
+            yield Summary(batch.num_rows, len(problems), samples, judged_bad, judged_samples)
 
     return run
 
@@ -629,7 +628,7 @@ def _collect_summaries(what: str, summaries: Any, states: int, sample: int) -> l
     totals = [Totals() for _ in range(states)]
     if summaries is None:
         return totals
-    for entries, bad, samples, judged_bad, judged_samples, index in _run(what, summaries.collect):
+    for index, (entries, bad, samples, judged_bad, judged_samples) in _run(what, summaries.collect):
         total = totals[index]
         total.entries += int(entries or 0)
         total.bad += int(bad or 0)
@@ -640,23 +639,17 @@ def _collect_summaries(what: str, summaries: Any, states: int, sample: int) -> l
 
 
 def _decode_row_groups(
-    tasks: list[tuple[int, str, int]], decoders: list[Callable[[Iterable[Any]], Iterator[Any]]]
-) -> Callable[[Iterable[Any]], Iterator[Any]]:
+    tasks: list[tuple[int, str, int]], decoders: list[Callable[[Iterable[Any]], Iterator[Summary]]]
+) -> Callable[[Iterable[int]], Iterator[tuple[int, Summary]]]:
     """Executor side of the summary job: task ``t`` reads row group ``tasks[t][2]`` of data
     file ``tasks[t][1]`` itself and runs the decoder of state ``tasks[t][0]`` over it, each
-    summary row tagged with the state's index."""
+    summary tagged with the state's index."""
 
-    def run(batches: Iterable[Any]) -> Iterator[Any]:
-        import pyarrow as pa
-
-        for batch in batches:
-            for task in batch.column(0).to_pylist():
-                index, file, group = tasks[task]
-                for summary in decoders[index](datasets.read_row_group(file, group)):
-                    yield pa.RecordBatch.from_arrays(
-                        [*summary.columns, pa.array([index] * summary.num_rows, pa.int32())],
-                        names=[*summary.schema.names, "state"],
-                    )
+    def run(task_ids: Iterable[int]) -> Iterator[tuple[int, Summary]]:
+        for task in task_ids:
+            index, file, group = tasks[task]
+            for summary in decoders[index](datasets.read_row_group(file, group)):
+                yield index, summary
 
     return run
 
@@ -693,10 +686,7 @@ def _verification(
         if files and locate(source).remote:
             datasets.forward_store_environment(spark)
         tasks += [(index, file, group) for file, group in datasets.row_group_tasks(files)]
-    summaries = None
-    if tasks:
-        ids = spark.range(0, len(tasks), numPartitions=len(tasks)).selectExpr("cast(id as int) as task")
-        summaries = ids.mapInArrow(_decode_row_groups(tasks, decoders), _SUMMARY_SCHEMA + ", state int")
+    summaries = datasets.task_job(spark, len(tasks), _decode_row_groups(tasks, decoders)) if tasks else None
 
     def finish(totals: list[Totals]) -> VerificationReport:
         report = VerificationReport(savepoint=source, expect=None if expect is None else locate(expect).uri)

@@ -273,17 +273,20 @@ def _warm_up(master: str | None, config: dict[str, str] | None) -> None:
         session = get_session(master, config=config)
         # One tiny job over as many tasks as cores starts the Python workers (and their
         # imports of reference), which worker reuse then keeps for the real jobs.
-        tasks = max(1, session.sparkContext.defaultParallelism)
-        session.range(0, tasks, numPartitions=tasks).mapInArrow(_import_in_worker, "id long").collect()
+        from .datasets import task_job
+
+        task_job(session, max(1, session.sparkContext.defaultParallelism), _import_in_worker).collect()
     except Exception:
         pass  # only an optimisation: the first check that needs Spark reports any problem
 
 
-def _import_in_worker(batches: Any) -> Any:
+def _import_in_worker(task_ids: Any) -> Any:
+    import pyarrow.parquet  # noqa: F401
+
     import reference.backends  # noqa: F401
     import reference.serializers  # noqa: F401
 
-    yield from batches
+    yield from task_ids
 
 
 def start_in_background(master: str | None = None, *, config: dict[str, str] | None = None) -> None:

@@ -32,7 +32,7 @@ def _run(kind, entries, ns=None, uk=None, judge=None, sample=5):
         schema=pa.schema([f.with_nullable(True) for f in savepoint_arrow_schema()]),
     )
     (summary,) = list(decode([batch]))
-    return {name: summary.column(name)[0].as_py() for name in summary.schema.names}
+    return summary._asdict()
 
 
 def test_clean_entries_are_all_counted_and_judged_even_when_they_share_bytes():
