@@ -1,8 +1,8 @@
 """Scheduling a certification of several subjects: ``certify(subjects, ...)``.
 
 Subjects run one after another, in parallel processes (``jobs``, forked), or, when the spark
-family is selected, in two lanes: a process forked before the JVM starts runs every other
-family and writes each subject's large history ahead, while this process starts Spark and
+family is selected, in two lanes: ``jobs`` processes forked before the JVM starts run every
+other family and write each subject's large history ahead, while this process starts Spark and
 runs the spark family of each subject whose first lane is done. The result is one ``Report``
 per subject, in subject order, whatever the schedule. Nothing here prints: ``on_report`` is
 called with each report as it completes (the CLI renders it).
@@ -92,7 +92,8 @@ def certify(
     """Certify every subject (``Subject`` or ``TableSubject``) with one seed; return their
     reports in subject order. Raises ``UnknownCheckError`` before running anything when
     ``checks`` or ``expected_failures`` name no check. ``jobs`` subjects run in parallel
-    (default: 2 when there are several and no Spark master). Several serializer subjects
+    (default: 2 when there are several; with the spark family, ``jobs`` processes run the
+    other families while this one runs Spark's). Several serializer subjects
     see each other's serializers (``snapshot.not_shared``). ``exitfirst`` stops at the first
     failed check (see the module's docstring)."""
     subjects = list(subjects)
@@ -123,7 +124,7 @@ def certify(
     _PLAN[:] = [plan]
     try:
         if spark_selected and forking and not _spark_started():
-            schedule = _two_lanes(plan)
+            schedule = _two_lanes(plan, jobs)
         elif jobs > 1 and several and forking and not spark_selected:
             schedule = _in_processes(plan, jobs)
         else:
@@ -217,22 +218,24 @@ def _spark_cost(subject: Any) -> int:
     return sum(evolution.expect != Verdict.INCOMPATIBLE for evolution in getattr(subject, "evolutions", ()))
 
 
-def _two_lanes(plan: Plan) -> Iterator[tuple[int, Report]]:
-    """(index, report) per subject: a forked process runs every family but spark and writes
-    the large histories, subject after subject, while this process starts Spark and runs the
-    spark family of each subject whose lane-one work is done. The fork happens before the
-    JVM starts (forking a process that runs a JVM is unsafe); the two lanes overlap, so
-    Spark's start-up, the other families and the histories cost little wall time. Subjects
-    with the most Spark work go first, so the short ones fill the end (longest first)."""
+def _two_lanes(plan: Plan, jobs: int) -> Iterator[tuple[int, Report]]:
+    """(index, report) per subject: ``jobs`` forked processes run every family but spark and
+    write the large histories, subject after subject, while this process starts Spark and
+    runs the spark family of each subject whose lane-one work is done, in the order they get
+    done. The forks happen before the JVM starts (forking a process that runs a JVM is
+    unsafe); the two lanes overlap, so Spark's start-up, the other families and the
+    histories cost little wall time. Subjects with the most Spark work start first, so the
+    short ones fill the end (longest first)."""
     from ._spark.session import HARNESS_CONFIG, start_in_background
 
     order = sorted(range(len(plan.subjects)), key=lambda i: -_spark_cost(plan.subjects[i]))
     ahead_dir = tempfile.mkdtemp(prefix="conformance-spark-")
     try:
-        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
-            befores = [(i, pool.submit(_run_before_spark, i, ahead_dir)) for i in order]  # forks now
+        with ProcessPoolExecutor(max(1, jobs), mp_context=multiprocessing.get_context("fork")) as pool:
+            befores = {pool.submit(_run_before_spark, i, ahead_dir): i for i in order}  # forks now
             start_in_background(plan.spark, config=HARNESS_CONFIG)
-            for i, before in befores:
+            for before in as_completed(befores):
+                i = befores[before]
                 yield i, _run_spark_after(i, *before.result(), ahead_dir)
     finally:
         shutil.rmtree(ahead_dir, ignore_errors=True)
