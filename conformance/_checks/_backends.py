@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import uuid
 from typing import Any
 
@@ -160,7 +159,7 @@ def _draw_bulk_values(ctx: Any) -> list[Any]:
     return values
 
 
-def _stop(proc: subprocess.Popen[str]) -> None:
+def _stop(proc: Any) -> None:
     proc.kill()
     proc.communicate()
 
@@ -171,7 +170,8 @@ BULK_VALUES: Provider[list[Any]] = provider("bulk_values", _draw_bulk_values)
 #: Backend kind -> the savepoint backends.history wrote for the bulk values.
 SAVEPOINTS: Provider[dict[str, str]] = provider("savepoints")
 #: The fresh-process restore started by backends.history, collected by backends.fresh_process.
-FRESH_PROCESS: Provider[subprocess.Popen[str]] = provider("fresh_process", close=_stop)
+#: A ``subprocess.Popen``, or the ``Restore`` of a zygote's child (``conformance._fresh_restore``).
+FRESH_PROCESS: Provider[Any] = provider("fresh_process", close=_stop)
 
 
 def bulk_values(ctx: Any) -> list[Any]:
@@ -383,11 +383,9 @@ def _start_fresh_process(ctx: Any, savepoint: str) -> None:
     values = bulk_values(ctx)
     spec = {"savepoint": savepoint, "keys": len(values), "modules": _modules_for(serializer),
             "locator": ctx.subject.locator}
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    ctx.put(FRESH_PROCESS, subprocess.Popen(
-        [sys.executable, "-m", "conformance._fresh_restore", json.dumps(spec)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
+    from .._fresh_restore import start_restore
+
+    ctx.put(FRESH_PROCESS, start_restore(spec, ctx.work_dir))
 
 
 @check(id="backends.fresh_process", family="backends", requires=HISTORY)
