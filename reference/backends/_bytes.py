@@ -205,10 +205,9 @@ class BytesStateBackend(KeyedStateBackend):
 
     def _savepoint_rows(self, entry: StateEntry) -> Iterator[SavepointRow]:
         if entry.kind == "map":
-            for kg, key, ns, uk, stored in entry.storage.rows():
-                yield kg, key, ns, uk, (None if stored[0] else stored[1:])
-        else:
-            yield from entry.storage.rows()
+            return iter([(kg, key, ns, uk, None if stored[0] else stored[1:])
+                         for kg, key, ns, uk, stored in entry.storage.rows()])
+        return entry.storage.rows()
 
     def _load(self, entry: StateEntry, rows: Iterator[SavepointRow]) -> None:
         if entry.kind == "map":

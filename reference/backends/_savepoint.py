@@ -721,7 +721,7 @@ def write_state_rows(
         os.makedirs(os.path.dirname(file.path), exist_ok=True)
     columns = list(zip(*rows, strict=True)) if rows else [(), (), (), (), ()]
     table = pa.Table.from_arrays(
-        [pa.array(list(col), type=f.type) for col, f in zip(columns, savepoint_arrow_schema(), strict=True)],
+        [pa.array(col, type=f.type) for col, f in zip(columns, savepoint_arrow_schema(), strict=True)],
         schema=savepoint_arrow_schema(),
     )
     with file.guard("writing"):

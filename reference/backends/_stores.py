@@ -92,8 +92,7 @@ class _MemoryTable(Table):
         self._data.pop(primary, None)
 
     def rows(self) -> Iterator[Row]:
-        for (kg, key, ns), value in list(self._data.items()):
-            yield kg, key, ns, None, value
+        return iter([(kg, key, ns, None, value) for (kg, key, ns), value in self._data.items()])
 
     def load(self, rows: Iterable[Row]) -> None:
         data = self._data
@@ -135,9 +134,8 @@ class _MemoryMapTable(Table):
         self._data.pop(primary, None)
 
     def rows(self) -> Iterator[Row]:
-        for (kg, key, ns), entries in list(self._data.items()):
-            for user_key, value in list(entries.items()):
-                yield kg, key, ns, user_key, value
+        return iter([(kg, key, ns, user_key, value) for (kg, key, ns), entries in self._data.items()
+                     for user_key, value in entries.items()])
 
     def load(self, rows: Iterable[Row]) -> None:
         with bulk():
