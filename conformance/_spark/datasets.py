@@ -143,10 +143,13 @@ def forward_store_environment(spark: Any) -> None:
 
 
 def task_job(spark: Any, tasks: int, run: Callable[[Iterable[int]], Iterator[Any]]) -> Any:
-    """A Spark job of ``tasks`` tasks, task ``t`` running ``run([t])`` in an executor (what it
-    yields is collected): for work whose inputs the executors open themselves. A plain RDD,
-    no query planning or code generation, which a job of a few tasks would pay for."""
-    return spark.sparkContext.parallelize(range(tasks), tasks).mapPartitions(run)
+    """A Spark job running ``run`` over the task numbers ``0 .. tasks - 1`` in executors (what
+    it yields is collected): for work whose inputs the executors open themselves. A plain RDD,
+    no query planning or code generation, which a job of a few tasks would pay for. The task
+    numbers are dealt out in as many Spark tasks as there are cores (consecutive numbers
+    together), so that a Spark task's fixed cost is paid per core, not per file or row group."""
+    cores = max(1, spark.sparkContext.defaultParallelism)
+    return spark.sparkContext.parallelize(range(tasks), min(tasks, cores)).mapPartitions(run)
 
 
 def row_group_tasks(files: list[str]) -> list[tuple[str, int]]:
