@@ -136,7 +136,9 @@ def _write_history(ctx: Any, serializer: Any, values: list[Any], keys: int, path
     ``key_groups_for``), so that each distinct value is serialized once rather than once per
     entry. The files are the very ones the bytes backend writes for the whole history (tests
     compare them byte for byte)."""
-    from reference.backends import read_savepoint_metadata, read_state_rows, write_savepoint_rows
+    import pyarrow.parquet as pq
+
+    from reference.backends import read_savepoint_metadata, state_data_files, write_savepoint_rows
 
     period = len(values) * _EVERY
     try:
@@ -145,17 +147,25 @@ def _write_history(ctx: Any, serializer: Any, values: list[Any], keys: int, path
         template = _write_through_backend(ctx, serializer, values, range(period), _work(ctx, "history-period"))
         metadata = read_savepoint_metadata(template)
         key_bytes, key_order = _keys_in_order(keys, metadata.max_parallelism)
+        groups, key_column = _key_columns(keys, metadata.max_parallelism)
 
         def states() -> Any:
             for state in metadata.states:
-                by_key: dict[bytes, list[tuple[bytes, bytes | None, bytes | None]]] = {}
-                for _group, key, namespace, user_key, value in read_state_rows(template, state):
-                    by_key.setdefault(key, []).append((namespace, user_key, value))
-                period_rows = [by_key.get(key_bytes[key], []) for key in range(period)]
-                rows = [(group, data, namespace, user_key, value)
-                        for group, data, key in key_order
-                        for namespace, user_key, value in period_rows[key % period]]
-                yield state, rows
+                (file,) = state_data_files(template, state)
+                table = pq.read_table(file)
+                positions: dict[bytes, list[int]] = {}  # a period key's bytes -> its rows in the template
+                for row, data in enumerate(table.column(1).to_pylist()):
+                    positions.setdefault(data, []).append(row)
+                period_rows = [positions.get(key_bytes[key], ()) for key in range(period)]
+                taken: list[int] = []  # per row of the history: its template row and its key's place in key order
+                owner: list[int] = []
+                for place, (_group, _data, key) in enumerate(key_order):
+                    for row in period_rows[key % period]:
+                        taken.append(row)
+                        owner.append(place)
+                rows = table.take(taken)
+                yield state, rows.set_column(0, rows.schema.field(0), groups.take(owner)).set_column(
+                    1, rows.schema.field(1), key_column.take(owner))
 
         return write_savepoint_rows(path or _work(ctx, "history"), states(), max_parallelism=metadata.max_parallelism,
                                     key_serializer_snapshot=metadata.key_serializer_snapshot)
@@ -172,6 +182,16 @@ def _keys_in_order(keys: int, max_parallelism: int) -> tuple[list[bytes], list[t
     serializer = _KEY_SERIALIZER()
     data = [serializer.to_bytes(key) for key in range(keys)]
     return data, sorted(zip(key_groups_for(data, max_parallelism), data, range(keys), strict=True))
+
+
+@functools.lru_cache(maxsize=2)
+def _key_columns(keys: int, max_parallelism: int) -> tuple[Any, Any]:
+    """The key group and key columns of ``_keys_in_order`` as Arrow arrays."""
+    import pyarrow as pa
+
+    _, order = _keys_in_order(keys, max_parallelism)
+    return (pa.array([group for group, _, _ in order], pa.int32()),
+            pa.array([data for _, data, _ in order], pa.binary()))
 
 
 def _write_through_backend(ctx: Any, serializer: Any, values: list[Any], keys: range, path: str) -> str:

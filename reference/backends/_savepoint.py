@@ -704,14 +704,15 @@ def savepoint_arrow_schema() -> Any:
 
 def write_state_rows(
     directory: str | os.PathLike[str] | Location,
-    rows: Sequence[tuple[int, bytes, bytes, bytes | None, bytes | None]],
+    rows: Sequence[tuple[int, bytes, bytes, bytes | None, bytes | None]] | Any,
     part: int = 0,
     file: Location | None = None,
 ) -> str:
     """Write rows (already sorted) as one Parquet file ``directory/part-NNNNN.parquet`` (or
-    at ``file``); returns its path or URI.
+    at ``file``); returns its path or URI. ``rows`` may also be a ``pyarrow.Table`` of the
+    savepoint's columns (``savepoint_arrow_schema()``), sorted the same way.
 
-    Writing is deterministic: the same rows give the same file bytes."""
+    Writing is deterministic: the same rows give the same file bytes, as tuples or as a table."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -719,11 +720,17 @@ def write_state_rows(
         file = locate(directory).child(data_file_name(part))
     if not file.remote:
         os.makedirs(os.path.dirname(file.path), exist_ok=True)
-    columns = list(zip(*rows, strict=True)) if rows else [(), (), (), (), ()]
-    table = pa.Table.from_arrays(
-        [pa.array(col, type=f.type) for col, f in zip(columns, savepoint_arrow_schema(), strict=True)],
-        schema=savepoint_arrow_schema(),
-    )
+    if isinstance(rows, pa.Table):
+        if not rows.schema.equals(savepoint_arrow_schema()):
+            raise ValueError(f"a table of state rows needs the savepoint's columns {savepoint_arrow_schema()}, "
+                             f"got {rows.schema}")
+        table = rows.combine_chunks()
+    else:
+        columns = list(zip(*rows, strict=True)) if rows else [(), (), (), (), ()]
+        table = pa.Table.from_arrays(
+            [pa.array(col, type=f.type) for col, f in zip(columns, savepoint_arrow_schema(), strict=True)],
+            schema=savepoint_arrow_schema(),
+        )
     with file.guard("writing"):
         sink = file.open_output()
         try:
@@ -736,14 +743,15 @@ def write_state_rows(
 
 def write_savepoint_rows(
     directory: str | os.PathLike[str] | Location,
-    states: Iterable[tuple[StateMetadata, Sequence[tuple[int, bytes, bytes, bytes | None, bytes | None]]]],
+    states: Iterable[tuple[StateMetadata, Sequence[tuple[int, bytes, bytes, bytes | None, bytes | None]] | Any]],
     *,
     max_parallelism: int,
     key_serializer_snapshot: bytes,
 ) -> str:
     """Write a savepoint at ``directory`` (a local path or a URI, where no savepoint may be)
-    with the commit protocol of ``savepoint_output``: per state, its rows (already sorted) as
-    one data file (parallelism 1), under the name, kind and snapshots of its metadata (its
+    with the commit protocol of ``savepoint_output``: per state, its rows (already sorted; a
+    sequence of tuples or a table, as ``write_state_rows`` takes them) as one data file
+    (parallelism 1), under the name, kind and snapshots of its metadata (its
     ``data``, ``rows`` and ``files`` are filled in); the metadata last. ``states`` is consumed
     one state at a time. Returns the savepoint's absolute path or URI."""
     with savepoint_output(directory) as output:

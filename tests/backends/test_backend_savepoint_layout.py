@@ -153,6 +153,23 @@ def test_data_rows_round_trip_and_files_are_deterministic(tmp_path):
     assert got == rows, f"got {got}, should be {rows}"
 
 
+def test_rows_given_as_an_arrow_table_write_the_same_file_as_tuples(tmp_path):
+    import pyarrow as pa
+
+    from reference.backends import savepoint_arrow_schema
+
+    rows = [(3, b"k", b"", None, b"v"), (3, b"k", b"n", b"u", None), (9, b"\x00", b"", None, b"")]
+    table = pa.Table.from_arrays(
+        [pa.array(list(column), f.type) for column, f in zip(zip(*rows, strict=True), savepoint_arrow_schema(), strict=True)],
+        schema=savepoint_arrow_schema())
+    chunked = pa.concat_tables([table.slice(0, 1), table.slice(1)])  # two chunks: written as one
+    a = write_state_rows(tmp_path / "tuples", rows)
+    b = write_state_rows(tmp_path / "table", chunked)
+    assert open(a, "rb").read() == open(b, "rb").read(), "got a different file from the table, should be the same bytes"
+    with pytest.raises(ValueError, match="savepoint's columns"):
+        write_state_rows(tmp_path / "wrong", chunked.drop_columns(["user_key"]))
+
+
 def test_atomic_directory_renames_on_success_only(tmp_path):
     final = tmp_path / "sp"
     with atomic_directory(final) as temp:
