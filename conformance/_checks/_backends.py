@@ -170,7 +170,7 @@ BULK_VALUES: Provider[list[Any]] = provider("bulk_values", _draw_bulk_values)
 #: Backend kind -> the savepoint backends.history wrote for the bulk values.
 SAVEPOINTS: Provider[dict[str, str]] = provider("savepoints")
 #: The fresh-process restore started by backends.history, collected by backends.fresh_process.
-#: A ``subprocess.Popen``, or the ``Restore`` of a zygote's child (``conformance._fresh_restore``).
+#: A ``subprocess.Popen``, or the ``Restore`` of a zygote's child (``conformance._fresh_process``).
 FRESH_PROCESS: Provider[Any] = provider("fresh_process", close=_stop)
 
 
@@ -383,7 +383,7 @@ def _start_fresh_process(ctx: Any, savepoint: str) -> None:
     values = bulk_values(ctx)
     spec = {"savepoint": savepoint, "keys": len(values), "modules": _modules_for(serializer),
             "locator": ctx.subject.locator}
-    from .._fresh_restore import start_restore
+    from .._fresh_process import start_restore
 
     ctx.put(FRESH_PROCESS, start_restore(spec, ctx.work_dir))
 

@@ -1,4 +1,5 @@
-"""backends.fresh_process's restoring process (``conformance._fresh_restore``): forked from a
+"""backends.fresh_process's restoring process (``conformance._fresh_process`` starts it,
+``conformance._fresh_restore`` runs it): forked from a
 zygote that never saw the writer's state, taking the writer's path, environment and directory
 per restore; a new interpreter where ``os.fork`` is missing."""
 
@@ -11,7 +12,7 @@ import textwrap
 
 import pytest
 
-from conformance import _fresh_restore
+from conformance import _fresh_process
 from conformance._state_layout import descriptors, expected_state
 from reference.backends import BytesStateBackend
 from reference.serializers import LongSerializer, StringSerializer
@@ -43,23 +44,23 @@ def _wanted(values=VALUES):
             for v, elements, entries in expected_state(values).values()]
 
 
-def _spec(savepoint, modules=(), keys=len(VALUES)):
-    return {"savepoint": savepoint, "keys": keys, "modules": list(modules), "locator": None}
+def _spec(savepoint, modules=()):
+    return {"savepoint": savepoint, "keys": len(VALUES), "modules": list(modules), "locator": None}
 
 
 def test_restores_in_a_child_of_the_zygote_and_reports_what_it_read(tmp_path):
-    restore = _fresh_restore.start_restore(_spec(_savepoint(tmp_path / "sp")), str(tmp_path))
-    assert isinstance(restore, _fresh_restore.Restore), f"got {type(restore).__name__}, should be a zygote's child"
+    restore = _fresh_process.start_restore(_spec(_savepoint(tmp_path / "sp")), str(tmp_path))
+    assert isinstance(restore, _fresh_process.Restore), f"got {type(restore).__name__}, should be a zygote's child"
     out, err = restore.communicate(timeout=60)
     assert restore.returncode == 0, f"got exit {restore.returncode}: {err}"
     assert json.loads(out) == _wanted(), f"got {out[:200]}, should be the bytes of every key's state"
-    assert restore.pid not in (os.getpid(), _fresh_restore._zygote.proc.pid), "the restore should be its own process"
+    assert restore.pid not in (os.getpid(), _fresh_process._zygote.proc.pid), "the restore should be its own process"
     leftover = [n for n in os.listdir(tmp_path) if n.startswith("fresh-restore-")]
     assert leftover == [], f"got {leftover}, the output files should be removed once read"
 
 
 def test_each_restore_takes_the_writers_sys_path_at_the_time(tmp_path, monkeypatch):
-    first = _fresh_restore.start_restore(_spec(_savepoint(tmp_path / "one")), str(tmp_path))
+    first = _fresh_process.start_restore(_spec(_savepoint(tmp_path / "one")), str(tmp_path))
     first.communicate(timeout=60)  # the zygote runs now, started before the module below existed
     folder = tmp_path / "late"
     folder.mkdir()
@@ -69,7 +70,7 @@ def test_each_restore_takes_the_writers_sys_path_at_the_time(tmp_path, monkeypat
     """))
     monkeypatch.syspath_prepend(str(folder))
     monkeypatch.setenv("FRESH_RESTORE_MARK", "seen")
-    restore = _fresh_restore.start_restore(_spec(_savepoint(tmp_path / "two"), ["late_module_for_fresh_restore"]),
+    restore = _fresh_process.start_restore(_spec(_savepoint(tmp_path / "two"), ["late_module_for_fresh_restore"]),
                                            str(tmp_path))
     out, err = restore.communicate(timeout=60)
     assert restore.returncode == 0, f"got exit {restore.returncode}: {err[-500:]}, should import a module on the writer's path"
@@ -86,17 +87,17 @@ def test_the_child_never_sees_what_the_writer_set_at_run_time(tmp_path, monkeypa
     module.REGISTRY["written"] = True  # state that lives only in this process
     checker = folder / "check_registry_for_fresh_restore.py"
     checker.write_text("import runtime_state_for_fresh_restore as m\nassert not m.REGISTRY, m.REGISTRY\n")
-    restore = _fresh_restore.start_restore(
+    restore = _fresh_process.start_restore(
         _spec(_savepoint(tmp_path / "sp"), ["check_registry_for_fresh_restore"]), str(tmp_path))
     out, err = restore.communicate(timeout=60)
     assert restore.returncode == 0, f"got exit {restore.returncode}: {err[-500:]}, the child should see an empty registry"
 
 
 def test_a_failing_restore_reports_its_error_and_the_next_one_still_runs(tmp_path):
-    broken = _fresh_restore.start_restore(_spec(str(tmp_path / "missing")), str(tmp_path))
+    broken = _fresh_process.start_restore(_spec(str(tmp_path / "missing")), str(tmp_path))
     out, err = broken.communicate(timeout=60)
     assert broken.returncode not in (0, None) and "missing" in err, f"got exit {broken.returncode}: {err[-300:]}"
-    good = _fresh_restore.start_restore(_spec(_savepoint(tmp_path / "sp")), str(tmp_path))
+    good = _fresh_process.start_restore(_spec(_savepoint(tmp_path / "sp")), str(tmp_path))
     out, _ = good.communicate(timeout=60)
     assert good.returncode == 0 and json.loads(out) == _wanted(), f"got exit {good.returncode}"
 
@@ -107,9 +108,9 @@ def test_an_abandoned_restore_is_ended_before_the_next_starts(tmp_path):
     (folder / "sleepy_module_for_fresh_restore.py").write_text("import time\ntime.sleep(60)\n")
     sys.path.insert(0, str(folder))
     try:
-        slow = _fresh_restore.start_restore(_spec(_savepoint(tmp_path / "one"), ["sleepy_module_for_fresh_restore"]),
+        slow = _fresh_process.start_restore(_spec(_savepoint(tmp_path / "one"), ["sleepy_module_for_fresh_restore"]),
                                             str(tmp_path))
-        good = _fresh_restore.start_restore(_spec(_savepoint(tmp_path / "two")), str(tmp_path))
+        good = _fresh_process.start_restore(_spec(_savepoint(tmp_path / "two")), str(tmp_path))
     finally:
         sys.path.remove(str(folder))
     assert slow.returncode == -9, f"got {slow.returncode}, the abandoned restore should have been killed"
@@ -123,7 +124,7 @@ def test_a_timeout_leaves_the_restore_running_until_killed(tmp_path):
     (folder / "slow_module_for_fresh_restore.py").write_text("import time\ntime.sleep(60)\n")
     sys.path.insert(0, str(folder))
     try:
-        slow = _fresh_restore.start_restore(_spec(_savepoint(tmp_path / "sp"), ["slow_module_for_fresh_restore"]),
+        slow = _fresh_process.start_restore(_spec(_savepoint(tmp_path / "sp"), ["slow_module_for_fresh_restore"]),
                                             str(tmp_path))
     finally:
         sys.path.remove(str(folder))
@@ -137,25 +138,25 @@ def test_a_timeout_leaves_the_restore_running_until_killed(tmp_path):
 
 def test_without_fork_each_restore_is_a_new_interpreter(tmp_path, monkeypatch):
     monkeypatch.delattr(os, "fork")
-    restore = _fresh_restore.start_restore(_spec(_savepoint(tmp_path / "sp")), str(tmp_path))
-    assert not isinstance(restore, _fresh_restore.Restore), "without fork there is no zygote"
+    restore = _fresh_process.start_restore(_spec(_savepoint(tmp_path / "sp")), str(tmp_path))
+    assert not isinstance(restore, _fresh_process.Restore), "without fork there is no zygote"
     out, err = restore.communicate(timeout=120)
     assert restore.returncode == 0 and json.loads(out) == _wanted(), f"got exit {restore.returncode}: {err[-300:]}"
 
 
 def test_a_forked_harness_process_starts_its_own_zygote(tmp_path):
-    first = _fresh_restore.start_restore(_spec(_savepoint(tmp_path / "one")), str(tmp_path))
+    first = _fresh_process.start_restore(_spec(_savepoint(tmp_path / "one")), str(tmp_path))
     first.communicate(timeout=60)
-    parents = _fresh_restore._zygote.proc.pid
+    parents = _fresh_process._zygote.proc.pid
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # a lane-one process, forked from a harness that has a zygote
         code = 1
         try:
-            restore = _fresh_restore.start_restore(_spec(_savepoint(tmp_path / "two")), str(tmp_path))
+            restore = _fresh_process.start_restore(_spec(_savepoint(tmp_path / "two")), str(tmp_path))
             out, _ = restore.communicate(timeout=60)
             ok = restore.returncode == 0 and json.loads(out) == _wanted()
-            os.write(write, f"{int(ok)} {_fresh_restore._zygote.proc.pid}".encode())
+            os.write(write, f"{int(ok)} {_fresh_process._zygote.proc.pid}".encode())
             code = 0
         finally:
             os._exit(code)
@@ -164,6 +165,6 @@ def test_a_forked_harness_process_starts_its_own_zygote(tmp_path):
     os.waitpid(pid, 0)
     assert reply and reply[0] == "1", f"got {reply}, the forked process should restore through a zygote"
     assert int(reply[1]) != parents, "the forked process should start its own zygote, not share its parent's"
-    again = _fresh_restore.start_restore(_spec(_savepoint(tmp_path / "three")), str(tmp_path))
+    again = _fresh_process.start_restore(_spec(_savepoint(tmp_path / "three")), str(tmp_path))
     out, _ = again.communicate(timeout=60)
-    assert again.returncode == 0 and _fresh_restore._zygote.proc.pid == parents, "the parent keeps its own zygote"
+    assert again.returncode == 0 and _fresh_process._zygote.proc.pid == parents, "the parent keeps its own zygote"

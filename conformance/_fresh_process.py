@@ -1,0 +1,121 @@
+"""The harness's side of backends.fresh_process: start a restore in a fresh process
+(``conformance._fresh_restore``, whose docstring says how: a child of a zygote, or a new
+interpreter where ``os.fork`` is missing) and collect what it printed."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+__all__ = ["Restore", "start_restore"]
+
+
+class _Zygote:
+    """This process's zygote and its reply stream (one restore at a time)."""
+
+    def __init__(self) -> None:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        self.owner = os.getpid()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "conformance._fresh_restore", "--zygote"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+        )
+        self.buffer = b""
+        self.current: Restore | None = None
+
+    def alive(self) -> bool:
+        return self.owner == os.getpid() and self.proc.poll() is None
+
+    def reply(self, deadline: float | None) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self.buffer:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select([fd], [], [], wait)
+            if not ready:
+                raise subprocess.TimeoutExpired("fresh-process restore", wait or 0.0)
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                raise OSError("the fresh-process zygote exited")
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return json.loads(line)  # type: ignore[no-any-return]
+
+    def start(self, spec: dict[str, Any], directory: str) -> Restore:
+        if self.current is not None:  # an earlier restore nobody collected: end it first
+            self.current.kill()
+            self.current.communicate()
+        stem = os.path.join(directory, f"fresh-restore-{time.monotonic_ns()}")
+        request = {"spec": spec, "path": [p for p in sys.path if p], "env": dict(os.environ), "cwd": os.getcwd(),
+                   "stdout": stem + ".out", "stderr": stem + ".err"}
+        assert self.proc.stdin is not None
+        self.proc.stdin.write((json.dumps(request) + "\n").encode())
+        self.proc.stdin.flush()
+        pid = self.reply(time.monotonic() + 60)["pid"]
+        self.current = Restore(self, pid, stem)
+        return self.current
+
+
+class Restore:
+    """A restore running in a child of the zygote, used as the ``subprocess.Popen`` it replaces:
+    ``communicate(timeout)`` -> (stdout, stderr), ``returncode``, ``kill()``."""
+
+    def __init__(self, zygote: _Zygote, pid: int, stem: str) -> None:
+        self.zygote, self.pid, self.stem = zygote, pid, stem
+        self.returncode: int | None = None
+        self.output: tuple[str, str] = ("", "")
+
+    def communicate(self, timeout: float | None = None) -> tuple[str, str]:
+        if self.returncode is None:
+            deadline = None if timeout is None else time.monotonic() + timeout
+            self.returncode = int(self.zygote.reply(deadline)["exit"])
+            self.zygote.current = None
+            self.output = tuple(_read_and_remove(self.stem + suffix) for suffix in (".out", ".err"))  # type: ignore[assignment]
+        return self.output
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            try:
+                os.kill(self.pid, 9)
+            except ProcessLookupError:
+                pass
+
+
+def _read_and_remove(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as file:
+            return file.read()
+    finally:
+        try:
+            os.remove(path)
+        except OSError:
+            pass
+
+
+_lock = threading.Lock()
+_zygote: _Zygote | None = None
+
+
+def start_restore(spec: dict[str, Any], directory: str) -> Any:
+    """Start restoring per ``spec`` in a fresh process; returns its ``subprocess.Popen`` or a
+    ``Restore`` (the same use). Output files go to ``directory``."""
+    global _zygote
+    if hasattr(os, "fork"):
+        with _lock:
+            try:
+                if _zygote is None or not _zygote.alive():
+                    _zygote = _Zygote()
+                return _zygote.start(spec, directory)
+            except (OSError, ValueError, KeyError, subprocess.TimeoutExpired):
+                _zygote = None  # a zygote that cannot serve: a new interpreter reports what is wrong
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    return subprocess.Popen([sys.executable, "-m", "conformance._fresh_restore", json.dumps(spec)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
