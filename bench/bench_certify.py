@@ -7,12 +7,12 @@ the JVM, the PySpark workers), so the report also says where the time goes.
 
     python bench/bench_certify.py [--master local[2]] [--entries N] [--seed 20261121] [--repeat 2]
 
-The target: with Spark on ``local[2]`` at the default 100k entries per subject, at most 60 s
-wall on 2 cores. Measured on a 2-core machine whose speed drifted (the baseline took 10-16 s):
-before the two-lane schedule and the batched Spark jobs (commit 2a09fdb, same bench, same hour)
-Spark took 135.4 s against a 13.7 s baseline (9.9x, 205 s CPU); with them 52.9-58.6 s against
-10.1-15.7 s (3.7-5.6x, 92-108 s CPU: PySpark workers 35-39 s, the two harness processes
-30-37 s, the JVM 18-23 s, fresh-process restores 6-8 s).
+The target: with Spark on ``local[2]`` at the default 100k entries per subject, at most 45 s
+wall on 2 cores. Measured on a quiet 2-core machine, 28 built-ins, ``--seed 1 --repeat 1``: 81 s
+against a 24 s baseline before the history was written per period, executors decoded their own
+row groups in plain task jobs and fresh-process restores were forked from a zygote; 43.1 s
+against 18.8 s (2.29x) with them, 79 s CPU: the harness processes 45.6 s, PySpark workers 19.0 s,
+the JVM 11.7 s, fresh-process restores 1.6 s.
 """
 
 from __future__ import annotations

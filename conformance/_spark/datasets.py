@@ -11,7 +11,9 @@ Savepoints are local paths or URIs (``s3://``, ``gs://``, ``hdfs://``: anything
 ``reference.backends.locate`` accepts). Executors open the files themselves: on a local path
 through Spark's Parquet reader and plain files (local mode, or a shared mount on a cluster); at
 a URI through the pyarrow file system of the URI, inside ``mapInArrow``, with the credentials of
-their own environment (no Hadoop connector). Executors write the part files themselves (locally
+their own environment (no Hadoop connector). Work that opens its own files (verification, the
+file-to-file migration) runs as a task job (``task_job``): the executors read their Parquet
+row groups through pyarrow, whatever the storage, and no row passes through the JVM. Executors write the part files themselves (locally
 each to a hidden name, renamed when complete; in an object store under the attempt's name, the
 object appearing complete when closed; either way a retried task replaces its own file), and the
 whole savepoint is committed by ``reference.backends.savepoint_output``: the manifest

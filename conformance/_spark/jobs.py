@@ -4,7 +4,9 @@ offline, at any scale).
 ``migrate_savepoint`` judges every state's new serializers against the savepoint's snapshots
 once, on the driver, with the backends' own rules (``reference.backends`` ``plan_access``); any
 refusal is raised before anything is written. Then the serializers are pickled and shipped to
-the executors, which migrate the binary value column batch by batch (``mapInArrow``): in bytes
+the executors, which migrate the binary value column batch by batch (file to file in a task
+job when the input's files already are the target subtasks', else through ``mapInArrow`` and
+a shuffle by key group): in bytes
 mode through the state's migration plan (``plan_access(...).migration``, the backends' own;
 list state element by element over Flink's delimited layout, map state values only), in heap
 mode by deserializing, ``migrate_element`` and serializing. Serializers are deterministic (equal
@@ -14,7 +16,7 @@ every row holding them. The output is partitioned by key group for the target pa
 committed atomically.
 
 ``verify_savepoint`` counts entries, decodes every key, namespace, user key and value with the
-savepoint's serializers (nothing may be left over, every key must sit in its key group), and
+savepoint's serializers (each executor task reads its Parquet row groups itself) (nothing may be left over, every key must sit in its key group), and
 optionally compares the content with an expected savepoint, reporting mismatches with a sample.
 Every entry is counted and checked; the value bytes shared by several entries of a batch are
 decoded once for all of them (deterministic serializers again).
