@@ -6,19 +6,18 @@ environment variable, default 100,000 entries) across many keys is written as th
 writes it (the backend writes one period of the history, whose rows later keys repeat under
 their own key bytes and key groups: the same files as putting every key through the backend,
 at a fraction of the cost); executors read every data file themselves, decode every entry and
-compare it with what was written; each compatible
-evolution is migrated by the Spark migrate job in bytes and heap mode and compared with the
-oracle (in the executors) and with the single-process bytes backend's savepoint (byte for
-byte); each incompatible evolution must be refused before anything is written. The history
-cycles through the few dozen drawn values, the biggest less often (``history_cycle``: a 16 KB
-value once per cycle, values up to 256 bytes 16 times), so the executors' work is per distinct
-value (the
-jobs convert and decode each distinct value of a batch once) while every row still travels
-through Spark's reader, the migration, the key-group partitioning and the writer; the
-single-process bytes backend, the reference for Spark's bytes, migrates each distinct stored
-value once too (``migrate_equal_values_once``) and writes every entry. Anything that cannot be
-pickled, or works only in the process that created it, fails here with a clear message.
-Imported only when the harness runs with ``--spark`` other than ``off``.
+compare it with what was written; each compatible evolution is migrated by the Spark migrate
+job in bytes and heap mode and compared with the oracle (in the executors) and with the
+single-process bytes backend's savepoint (byte for byte); each incompatible evolution must be
+refused before anything is written. The history cycles through the few dozen drawn values,
+the biggest less often (``history_cycle``: a 16 KB value once per cycle, values up to 256
+bytes 16 times), so the executors' work is per distinct value (the jobs convert and decode
+each distinct value of a batch once) while every row is still read, migrated, written and
+judged in Spark's executors; the single-process bytes backend, the reference for Spark's
+bytes, migrates each distinct stored value once too (``migrate_equal_values_once``) and
+writes every entry. Anything that cannot be pickled, or works only in the process that
+created it, fails here with a clear message. Imported only when the harness runs with
+``--spark`` other than ``off``.
 """
 
 from __future__ import annotations
