@@ -19,12 +19,13 @@ must stay flat as the state grows.
     python bench/bench_spark.py [--entries 1000000,10000000] [--master local[2]]
                                 [--baseline-max 2000000]
 
-Measured on the 2-core development VM (quiet: load average 1.4-1.6), same runs, with the
-migration plan and the generated codecs: 1M entries: Spark 3.7 s vs bytes backend 7.8 s (2.08x);
-10M entries (`--baseline-max 20000000`): Spark 28.8 s vs bytes backend 87.5 s (3.03x), outputs
-identical; Spark used less CPU in total than the backend (0.91x at 1M, 0.65x at 10M). Python
-driver peak 140 MB at 1M and 141 MB at 10M (flat); JVM peak 433-463 MB; the single-process
-backend peaked at 5.6 GB at 10M. (Before the plan and codecs: 10M took Spark 113 s vs 196 s.)
+Measured on the 2-core development VM (quiet: load average 1.4-2.4), with the migration plan,
+the generated codecs and the file-to-file task jobs: 1M entries: Spark 3.9 s vs bytes backend
+6.8 s (1.75x); 10M entries (`--baseline-max 20000000`): Spark 25.4 s vs bytes backend 78.5 s
+(3.09x), outputs identical; Spark used less CPU in total than the backend at 10M (0.63x; 1.05x
+at 1M). Python driver peak 132 MB at 1M and at 10M (flat); JVM peak 421-431 MB; the
+single-process backend peaked at 5.4 GB at 10M. (Before the plan and codecs: 10M took Spark
+113 s vs 196 s; with them, before the task jobs, 28.8 s vs 87.5 s.)
 
 ``--baseline-max``: above this size the single-process baseline is skipped (it holds the whole
 state in memory) and the ratio uses the entries/s of the largest size measured.
