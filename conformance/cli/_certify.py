@@ -147,7 +147,8 @@ def add_parsers(sub: Any) -> None:
     certify.add_argument("--spark-entries", type=positive_int, metavar="N",
                          help="entries in the spark family's history (default 100000, or $CONFORMANCE_SPARK_ENTRIES)")
     certify.add_argument("--update-golden", action="store_true", help="record the current release into the golden directory")
-    certify.add_argument("--jobs", type=positive_int, metavar="N", help="subjects certified in parallel (--builtins; default 2)")
+    certify.add_argument("--jobs", type=positive_int, metavar="N", help="subjects certified in parallel (--builtins; default 2); with --spark, the "
+                         "processes that run the other families while Spark runs")
     certify.set_defaults(func=run_certify)
 
     table = sub.add_parser(
