@@ -145,8 +145,11 @@ def test_list_checks_names_every_check_with_its_family(capsys):
     assert main(["certify", "--list-checks"]) == 0
     lines = capsys.readouterr().out.splitlines()
     listed = {line.split()[0]: line.split()[1] for line in lines}
-    expected = {c.id: c.family for c in all_checks() if c.family not in ("spark", "table")}
+    expected = {c.id: c.family for c in all_checks() if c.family != "table"}
     assert listed == expected, f"got {listed}, should list {expected}"
+    spark = [line for line in lines if line.split()[1] == "spark"]
+    assert spark and all(line.endswith("(runs with --spark MASTER)") for line in spark), (
+        f"got {spark}, should list the spark family and say it runs with --spark")
 
 
 def test_spark_entries_option_reaches_the_spark_family(targets, monkeypatch):
