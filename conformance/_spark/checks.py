@@ -402,7 +402,8 @@ def spark_history(ctx) -> None:  # type: ignore[no-untyped-def]
         bad = [s for s in report.states if not s.ok]
         raise Violation(
             f"{sum(s.bad_entries for s in bad)} of {report.entries} entries do not decode in Spark "
-            f"executors with nothing left over, should all decode",
+            f"executors with nothing left over, should all decode (executors are other processes: "
+            f"is some state kept only in the writing process?)",
             example="; ".join(sample for s in bad for sample in s.samples[:3]),
         )
     judge()

@@ -66,7 +66,7 @@ def test_serializer_that_works_in_one_process_only_fails_with_a_clear_message(sp
     result = spark_results(subject)["spark.history"]
     assert result.status == "failed", f"got {result.status}: {result.message}, should fail"
     text = f"{result.message} {result.example}"
-    for word in ("executors", "unknown in process"):
+    for word in ("executors", "unknown in process", "kept only in the writing process"):
         assert word in text, f"got {text!r}, should mention {word!r}"
 
 
