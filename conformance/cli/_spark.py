@@ -262,10 +262,15 @@ def explain_migration(savepoint: str, serializers: Any, config: Any = None,
 def _explain(args: argparse.Namespace, serializers: Any, key_serializer: Any, config: Any) -> int:
     import sys
 
-    from reference import StateError
+    from reference import StateError, StateMigrationError
 
     try:
         states = explain_migration(args.savepoint, serializers, config, key_serializer)
+    except StateMigrationError as exc:  # said as the migration itself says it
+        message, refused = _refusal(args, serializers, config, exc)
+        print(f"conformance migrate --explain: {message}", file=sys.stderr)
+        write_json({"source": args.savepoint, "explain": True, "refused": refused, "message": message}, args.json)
+        return VIOLATION
     except (StateError, OSError) as exc:
         print(f"conformance migrate --explain: {exc}", file=sys.stderr)
         return _failed(exc) if isinstance(exc, StateError) else UNUSABLE

@@ -42,10 +42,17 @@ def test_explain_shows_each_states_plan_and_runs_nothing(source, tmp_path, capsy
     assert got == ["by-slot", "events", "profile"], f"got {got}, should list every state"
 
 
-def test_explain_refuses_what_the_job_refuses(source, capsys):
-    status = _cli("migrate", source, "--serializers", "spark_support:new_descriptors", "--explain")
+def test_explain_refuses_what_the_job_refuses_and_says_it_the_same_way(source, tmp_path, capsys):
+    report = str(tmp_path / "plan.json")
+    status = _cli("migrate", source, "--serializers", "spark_support:new_descriptors", "--explain", "--json", report)
+    err = capsys.readouterr().err
     assert status == 1, f"got exit {status}, should be 1 (row evolution refused without the option)"
-    assert "state.schema-evolution.enable" in capsys.readouterr().err
+    assert "pass --schema-evolution" in err and "state.schema-evolution.enable" not in err, (
+        f"got {err!r}, should name the CLI's flag, not the config option")
+    data = json.loads(open(report).read())
+    verdicts = {s["name"]: s["verdict"] for s in data["refused"]}
+    assert data["explain"] and verdicts and set(verdicts.values()) == {"needs --schema-evolution"}, (
+        f"got {data}, should list each refused state as needing --schema-evolution")
 
 
 def test_migrate_without_out_or_explain_is_a_usage_error(source, capsys):
