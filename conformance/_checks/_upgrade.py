@@ -98,8 +98,10 @@ def _showing(rel: GoldenRelease, index: int) -> Iterator[None]:
         raise
 
 
-def _records(rel: GoldenRelease, reader: Any, what: str) -> tuple[list[Any], list[bytes]]:
-    """The recorded records read by ``reader``: (values, each record's bytes)."""
+def _records(rel: GoldenRelease, reader: Any, what: str, who: str) -> tuple[list[Any], list[bytes]]:
+    """The recorded records read by ``reader`` (``who`` in messages): (values, each record's
+    bytes). A record that fails to read after an earlier one read as another value than
+    recorded is reported at the earlier one, where the reading went wrong."""
     count = int(rel.manifest.get("records", 0))
     source = DataInputView(rel.data)
     values, records = [], []
@@ -108,6 +110,11 @@ def _records(rel: GoldenRelease, reader: Any, what: str) -> tuple[list[Any], lis
         try:
             values.append(reader.deserialize(source))
         except Exception as exc:
+            earlier = _first_difference(rel, values, who)
+            if earlier is not None:
+                index, message = earlier
+                raise Violation(f"{message}; record {i} then failed to read ({type(exc).__name__}: {exc})",
+                                example=_recorded(rel, index)) from exc
             raise Violation(
                 f"{_where(rel)}: {what} failed on record {i} of {count} ({type(exc).__name__}: {exc})",
                 example=_recorded(rel, i)) from exc
@@ -127,8 +134,9 @@ def _restored(ctx: Any) -> dict[str, tuple[Any, list[Any], list[bytes]]]:
         prior = guarded(f"{_where(rel)}: restore_serializer()", snapshots[rel.release].restore_serializer)
         values, records = _records(
             rel, prior, "restore_serializer() of the recorded snapshot (it must return a serializer "
-            "for the RECORDED configuration, and the format must not change without a new snapshot "
-            "version)")
+            "for the RECORDED configuration that reads the recorded release's format: a changed format "
+            "needs a new snapshot version, and the serializer restored from the old version must still "
+            "read the old format)", "restore_serializer()")
         found[rel.release] = (prior, values, records)
     return found
 
@@ -166,20 +174,28 @@ def upgrade_restore(ctx) -> None:  # type: ignore[no-untyped-def]
     restored = ctx.get(RESTORED)
     for rel in releases(ctx):
         _, values, _ = restored[rel.release]
-        trees = rel.trees
-        for i, value in enumerate(values):
-            if trees is not None:
-                where = tree_difference(trees[i], value_tree(value))
-                if where:
-                    raise Violation(
-                        f"{_where(rel)}: record {i} read by restore_serializer() differs at {where} "
-                        "(restore_serializer() must read what that release wrote: its recorded fields by "
-                        "name, in its byte format; a format change needs a new snapshot version that "
-                        "read_snapshot branches on)", example=_recorded(rel, i))
-            elif i < len(rel.values) and stable_text(value) != rel.values[i]:
-                raise Violation(
-                    f"{_where(rel)}: record {i} read by restore_serializer() is {stable_text(value)}, should "
-                    f"be {rel.values[i]} as recorded", example=_recorded(rel, i))
+        found = _first_difference(rel, values, "restore_serializer()")
+        if found is not None:
+            index, message = found
+            raise Violation(message, example=_recorded(rel, index))
+
+
+def _first_difference(rel: GoldenRelease, values: list[Any], who: str) -> tuple[int, str] | None:
+    """The first of ``values`` (read by ``who`` from ``rel``'s records, in order) that is not
+    the value the release recorded: (its index, what differs), or None."""
+    trees = rel.trees
+    for i, value in enumerate(values):
+        if trees is not None:
+            where = tree_difference(trees[i], value_tree(value))
+            if where:
+                return i, (f"{_where(rel)}: record {i} read by {who} differs at {where} "
+                           f"({who} must read what that release wrote: its recorded fields by "
+                           "name, in its byte format; a format change needs a new snapshot version that "
+                           "read_snapshot branches on)")
+        elif i < len(rel.values) and stable_text(value) != rel.values[i]:
+            return i, (f"{_where(rel)}: record {i} read by {who} is {stable_text(value)}, should "
+                       f"be {rel.values[i]} as recorded")
+    return None
 
 
 @check(id="upgrade.verdict", family="versioning", requires=("upgrade.snapshot",))
@@ -218,7 +234,8 @@ def upgrade_records(ctx) -> None:  # type: ignore[no-untyped-def]
         result = resolve_compatibility(current_snapshot, snapshots[rel.release])
         if not result.is_compatible_after_migration():
             reader = result.get_reconfigured_serializer() if result.is_compatible_with_reconfigured_serializer() else current
-            got, _ = _records(rel, reader, "the current serializer reading the recorded records as is")
+            got, _ = _records(rel, reader, "the current serializer reading the recorded records as is",
+                              "the current serializer")
             for i, (g, old) in enumerate(zip(got, olds, strict=True)):
                 with _showing(rel, i):
                     expect_equal(g, old, f"{_where(rel)} read as is ({result.kind.value}): record {i} (the "

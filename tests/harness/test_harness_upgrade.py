@@ -141,3 +141,27 @@ def test_values_whose_text_holds_what_eq_ignores_are_recorded_as_read_back(tmp_p
     later = Subject(EpochMillisSerializer(), st.just(at), golden=tmp_path / "golden", release="2.0.0")
     report = check_serializer(later, examples=3, seed=SEED, checks=UPGRADE, backends=("heap",))
     assert report.certified, f"got {[str(r) for r in report.failures]}, should certify against 1.0.0"
+
+
+def test_a_record_read_wrong_before_a_later_one_fails_is_reported_where_reading_went_wrong():
+    from conformance._canonical import stable_text, value_tree
+    from conformance._checks._upgrade import _records
+    from conformance._golden import GoldenRelease
+    from conformance._registry import Violation
+    from reference.serializers import IntSerializer, LongSerializer
+
+    recorded = [1, 2, 3]
+    data = b"".join(IntSerializer().to_bytes(v) for v in recorded)
+    for trees in (None, [value_tree(v) for v in recorded]):  # manifests of format 1 and 2
+        manifest = {"records": 3, "values": [stable_text(v) for v in recorded]}
+        if trees is not None:
+            manifest["trees"] = trees
+        rel = GoldenRelease("1.0.0", "/golden/1.0.0", b"", data, manifest)
+        # 8-byte longs over 4-byte ints: record 0 reads the first two ints as one long, then
+        # record 1 finds only 4 bytes left.
+        with pytest.raises(Violation) as caught:
+            _records(rel, LongSerializer(), "reading", "restore_serializer()")
+        message = str(caught.value)
+        assert "record 0 read by restore_serializer()" in message and "record 1 then failed to read" in message, (
+            f"got {message!r}, should report record 0, where the reading went wrong [trees: {trees is not None}]")
+        assert caught.value.example == f"record 0: {stable_text(1)}", f"got example {caught.value.example!r}"
