@@ -178,6 +178,14 @@ def restore(ctx) -> None:  # type: ignore[no-untyped-def]
     s = ctx.serializer()
     restored = guarded("restore_serializer", ctx.get(RESTORED_SNAPSHOT).restore_serializer)
     if restored != s:
+        again = guarded("restore_serializer", ctx.get(RESTORED_SNAPSHOT).restore_serializer)
+        if again != restored:  # not the snapshot: equality itself is not by configuration
+            raise Violation(
+                f"restore_serializer() gave {show(restored)}, should equal {show(s)}; two serializers "
+                "restored from the same snapshot are not equal either, so __eq__ compares something "
+                "other than configuration (an attribute such as a lock, handle or cache?): implement "
+                "__eq__ and __hash__ by configuration only"
+            )
         raise Violation(
             f"restore_serializer() gave {show(restored)}, should equal {show(s)} (the snapshot "
             "forgot or ignores configuration)"

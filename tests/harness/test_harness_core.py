@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from hypothesis import strategies as st
+from zoo_base import FixedIntSerializer, FixedIntSnapshot, fixed_int_values
 
 from conformance import (
     CheckResult,
@@ -221,3 +224,28 @@ def test_the_user_shaped_builtins_take_the_paths_they_exist_for():
         f"got {snapshot.__name__}.migrate_element in the {migrate_element_form(snapshot)} form, should write"
     verdicts = sorted(e.expect.value for e in builtin_subject("row_of_user_type").evolutions)
     assert verdicts == ["compatible_after_migration", "compatible_as_is", "incompatible"], f"got {verdicts}"
+
+
+class LockedInt(FixedIntSerializer):
+    """Equality over its attributes (the base class's), one of which is a lock: no two
+    instances are equal, whatever their configuration."""
+
+    def __init__(self, width: int = 4) -> None:
+        super().__init__(width)
+        self._lock = threading.Lock()
+
+    def snapshot_configuration(self) -> LockedIntSnapshot:
+        return LockedIntSnapshot(self.width)
+
+
+class LockedIntSnapshot(FixedIntSnapshot):
+    def restore_serializer(self) -> LockedInt:
+        return LockedInt(self.width)
+
+
+def test_a_serializer_equal_only_to_itself_is_told_its_eq_not_its_snapshot_is_wrong():
+    report = check_serializer(Subject(LockedInt(), fixed_int_values(4)), checks=["snapshot.restore"], examples=5, seed=3)
+    result = report["snapshot.restore"]
+    assert result.status == "failed", f"got {result.status}: {result.message}, should fail"
+    assert "__eq__ compares something other than configuration" in result.message and "forgot" not in result.message, (
+        f"got {result.message!r}, should blame __eq__, not the snapshot")
