@@ -145,7 +145,8 @@ def add_parsers(sub: Any) -> None:
     certify.add_argument("--spark", default="off", metavar="MASTER|off",
                          help="run the spark family on this master (local[*], spark://host:port); default off")
     certify.add_argument("--spark-entries", type=positive_int, metavar="N",
-                         help="entries in the spark family's history (default 100000, or $CONFORMANCE_SPARK_ENTRIES)")
+                         help="entries in the spark family's history, rounded to whole keys (default 100000, or "
+                              "$CONFORMANCE_SPARK_ENTRIES)")
     certify.add_argument("--update-golden", action="store_true", help="record the current release into the golden directory")
     certify.add_argument("--jobs", type=positive_int, metavar="N", help="subjects certified in parallel (--builtins; default 2); with --spark, the "
                          "processes that run the other families while Spark runs")
