@@ -212,8 +212,15 @@ class StateOutput:
     transform: Callable[[Any], Any] | None = None
     #: Set when the input's part files already are the target subtasks' (file ``i`` holds only
     #: key groups of subtask ``i``, sorted): each file is then migrated by one task, file to
-    #: file, with no shuffle (see ``aligned_files``).
+    #: file, with no shuffle (see ``aligned_files``); ``frame`` may then be None, with ``spark``
+    #: the session to run on.
     source_files: list[str] | None = None
+    spark: Any = None
+
+    @property
+    def session(self) -> Any:
+        """The Spark session the output is written with."""
+        return self.spark if self.frame is None else self.frame.sparkSession
 
 
 def _spark_hash_partition(value: int, partitions: int) -> int:
@@ -504,7 +511,7 @@ def write_states(
         data = state_data_dir(index)
         planned.append((output, data, target.directory.child(data), p))
     aligned = [(path, output) for output, _, path, _ in planned if output.source_files is not None]
-    aligned_rows = (_write_aligned(aligned[0][1].frame.sparkSession, aligned, target.attempt, fault)
+    aligned_rows = (_write_aligned(aligned[0][1].session, aligned, target.attempt, fault)
                     if aligned else {})
     written = []
     for output, data, path, p in planned:
@@ -542,12 +549,12 @@ def write_savepoint(
     outputs = list(outputs)
     with savepoint_output(out) as target:
         if target.directory.remote and outputs:
-            forward_store_environment(outputs[0].frame.sparkSession)
+            forward_store_environment(outputs[0].session)
         try:
             states = write_states(target, outputs, max_parallelism, parallelism, fault)
         except BaseException:
             if outputs:
-                _wait_for_tasks(outputs[0].frame.sparkSession)
+                _wait_for_tasks(outputs[0].session)
             raise
         metadata = SavepointMetadata(
             max_parallelism=max_parallelism,

@@ -425,14 +425,21 @@ def migrate_savepoint(
     for (plan, out_meta, verdict), state in zip(plans, metadata.states, strict=True):
         p = parallelism or datasets.state_parallelism(source, state)
         per_state[state.name] = p
-        frame = datasets.read_state_dataframe(spark, source, state)
         # Without rescaling, input files that already are the subtasks' are migrated file to
-        # file, one task each (no shuffle). With fewer files than cores the shuffle can spread
-        # the conversion wider, but only over as many tasks as the input has row groups.
+        # file, one task each (no shuffle), the executors reading them themselves. With fewer
+        # files than cores the shuffle can spread the conversion wider, but only over as many
+        # tasks as the input has row groups.
+        check_state_files(source, state)  # a damaged file is named with its state, before any job
         aligned = datasets.aligned_files(source, state, metadata.max_parallelism, p)
         if aligned is not None and p < spark.sparkContext.defaultParallelism and datasets.row_groups(aligned) > p:
             aligned = None
-        outputs.append(datasets.StateOutput(out_meta, frame, _value_transform(plan), aligned))
+        if aligned is None:
+            frame = datasets.read_state_dataframe(spark, source, state)
+        else:
+            frame = None
+            if locate(source).remote:
+                datasets.forward_store_environment(spark)
+        outputs.append(datasets.StateOutput(out_meta, frame, _value_transform(plan), aligned, spark))
         summaries.append((state.name, state.kind, verdict, plan.action, p, aligned is None))
     written = _run(
         f"migrating {source}",
