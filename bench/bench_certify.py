@@ -10,9 +10,9 @@ the JVM, the PySpark workers), so the report also says where the time goes.
 The target: with Spark on ``local[2]`` at the default 100k entries per subject, at most 45 s
 wall on 2 cores. Measured on a quiet 2-core machine, 28 built-ins, ``--seed 1 --repeat 1``: 81 s
 against a 24 s baseline before the history was written per period, executors decoded their own
-row groups in plain task jobs and fresh-process restores were forked from a zygote; 43.1 s
-against 18.8 s (2.29x) with them, 79 s CPU: the harness processes 45.6 s, PySpark workers 19.0 s,
-the JVM 11.7 s, fresh-process restores 1.6 s.
+row groups in plain task jobs and fresh-process restores were forked from a zygote; 41.5 s
+against 19.1 s (2.18x) with them, 76 s CPU: the harness processes 45.0 s, PySpark workers 19.6 s,
+the JVM 9.2 s, fresh-process restores 1.9 s.
 """
 
 from __future__ import annotations
