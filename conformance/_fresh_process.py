@@ -59,33 +59,60 @@ class _Zygote:
         self.proc.stdin.write((json.dumps(request) + "\n").encode())
         self.proc.stdin.flush()
         pid = self.reply(time.monotonic() + 60)["pid"]
-        self.current = Restore(self, pid, stem)
+        self.current = Restore(self, pid, stem, spec)
         return self.current
 
 
 class Restore:
     """A restore running in a child of the zygote, used as the ``subprocess.Popen`` it replaces:
-    ``communicate(timeout)`` -> (stdout, stderr), ``returncode``, ``kill()``."""
+    ``communicate(timeout)`` -> (stdout, stderr), ``returncode``, ``kill()``. Should the zygote
+    itself end while the restore runs (killed from outside), the restore runs again in a new
+    interpreter: what it reports is the subject's, never the zygote's."""
 
-    def __init__(self, zygote: _Zygote, pid: int, stem: str) -> None:
-        self.zygote, self.pid, self.stem = zygote, pid, stem
+    def __init__(self, zygote: _Zygote, pid: int, stem: str, spec: dict[str, Any]) -> None:
+        self.zygote, self.pid, self.stem, self.spec = zygote, pid, stem, spec
         self.returncode: int | None = None
         self.output: tuple[str, str] = ("", "")
+        self.fallback: subprocess.Popen[str] | None = None
 
     def communicate(self, timeout: float | None = None) -> tuple[str, str]:
-        if self.returncode is None:
-            deadline = None if timeout is None else time.monotonic() + timeout
-            self.returncode = int(self.zygote.reply(deadline)["exit"])
-            self.zygote.current = None
-            self.output = tuple(_read_and_remove(self.stem + suffix) for suffix in (".out", ".err"))  # type: ignore[assignment]
+        if self.returncode is not None:
+            return self.output
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if self.fallback is None:
+            try:
+                code = int(self.zygote.reply(deadline)["exit"])
+            except OSError:  # the zygote ended: its child's outcome is unknown
+                self.zygote.current = None
+                for suffix in (".out", ".err"):
+                    _read_and_remove(self.stem + suffix)
+                self.fallback = _new_interpreter(self.spec)
+            else:
+                self.zygote.current = None
+                self.returncode = code
+                self.output = (_read_and_remove(self.stem + ".out"), _read_and_remove(self.stem + ".err"))
+                return self.output
+        out, err = self.fallback.communicate(timeout=None if deadline is None else max(0.0, deadline - time.monotonic()))
+        self.returncode, self.output = self.fallback.returncode, (out, err)
         return self.output
 
     def kill(self) -> None:
-        if self.returncode is None:
-            try:
-                os.kill(self.pid, 9)
-            except ProcessLookupError:
-                pass
+        if self.returncode is not None:
+            return
+        if self.fallback is not None:
+            self.fallback.kill()
+            return
+        try:
+            os.kill(self.pid, 9)
+        except ProcessLookupError:
+            pass
+
+
+def _new_interpreter(spec: dict[str, Any]) -> subprocess.Popen[str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    return subprocess.Popen([sys.executable, "-m", "conformance._fresh_restore", json.dumps(spec)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
 def _read_and_remove(path: str) -> str:
@@ -115,7 +142,4 @@ def start_restore(spec: dict[str, Any], directory: str) -> Any:
                 return _zygote.start(spec, directory)
             except (OSError, ValueError, KeyError, subprocess.TimeoutExpired):
                 _zygote = None  # a zygote that cannot serve: a new interpreter reports what is wrong
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    return subprocess.Popen([sys.executable, "-m", "conformance._fresh_restore", json.dumps(spec)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    return _new_interpreter(spec)

@@ -162,3 +162,23 @@ def test_a_forked_harness_process_starts_its_own_zygote(tmp_path):
     again = _fresh_process.start_restore(_spec(_savepoint(tmp_path / "three")), str(tmp_path))
     out, _ = again.communicate(timeout=60)
     assert again.returncode == 0 and _fresh_process._zygote.proc.pid == parents, "the parent keeps its own zygote"
+
+
+def test_a_restore_whose_zygote_is_killed_runs_again_in_a_new_interpreter(tmp_path, monkeypatch):
+    folder = tmp_path / "mod"
+    folder.mkdir()
+    (folder / "brief_pause_for_fresh_restore.py").write_text("import time\ntime.sleep(1)\n")
+    monkeypatch.syspath_prepend(str(folder))
+    restore = _fresh_process.start_restore(_spec(_savepoint(tmp_path / "sp"), ["brief_pause_for_fresh_restore"]),
+                                           str(tmp_path))
+    zygote = _fresh_process._zygote.proc
+    zygote.kill()  # from outside, while its child runs
+    zygote.wait()
+    out, err = restore.communicate(timeout=120)
+    assert restore.returncode == 0 and json.loads(out) == _wanted(), (
+        f"got exit {restore.returncode}: {err[-300:]}, should restore again in a new interpreter")
+    again = _fresh_process.start_restore(_spec(_savepoint(tmp_path / "two")), str(tmp_path))
+    assert isinstance(again, _fresh_process.Restore) and _fresh_process._zygote.proc is not zygote, (
+        "the next restore should start a new zygote")
+    out, _ = again.communicate(timeout=60)
+    assert again.returncode == 0 and json.loads(out) == _wanted(), f"got exit {again.returncode}"
