@@ -27,7 +27,7 @@ import os
 import pickle
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from reference import StateError, StateMigrationError, Verdict
 from reference.backends import SCHEMA_EVOLUTION_ENABLED
@@ -145,8 +145,7 @@ def _write_history(ctx: Any, serializer: Any, values: list[Any], keys: int, path
             return _write_through_backend(ctx, serializer, values, range(keys), path or _work(ctx, "history"))
         template = _write_through_backend(ctx, serializer, values, range(period), _work(ctx, "history-period"))
         metadata = read_savepoint_metadata(template)
-        key_bytes, key_order = _keys_in_order(keys, metadata.max_parallelism)
-        groups, key_column = _key_columns(keys, metadata.max_parallelism)
+        history_keys = _history_keys(keys, metadata.max_parallelism)
 
         def states() -> Any:
             for state in metadata.states:
@@ -155,16 +154,16 @@ def _write_history(ctx: Any, serializer: Any, values: list[Any], keys: int, path
                 positions: dict[bytes, list[int]] = {}  # a period key's bytes -> its rows in the template
                 for row, data in enumerate(table.column(1).to_pylist()):
                     positions.setdefault(data, []).append(row)
-                period_rows = [positions.get(key_bytes[key], ()) for key in range(period)]
+                period_rows = [positions.get(history_keys.data[key], ()) for key in range(period)]
                 taken: list[int] = []  # per row of the history: its template row and its key's place in key order
                 owner: list[int] = []
-                for place, (_group, _data, key) in enumerate(key_order):
+                for place, key in enumerate(history_keys.in_order):
                     for row in period_rows[key % period]:
                         taken.append(row)
                         owner.append(place)
                 rows = table.take(taken)
-                yield state, rows.set_column(0, rows.schema.field(0), groups.take(owner)).set_column(
-                    1, rows.schema.field(1), key_column.take(owner))
+                yield state, rows.set_column(0, rows.schema.field(0), history_keys.groups.take(owner)).set_column(
+                    1, rows.schema.field(1), history_keys.column.take(owner))
 
         return write_savepoint_rows(path or _work(ctx, "history"), states(), max_parallelism=metadata.max_parallelism,
                                     key_serializer_snapshot=metadata.key_serializer_snapshot)
@@ -172,25 +171,26 @@ def _write_history(ctx: Any, serializer: Any, values: list[Any], keys: int, path
         raise Violation(f"writing the large history through the bytes backend failed: {exc}") from None
 
 
+class _HistoryKeys(NamedTuple):
+    """The history's keys as the bytes backend stores them (the same for every subject)."""
+
+    data: list[bytes]  # each key's bytes, by key
+    in_order: list[int]  # the keys in savepoint order (key group, then key bytes)
+    groups: Any  # the key group of each key in that order (Arrow int32)
+    column: Any  # the bytes of each key in that order (Arrow binary)
+
+
 @functools.lru_cache(maxsize=2)
-def _keys_in_order(keys: int, max_parallelism: int) -> tuple[list[bytes], list[tuple[int, bytes, int]]]:
-    """The history's keys as the bytes backend stores them: each key's bytes (by key), and
-    (key group, key bytes, key) of every key in savepoint order. The same for every subject."""
+def _history_keys(keys: int, max_parallelism: int) -> _HistoryKeys:
+    import pyarrow as pa
+
     from reference.backends import key_groups_for
 
     serializer = _KEY_SERIALIZER()
     data = [serializer.to_bytes(key) for key in range(keys)]
-    return data, sorted(zip(key_groups_for(data, max_parallelism), data, range(keys), strict=True))
-
-
-@functools.lru_cache(maxsize=2)
-def _key_columns(keys: int, max_parallelism: int) -> tuple[Any, Any]:
-    """The key group and key columns of ``_keys_in_order`` as Arrow arrays."""
-    import pyarrow as pa
-
-    _, order = _keys_in_order(keys, max_parallelism)
-    return (pa.array([group for group, _, _ in order], pa.int32()),
-            pa.array([data for _, data, _ in order], pa.binary()))
+    order = sorted(zip(key_groups_for(data, max_parallelism), data, range(keys), strict=True))
+    return _HistoryKeys(data, [key for _, _, key in order], pa.array([group for group, _, _ in order], pa.int32()),
+                        pa.array([key_bytes for _, key_bytes, _ in order], pa.binary()))
 
 
 def _write_through_backend(ctx: Any, serializer: Any, values: list[Any], keys: range, path: str) -> str:
