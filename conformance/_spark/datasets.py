@@ -36,7 +36,6 @@ from reference.backends import (
     SavepointMetadata,
     SavepointOutput,
     StateMetadata,
-    check_state_files,
     data_file_name,
     locate,
     read_savepoint_metadata,
@@ -44,6 +43,7 @@ from reference.backends import (
     savepoint_output,
     state_data_dir,
     state_data_files,
+    state_row_groups,
     write_state_rows,
 )
 
@@ -121,13 +121,13 @@ def read_state_dataframe(spark: Any, savepoint: str | os.PathLike[str], state: S
         state = read_savepoint_metadata(savepoint).state(state)
     # Footers and columns are checked here, where a damaged file can still be named with its
     # state (Spark's reader would fail later, inside a job, with a Java exception).
-    files = check_state_files(savepoint, state)
+    files = state_row_groups(savepoint, state)
     if not files:
         return spark.createDataFrame([], spark_schema())
     if locate(savepoint).remote:
         forward_store_environment(spark)
-        return _read_remote(spark, files)
-    return spark.read.schema(spark_schema()).parquet(*[_uri(f) for f in files])
+        return _read_remote(spark, row_group_tasks(files))
+    return spark.read.schema(spark_schema()).parquet(*[_uri(f) for f, _ in files])
 
 
 def _uri(path: str) -> str:
@@ -154,18 +154,12 @@ def task_job(spark: Any, tasks: int, run: Callable[[Iterable[int]], Iterator[Any
     return spark.sparkContext.parallelize(range(tasks), min(tasks, cores)).mapPartitions(run)
 
 
-def row_group_tasks(files: list[str]) -> list[tuple[str, int]]:
-    """(file, row group) of every Parquet row group of ``files``, in order (footers read on
-    the driver): the tasks of a job whose executors read the files themselves, one row group
-    each, so that a state spreads over the cores as Spark's reader spreads it."""
-    import pyarrow.parquet as pq
-
-    tasks = []
-    for file in files:
-        with locate(file).guard("reading the footer of"):
-            groups = pq.ParquetFile(locate(file).open_input()).metadata.num_row_groups
-        tasks += [(file, group) for group in range(groups)]
-    return tasks
+def row_group_tasks(files: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """(file, row group) of every Parquet row group of ``files`` ((file, row groups) each, as
+    ``reference.backends.state_row_groups`` gives them), in order: the tasks of a job whose
+    executors read the files themselves, one row group each, so that a state spreads over the
+    cores as Spark's reader spreads it."""
+    return [(file, group) for file, groups in files for group in range(groups)]
 
 
 def read_row_group(file: str, group: int) -> Iterator[Any]:
@@ -177,10 +171,9 @@ def read_row_group(file: str, group: int) -> Iterator[Any]:
         yield from parquet.iter_batches(batch_size=ROW_GROUP_SIZE, row_groups=[group])
 
 
-def _read_remote(spark: Any, files: list[str]) -> Any:
+def _read_remote(spark: Any, tasks: list[tuple[str, int]]) -> Any:
     """The rows of data files at URIs, read by the executors through pyarrow (one task per
-    Parquet row group)."""
-    tasks = row_group_tasks(files)
+    Parquet row group: ``row_group_tasks``)."""
     if not tasks:
         return spark.createDataFrame([], spark_schema())
     ids = spark.range(0, len(tasks), numPartitions=len(tasks)).selectExpr("cast(id as int) as task")
@@ -404,12 +397,6 @@ def _parquet(file: str) -> Any:
     where = locate(file)
     with where.guard("reading"):
         return pq.ParquetFile(where.open_input())
-
-
-def row_groups(files: list[str]) -> int:
-    """The number of Parquet row groups in ``files`` (what bounds how many tasks Spark's
-    reader gives them)."""
-    return sum(_parquet(f).metadata.num_row_groups for f in files)
 
 
 def _migrate_files(

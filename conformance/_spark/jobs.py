@@ -49,7 +49,6 @@ from reference.backends import (
     SavepointFormatError,
     SavepointMetadata,
     StateMetadata,
-    check_state_files,
     decode_list_value,
     encode_list_value,
     is_uri,
@@ -62,6 +61,7 @@ from reference.backends import (
     same_bytes,
     savepoint_exists,
     state_data_files,
+    state_row_groups,
 )
 
 from . import datasets
@@ -429,9 +429,9 @@ def migrate_savepoint(
         # file, one task each (no shuffle), the executors reading them themselves. With fewer
         # files than cores the shuffle can spread the conversion wider, but only over as many
         # tasks as the input has row groups.
-        check_state_files(source, state)  # a damaged file is named with its state, before any job
+        checked = state_row_groups(source, state)  # a damaged file is named with its state, before any job
         aligned = datasets.aligned_files(source, state, metadata.max_parallelism, p)
-        if aligned is not None and p < spark.sparkContext.defaultParallelism and datasets.row_groups(aligned) > p:
+        if aligned is not None and p < spark.sparkContext.defaultParallelism and sum(g for _, g in checked) > p:
             aligned = None
         if aligned is None:
             frame = datasets.read_state_dataframe(spark, source, state)
@@ -691,10 +691,10 @@ def _verification(
         ))
         # Footers and columns are checked here, where a damaged file can still be named with
         # its state.
-        files = check_state_files(source, state)
-        if files and locate(source).remote:
-            datasets.forward_store_environment(spark)
+        files = state_row_groups(source, state)
         tasks += [(index, file, group) for file, group in datasets.row_group_tasks(files)]
+    if tasks and locate(source).remote:
+        datasets.forward_store_environment(spark)
     summaries = datasets.task_job(spark, len(tasks), _decode_row_groups(tasks, decoders)) if tasks else None
 
     def finish(totals: list[Totals]) -> VerificationReport:

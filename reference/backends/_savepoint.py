@@ -813,10 +813,14 @@ def _listed_files(savepoint: str | os.PathLike[str] | Location, state: StateMeta
 def check_state_files(savepoint: str | os.PathLike[str], state: StateMetadata) -> list[str]:
     """The state's data files, each one's footer and columns checked as ``read_state_rows``
     checks them (for readers such as Spark that read the rows themselves)."""
-    listed = _listed_files(savepoint, state)
-    for file, size in listed:
-        open_data_file(file, state, size)
-    return [file for file, _ in listed]
+    return [file for file, _ in state_row_groups(savepoint, state)]
+
+
+def state_row_groups(savepoint: str | os.PathLike[str], state: StateMetadata) -> list[tuple[str, int]]:
+    """``check_state_files`` with each file's number of Parquet row groups, from the footer it
+    checked: (file, row groups) per data file, in part order."""
+    return [(file, open_data_file(file, state, size).metadata.num_row_groups)
+            for file, size in _listed_files(savepoint, state)]
 
 
 def read_state_rows(
