@@ -20,12 +20,10 @@ class _Zygote:
     """This process's zygote and its reply stream (one restore at a time)."""
 
     def __init__(self) -> None:
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
         self.owner = os.getpid()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "conformance._fresh_restore", "--zygote"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_environment(),
         )
         self.buffer = b""
         self.current: Restore | None = None
@@ -108,11 +106,16 @@ class Restore:
             pass
 
 
-def _new_interpreter(spec: dict[str, Any]) -> subprocess.Popen[str]:
+def _environment() -> dict[str, str]:
+    """This process's environment, with its ``sys.path`` as the new interpreter's PYTHONPATH."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    return env
+
+
+def _new_interpreter(spec: dict[str, Any]) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "conformance._fresh_restore", json.dumps(spec)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_environment())
 
 
 def _read_and_remove(path: str) -> str:
