@@ -26,12 +26,10 @@ import time
 import fastavro
 
 from reference import snapshot_to_bytes
-from reference.backends import (
-    SCHEMA_EVOLUTION_ENABLED,
-    BytesStateBackend,
+from reference.backends import SCHEMA_EVOLUTION_ENABLED, BytesStateBackend, ValueStateDescriptor
+from reference.savepoint import (
     SavepointMetadata,
     StateMetadata,
-    ValueStateDescriptor,
     atomic_directory,
     key_group_for,
     state_data_dir,

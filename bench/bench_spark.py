@@ -126,7 +126,7 @@ def child_generate(path: str, entries: int, master: str) -> dict[str, Any]:
     from conformance._spark.datasets import StateOutput, write_savepoint
     from conformance._spark.session import get_session
     from reference import snapshot_to_bytes
-    from reference.backends import StateMetadata, key_group_for
+    from reference.savepoint import StateMetadata, key_group_for
 
     spark = get_session(master)
     keys, values = LongSerializer(), PERSON_V1
@@ -207,7 +207,7 @@ def check_same(spark_out: str, baseline_out: str) -> str:
     """The Spark output must hold exactly the baseline's rows (compared file by file, streamed)."""
     import pyarrow.parquet as pq
 
-    from reference.backends import read_savepoint_metadata, state_data_files
+    from reference.savepoint import read_savepoint_metadata, state_data_files
 
     a = read_savepoint_metadata(spark_out).state(STATE)
     b = read_savepoint_metadata(baseline_out).state(STATE)

@@ -9,9 +9,9 @@ __all__ = ["file_tree"]
 
 def file_tree(path: str | os.PathLike[str]) -> dict[str, bytes]:
     """Every file under ``path`` (relative name -> bytes), a local directory or a URI (see
-    ``reference.backends.locate``): two calls compare equal exactly when nothing under
+    ``reference.savepoint.locate``): two calls compare equal exactly when nothing under
     ``path`` was added, removed or changed (e.g. a savepoint left untouched)."""
-    from reference.backends import locate
+    from reference.savepoint import locate
 
     where = locate(path)
     if where.remote:

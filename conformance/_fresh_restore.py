@@ -32,7 +32,8 @@ def main(spec_text: str) -> int:
     for module in spec["modules"]:
         importlib.import_module(module)
     from reference import snapshot_from_bytes
-    from reference.backends import HeapStateBackend, read_savepoint_metadata
+    from reference.backends import HeapStateBackend
+    from reference.savepoint import read_savepoint_metadata
     from reference.serializers import LongSerializer
 
     from ._state_layout import descriptors

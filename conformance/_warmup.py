@@ -17,7 +17,7 @@ def _warm_up() -> None:
     try:
         import rocksdict  # noqa: F401
 
-        from reference.backends import StateMetadata, read_state_rows, write_state_rows
+        from reference.savepoint import StateMetadata, read_state_rows, write_state_rows
 
         directory = tempfile.mkdtemp(prefix="conformance-warmup-")
         try:

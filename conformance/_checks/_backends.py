@@ -91,7 +91,7 @@ def read_and_compare(backend: Any, serializer: Any, values: list[Any], where: st
 
 
 def savepoint_content(path: str) -> tuple[Any, dict[str, list[tuple[Any, ...]]]]:
-    from reference.backends import read_savepoint_metadata, read_state_rows
+    from reference.savepoint import read_savepoint_metadata, read_state_rows
 
     metadata = read_savepoint_metadata(path)
     rows = {state.name: sorted(read_state_rows(path, state)) for state in metadata.states}

@@ -3,7 +3,7 @@
 Importing this package does not import pyspark; a session starts on the first job.
 """
 
-from .datasets import key_group_range, read_state_dataframe, subtask_for_key_group, write_savepoint
+from .datasets import read_state_dataframe, write_savepoint
 from .jobs import (
     MigrationReport,
     SerializerShippingError,
@@ -31,11 +31,9 @@ __all__ = [
     "SparkUnavailableError",
     "VerificationReport",
     "get_session",
-    "key_group_range",
     "migrate_savepoint",
     "read_state_dataframe",
     "stop_session",
-    "subtask_for_key_group",
     "verify_savepoint",
     "write_savepoint",
 ]

@@ -137,7 +137,7 @@ def _write_history(ctx: Any, serializer: Any, values: list[Any], keys: int, path
     compare them byte for byte)."""
     import pyarrow.parquet as pq
 
-    from reference.backends import read_savepoint_metadata, state_data_files, write_savepoint_rows
+    from reference.savepoint import read_savepoint_metadata, state_data_files, write_savepoint_rows
 
     period = len(values) * _EVERY
     try:
@@ -184,7 +184,7 @@ class _HistoryKeys(NamedTuple):
 def _history_keys(keys: int, max_parallelism: int) -> _HistoryKeys:
     import pyarrow as pa
 
-    from reference.backends import key_groups_for
+    from reference.savepoint import key_groups_for
 
     serializer = _KEY_SERIALIZER()
     data = [serializer.to_bytes(key) for key in range(keys)]
@@ -279,7 +279,7 @@ def _read_back(spark: Any, savepoint: str, values: list[Any], migrate: Callable[
     decoders) and compare it with the oracle in the same pass: one Spark job, each entry
     decoded once. Returns the verification report's maker (which compares with ``expect``
     in its own job) and the oracle's judge, a function raising the Violation it shows."""
-    from reference.backends import read_savepoint_metadata
+    from reference.savepoint import read_savepoint_metadata
 
     from .jobs import _collect_summaries, _verification
 
@@ -379,7 +379,7 @@ def _history(ctx: Any) -> tuple[str, list[Any], int]:
 @check(id="spark.history", family="spark", requires=("roundtrip.bit_exact", "snapshot.restore"))
 def spark_history(ctx) -> None:  # type: ignore[no-untyped-def]
     """A large history written through the bytes backend reads back exactly in Spark executors."""
-    from reference.backends import read_savepoint_metadata
+    from reference.savepoint import read_savepoint_metadata
 
     from .._checks._backends import bulk_values
 

@@ -8,7 +8,7 @@ with the backends' Parquet settings. So a savepoint written here restores on eit
 at parallelism 1 the data file is byte-identical to the one a backend writes for the same rows.
 
 Savepoints are local paths or URIs (``s3://``, ``gs://``, ``hdfs://``: anything
-``reference.backends.locate`` accepts). Executors open the files themselves: on a local path
+``reference.savepoint.locate`` accepts). Executors open the files themselves: on a local path
 through Spark's Parquet reader and plain files (local mode, or a shared mount on a cluster); at
 a URI through the pyarrow file system of the URI, inside ``mapInArrow``, with the credentials of
 their own environment (no Hadoop connector). Work that opens its own files (verification, the
@@ -16,7 +16,7 @@ file-to-file migration) runs as a task job (``task_job``): the executors read th
 row groups through pyarrow, whatever the storage, and no row passes through the JVM. Executors write the part files themselves (locally
 each to a hidden name, renamed when complete; in an object store under the attempt's name, the
 object appearing complete when closed; either way a retried task replaces its own file), and the
-whole savepoint is committed by ``reference.backends.savepoint_output``: the manifest
+whole savepoint is committed by ``reference.savepoint.savepoint_output``: the manifest
 (``_metadata.json``, listing every file) is written last, so the output is complete or no
 savepoint at all.
 """
@@ -31,12 +31,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from reference.backends import (
+from reference.savepoint import (
     Location,
     SavepointMetadata,
     SavepointOutput,
     StateMetadata,
+    check_parallelism,
     data_file_name,
+    key_group_range,
     locate,
     read_savepoint_metadata,
     savepoint_arrow_schema,
@@ -50,8 +52,6 @@ from reference.backends import (
 __all__ = [
     "SAVEPOINT_SPARK_SCHEMA",
     "spark_schema",
-    "key_group_range",
-    "subtask_for_key_group",
     "read_state_dataframe",
     "StateOutput",
     "write_states",
@@ -82,33 +82,6 @@ def spark_schema() -> Any:
     )
 
 
-# -- key groups -------------------------------------------------------------------------------
-def key_group_range(max_parallelism: int, parallelism: int, subtask: int) -> range:
-    """The key groups owned by ``subtask`` of ``parallelism`` (Flink's
-    ``KeyGroupRangeAssignment.computeKeyGroupRangeForOperatorIndex``)."""
-    _check_parallelism(max_parallelism, parallelism)
-    if not 0 <= subtask < parallelism:
-        raise ValueError(f"subtask {subtask} outside [0, {parallelism})")
-    start = (subtask * max_parallelism + parallelism - 1) // parallelism
-    end = ((subtask + 1) * max_parallelism - 1) // parallelism
-    return range(start, end + 1)
-
-
-def subtask_for_key_group(max_parallelism: int, parallelism: int, key_group: int) -> int:
-    """The subtask that owns ``key_group`` (Flink's ``computeOperatorIndexForKeyGroup``)."""
-    return key_group * parallelism // max_parallelism
-
-
-def _check_parallelism(max_parallelism: int, parallelism: int) -> None:
-    if not 1 <= parallelism <= max_parallelism:
-        from reference.backends import SavepointFormatError
-
-        raise SavepointFormatError(
-            f"parallelism {parallelism} is not in [1, max_parallelism={max_parallelism}]; a "
-            "savepoint can be restored at most at its max parallelism (its number of key groups)"
-        )
-
-
 def state_parallelism(savepoint: str | os.PathLike[str], state: StateMetadata) -> int:
     """The parallelism a state was written at: its number of part files (at least 1)."""
     return max(1, len(state_data_files(savepoint, state)))
@@ -136,10 +109,10 @@ def _uri(path: str) -> str:
 
 def forward_store_environment(spark: Any) -> None:
     """Give the executors' Python workers the driver's store variables
-    (``reference.backends.store_environment``: endpoint, region, credentials), so that they
+    (``reference.savepoint.store_environment``: endpoint, region, credentials), so that they
     reach the store the driver reaches; a variable the driver does not set keeps the
     executor's own value. Values travel with the tasks, never in logs or messages."""
-    from reference.backends import store_environment
+    from reference.savepoint import store_environment
 
     spark.sparkContext.environment.update(store_environment())
 
@@ -156,7 +129,7 @@ def task_job(spark: Any, tasks: int, run: Callable[[Iterable[int]], Iterator[Any
 
 def row_group_tasks(files: list[tuple[str, int]]) -> list[tuple[str, int]]:
     """(file, row group) of every Parquet row group of ``files`` ((file, row groups) each, as
-    ``reference.backends.state_row_groups`` gives them), in order: the tasks of a job whose
+    ``reference.savepoint.state_row_groups`` gives them), in order: the tasks of a job whose
     executors read the files themselves, one row group each, so that a state spreads over the
     cores as Spark's reader spreads it."""
     return [(file, group) for file, groups in files for group in range(groups)]
@@ -219,7 +192,7 @@ class StateOutput:
 def _spark_hash_partition(value: int, partitions: int) -> int:
     """The partition Spark's hash partitioning gives an int column value: Murmur3 (x86, 32
     bit, seed 42) of the 4 little-endian bytes, as a signed int, non-negative modulo."""
-    from reference.backends import murmur3_32
+    from reference.savepoint import murmur3_32
 
     hashed = murmur3_32((value & 0xFFFFFFFF).to_bytes(4, "little"), 42)
     signed = hashed - (1 << 32) if hashed >= 1 << 31 else hashed
@@ -494,7 +467,7 @@ def write_states(
     planned = []
     for index, output in enumerate(outputs):
         p = parallelism if isinstance(parallelism, int) else parallelism[output.metadata.name]
-        _check_parallelism(max_parallelism, p)
+        check_parallelism(max_parallelism, p)
         data = state_data_dir(index)
         planned.append((output, data, target.directory.child(data), p))
     aligned = [(path, output) for output, _, path, _ in planned if output.source_files is not None]
@@ -531,7 +504,7 @@ def write_savepoint(
     fault: Callable[[int], None] | None = None,
 ) -> SavepointMetadata:
     """Write a complete savepoint at ``out`` (a local path or a URI) with the commit protocol
-    of ``reference.backends.savepoint_output``: data of every state, then the metadata (the
+    of ``reference.savepoint.savepoint_output``: data of every state, then the metadata (the
     manifest) last. No savepoint may be at ``out``. Returns the metadata written."""
     outputs = list(outputs)
     with savepoint_output(out) as target:

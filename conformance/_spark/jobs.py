@@ -44,20 +44,18 @@ from reference import (
     snapshot_from_bytes,
     snapshot_to_bytes,
 )
-from reference.backends import (
-    MigrationPlan,
+from reference.backends import MigrationPlan, normalize_config, plan_access, resolve_key_serializer
+from reference.savepoint import (
     SavepointFormatError,
     SavepointMetadata,
     StateMetadata,
+    check_parallelism,
     decode_list_value,
     encode_list_value,
     is_uri,
     key_groups_for,
     locate,
-    normalize_config,
-    plan_access,
     read_savepoint_metadata,
-    resolve_key_serializer,
     same_bytes,
     savepoint_exists,
     state_data_files,
@@ -415,7 +413,7 @@ def migrate_savepoint(
         )
     _check_shippable(plan for plan, _, _ in plans)
     if parallelism is not None:
-        datasets._check_parallelism(metadata.max_parallelism, parallelism)
+        check_parallelism(metadata.max_parallelism, parallelism)
 
     if spark is None:
         from .session import get_session

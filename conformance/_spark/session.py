@@ -18,7 +18,7 @@ this package and its dependencies installed for a Python at the same path as the
 (``sys.executable``, which the executors are told to run), and must reach the savepoints' storage
 itself. A killed process leaves its directory behind; the next session on
 the same host removes every such directory whose process is gone
-(``reference.backends.remove_abandoned``).
+(``reference.savepoint.remove_abandoned``).
 """
 
 from __future__ import annotations
@@ -230,7 +230,7 @@ def _new_scratch() -> str:
     """A new scratch directory for this process's session (abandoned ones of dead processes
     on this host are removed first)."""
     global _scratch
-    from reference.backends import owned_temp_name, remove_abandoned
+    from reference.savepoint import owned_temp_name, remove_abandoned
 
     _remove_scratch()
     parent = os.path.join(tempfile.gettempdir(), SCRATCH_PARENT)

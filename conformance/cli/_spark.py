@@ -105,7 +105,7 @@ def _readable(savepoint: str, what: str) -> None:
     """The savepoint's metadata and every snapshot in it read (before Spark starts): a
     snapshot class that no imported module defines is named, with the fix."""
     from reference import StateError, UnknownSnapshotClassError, snapshot_from_bytes
-    from reference.backends import read_savepoint_metadata, shown
+    from reference.savepoint import read_savepoint_metadata, shown
 
     try:
         metadata = read_savepoint_metadata(savepoint)
@@ -125,7 +125,7 @@ def _readable(savepoint: str, what: str) -> None:
 def _failed(exc: Exception) -> int:
     """The exit status of an error the job raised."""
     from reference import SnapshotFormatError, StateMigrationError
-    from reference.backends import SavepointFormatError
+    from reference.savepoint import SavepointFormatError
 
     from .._spark.jobs import SerializerShippingError, SparkJobError
     from .._spark.session import SparkSessionError
@@ -185,12 +185,8 @@ def _refusal(args: argparse.Namespace, serializers: Any, config: Any,
     (``incompatible``, or ``needs --schema-evolution``) and the reason, each state judged on
     its own."""
     from reference import StateError
-    from reference.backends import (
-        SCHEMA_EVOLUTION_ENABLED,
-        SCHEMA_EVOLUTION_OPTION,
-        normalize_config,
-        read_savepoint_metadata,
-    )
+    from reference.backends import SCHEMA_EVOLUTION_ENABLED, SCHEMA_EVOLUTION_OPTION, normalize_config
+    from reference.savepoint import read_savepoint_metadata
 
     from .._spark.jobs import _plan, normalize_descriptors
 
@@ -236,7 +232,8 @@ def explain_migration(savepoint: str, serializers: Any, config: Any = None,
     """Per state of ``savepoint``: its name, kind, verdict and migration plan (lines), judged
     exactly as ``migrate_savepoint`` judges it (refusals raise the same errors); no Spark."""
     from reference import snapshot_from_bytes
-    from reference.backends import normalize_config, read_savepoint_metadata, resolve_key_serializer
+    from reference.backends import normalize_config, resolve_key_serializer
+    from reference.savepoint import read_savepoint_metadata
 
     from .._spark.jobs import _plan, normalize_descriptors
 

@@ -16,16 +16,7 @@ from .._errors import (
 from .._io import DataInputView
 from .._serializer import TypeSerializer
 from .._snapshot import TypeSerializerSnapshot, snapshot_from_bytes, snapshot_to_bytes
-from ._descriptors import ListStateDescriptor, MapStateDescriptor, StateDescriptor, ValueStateDescriptor
-from ._resolve import (
-    AccessPlan,
-    normalize_config,
-    plan_access,
-    resolve_key_serializer,
-    serializer_unpickles,
-    snapshot_unpickles,
-)
-from ._savepoint import (
+from ..savepoint import (
     SavepointFormatError,
     SavepointMetadata,
     StateMetadata,
@@ -34,6 +25,15 @@ from ._savepoint import (
     read_savepoint_metadata,
     read_state_rows,
     write_savepoint_rows,
+)
+from ._descriptors import ListStateDescriptor, MapStateDescriptor, StateDescriptor, ValueStateDescriptor
+from ._resolve import (
+    AccessPlan,
+    normalize_config,
+    plan_access,
+    resolve_key_serializer,
+    serializer_unpickles,
+    snapshot_unpickles,
 )
 from ._stores import Primary
 

@@ -21,9 +21,9 @@ from typing import Any
 
 from .._errors import StateError
 from .._serializer import TypeSerializer
+from ..savepoint import encode_list_value
 from ._base import KeyedStateBackend, SavepointRow, StateEntry, StateHandle, read_list_elements
 from ._resolve import AccessPlan
-from ._savepoint import encode_list_value
 from ._stores import Primary, bulk
 
 __all__ = ["HeapStateBackend"]

@@ -52,6 +52,7 @@ from .._errors import SerializationError, StateMigrationError
 from .._io import DataInputView, DataOutputView
 from .._serializer import TypeSerializer
 from .._snapshot import TypeSerializerSnapshot, migrated_element, resolve_compatibility
+from ..savepoint import LIST_DELIMITER, list_element_ends
 from ..serializers._avro import AvroSerializerSnapshot
 from ..serializers._composites import (
     ListSerializer,
@@ -66,7 +67,6 @@ from ..serializers._composites import (
 from ..serializers._pickle import snapshot_unpickles
 from ..serializers._primitives import StringSerializer, _FixedWidth
 from ..serializers._row import RowSerializer, RowSerializerSnapshot
-from ._savepoint import LIST_DELIMITER, list_element_ends
 
 __all__ = [
     "MigrationPlan",

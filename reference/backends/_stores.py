@@ -303,8 +303,8 @@ class RocksDBStore:
         self._owned_dir: str | None = None
         if path is None:
             # Named by host and pid: a killed process's database is removed by the next store
-            # opened on this host (reference.backends.remove_abandoned).
-            from ._savepoint import owned_temp_name, remove_abandoned
+            # opened on this host (reference.savepoint.remove_abandoned).
+            from ..savepoint import owned_temp_name, remove_abandoned
 
             temp = tempfile.gettempdir()
             remove_abandoned(temp, _OWNED_PREFIX)

@@ -19,7 +19,8 @@ from reference import (
     TypeSerializer,
     TypeSerializerSnapshot,
 )
-from reference.backends import BytesStateBackend, HeapStateBackend, read_savepoint_metadata, state_data_files
+from reference.backends import BytesStateBackend, HeapStateBackend
+from reference.savepoint import read_savepoint_metadata, state_data_files
 
 #: How far migration moves a value per version step (an independent oracle for the tests).
 STEP = 1000

@@ -20,12 +20,10 @@ from reference.backends import (
     ListStateDescriptor,
     MapState,
     MapStateDescriptor,
-    SavepointFormatError,
     ValueState,
     ValueStateDescriptor,
-    read_savepoint_metadata,
-    state_data_files,
 )
+from reference.savepoint import SavepointFormatError, read_savepoint_metadata, state_data_files
 from reference.serializers import (
     DoubleSerializer,
     IntSerializer,

@@ -12,12 +12,8 @@ from backend_support import (
 )
 
 from reference import register_type, snapshot_from_bytes
-from reference.backends import (
-    ListStateDescriptor,
-    MapStateDescriptor,
-    ValueStateDescriptor,
-    read_savepoint_metadata,
-)
+from reference.backends import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
+from reference.savepoint import read_savepoint_metadata
 from reference.serializers import (
     EnumSerializer,
     ListSerializer,

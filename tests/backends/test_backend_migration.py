@@ -14,14 +14,8 @@ from backend_support import (
 )
 
 from reference import StateError, StateMigrationError, snapshot_from_bytes
-from reference.backends import (
-    ListStateDescriptor,
-    MapStateDescriptor,
-    ValueStateDescriptor,
-    decode_list_value,
-    read_savepoint_metadata,
-    read_state_rows,
-)
+from reference.backends import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
+from reference.savepoint import decode_list_value, read_savepoint_metadata, read_state_rows
 from reference.serializers import IntSerializer, LongSerializer, StringSerializer
 
 KEYS = ["k1", "k2", "k3"]

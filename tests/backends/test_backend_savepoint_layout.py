@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reference import SerializationError, snapshot_to_bytes
-from reference.backends import (
+from reference.savepoint import (
     METADATA_FILE,
     SavepointFormatError,
     SavepointMetadata,
@@ -24,7 +24,7 @@ from reference.backends import (
     write_savepoint_metadata,
     write_state_rows,
 )
-from reference.backends._murmur import murmur3_32, murmur3_32_many
+from reference.savepoint._murmur import murmur3_32, murmur3_32_many
 from reference.serializers import IntSerializer, LongSerializer, StringSerializer
 
 
@@ -156,7 +156,7 @@ def test_data_rows_round_trip_and_files_are_deterministic(tmp_path):
 def test_rows_given_as_an_arrow_table_write_the_same_file_as_tuples(tmp_path):
     import pyarrow as pa
 
-    from reference.backends import savepoint_arrow_schema
+    from reference.savepoint import savepoint_arrow_schema
 
     rows = [(3, b"k", b"", None, b"v"), (3, b"k", b"n", b"u", None), (9, b"\x00", b"", None, b"")]
     table = pa.Table.from_arrays(

@@ -17,11 +17,10 @@ import pytest
 from backend_support import restore_backend
 
 from reference import PickleNotAllowedError, snapshot_to_bytes
-from reference.backends import (
+from reference.backends import HeapStateBackend, ValueStateDescriptor
+from reference.savepoint import (
     METADATA_FILE,
-    HeapStateBackend,
     SavepointFormatError,
-    ValueStateDescriptor,
     read_savepoint_content,
     read_savepoint_metadata,
     remove_abandoned_attempts,

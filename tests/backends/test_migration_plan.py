@@ -21,8 +21,9 @@ from reference import (
     snapshot_from_bytes,
     snapshot_to_bytes,
 )
-from reference.backends import MigrationPlan, encode_list_value, migration_plan
+from reference.backends import MigrationPlan, migration_plan
 from reference.backends._plan import CopyStep, RowStep, _Detour
+from reference.savepoint import encode_list_value
 from reference.serializers import (
     AvroSerializer,
     IntSerializer,

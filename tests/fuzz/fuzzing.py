@@ -56,18 +56,20 @@ from reference import (
 from reference import serializers as s
 from reference._snapshot import COMPOSITE_MAGIC, NESTED_MAGIC, class_identity
 from reference.backends import (
-    METADATA_FILE,
     BytesStateBackend,
     HeapStateBackend,
     ListStateDescriptor,
     MapStateDescriptor,
     ValueStateDescriptor,
+)
+from reference.backends._base import read_list_elements
+from reference.savepoint import (
+    METADATA_FILE,
     decode_list_value,
     read_savepoint_content,
     read_savepoint_metadata,
     state_data_files,
 )
-from reference.backends._base import read_list_elements
 
 #: Seconds one input may take.
 TIME_LIMIT = 2.0

@@ -43,7 +43,7 @@ def test_layout_takes_values_from_the_cycle_by_key():
 
 
 def _files(savepoint):
-    from reference.backends import read_savepoint_metadata, state_data_files
+    from reference.savepoint import read_savepoint_metadata, state_data_files
 
     metadata = read_savepoint_metadata(savepoint)
     return metadata, [open(f, "rb").read() for state in metadata.states for f in state_data_files(savepoint, state)]

@@ -24,9 +24,8 @@ from reference.backends import (
     ListStateDescriptor,
     MapStateDescriptor,
     ValueStateDescriptor,
-    read_savepoint_metadata,
-    read_state_rows,
 )
+from reference.savepoint import read_savepoint_metadata, read_state_rows
 from reference.serializers import (
     DoubleSerializer,
     IntSerializer,

@@ -77,7 +77,7 @@ def test_heap_mode_output_is_read_back_unless_identical_to_the_verified_one(spar
     import pyarrow.parquet as pq
 
     from conformance._spark import jobs
-    from reference.backends import read_savepoint_metadata, state_data_files
+    from reference.savepoint import read_savepoint_metadata, state_data_files
 
     real = jobs.migrate_savepoint
 

@@ -18,12 +18,8 @@ from storage_support import relist  # noqa: E402
 
 from conformance._files import file_tree
 from reference import StateMigrationError
-from reference.backends import (
-    BytesStateBackend,
-    ValueStateDescriptor,
-    read_savepoint_metadata,
-    state_data_files,
-)
+from reference.backends import BytesStateBackend, ValueStateDescriptor
+from reference.savepoint import read_savepoint_metadata, state_data_files
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
@@ -119,8 +115,8 @@ def test_migration_matches_reference_backend_and_oracle(spark, source, reference
 
 
 def test_rescaling_4_2_3_then_3_keeps_every_key_in_its_group(spark, source, reference_results, tmp_path):
-    from conformance._spark.datasets import key_group_range
     from conformance._spark.jobs import migrate_savepoint
+    from reference.savepoint import key_group_range
 
     path, content = source
     previous = path
@@ -286,7 +282,7 @@ def test_killed_driver_leaves_no_output_and_input_untouched(spark, source, tmp_p
     # same removal, called here because this process's session is already running).
     from conformance._spark.jobs import migrate_savepoint
     from conformance._spark.session import SCRATCH_PARENT
-    from reference.backends import remove_abandoned
+    from reference.savepoint import remove_abandoned
 
     migrate_savepoint(path, sup.descriptors(sup.new_row()), str(out), parallelism=2,
                       config=sup.EVOLUTION, spark=spark)

@@ -15,7 +15,7 @@ import spark_support as sup
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "storage"))
 from storage_support import objects  # noqa: E402
 
-from reference.backends import SavepointFormatError, read_savepoint_metadata  # noqa: E402
+from reference.savepoint import SavepointFormatError, read_savepoint_metadata
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 

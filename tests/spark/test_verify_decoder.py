@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from conformance._spark.jobs import _decoder
-from reference.backends import StateMetadata, encode_list_value, key_group_for, savepoint_arrow_schema
+from reference.savepoint import StateMetadata, encode_list_value, key_group_for, savepoint_arrow_schema
 from reference.serializers import IntSerializer, LongSerializer, StringSerializer
 
 MAX_PARALLELISM = 128

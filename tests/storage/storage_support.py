@@ -74,7 +74,7 @@ def relist(path: Any) -> None:
     test replaced on purpose), so that what the test forged reaches the readers' deeper checks."""
     import dataclasses
 
-    from reference.backends import METADATA_FILE, DataFile, read_savepoint_metadata, state_data_files
+    from reference.savepoint import METADATA_FILE, DataFile, read_savepoint_metadata, state_data_files
 
     metadata = read_savepoint_metadata(path)
     states = tuple(

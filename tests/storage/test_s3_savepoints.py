@@ -15,12 +15,7 @@ import time
 import pytest
 from storage_support import BACKENDS, content, expected, fill, objects
 
-from reference.backends import (
-    METADATA_FILE,
-    SavepointFormatError,
-    StorageError,
-    read_savepoint_metadata,
-)
+from reference.savepoint import METADATA_FILE, SavepointFormatError, StorageError, read_savepoint_metadata
 from reference.serializers import StringSerializer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -190,7 +185,7 @@ def open_object(bucket_uri: str, key: str) -> bytes:
                                           ("hdfs:/nn/x", "hdfs://nn/x"), ("file:/tmp/x", "file:///tmp/x"),
                                           ("S3:bucket/x", "s3://bucket/x")])
 def test_a_uri_missing_a_slash_is_refused_not_written_as_a_local_folder(tmp_path, monkeypatch, typed, meant):
-    from reference.backends import locate
+    from reference.savepoint import locate
 
     monkeypatch.chdir(tmp_path)
     with fill(BACKENDS["bytes"](StringSerializer()), keys=3) as backend, pytest.raises(StorageError) as info:
@@ -253,7 +248,7 @@ def test_store_messages_hide_the_endpoints_user_info_and_hint_at_the_scheme(s3_s
 
 
 def test_a_uri_missing_a_slash_never_shows_its_user_info():
-    from reference.backends import locate
+    from reference.savepoint import locate
 
     for typed in ("s3:/me:hunter22@bucket/x", "s3:me:hunter22@bucket/x"):
         with pytest.raises(StorageError) as info:
@@ -263,8 +258,8 @@ def test_a_uri_missing_a_slash_never_shows_its_user_info():
 
 
 def test_access_denied_names_every_credential_source():
-    from reference.backends import locate
-    from reference.backends._storage import _explain
+    from reference.savepoint import locate
+    from reference.savepoint._storage import _explain
 
     denied = OSError("When reading information for key 'sp/_metadata.json' in bucket 'b': AWS Error "
                      "ACCESS_DENIED during HeadObject operation: No response body.")

@@ -10,7 +10,7 @@ import os
 import pytest
 from storage_support import BACKENDS, content, expected, fill
 
-from reference.backends import METADATA_FILE, SavepointFormatError, read_savepoint_metadata
+from reference.savepoint import METADATA_FILE, SavepointFormatError, read_savepoint_metadata
 from reference.serializers import StringSerializer
 
 

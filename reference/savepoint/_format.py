@@ -2,7 +2,7 @@
 the Spark pipeline.
 
 A savepoint is a directory (a local path) or a prefix (a URI: ``s3://``, ``gs://``,
-``hdfs://``, ``file://``; see ``reference.backends._storage``)::
+``hdfs://``, ``file://``; see ``reference.savepoint._storage``)::
 
     <savepoint>/
       _metadata.json            format version, max parallelism, key serializer snapshot,
@@ -48,7 +48,6 @@ from .._bounds import MAX_JSON_DEPTH, json_depth_exceeds
 from .._errors import SerializationError, StateError
 from .._io import DataInputView, DataOutputView
 from .._serializer import TypeSerializer
-from ._murmur import murmur3_32, murmur3_32_many
 from ._storage import Location, StorageError, locate
 
 __all__ = [
@@ -66,7 +65,6 @@ __all__ = [
     "savepoint_output",
     "savepoint_exists",
     "remove_abandoned_objects",
-    "key_group_for",
     "savepoint_arrow_schema",
     "state_data_dir",
     "data_file_name",
@@ -104,21 +102,6 @@ ROW_GROUP_SIZE = 64 * 1024
 
 class SavepointFormatError(StateError):
     """A savepoint directory is missing, incomplete, corrupt or of an unknown format version."""
-
-
-def key_group_for(key_bytes: bytes, max_parallelism: int) -> int:
-    """The key group of a serialized key: unsigned MurmurHash3_x86_32 (seed 0) of the key
-    bytes, modulo ``max_parallelism``."""
-    if not 1 <= max_parallelism <= 32768:
-        raise ValueError(f"max_parallelism must be in [1, 32768], got {max_parallelism}")
-    return murmur3_32(key_bytes) % max_parallelism
-
-
-def key_groups_for(keys: list[bytes], max_parallelism: int) -> list[int]:
-    """``key_group_for`` of each serialized key of a batch (vectorized when it can be)."""
-    if not 1 <= max_parallelism <= 32768:
-        raise ValueError(f"max_parallelism must be in [1, 32768], got {max_parallelism}")
-    return [h % max_parallelism for h in murmur3_32_many(keys)]
 
 
 @dataclass(frozen=True)
