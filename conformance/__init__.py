@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._registry import NotApplicable, UnknownCheckError, Violation, check
-from ._report import CheckResult, Report
-from ._subject import Evolution, Subject, SubjectError
+from ._engine.registry import NotApplicable, UnknownCheckError, Violation, check
+from ._engine.report import CheckResult, Report
+from ._engine.subject import Evolution, Subject, SubjectError
 
 __all__ = [
     "CheckContext",
@@ -43,7 +43,7 @@ __all__ = [
 #: Names loaded when first used (PEP 562), so that importing ``conformance`` stays light:
 #: the runner imports hypothesis, and the fresh-process restore's child imports this package.
 _LAZY = {
-    "CheckContext": "_runner", "check_serializer": "_runner", "certify": "_schedule",
+    "CheckContext": "_engine.runner", "check_serializer": "_engine.runner", "certify": "_engine.schedule",
     "SerializerConformance": "_pytest_api", "TableConformance": "_pytest_api", "parametrize_checks": "_pytest_api",
     "TableSubject": "_table", "certify_table": "_table",
 }

@@ -3,7 +3,7 @@
 ``import conformance`` does not import pytest.
 
 The checks a test run covers are chosen by the harness's one selection rule
-(``conformance._registry.select``), the same as ``conformance certify --check``; an unknown
+(``conformance._engine.registry.select``), the same as ``conformance certify --check``; an unknown
 check or expected-failure id is an error at collection.
 """
 
@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from ._registry import checks_for, known_ids, select
-from ._report import CheckResult
-from ._runner import Runner
-from ._subject import Subject, as_subject, subject_kind, subject_name
+from ._engine.registry import checks_for, known_ids, select
+from ._engine.report import CheckResult
+from ._engine.runner import Runner
+from ._engine.subject import Subject, as_subject, subject_kind, subject_name
 
 __all__ = ["parametrize_checks", "SerializerConformance", "TableConformance", "check_ids", "run_check"]
 

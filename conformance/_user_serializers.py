@@ -1,5 +1,5 @@
 """Serializers and types written the way users write theirs, for the built-in subjects
-(``conformance._builtins``): the built-in serializers alone never take these paths.
+(``conformance._builtins.subjects``): the built-in serializers alone never take these paths.
 
 ``Shape`` and its dataclass subclass ``Circle`` are a class hierarchy as users declare one
 (plain annotations); ``pojo_with_subclasses`` certifies

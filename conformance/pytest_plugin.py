@@ -38,8 +38,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any)
     """One section, each subject rendered as ``conformance certify`` renders it."""
     if not _STORE:
         return
-    from conformance._render import render_results
-    from conformance._report import CheckResult
+    from conformance._engine.render import render_results
+    from conformance._engine.report import CheckResult
 
     subjects: dict[str, list[CheckResult]] = {}
     for props in _STORE:

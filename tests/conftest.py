@@ -6,7 +6,7 @@ import os
 
 from hypothesis import settings
 
-from conformance._profiles import register_profiles
+from conformance._engine.profiles import register_profiles
 
 register_profiles()
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from reference import TypeSerializer, TypeSerializerSnapshot
 
-from .._registry import Violation, check
+from .._engine.registry import Violation, check
 
 
 @check(id="api.valid", family="roundtrip")

@@ -16,11 +16,11 @@ from reference import StateError, Verdict
 from reference.backends import SCHEMA_EVOLUTION_ENABLED
 from reference.serializers import LongSerializer
 
-from .._canonical import show
-from .._files import file_tree
-from .._providers import Provider, provider
-from .._registry import NotApplicable, Violation, check
-from .._state_layout import descriptors, expected_state
+from .._engine.canonical import show
+from .._engine.files import file_tree
+from .._engine.providers import Provider, provider
+from .._engine.registry import NotApplicable, Violation, check
+from .._fresh.layout import descriptors, expected_state
 from ._migration import Step, declared_steps
 from ._support import expect_equal, write
 
@@ -170,7 +170,7 @@ BULK_VALUES: Provider[list[Any]] = provider("bulk_values", _draw_bulk_values)
 #: Backend kind -> the savepoint backends.history wrote for the bulk values.
 SAVEPOINTS: Provider[dict[str, str]] = provider("savepoints")
 #: The fresh-process restore started by backends.history, collected by backends.fresh_process.
-#: A ``subprocess.Popen``, or the ``Restore`` of a zygote's child (``conformance._fresh_process``).
+#: A ``subprocess.Popen``, or the ``Restore`` of a zygote's child (``conformance._fresh.process``).
 FRESH_PROCESS: Provider[Any] = provider("fresh_process", close=_stop)
 
 
@@ -383,7 +383,7 @@ def _start_fresh_process(ctx: Any, savepoint: str) -> None:
     values = bulk_values(ctx)
     spec = {"savepoint": savepoint, "keys": len(values), "modules": _modules_for(serializer),
             "locator": ctx.subject.locator}
-    from .._fresh_process import start_restore
+    from .._fresh.process import start_restore
 
     ctx.put(FRESH_PROCESS, start_restore(spec, ctx.work_dir))
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from reference import DataOutputView, SerializationError
 
-from .._registry import NotApplicable, Violation, check
+from .._engine.registry import NotApplicable, Violation, check
 from ._roundtrip import expect_equal
 
 _PREFIX = b"\x07before"

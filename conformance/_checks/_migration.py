@@ -20,9 +20,9 @@ from reference import (
 )
 from reference.backends import migration_plan
 
-from .._canonical import show
-from .._property import guarded
-from .._registry import NotApplicable, Violation, check
+from .._engine.canonical import show
+from .._engine.property import guarded
+from .._engine.registry import NotApplicable, Violation, check
 from ._support import expect_equal, read_one, write
 
 VERDICT = ("migration.verdict",)

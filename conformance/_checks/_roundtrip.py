@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from reference import DataInputView, DataOutputView, StateError
 
-from .._canonical import canonical, show, values_equal
-from .._property import guarded
-from .._registry import NotApplicable, Violation, check
+from .._engine.canonical import canonical, show, values_equal
+from .._engine.property import guarded
+from .._engine.registry import NotApplicable, Violation, check
 from ._support import expect_equal, hexdump, read_one, write
 
 API = ("api.valid",)

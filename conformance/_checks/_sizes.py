@@ -15,8 +15,8 @@ from typing import Any
 
 from reference import DataInputView, DataOutputView
 
-from .._property import guarded
-from .._registry import NotApplicable, Violation, check
+from .._engine.property import guarded
+from .._engine.registry import NotApplicable, Violation, check
 from ._roundtrip import BIT_EXACT, expect_equal, write
 
 

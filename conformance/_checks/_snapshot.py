@@ -22,10 +22,10 @@ from reference import (
     write_versioned_snapshot,
 )
 
-from .._canonical import show
-from .._property import guarded
-from .._providers import Provider, provider
-from .._registry import Violation, check
+from .._engine.canonical import show
+from .._engine.property import guarded
+from .._engine.providers import Provider, provider
+from .._engine.registry import Violation, check
 from ._support import expect_equal, hexdump, read_one, write
 
 API = ("api.valid",)

@@ -7,9 +7,9 @@ from typing import Any
 
 from reference import DataInputView, DataOutputView, class_identity
 
-from .._canonical import first_difference, show, values_equal
-from .._property import guarded
-from .._registry import Violation
+from .._engine.canonical import first_difference, show, values_equal
+from .._engine.property import guarded
+from .._engine.registry import Violation
 
 __all__ = ["write", "read_one", "expect_equal", "hexdump", "guarded"]
 

@@ -36,11 +36,11 @@ from reference import (
     snapshot_from_bytes,
 )
 
-from .._canonical import show, stable_text, tree_difference, value_tree
-from .._golden import GoldenRelease
-from .._property import guarded
-from .._providers import Provider, provider
-from .._registry import Violation, check
+from .._engine.canonical import show, stable_text, tree_difference, value_tree
+from .._engine.golden import GoldenRelease
+from .._engine.property import guarded
+from .._engine.providers import Provider, provider
+from .._engine.registry import Violation, check
 from ._migration import Step
 from ._support import expect_equal
 from ._versioning import releases

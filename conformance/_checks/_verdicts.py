@@ -28,9 +28,9 @@ from reference import (
     snapshot_to_bytes,
 )
 
-from .._canonical import show
-from .._property import guarded
-from .._registry import NotApplicable, Violation, check
+from .._engine.canonical import show
+from .._engine.property import guarded
+from .._engine.registry import NotApplicable, Violation, check
 from ._migration import declared_steps
 
 #: A fresh result of each kind but the reconfigured one (which carries a serializer).

@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .._golden import GoldenRelease, current_release, record_release, recorded_releases
-from .._providers import Provider, provider
-from .._registry import NotApplicable, Violation, check
+from .._engine.golden import GoldenRelease, current_release, record_release, recorded_releases
+from .._engine.providers import Provider, provider
+from .._engine.registry import NotApplicable, Violation, check
 
 __all__ = ["RELEASES", "releases"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._report import CheckResult
+from .._engine.report import CheckResult
 from ._subject import TableSubject
 
 __all__ = ["certify_table"]
@@ -18,7 +18,7 @@ def certify_table(subject: TableSubject, *, max_examples: int = 30, steps: int =
     """Run every ``table.*`` check (or those in ``checks``) on ``subject``; one ``CheckResult``
     per check, in run order. A check whose prerequisite did not pass is skipped, saying why.
     The state machines run derandomized unless ``derandomize=False`` (then from ``seed``)."""
-    from .._runner import Runner
+    from .._engine.runner import Runner
 
     if not isinstance(subject, TableSubject):
         raise TypeError(f"certify_table needs a TableSubject, got {type(subject).__name__}")

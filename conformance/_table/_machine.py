@@ -30,7 +30,7 @@ from reference.table import (
     find_cause,
 )
 
-from .._canonical import show, values_equal
+from .._engine.canonical import show, values_equal
 from ._model import NO_VALUE, Expected, TableModel
 from ._store import HarnessStore, InjectedStoreError
 from ._subject import TableSubject
@@ -559,6 +559,6 @@ def _op_keys(op: tuple[Any, ...]) -> list[Any]:
 
 
 def _key(value: Any) -> Any:
-    from .._canonical import canonical
+    from .._engine.canonical import canonical
 
     return canonical(value)

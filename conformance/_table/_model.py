@@ -27,7 +27,7 @@ class Expected:
     failures: dict[int, str] = field(default_factory=dict)
 
     def describe(self) -> str:
-        from .._canonical import show
+        from .._engine.canonical import show
 
         if self.kind == "ok":
             return "success" if self.value is NO_VALUE else f"result {show(self.value)}"

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, Phase
 from hypothesis import settings as Settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from .._registry import Violation
+from .._engine.registry import Violation
 from ._machine import TableViolation
 
 __all__ = ["run_machine", "machine_settings"]

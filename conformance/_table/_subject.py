@@ -123,7 +123,7 @@ class TableSubject:
     operation may take before the table is reported stuck.
     """
 
-    conformance_kind = "table"  # what the harness certifies it as (conformance._subject.subject_kind)
+    conformance_kind = "table"  # what the harness certifies it as (conformance._engine.subject.subject_kind)
 
     def __init__(
         self,

@@ -35,7 +35,7 @@ BUILTINS_EXAMPLES = 50
 def load_target(spec: str, values: str | None = None) -> Any:
     """The ``Subject`` named by ``module:attr`` (a Subject, a serializer instance or a zero-argument
     factory; the latter two need ``values``, a ``module:attr`` naming a hypothesis strategy)."""
-    from .._subject import Subject, SubjectError
+    from .._engine.subject import Subject, SubjectError
 
     target = import_object(spec, "TARGET")
     try:
@@ -62,7 +62,7 @@ def load_serializer(spec: str) -> Any:
     zero-argument factory makes (what a fresh process rebuilds from a subject's locator)."""
     from reference import TypeSerializer
 
-    from .._subject import Subject
+    from .._engine.subject import Subject
 
     target = import_object(spec, "TARGET")
     if isinstance(target, Subject):
@@ -167,7 +167,7 @@ def add_parsers(sub: Any) -> None:
 
 def _list_checks(kind: str) -> int:
     """Every check of ``kind``'s families, the spark family's included (they run with --spark)."""
-    from .._registry import checks_for
+    from .._engine.registry import checks_for
 
     for c in checks_for(kind, spark=kind == "serializer"):
         runs = " (runs with --spark MASTER)" if c.family == "spark" else ""
@@ -176,10 +176,10 @@ def _list_checks(kind: str) -> int:
 
 
 def _run(subjects: list[Any], args: argparse.Namespace, **extra: Any) -> int:
-    from .._registry import UnknownCheckError
-    from .._render import render_report, render_summary
-    from .._report import reports_to_json
-    from .._schedule import certify
+    from .._engine.registry import UnknownCheckError
+    from .._engine.render import render_report, render_summary
+    from .._engine.report import reports_to_json
+    from .._engine.schedule import certify
 
     path = json_target(args.json or args.certificate)
     tty = sys.stdout.isatty() and path != "-"
@@ -235,12 +235,12 @@ def run_certify(args: argparse.Namespace) -> int:
     import_modules(args.imports)
     if args.spark != "off":
         try:
-            import conformance._spark.checks  # noqa: F401
+            import conformance._checks.spark  # noqa: F401
         except ImportError as exc:
             raise UsageError(f"--spark {args.spark}: the spark family is not available ({exc}); "
                              "install the extra: pip install -e '.[spark]'") from None
     if args.builtins:
-        from .._builtins import builtin_subjects
+        from .._builtins.subjects import builtin_subjects
 
         subjects = builtin_subjects()
         if args.examples is None and args.profile is None:

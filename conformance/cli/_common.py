@@ -116,7 +116,7 @@ def json_target(path: str | None) -> str | None:
 def write_json(data: Any, path: str | None) -> None:
     if path is None:
         return
-    from .._report import dump
+    from .._engine.report import dump
 
     try:
         dump(data, path)

@@ -127,8 +127,8 @@ def _failed(exc: Exception) -> int:
     from reference import SnapshotFormatError, StateMigrationError
     from reference.savepoint import SavepointFormatError
 
-    from .._spark.jobs import SerializerShippingError, SparkJobError
-    from .._spark.session import SparkSessionError
+    from ..spark.jobs import SerializerShippingError, SparkJobError
+    from ..spark.session import SparkSessionError
 
     if isinstance(exc, (SavepointFormatError, SnapshotFormatError, SparkSessionError)):
         return UNUSABLE
@@ -149,7 +149,7 @@ def run_migrate(args: argparse.Namespace) -> int:
     _readable(args.savepoint, "SAVEPOINT")
     from reference.backends import SCHEMA_EVOLUTION_ENABLED
 
-    from .._spark.jobs import migrate_savepoint
+    from ..spark.jobs import migrate_savepoint
 
     config = SCHEMA_EVOLUTION_ENABLED if args.schema_evolution else None
     if args.explain:
@@ -188,7 +188,7 @@ def _refusal(args: argparse.Namespace, serializers: Any, config: Any,
     from reference.backends import SCHEMA_EVOLUTION_ENABLED, SCHEMA_EVOLUTION_OPTION, normalize_config
     from reference.savepoint import read_savepoint_metadata
 
-    from .._spark.jobs import _plan, normalize_descriptors
+    from ..spark.jobs import _plan, normalize_descriptors
 
     refused: list[dict[str, Any]] = []
     try:
@@ -235,7 +235,7 @@ def explain_migration(savepoint: str, serializers: Any, config: Any = None,
     from reference.backends import normalize_config, resolve_key_serializer
     from reference.savepoint import read_savepoint_metadata
 
-    from .._spark.jobs import _plan, normalize_descriptors
+    from ..spark.jobs import _plan, normalize_descriptors
 
     metadata = read_savepoint_metadata(savepoint)
     descriptors = normalize_descriptors(serializers)
@@ -295,7 +295,7 @@ def run_verify(args: argparse.Namespace) -> int:
         _readable(args.expect, "--expect")
     from reference import PickleNotAllowedError
 
-    from .._spark.jobs import refuse_unpickling, verify_savepoint
+    from ..spark.jobs import refuse_unpickling, verify_savepoint
 
     allow_pickle = True if "*" in args.allow_pickle else args.allow_pickle
     try:

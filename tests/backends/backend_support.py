@@ -10,7 +10,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from conformance._files import file_tree as tree_bytes  # noqa: F401  (the harness's own)
+from conformance._engine.files import file_tree as tree_bytes  # noqa: F401  (the harness's own)
 from reference import (
     DataInputView,
     DataOutputView,

@@ -106,7 +106,7 @@ def test_cli_migrate_on_the_cluster_between_s3_uris(standalone_cluster, s3_bucke
 
 def test_spark_family_certifies_a_builtin_on_the_cluster(standalone_cluster, tmp_path):
     report = tmp_path / "certificate.json"
-    done = conformance("certify", "conformance._builtins:row", "--check", "spark", "--spark",
+    done = conformance("certify", "conformance._builtins.subjects:row", "--check", "spark", "--spark",
                        standalone_cluster.master_url, "--spark-entries", "5000", "--seed", "20261124",
                        "--json", str(report))
     assert done.returncode == 0, f"got exit {done.returncode}, should be 0: {done.stdout[-2000:]}{done.stderr[-2000:]}"
@@ -124,14 +124,14 @@ def test_stop_ends_daemons_executors_and_python_workers(tmp_path):
     Python workers alive): stopping the cluster leaves none of their processes."""
     from standalone import StandaloneCluster
 
-    from conformance._spark.session import SCRATCH_PARENT
+    from conformance.spark.session import SCRATCH_PARENT
 
     cluster = StandaloneCluster(tmp_path / "cluster", workers=1).start()
     driver = None
     try:
         script = textwrap.dedent(f"""
             import sys
-            from conformance._spark.session import get_session
+            from conformance.spark.session import get_session
             spark = get_session({cluster.master_url!r})
             print(spark.sparkContext.parallelize(range(8), 2).map(lambda x: x * 2).sum(), flush=True)
             sys.stdin.read()  # keep the application (and its executor) alive until told

@@ -1,5 +1,5 @@
-"""backends.fresh_process's restoring process (``conformance._fresh_process`` starts it,
-``conformance._fresh_restore`` runs it): forked from a
+"""backends.fresh_process's restoring process (``conformance._fresh.process`` starts it,
+``conformance._fresh.restore`` runs it): forked from a
 zygote that never saw the writer's state, taking the writer's path, environment and directory
 per restore; a new interpreter where ``os.fork`` is missing."""
 
@@ -13,8 +13,8 @@ import textwrap
 
 import pytest
 
-from conformance import _fresh_process
-from conformance._state_layout import descriptors, expected_state
+import conformance._fresh.process as _fresh_process
+from conformance._fresh.layout import descriptors, expected_state
 from reference.backends import BytesStateBackend
 from reference.serializers import LongSerializer, StringSerializer
 

@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from conformance._runner import Runner
+from conformance._engine.runner import Runner
 from conformance.cli import load_target, main
 
 TARGETS = textwrap.dedent('''
@@ -140,7 +140,7 @@ def test_builtins_certify(tmp_path):
 
 
 def test_list_checks_names_every_check_with_its_family(capsys):
-    from conformance._registry import all_checks
+    from conformance._engine.registry import all_checks
 
     assert main(["certify", "--list-checks"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -153,8 +153,8 @@ def test_list_checks_names_every_check_with_its_family(capsys):
 
 
 def test_spark_entries_option_reaches_the_spark_family(targets, monkeypatch):
-    from conformance._runner import CheckContext
-    from conformance._spark.checks import DEFAULT_ENTRIES, history_entries
+    from conformance._checks.spark import DEFAULT_ENTRIES, history_entries
+    from conformance._engine.runner import CheckContext
     from conformance.cli import build_parser
     from conformance.cli._certify import run_options
 
@@ -290,7 +290,7 @@ def _schema_validator():
 
 def test_real_certificates_follow_the_documented_json_schema(table_target):
     from conformance import certify
-    from conformance._report import reports_to_json
+    from conformance._engine.report import reports_to_json
 
     validator = _schema_validator()
     load = __import__("cli_targets")
@@ -370,7 +370,7 @@ def test_verify_refuses_a_pickled_state_before_anything_is_unpickled(tmp_path, c
     assert status == 2, f"got exit {status}, should be 2 (refused before Spark starts)"
     assert "state 'blobs'" in err and "--allow-pickle blobs" in err, f"got {err!r}"
     assert UNPICKLED == [], f"got {UNPICKLED}, should unpickle nothing"
-    from conformance._spark.jobs import refuse_unpickling
+    from conformance.spark.jobs import refuse_unpickling
 
     refuse_unpickling(savepoint, {"blobs"})  # named: allowed
     refuse_unpickling(savepoint, True)

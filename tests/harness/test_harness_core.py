@@ -17,7 +17,7 @@ from conformance import (
     UnknownCheckError,
     check_serializer,
 )
-from conformance._registry import LAYERS, all_checks, load_families
+from conformance._engine.registry import LAYERS, all_checks, load_families
 from reference.serializers import (
     DoubleSerializer,
     IntSerializer,
@@ -144,7 +144,7 @@ def test_check_result_renders_id_status_and_example():
 
 @pytest.mark.parametrize("name", ["row", "pojo", "enum"])
 def test_builtin_subjects_migrate_declared_and_generated_evolutions(name):
-    from conformance._builtins import builtin_subject
+    from conformance._builtins.subjects import builtin_subject
 
     subject = builtin_subject(name)
     assert subject.evolutions, f"got no declared evolutions for builtin:{name}, should draw some"
@@ -157,8 +157,8 @@ def test_builtin_subjects_migrate_declared_and_generated_evolutions(name):
 def test_preloaded_prerequisite_failure_skips_dependants_without_running_them():
     # The two-lane CLI hands one lane's results to the other: a failure there must skip the
     # dependants here, and a preloaded result is never run again.
-    from conformance._report import CheckResult
-    from conformance._runner import Runner
+    from conformance._engine.report import CheckResult
+    from conformance._engine.runner import Runner
     from reference.serializers import LongSerializer
 
     runner = Runner(Subject(LongSerializer(), st.integers(-(2**63), 2**63 - 1)), examples=5, seed=1)
@@ -181,7 +181,7 @@ def test_background_warm_up_leaves_no_half_imported_numpy_for_hypothesis():
     import sys
 
     code = ("import sys\n"
-            "from conformance._warmup import warm_up_in_background\n"
+            "from conformance._engine.warmup import warm_up_in_background\n"
             "warm_up_in_background()\n"
             "numpy = sys.modules.get('numpy')\n"
             "assert numpy is not None and hasattr(numpy, 'ndarray'), 'numpy not imported before the thread'\n"
@@ -208,7 +208,7 @@ def test_a_pickle_subjects_incompatible_evolution_is_refused_as_incompatible_not
 def test_the_user_shaped_builtins_take_the_paths_they_exist_for():
     import dataclasses
 
-    from conformance._builtins import builtin_subject
+    from conformance._builtins.subjects import builtin_subject
     from reference import TypeSerializerSnapshot, migrate_element_form
 
     pojo = builtin_subject("annotated_pojo").schema.cls

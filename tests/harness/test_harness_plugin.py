@@ -147,7 +147,7 @@ def test_plugin_and_package_import_nothing_heavy():
 def test_profiles_keep_hypothesis_ci_keys(profile):
     from hypothesis import settings
 
-    from conformance._profiles import profile_settings
+    from conformance._engine.profiles import profile_settings
 
     chosen = profile_settings(profile)
     assert chosen.deadline is None, f"got deadline {chosen.deadline} for {profile}, should be None"
@@ -156,7 +156,7 @@ def test_profiles_keep_hypothesis_ci_keys(profile):
             own = settings.get_profile("ci")
         except Exception:
             return
-        from conformance import _profiles
+        import conformance._engine.profiles as _profiles
 
         parent = _profiles._hypothesis_ci()
         if parent is not None:

@@ -9,7 +9,7 @@ import pytest
 
 import reference
 from conformance import check_serializer
-from conformance._builtins import builtin_subject
+from conformance._builtins.subjects import builtin_subject
 from reference import SchemaCompatibility
 from reference.serializers import LongSerializer
 

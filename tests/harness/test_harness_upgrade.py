@@ -144,10 +144,10 @@ def test_values_whose_text_holds_what_eq_ignores_are_recorded_as_read_back(tmp_p
 
 
 def test_a_record_read_wrong_before_a_later_one_fails_is_reported_where_reading_went_wrong():
-    from conformance._canonical import stable_text, value_tree
     from conformance._checks._upgrade import _records
-    from conformance._golden import GoldenRelease
-    from conformance._registry import Violation
+    from conformance._engine.canonical import stable_text, value_tree
+    from conformance._engine.golden import GoldenRelease
+    from conformance._engine.registry import Violation
     from reference.serializers import IntSerializer, LongSerializer
 
     recorded = [1, 2, 3]

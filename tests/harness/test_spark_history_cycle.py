@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from conformance._spark.checks import (
+from conformance._checks.spark import (
     _EVERY,
     _layout,
     _oracle_judge,

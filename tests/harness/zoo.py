@@ -1104,7 +1104,7 @@ BUILTIN_BREAKS: dict[str, tuple[str, Callable[[], Subject], tuple[type, str, Any
 
 def _builtin(name: str) -> Callable[[], Subject]:
     def make() -> Subject:
-        from conformance._builtins import builtin_subject
+        from conformance._builtins.subjects import builtin_subject
 
         return builtin_subject(name)
 

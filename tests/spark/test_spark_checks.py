@@ -76,7 +76,7 @@ def test_heap_mode_output_is_read_back_unless_identical_to_the_verified_one(spar
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from conformance._spark import jobs
+    from conformance.spark import jobs
     from reference.savepoint import read_savepoint_metadata, state_data_files
 
     real = jobs.migrate_savepoint
@@ -137,8 +137,8 @@ def test_cli_runs_the_spark_family_in_a_second_lane(tmp_path):
 
 
 def test_history_written_ahead_is_used_only_for_the_same_values(spark, entries, tmp_path):
-    from conformance._runner import CheckContext, Runner
-    from conformance._spark.checks import HISTORY, take_history_ahead, write_history_ahead
+    from conformance._checks.spark import HISTORY, take_history_ahead, write_history_ahead
+    from conformance._engine.runner import CheckContext, Runner
 
     subject = Subject(sup.old_row(), values=rows())
     ahead_runner = Runner(subject, examples=10, seed=3, spark="local[2]")

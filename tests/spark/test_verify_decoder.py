@@ -7,7 +7,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from conformance._spark.jobs import _decoder
+from conformance.spark.jobs import _decoder
 from reference.savepoint import StateMetadata, encode_list_value, key_group_for, savepoint_arrow_schema
 from reference.serializers import IntSerializer, LongSerializer, StringSerializer
 

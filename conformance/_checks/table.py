@@ -14,10 +14,10 @@ from hypothesis.errors import NoSuchExample
 
 from reference.table import TableWriteFunction
 
-from .._registry import NotApplicable, Violation, check
-from ._machine import build_machine
-from ._runmachine import run_machine
-from ._store import HarnessStore
+from .._engine.registry import NotApplicable, Violation, check
+from .._table._machine import build_machine
+from .._table._runmachine import run_machine
+from .._table._store import HarnessStore
 
 __all__: list[str] = []
 

@@ -18,9 +18,9 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from ._property import for_all
-from ._providers import Provided, Provider
-from ._registry import (
+from .property import for_all
+from .providers import Provided, Provider
+from .registry import (
     Check,
     NotApplicable,
     Violation,
@@ -29,8 +29,8 @@ from ._registry import (
     known_ids,
     select,
 )
-from ._report import CheckResult, Report, RunOptions
-from ._subject import as_subject, declared_families, subject_kind, subject_name
+from .report import CheckResult, Report, RunOptions
+from .subject import as_subject, declared_families, subject_kind, subject_name
 
 __all__ = ["CheckContext", "Runner", "check_serializer", "library_versions", "DEFAULT_BACKENDS",
            "TABLE_EXAMPLES", "TABLE_STEPS"]
@@ -87,7 +87,7 @@ class CheckContext:
     """What a check sees: the subject, hypothesis settings and seed, the run's options
     (``examples``, ``backends``, ``spark`` master or "off", ``update_golden``, ``work_dir``,
     ``options``), and the values other checks provide (``get``/``put``/``has``/``take`` of a
-    ``conformance._providers.Provider``)."""
+    ``conformance._engine.providers.Provider``)."""
 
     def __init__(self, runner: Runner) -> None:
         self._runner = runner
@@ -169,7 +169,7 @@ class Runner:
         exitfirst: bool = False,
         should_stop: Callable[[], bool] | None = None,
     ) -> None:
-        from ._profiles import default_profile, harness_settings
+        from .profiles import default_profile, harness_settings
 
         self.subject = subject
         self.kind = subject_kind(subject)
@@ -177,7 +177,7 @@ class Runner:
         self.options = dict(options or {})
         self.seed = seed if seed is not None else random.SystemRandom().randrange(2**32)
         if self.kind == "table":
-            from ._table._runmachine import machine_settings
+            from .._table._runmachine import machine_settings
 
             self.examples = examples if examples is not None else TABLE_EXAMPLES
             self.options.setdefault("steps", TABLE_STEPS)
@@ -282,11 +282,11 @@ class Runner:
     def run_checks(self, checks: Sequence[Check]) -> Report:
         """Run exactly ``checks`` (already selected) and report them."""
         if any(c.family == "backends" for c in checks) and self.backends:
-            from ._warmup import warm_up_in_background
+            from .warmup import warm_up_in_background
 
             warm_up_in_background()  # backends' one-time import and first-write costs overlap the early checks
         if any(c.family == "spark" for c in checks):
-            from ._spark.session import HARNESS_CONFIG, start_in_background
+            from ..spark.session import HARNESS_CONFIG, start_in_background
 
             start_in_background(self.spark, config=HARNESS_CONFIG)  # Spark's start-up overlaps the checks before it
         results = []

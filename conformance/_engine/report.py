@@ -14,8 +14,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._registry import STATUSES
-from ._render import render_report, render_result
+from .registry import STATUSES
+from .render import render_report, render_result
 
 __all__ = ["CheckResult", "Report", "RunOptions", "STATUSES", "reports_to_json", "dump", "CERTIFICATE_FORMAT"]
 

@@ -273,7 +273,7 @@ def _warm_up(master: str | None, config: dict[str, str] | None) -> None:
         session = get_session(master, config=config)
         # One tiny job over as many tasks as cores starts the Python workers (and their
         # imports of reference), which worker reuse then keeps for the real jobs.
-        from .datasets import task_job
+        from ..spark.datasets import task_job
 
         task_job(session, max(1, session.sparkContext.defaultParallelism), _import_in_worker).collect()
     except Exception:
@@ -294,7 +294,7 @@ def start_in_background(master: str | None = None, *, config: dict[str, str] | N
     that Spark's start-up overlaps the checks that run before the first Spark job; a later
     ``get_session`` waits for it. Failures are left for that call to report."""
     global _warming
-    from .._warmup import import_before_threads
+    from .._engine.warmup import import_before_threads
 
     with _lock:
         if _warming is not None or _session is not None or os.environ.get("CONFORMANCE_NO_WARMUP"):

@@ -29,8 +29,8 @@ from typing import Any
 
 from reference import Verdict
 
-from ._report import Report
-from ._runner import DEFAULT_BACKENDS, Runner
+from .report import Report
+from .runner import DEFAULT_BACKENDS, Runner
 
 __all__ = ["certify", "Plan"]
 
@@ -176,7 +176,7 @@ def _in_processes(plan: Plan, jobs: int) -> Iterator[tuple[int, Report | None]]:
 def _run_before_spark(index: int, ahead_dir: str) -> tuple[Report, dict[str, Any] | None]:
     """Lane one of a Spark run (a forked process): every selected check but the spark family,
     then the spark family's large history, written ahead into the run's shared directory."""
-    from ._runner import CheckContext
+    from .runner import CheckContext
 
     plan = _PLAN[0]
     runner = plan.runner(index)
@@ -185,7 +185,7 @@ def _run_before_spark(index: int, ahead_dir: str) -> tuple[Report, dict[str, Any
         report = runner.run_checks([c for c in selected if c.family != "spark"])
         ahead = None
         if any(c.id == "spark.history" for c in selected) and not runner.interrupted:
-            from ._spark.checks import write_history_ahead
+            from .._checks.spark import write_history_ahead
 
             ahead = write_history_ahead(CheckContext(runner), os.path.join(ahead_dir, str(index)))
         return report, ahead
@@ -201,7 +201,7 @@ def _run_spark_after(index: int, before: Report, ahead: dict[str, Any] | None, a
     try:
         runner.preload(before.results)
         if ahead is not None:
-            from ._spark.checks import take_history_ahead
+            from .._checks.spark import take_history_ahead
 
             take_history_ahead(runner, ahead)
         part = runner.run_checks([c for c in runner.checks(plan.checks) if c.family == "spark"])
@@ -226,7 +226,7 @@ def _two_lanes(plan: Plan, jobs: int) -> Iterator[tuple[int, Report]]:
     unsafe); the two lanes overlap, so Spark's start-up, the other families and the
     histories cost little wall time. Subjects with the most Spark work start first, so the
     short ones fill the end (longest first)."""
-    from ._spark.session import HARNESS_CONFIG, start_in_background
+    from ..spark.session import HARNESS_CONFIG, start_in_background
 
     order = sorted(range(len(plan.subjects)), key=lambda i: -_spark_cost(plan.subjects[i]))
     ahead_dir = tempfile.mkdtemp(prefix="conformance-spark-")
@@ -243,5 +243,5 @@ def _two_lanes(plan: Plan, jobs: int) -> Iterator[tuple[int, Report]]:
 
 def _spark_started() -> bool:
     """Whether this process already runs a JVM (then it must not fork)."""
-    session = sys.modules.get("conformance._spark.session")
+    session = sys.modules.get("conformance.spark.session")
     return session is not None and bool(session.running())

@@ -1,5 +1,5 @@
 """The harness's side of backends.fresh_process: start a restore in a fresh process
-(``conformance._fresh_restore``, whose docstring says how: a child of a zygote, or a new
+(``conformance._fresh.restore``, whose docstring says how: a child of a zygote, or a new
 interpreter where ``os.fork`` is missing) and collect what it printed."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ class _Zygote:
     def __init__(self) -> None:
         self.owner = os.getpid()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "conformance._fresh_restore", "--zygote"],
+            [sys.executable, "-m", "conformance._fresh.restore", "--zygote"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_environment(),
         )
         self.buffer = b""
@@ -114,7 +114,7 @@ def _environment() -> dict[str, str]:
 
 
 def _new_interpreter(spec: dict[str, Any]) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "conformance._fresh_restore", json.dumps(spec)],
+    return subprocess.Popen([sys.executable, "-m", "conformance._fresh.restore", json.dumps(spec)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_environment())
 
 

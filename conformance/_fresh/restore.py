@@ -3,15 +3,15 @@ state, and print, per key, the bytes the restored serializer writes for what it 
 stdout).
 
 The restoring process is a child of a zygote: a Python interpreter started once per harness
-process (``python -m conformance._fresh_restore --zygote``) that imports the reference library
+process (``python -m conformance._fresh.restore --zygote``) that imports the reference library
 and nothing else, then forks one child per restore. Each child is what a new interpreter is
 after importing the reference library: it has the zygote's state only, never the writer's, and
 imports the subject's modules itself (after taking the writer's ``sys.path``, environment and
 working directory). Forking saves each restore an interpreter start and the library's imports
 (about 0.2 s of CPU). Where ``os.fork`` is missing, each restore is a new interpreter
-(``python -m conformance._fresh_restore SPEC``).
+(``python -m conformance._fresh.restore SPEC``).
 
-The harness's side is ``conformance._fresh_process`` (which never imports this module). Zygote
+The harness's side is ``conformance._fresh.process`` (which never imports this module). Zygote
 protocol, one JSON object per line: a request ``{"spec", "path", "env", "cwd", "stdout",
 "stderr"}`` on its standard input; the replies ``{"pid": n}`` once the child runs, then
 ``{"exit": code}`` when it ends. A restore's output goes to the files named in the request.
@@ -36,11 +36,11 @@ def main(spec_text: str) -> int:
     from reference.savepoint import read_savepoint_metadata
     from reference.serializers import LongSerializer
 
-    from ._state_layout import descriptors
+    from .layout import descriptors
 
     serializer = None
     if spec.get("locator"):
-        from .cli import load_serializer
+        from ..cli import load_serializer
 
         serializer = load_serializer(spec["locator"])
     if serializer is None:
@@ -67,10 +67,9 @@ def _preload() -> None:
     """What every restore imports first: the reference library and its Parquet reader."""
     import pyarrow.parquet  # noqa: F401
 
+    import conformance._fresh.layout  # noqa: F401
     import reference.backends  # noqa: F401
     import reference.serializers  # noqa: F401
-
-    from . import _state_layout  # noqa: F401
 
 
 def _child(request: dict[str, Any]) -> int:

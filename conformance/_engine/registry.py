@@ -91,9 +91,9 @@ def load_families(spark: bool = False, table: bool = False) -> None:
     """Import the modules that register checks (Spark and table ones only on request)."""
     modules = ["conformance._checks"]
     if spark:
-        modules.append("conformance._spark.checks")
+        modules.append("conformance._checks.spark")
     if table:
-        modules.append("conformance._table.checks")
+        modules.append("conformance._checks.table")
     for name in modules:
         if name not in _LOADED:
             importlib.import_module(name)

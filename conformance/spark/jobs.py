@@ -62,7 +62,7 @@ from reference.savepoint import (
     state_row_groups,
 )
 
-from . import datasets
+from ..spark import datasets
 
 __all__ = [
     "MODES",
@@ -416,7 +416,7 @@ def migrate_savepoint(
         check_parallelism(metadata.max_parallelism, parallelism)
 
     if spark is None:
-        from .session import get_session
+        from ..spark.session import get_session
 
         spark = get_session(master)
     outputs, summaries, per_state = [], [], {}
@@ -752,7 +752,7 @@ def verify_savepoint(
         refuse_unpickling(expect, allow_pickle)
     if spark is None:
         read_savepoint_metadata(savepoint)  # an unusable savepoint fails before Spark starts
-        from .session import get_session
+        from ..spark.session import get_session
 
         spark = get_session(master)
     # Every state's row groups are decoded in one Spark job: a job's fixed cost dominates for
@@ -903,7 +903,7 @@ def _describe_mismatch(
     expected: SavepointMetadata, row: Any,
 ) -> str:
     """One mismatching entry, decoded for display (only a sample ever reaches the driver)."""
-    from conformance._canonical import show
+    from conformance._engine.canonical import show
 
     def decode(snapshot: bytes | None, data: Any, as_list: bool = False) -> str:
         if data is None:

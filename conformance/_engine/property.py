@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ._canonical import show
-from ._registry import Violation
+from .canonical import show
+from .registry import Violation
 
 __all__ = ["for_all", "guarded"]
 

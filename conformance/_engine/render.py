@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from ._registry import STATUSES
+from .registry import STATUSES
 
 if TYPE_CHECKING:
-    from ._report import CheckResult, Report
+    from .report import CheckResult, Report
 
 __all__ = ["render_result", "render_report", "render_results", "render_summary", "verdict_line"]
 

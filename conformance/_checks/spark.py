@@ -33,8 +33,8 @@ from reference import StateError, StateMigrationError, Verdict
 from reference.backends import SCHEMA_EVOLUTION_ENABLED
 from reference.serializers import LongSerializer
 
-from .._providers import Provider, provider
-from .._registry import NotApplicable, Violation, check
+from .._engine.providers import Provider, provider
+from .._engine.registry import NotApplicable, Violation, check
 
 __all__ = ["DEFAULT_ENTRIES", "HISTORY", "HISTORY_AHEAD", "history_entries", "take_history_ahead",
            "write_history_ahead"]
@@ -82,7 +82,7 @@ def history_cycle(serializer: Any, values: list[Any]) -> list[Any]:
     Spark path many times while the history stays one of many keys rather than of many bytes.
     Interleaved round by round (a small value recurs every few keys). The values themselves,
     not copies; when every value weighs the same, the values as they are."""
-    from .._checks._support import write
+    from ._support import write
 
     weights = [max(1, min(_ROUNDS, _ROUNDS * _SMALL // max(1, len(write(serializer, v))))) for v in values]
     if len(set(weights)) <= 1:
@@ -96,7 +96,7 @@ def _keys_for(entries: int) -> int:
 
 
 def _spark(ctx: Any) -> Any:
-    from .session import HARNESS_CONFIG, get_session
+    from ..spark.session import HARNESS_CONFIG, get_session
 
     try:
         return get_session(ctx.spark, config=HARNESS_CONFIG)
@@ -196,7 +196,7 @@ def _history_keys(keys: int, max_parallelism: int) -> _HistoryKeys:
 def _write_through_backend(ctx: Any, serializer: Any, values: list[Any], keys: range, path: str) -> str:
     from reference.backends import BytesStateBackend
 
-    from .._state_layout import descriptors
+    from .._fresh.layout import descriptors
 
     value_d, list_d, map_d = descriptors(serializer)
     backend = BytesStateBackend(_KEY_SERIALIZER())
@@ -221,7 +221,7 @@ def _oracle_judge(values: list[Any], migrate: Callable[[Any], Any] | None, kind:
     ``len(values) * _EVERY`` (and the map key), so each is built once; each distinct object,
     decoded or expected, is canonicalised once (the decoder gives one object per distinct
     bytes, and each history value is migrated once)."""
-    from .._canonical import canonical, show
+    from .._engine.canonical import canonical, show
 
     period = len(values) * _EVERY
     #: id -> (the object, its canonical form); holding the object keeps its id its own.
@@ -281,7 +281,7 @@ def _read_back(spark: Any, savepoint: str, values: list[Any], migrate: Callable[
     in its own job) and the oracle's judge, a function raising the Violation it shows."""
     from reference.savepoint import read_savepoint_metadata
 
-    from .jobs import _collect_summaries, _verification
+    from ..spark.jobs import _collect_summaries, _verification
 
     metadata = read_savepoint_metadata(savepoint)
 
@@ -313,8 +313,8 @@ def write_history_ahead(ctx: Any, directory: str) -> dict[str, Any] | None:
     only reads it. Returns what ``spark.history`` needs to take it (the values in canonical
     form, to confirm it draws the same ones), or None if it is not written here (then
     spark.history writes it itself and reports any problem)."""
-    from .._canonical import canonical
-    from .._checks._backends import bulk_values
+    from .._engine.canonical import canonical
+    from ._backends import bulk_values
 
     if not all(ctx.result(pre).passed for pre in ("roundtrip.bit_exact", "snapshot.restore")):
         return None
@@ -345,8 +345,8 @@ def take_history_ahead(runner: Any, ahead: dict[str, Any]) -> None:
     and, when they travel, the very values it was written with. Hypothesis' draws can differ
     between processes that imported different modules (it mixes constants found in local
     modules into its choices), so a history is used only for values equal to its own."""
-    from .._canonical import canonical
-    from .._checks._backends import BULK_VALUES
+    from .._engine.canonical import canonical
+    from ._backends import BULK_VALUES
 
     runner.put(HISTORY_AHEAD, ahead)
     if ahead.get("pickled") is None or runner.has(BULK_VALUES):
@@ -360,7 +360,7 @@ def take_history_ahead(runner: Any, ahead: dict[str, Any]) -> None:
 
 
 def _history_written_ahead(ctx: Any, values: list[Any], keys: int) -> str | None:
-    from .._canonical import canonical
+    from .._engine.canonical import canonical
 
     ahead = ctx.get(HISTORY_AHEAD) if ctx.has(HISTORY_AHEAD) else None
     if ahead is None or ahead["keys"] != keys or ahead["values"] != [canonical(v) for v in values]:
@@ -381,7 +381,7 @@ def spark_history(ctx) -> None:  # type: ignore[no-untyped-def]
     """A large history written through the bytes backend reads back exactly in Spark executors."""
     from reference.savepoint import read_savepoint_metadata
 
-    from .._checks._backends import bulk_values
+    from ._backends import bulk_values
 
     entries = history_entries(ctx)
     serializer = ctx.serializer()
@@ -413,7 +413,7 @@ def spark_history(ctx) -> None:  # type: ignore[no-untyped-def]
 def _single_process(ctx: Any, savepoint: str, new: Any) -> str:
     from reference.backends import BytesStateBackend
 
-    from .._state_layout import descriptors
+    from .._fresh.layout import descriptors
 
     # Each distinct stored value migrated once: the history repeats a few dozen values, and
     # equal bytes migrate to equal bytes (the backends family demands deterministic serializers).
@@ -438,8 +438,8 @@ def _migrate_both_modes(ctx: Any, step: Any, savepoint: str, spark: Any) -> dict
 
     from pyspark import cloudpickle
 
-    from .._state_layout import descriptors
-    from .jobs import migrate_savepoint
+    from .._fresh.layout import descriptors
+    from ..spark.jobs import migrate_savepoint
 
     pool = ThreadPoolExecutor(2, thread_name_prefix="conformance-spark-migrate")
     jobs = {}
@@ -461,8 +461,8 @@ def _wait(jobs: dict[str, tuple[str, Any]]) -> None:
 def spark_migration(ctx) -> None:  # type: ignore[no-untyped-def]
     """Each compatible evolution migrates the large history on Spark (bytes and heap mode) to
     the oracle's values and to the single-process bytes backend's savepoint, byte for byte."""
-    from .._checks._migration import declared_steps
-    from .jobs import SerializerShippingError, SparkJobError, identical_savepoints
+    from ..spark.jobs import SerializerShippingError, SparkJobError, identical_savepoints
+    from ._migration import declared_steps
 
     steps = [s for s in declared_steps(ctx) if s.expect != Verdict.INCOMPATIBLE]
     if not steps:
@@ -515,10 +515,10 @@ def spark_migration(ctx) -> None:  # type: ignore[no-untyped-def]
 def spark_incompatible(ctx) -> None:  # type: ignore[no-untyped-def]
     """Each incompatible evolution is refused by the Spark migrate job before anything is
     written, and the input savepoint is untouched."""
-    from .._checks._migration import declared_steps
-    from .._files import file_tree
-    from .._state_layout import descriptors
-    from .jobs import migrate_savepoint
+    from .._engine.files import file_tree
+    from .._fresh.layout import descriptors
+    from ..spark.jobs import migrate_savepoint
+    from ._migration import declared_steps
 
     steps = [s for s in declared_steps(ctx) if s.expect == Verdict.INCOMPATIBLE]
     if not steps:

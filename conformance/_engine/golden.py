@@ -17,7 +17,7 @@ from typing import Any
 
 from reference import DataInputView, DataOutputView, snapshot_to_bytes
 
-from ._canonical import stable_text, value_tree
+from .canonical import stable_text, value_tree
 
 __all__ = ["GoldenRelease", "record_release", "recorded_releases", "current_release", "FORMAT"]
 

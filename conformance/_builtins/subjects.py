@@ -4,7 +4,7 @@ evolutions and generated ones from the strategies (``conformance certify --built
 Every schema is fixed, so golden files recorded by one release stay meaningful for the next:
 pojo and enum use the strategies' generated classes built from a fixed field/member list (their
 names are fixed too, so every process, including the fresh-process restore that finds a subject
-by ``conformance._builtins:<name>``, rebuilds exactly the same classes); avro is a fixed record.
+by ``conformance._builtins.subjects:<name>``, rebuilds exactly the same classes); avro is a fixed record.
 Evolutions are drawn from the strategies with a fixed seed.
 
 Two built-ins take the shapes users write rather than the ones the strategies generate:
@@ -24,7 +24,7 @@ from typing import Any
 from reference import Verdict
 from reference import types as t
 
-from ._subject import Evolution, Subject
+from .._engine.subject import Evolution, Subject
 
 __all__ = ["builtin_subjects", "BUILTIN_NAMES"]
 
@@ -165,7 +165,7 @@ def _row_of_user_type() -> Subject:
         TupleSerializer,
     )
 
-    from ._user_serializers import Reading, ReadingSerializer
+    from .._user_serializers import Reading, ReadingSerializer
 
     def row(reading: Any) -> RowSerializer:
         history = MapSerializer(StringSerializer(), ListSerializer(TupleSerializer(
@@ -201,7 +201,7 @@ def _row_of_user_type() -> Subject:
     golden = os.environ.get("CONFORMANCE_BUILTINS_GOLDEN") or _DEFAULT_GOLDEN
     return Subject(lambda: row(ReadingSerializer(1)), values, evolutions, key=False, name="builtin:row_of_user_type",
                    golden=os.path.join(golden, "row_of_user_type"), release=_release(),
-                   locator="conformance._builtins:row_of_user_type")
+                   locator="conformance._builtins.subjects:row_of_user_type")
 
 
 def _pojo_with_subclasses() -> Subject:
@@ -213,7 +213,7 @@ def _pojo_with_subclasses() -> Subject:
 
     from reference.serializers import PojoSerializer
 
-    from ._user_serializers import Circle, Shape
+    from .._user_serializers import Circle, Shape
 
     names = st.text(max_size=8)
     values = st.none() | st.builds(Shape, names) | st.builds(Circle, names, st.floats())
@@ -226,7 +226,7 @@ def _pojo_with_subclasses() -> Subject:
     golden = os.environ.get("CONFORMANCE_BUILTINS_GOLDEN") or _DEFAULT_GOLDEN
     return Subject(lambda: PojoSerializer(Shape, registered_subclasses=[Circle]), values, evolutions, key=False,
                    name="builtin:pojo_with_subclasses", golden=os.path.join(golden, "pojo_with_subclasses"),
-                   release=_release(), locator="conformance._builtins:pojo_with_subclasses")
+                   release=_release(), locator="conformance._builtins.subjects:pojo_with_subclasses")
 
 
 def _legacy_row() -> Subject:
@@ -240,7 +240,7 @@ def _legacy_row() -> Subject:
 
     from reference.serializers import DoubleSerializer, RowSerializer, StringSerializer
 
-    from ._user_serializers import EpochMillisSerializer, TemperatureSerializer
+    from .._user_serializers import EpochMillisSerializer, TemperatureSerializer
 
     def row(temperature: Any, *more: Any) -> RowSerializer:
         return RowSerializer([("at", EpochMillisSerializer(), False), ("temp", temperature, True), *more],
@@ -263,7 +263,7 @@ def _legacy_row() -> Subject:
     golden = os.environ.get("CONFORMANCE_BUILTINS_GOLDEN") or _DEFAULT_GOLDEN
     return Subject(lambda: row(TemperatureSerializer("C")), values, evolutions, key=False, name="builtin:legacy_row",
                    golden=os.path.join(golden, "legacy_row"), release=_release(),
-                   locator="conformance._builtins:legacy_row")
+                   locator="conformance._builtins.subjects:legacy_row")
 
 
 #: The built-ins without a schema, declared by hand as users declare subjects.
@@ -402,7 +402,7 @@ def builtin_subject(name: str) -> Subject:
         golden=os.path.join(golden, name), release=_release(), releases=_RELEASES.get(name, {}),
         # Only generated classes need the subject rebuilt in a fresh process; the rest restore
         # from the savepoint's snapshots alone (and the child stays light).
-        locator=f"conformance._builtins:{name}" if callable(_PLAN[name][0]) else None,
+        locator=f"conformance._builtins.subjects:{name}" if callable(_PLAN[name][0]) else None,
     )
 
 
@@ -417,11 +417,11 @@ def _default_nullable() -> Any:
 _FACTORIES = {"nullable": _default_nullable}
 
 
-#: Golden files of the built-ins, shipped with the package (``conformance/golden/builtins``):
+#: Golden files of the built-ins, shipped with the package (``conformance/_builtins/golden``):
 #: every release of this project restores what earlier releases recorded there;
 #: ``--builtins --update-golden`` records the current release (CONFORMANCE_BUILTINS_GOLDEN
 #: points it elsewhere).
-_DEFAULT_GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden", "builtins")
+_DEFAULT_GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
 
 
 def _release() -> str:
