@@ -26,7 +26,7 @@ from ._evolutions import (
     evolution_chains,
     evolutions,
 )
-from ._pojo import PojoField, activate, enum_type, pojo_type
+from ._pojo import PojoField, activate, enum_type, pojo_type, schema_nodes
 from ._schemas import FAMILIES, schemas
 from ._schemas import _avro_available as avro_available
 from ._values import large_values, values, zero_value
@@ -55,6 +55,7 @@ __all__ = [
     "large_values",
     "out_of_domain",
     "pojo_type",
+    "schema_nodes",
     "schemas",
     "serializers",
     "values",

@@ -27,7 +27,7 @@ from reference.serializers import AvroSerializer
 from reference.types import AvroType
 
 __all__ = [
-    "available", "avro_schemas", "avro_values", "change_labels", "change_kind", "apply_change",
+    "available", "avro_schemas", "avro_type_of", "avro_values", "change_labels", "change_kind", "apply_change",
     "declared_names",
     "COMPATIBLE_CHANGES", "INCOMPATIBLE_CHANGES", "schema_values",
 ]
@@ -72,7 +72,8 @@ def available() -> bool:
     return True
 
 
-def _avro_type(schema: Any) -> AvroType:
+def avro_type_of(schema: Any) -> AvroType:
+    """The reference type of an Avro schema (a JSON object or string)."""
     return AvroType(AvroSerializer(schema).schema_json)
 
 
@@ -151,7 +152,7 @@ def _fresh_schema(draw: Any, depth: int) -> Any:
 
 def avro_schemas(depth: int = 2) -> st.SearchStrategy[AvroType]:
     """Random Avro schemas as ``reference.types.AvroType`` (canonical JSON)."""
-    return _fresh_schema(depth).map(_avro_type)
+    return _fresh_schema(depth).map(avro_type_of)
 
 
 def raw_avro_schemas(depth: int = 2) -> st.SearchStrategy[Any]:
@@ -439,10 +440,10 @@ def apply_change(
             return {k: (migrate_site(v) if k == name else v) for k, v in value.items()}  # type: ignore[misc]
 
     if label in INCOMPATIBLE_CHANGES:
-        return _avro_type(new_schema), None, INCOMPATIBLE_CHANGES[label]
+        return avro_type_of(new_schema), None, INCOMPATIBLE_CHANGES[label]
     assert migrate_site is not None
     lossy = label == "avro.promote" and (what, new_site) in _LOSSY_PROMOTIONS
-    return _avro_type(new_schema), AvroMigration(migrate, f"{label} at {what}", lossy), None
+    return avro_type_of(new_schema), AvroMigration(migrate, f"{label} at {what}", lossy), None
 
 
 def evolution(schema: Any, label: str) -> st.SearchStrategy[tuple[Any, AvroMigration | None, str | None]]:
@@ -450,7 +451,7 @@ def evolution(schema: Any, label: str) -> st.SearchStrategy[tuple[Any, AvroMigra
 
     @st.composite
     def build(draw: Any) -> tuple[Any, AvroMigration | None, str | None]:
-        new, migration, reason = apply_change(draw, _avro_type(schema), label)
+        new, migration, reason = apply_change(draw, avro_type_of(schema), label)
         return json.loads(new.schema_json), migration, reason
 
     return build()

@@ -203,7 +203,7 @@ def _apply_extra(draw: Any, schema: Any, label: str) -> Any:
             # gone), which makes the schema invalid; a field present in both versions never
             # reads its default, so dropping it leaves the verdict (missing union branch) as is.
             new_schema["fields"][pos].pop("default", None)
-    return _avro._avro_type(new_schema), migration, reason
+    return _avro.avro_type_of(new_schema), migration, reason
 
 
 def _extra_labels(schema: Any) -> list[str]:

@@ -33,7 +33,7 @@ from ._canonical import canonical
 
 __all__ = [
     "PojoField", "NO_DEFAULT", "pojo_class", "enum_class", "pojo_type", "enum_type",
-    "pojo_fields", "enum_members", "activate", "derived_name",
+    "pojo_fields", "enum_members", "activate", "derived_name", "schema_nodes",
 ]
 
 MODULE = _generated.__name__
@@ -223,31 +223,32 @@ def activate(schema: Any) -> None:
     process; ``reference.lookup_type`` (used when a snapshot is restored) returns the one
     activated last. Call it with the NEW schema before restoring old snapshots to migrate.
     """
-    for node in _walk(schema):
+    for node in schema_nodes(schema):
         if isinstance(node, (t.PojoType, t.EnumType)) and isinstance(
             node.cls, (_GeneratedPojoMeta, _GeneratedEnumMeta)
         ):
             _publish(node.cls)
 
 
-def _walk(schema: Any) -> Any:
+def schema_nodes(schema: Any) -> Any:
+    """Every node of a schema, depth first from the root (generated POJOs' fields included)."""
     yield schema
     if isinstance(schema, t.NullableType):
-        yield from _walk(schema.inner)
+        yield from schema_nodes(schema.inner)
     elif isinstance(schema, t.ListType):
-        yield from _walk(schema.element)
+        yield from schema_nodes(schema.element)
     elif isinstance(schema, t.MapType):
-        yield from _walk(schema.key)
-        yield from _walk(schema.value)
+        yield from schema_nodes(schema.key)
+        yield from schema_nodes(schema.value)
     elif isinstance(schema, t.TupleType):
         for f in schema.fields:
-            yield from _walk(f)
+            yield from schema_nodes(f)
     elif isinstance(schema, t.RowType):
         for rf in schema.fields:
-            yield from _walk(rf.type)
+            yield from schema_nodes(rf.type)
     elif isinstance(schema, t.PojoType) and isinstance(schema.cls, _GeneratedPojoMeta):
         for pf in pojo_fields(schema):
-            yield from _walk(pf.type)
+            yield from schema_nodes(pf.type)
 
 
 # -- pickling: a generated class travels as its spec -----------------------------------------

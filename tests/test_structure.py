@@ -22,12 +22,13 @@ def _modules() -> dict[str, Path]:
     return found
 
 
-def _imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
-    """Every import statement that can run (skipping ``if TYPE_CHECKING:`` bodies)."""
+def _imports(tree: ast.AST, annotations: bool = False) -> list[ast.Import | ast.ImportFrom]:
+    """Every import statement that can run (skipping ``if TYPE_CHECKING:`` bodies unless
+    ``annotations``, which counts the imports that only annotations use as well)."""
     found: list[ast.Import | ast.ImportFrom] = []
 
     def walk(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+        if not annotations and isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
             for child in node.orelse:
                 walk(child)
             return
@@ -50,7 +51,7 @@ def _absolute(module: str, file: Path, node: ast.ImportFrom) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
-def _graph() -> tuple[dict[str, set[str]], list[tuple[str, int, str]]]:
+def _graph(annotations: bool = False) -> tuple[dict[str, set[str]], list[tuple[str, int, str]]]:
     modules = _modules()
 
     def owner(name: str) -> str | None:
@@ -62,7 +63,7 @@ def _graph() -> tuple[dict[str, set[str]], list[tuple[str, int, str]]]:
     private: list[tuple[str, int, str]] = []
     for module, file in modules.items():
         package = module.split(".")[0]
-        for node in _imports(ast.parse(file.read_text(encoding="utf-8"))):
+        for node in _imports(ast.parse(file.read_text(encoding="utf-8")), annotations):
             if isinstance(node, ast.ImportFrom):
                 base = _absolute(module, file, node)
                 names = [f"{base}.{a.name}" for a in node.names]
@@ -131,3 +132,79 @@ def test_the_walk_finds_a_planted_circle_and_a_private_import():
     assert _cycles(edges) == [["a", "b", "c"]], f"got {_cycles(edges)}"
     tree = ast.parse("if TYPE_CHECKING:\n    import x\nelse:\n    import y\ndef f():\n    from z import w\n")
     assert [ast.unparse(n) for n in _imports(tree)] == ["import y", "from z import w"]
+
+
+#: Flink's serializer / snapshot / compatibility triad: a serializer snapshots itself, a snapshot
+#: restores a serializer and judges another snapshot, a compatibility result may carry a
+#: reconfigured serializer. The three refer to each other by design (as in Flink), and only in
+#: annotations or inside functions; it is the one circle the packages may have.
+ALLOWED_CIRCLES = [["reference._compat", "reference._serializer", "reference._snapshot"]]
+
+
+def test_no_import_circles_even_through_annotations():
+    edges, _ = _graph(annotations=True)
+    cycles = _cycles(edges)
+    assert cycles == ALLOWED_CIRCLES, (
+        f"got import circles {cycles} (counting imports only annotations use), should be only "
+        f"Flink's serializer/snapshot/compatibility triad {ALLOWED_CIRCLES}")
+
+
+def test_backends_export_the_backends_and_the_state_api_only():
+    import reference.backends
+
+    names = reference.backends.__all__
+    assert len(names) <= 25, (
+        f"got {len(names)} names in reference.backends.__all__, should be at most 25 (the backends "
+        "and the state API; savepoint plumbing belongs to reference.savepoint)")
+    assert len(set(names)) == len(names), f"got duplicates in reference.backends.__all__: {names}"
+    for name in names:
+        assert hasattr(reference.backends, name), f"reference.backends.__all__ names {name!r}, which it lacks"
+
+
+#: Which package each folder of tests is the test of: a test may read the private modules of its
+#: own package, never another package's (those it uses through their public names).
+TESTED_PACKAGE = {
+    "reference": {"reference"}, "backends": {"reference"}, "storage": {"reference"},
+    "fuzz": {"reference"}, "strategies": {"strategies"}, "table": {"conformance", "reference"},
+    "harness": {"conformance"}, "spark": {"conformance"}, "cluster": {"conformance"},
+    "docs": {"conformance"}, "flink": {"reference"},
+    "": {"conformance"},  # the suite's conftest registers the harness's hypothesis profiles
+}
+#: The zoo of reference bugs plants faults inside the reference's own private functions (the
+#: check meant for each must catch it first): the one place a test of the harness reaches into
+#: another package, named here module by module.
+ZOO_PLANTS = {
+    ("tests/harness/zoo.py", "reference.backends._bytes"),
+    ("tests/harness/zoo.py", "reference.serializers._pojo"),
+    ("tests/harness/zoo.py", "reference.serializers._primitives"),
+    ("tests/harness/test_harness_zoo.py", "reference._snapshot"),
+}
+
+
+def _private_imports_of_tests() -> list[tuple[str, int, str]]:
+    found = []
+    for file in sorted((ROOT / "tests").rglob("*.py")):
+        folder = file.relative_to(ROOT / "tests").parts[0] if file.parent != ROOT / "tests" else ""
+        own = TESTED_PACKAGE.get(folder, set())
+        for node in _imports(ast.parse(file.read_text(encoding="utf-8")), annotations=True):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    continue
+                names = [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
+            else:
+                names = [a.name for a in node.names]
+            for name in names:
+                parts = name.split(".")
+                private = [i for i, p in enumerate(parts) if i and p.startswith("_") and not p.startswith("__")]
+                if parts[0] in PACKAGES and parts[0] not in own and private:
+                    where = str(file.relative_to(ROOT))
+                    if (where, ".".join(parts[: private[0] + 1])) not in ZOO_PLANTS:
+                        found.append((where, node.lineno, name))
+    return found
+
+
+def test_no_test_imports_a_private_module_of_another_package():
+    private = _private_imports_of_tests()
+    assert not private, (
+        f"got {len(private)} imports of another package's private names by tests (file, line, "
+        f"name): {private}; should use that package's public API (or live with that package's tests)")

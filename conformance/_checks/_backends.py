@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 from reference import StateError, Verdict
 from reference.backends import SCHEMA_EVOLUTION_ENABLED
+from reference.savepoint import file_tree
 from reference.serializers import LongSerializer
 
 from .._engine.canonical import show
-from .._engine.files import file_tree
 from .._engine.providers import Provider, provider
 from .._engine.registry import NotApplicable, Violation, check
 from .._fresh.layout import descriptors, expected_state

@@ -515,7 +515,8 @@ def spark_migration(ctx) -> None:  # type: ignore[no-untyped-def]
 def spark_incompatible(ctx) -> None:  # type: ignore[no-untyped-def]
     """Each incompatible evolution is refused by the Spark migrate job before anything is
     written, and the input savepoint is untouched."""
-    from .._engine.files import file_tree
+    from reference.savepoint import file_tree
+
     from .._fresh.layout import descriptors
     from ..spark.jobs import migrate_savepoint
     from ._migration import declared_steps

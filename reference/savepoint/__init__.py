@@ -11,7 +11,7 @@ This package owns everything a savepoint is on disk, for every engine that reads
   RocksDB list state (``encode_list_value``, ``decode_list_value``);
 - **storage** (``_storage``): a local path or any URI ``pyarrow.fs`` accepts (``locate``,
   ``Location``), configured by the standard environment only; ``shown`` renders a path with no
-  secret in it;
+  secret in it; ``file_tree`` reads every file under a path (to prove nothing changed);
 - **key groups** (``_key_groups``): ``key_group_for`` a serialized key, the range each subtask
   owns (``key_group_range``), as Flink assigns them.
 
@@ -66,6 +66,7 @@ from ._key_groups import (
 )
 from ._murmur import murmur3_32, murmur3_32_many
 from ._storage import Location, StorageError, is_uri, locate, same_bytes, shown, store_environment
+from ._tree import file_tree
 
 __all__ = [
     # this project's savepoint layout
@@ -114,6 +115,7 @@ __all__ = [
     "murmur3_32_many",
     "subtask_for_key_group",
     # storage
+    "file_tree",
     "Location",
     "StorageError",
     "is_uri",

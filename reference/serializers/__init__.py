@@ -15,7 +15,7 @@ from ._composites import (
 )
 from ._enum import EnumSerializer, EnumSerializerSnapshot
 from ._pickle import PickleSerializer, PickleSerializerSnapshot
-from ._pojo import PojoSerializer, PojoSerializerSnapshot
+from ._pojo import PojoSerializer, PojoSerializerSnapshot, field_serializer_for_annotation
 from ._primitives import (
     BooleanSerializer,
     BooleanSerializerSnapshot,
@@ -53,7 +53,7 @@ __all__ = [
     "MapSerializer", "MapSerializerSnapshot",
     "NullableSerializer", "NullableSerializerSnapshot",
     "PickleSerializer", "PickleSerializerSnapshot",
-    "PojoSerializer", "PojoSerializerSnapshot",
+    "PojoSerializer", "PojoSerializerSnapshot", "field_serializer_for_annotation",
     "Row", "RowKind", "RowSerializer", "RowSerializerSnapshot",
     "ShortSerializer", "ShortSerializerSnapshot",
     "StringSerializer", "StringSerializerSnapshot",

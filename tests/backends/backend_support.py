@@ -10,7 +10,6 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from conformance._engine.files import file_tree as tree_bytes  # noqa: F401  (the harness's own)
 from reference import (
     DataInputView,
     DataOutputView,
@@ -20,6 +19,7 @@ from reference import (
     TypeSerializerSnapshot,
 )
 from reference.backends import BytesStateBackend, HeapStateBackend
+from reference.savepoint import file_tree as tree_bytes  # noqa: F401
 from reference.savepoint import read_savepoint_metadata, state_data_files
 
 #: How far migration moves a value per version step (an independent oracle for the tests).

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import strategies.avro as _avro
 from conformance import Evolution, Subject, check_serializer
 from reference.serializers import AvroSerializer
-from strategies import _avro
 
 V1 = {"type": "record", "name": "a.P", "fields": [
     {"name": "x", "type": "int"},

@@ -26,10 +26,10 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from test_avro_corpus import PAIRS, _java_verdict, decode  # beside this file (pytest puts it on sys.path)
 
+import strategies.avro as _avro
 from reference import DataInputView, DataOutputView
 from reference.serializers import AvroSerializer as _AvroSerializer
 from reference.serializers._avro_compat import check_compatibility
-from strategies import _avro
 
 
 def AvroSerializer(schema: Any) -> _AvroSerializer:  # noqa: N802 - Avro Java reads Avro's binary encoding
@@ -151,7 +151,7 @@ def _generated(count: int) -> list[tuple[Any, Any, Any]]:
 
     @st.composite
     def evolution(draw: Any) -> tuple[Any, Any, Any]:
-        old = _avro._avro_type(draw(_avro.raw_avro_schemas(depth=2), label="schema"))
+        old = _avro.avro_type_of(draw(_avro.raw_avro_schemas(depth=2), label="schema"))
         label = draw(st.sampled_from(_avro.change_labels(old)), label="change")
         new, _, _ = _avro.apply_change(draw, old, label)
         return old.schema, new.schema, draw(_avro.avro_values(old), label="value")

@@ -15,6 +15,7 @@ import fastavro
 from hypothesis import given, note
 from hypothesis import strategies as st
 
+import strategies.avro as _avro
 from reference import (
     DataInputView,
     DataOutputView,
@@ -24,7 +25,6 @@ from reference import (
 )
 from reference.serializers import AvroSerializer
 from reference.serializers._avro_compat import check_compatibility
-from strategies import _avro
 
 SCHEMAS = _avro.raw_avro_schemas(depth=2)
 
@@ -42,12 +42,12 @@ def exact(value: Any) -> Any:
 @st.composite
 def evolutions(draw: Any, compatible: bool) -> tuple[Any, Any, str, Any, str | None]:
     schema = draw(SCHEMAS, label="old schema")
-    avro_type = _avro._avro_type(schema)
+    avro_type = _avro.avro_type_of(schema)
     wanted = _avro.COMPATIBLE_CHANGES if compatible else tuple(_avro.INCOMPATIBLE_CHANGES)
     labels = [label for label in _avro.change_labels(avro_type) if label in wanted]
     if not labels:  # every schema can be widened into a union, so compatible labels exist
         schema = {"type": "record", "name": "gen.Fallback", "fields": [{"name": "a", "type": schema}]}
-        avro_type = _avro._avro_type(schema)
+        avro_type = _avro.avro_type_of(schema)
         labels = [label for label in _avro.change_labels(avro_type) if label in wanted]
     label = draw(st.sampled_from(labels), label="change")
     new_type, migration, reason = _avro.apply_change(draw, avro_type, label)

@@ -16,10 +16,9 @@ import spark_support as sup
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "storage"))
 from storage_support import relist  # noqa: E402
 
-from conformance._engine.files import file_tree
 from reference import StateMigrationError
 from reference.backends import BytesStateBackend, ValueStateDescriptor
-from reference.savepoint import read_savepoint_metadata, state_data_files
+from reference.savepoint import file_tree, read_savepoint_metadata, state_data_files
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 

@@ -69,7 +69,7 @@ def test_the_cli_never_prints_a_secret_of_a_uri(capsys):
 
 
 def test_file_tree_reads_a_savepoint_at_a_uri_as_on_disk(s3_bucket, tmp_path):
-    from conformance._engine.files import file_tree
+    from reference.savepoint import file_tree
 
     with fill(BACKENDS["bytes"](StringSerializer()), keys=20) as backend:
         backend.savepoint(f"{s3_bucket}/sp")

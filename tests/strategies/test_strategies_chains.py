@@ -154,8 +154,8 @@ def _removed_then_added(chain: list[Any]) -> tuple[set[str], set[str]]:
 
 def _retirement_schemas() -> list[Any]:
     from reference import types as t
-    from strategies._avro import _avro_type
     from strategies._pojo import PojoField, pojo_type
+    from strategies.avro import avro_type_of as _avro_type
 
     record = {"type": "record", "name": "ChainRetirement",
               "fields": [{"name": "a", "type": "int"}, {"name": "b", "type": "string"}]}
@@ -184,7 +184,7 @@ def test_strategies_chains_never_add_back_a_removed_name() -> None:
 def test_strategies_chain_of_enum_symbol_defaults_is_lossy() -> None:
     # v1 {A,B,C,D} -> v2 without D (default A) -> v3 without B (default C): step by step D
     # becomes A, the direct jump reads D as v3's default C. The chain must say it is lossy.
-    from strategies._avro import _avro_type
+    from strategies.avro import avro_type_of as _avro_type
 
     schema = _avro_type({"type": "enum", "name": "ChainSymbols", "symbols": ["A", "B", "C", "D"]})
     label = "avro.remove_enum_symbol_with_default"

@@ -117,8 +117,7 @@ def test_strategies_found_lists_of_zero_width_elements_read_back() -> None:
 @settings(max_examples=100)
 @given(st.data())
 def test_an_annotated_field_is_inferred_as_the_schemas_reference_serializer(data: Any) -> None:
-    from reference.serializers import PojoSerializer
-    from reference.serializers._pojo import field_serializer_for_annotation
+    from reference.serializers import PojoSerializer, field_serializer_for_annotation
     from strategies._pojo import PojoField, annotation_for, pojo_type
 
     schema = data.draw(strategies.schemas(), label="field schema")

@@ -1,8 +1,11 @@
-"""Files of a savepoint as the checks compare them (a local directory or a URI)."""
+"""Every file under a savepoint path, as bytes: what tests and checks compare to prove a savepoint
+was left untouched (a local directory or a URI, through ``locate``)."""
 
 from __future__ import annotations
 
 import os
+
+from ._storage import locate
 
 __all__ = ["file_tree"]
 
@@ -11,8 +14,6 @@ def file_tree(path: str | os.PathLike[str]) -> dict[str, bytes]:
     """Every file under ``path`` (relative name -> bytes), a local directory or a URI (see
     ``reference.savepoint.locate``): two calls compare equal exactly when nothing under
     ``path`` was added, removed or changed (e.g. a savepoint left untouched)."""
-    from reference.savepoint import locate
-
     where = locate(path)
     if where.remote:
         return {name: where.child(name).read_bytes() for name, _size, _mtime in where.files()}
