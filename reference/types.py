@@ -11,6 +11,7 @@ and ``serializer_for`` maps each to the built-in serializer of ``reference.seria
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,7 +120,7 @@ class PojoType:
 
 @dataclass(frozen=True)
 class EnumType:
-    cls: type
+    cls: type[enum.Enum]
 
 
 @dataclass(frozen=True)

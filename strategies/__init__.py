@@ -11,6 +11,8 @@ value the rules require (the oracle).
 ...     evolution = data.draw(strategies.evolutions(schema))
 """
 
+from typing import Any
+
 from hypothesis import strategies as _st
 
 from reference.types import serializer_for as _serializer_for
@@ -32,7 +34,7 @@ from ._schemas import _avro_available as avro_available
 from ._values import large_values, values, zero_value
 
 
-def serializers(schema):  # type: ignore[no-untyped-def]
+def serializers(schema: Any) -> _st.SearchStrategy[Any]:
     """The reference serializer of ``schema`` (a fresh instance per example)."""
     return _st.builds(_serializer_for, _st.just(schema))
 

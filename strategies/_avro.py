@@ -97,10 +97,6 @@ def _clashes(branch: Any, others: list[Any]) -> bool:
     return "array" in kinds and bool(kinds & {"bytes", "fixed"})
 
 
-def _type_name(schema: Any) -> str:
-    return schema if isinstance(schema, str) else schema["type"]
-
-
 @st.composite
 def _schema(draw: Any, depth: int, names: list[int], top: bool = False, union: bool = True) -> Any:
     def fresh(prefix: str) -> str:
@@ -430,18 +426,20 @@ def apply_change(
     position, site = draw(st.sampled_from(sites), label="change site")
     new_site, migrate_site, what = _apply_at_site(draw, site, label, retired)
     if position is None:
-        new_schema, migrate = new_site, migrate_site
+        new_schema = new_site
     else:
         new_schema = copy.deepcopy(schema)
         new_schema["fields"][position]["type"] = new_site
-        name = schema["fields"][position]["name"]
-
-        def migrate(value: dict[str, Any]) -> dict[str, Any]:
-            return {k: (migrate_site(v) if k == name else v) for k, v in value.items()}  # type: ignore[misc]
-
     if label in INCOMPATIBLE_CHANGES:
         return avro_type_of(new_schema), None, INCOMPATIBLE_CHANGES[label]
     assert migrate_site is not None
+    migrate: Callable[[Any], Any] = migrate_site
+    if position is not None:
+        name, at_site = schema["fields"][position]["name"], migrate_site
+
+        def migrate(value: dict[str, Any]) -> dict[str, Any]:
+            return {k: (at_site(v) if k == name else v) for k, v in value.items()}
+
     lossy = label == "avro.promote" and (what, new_site) in _LOSSY_PROMOTIONS
     return avro_type_of(new_schema), AvroMigration(migrate, f"{label} at {what}", lossy), None
 

@@ -17,6 +17,7 @@ every labelled choice is "refuse the value here").
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -222,7 +223,7 @@ def _pojo_value(draw: Any, schema: t.PojoType, hashable: bool) -> tuple[Any, str
     return schema.cls(**kwargs), fields[i].name, what
 
 
-_COMPOSITES = {
+_COMPOSITES: dict[type, Callable[[Any, Any, bool], tuple[Any, str | None, str]]] = {
     t.NullableType: _nullable, t.ListType: _list, t.MapType: _map, t.TupleType: _tuple,
     t.RowType: _row, t.PojoType: _pojo_value,
 }

@@ -184,9 +184,8 @@ def enum_class(qualname: str, members: tuple[str, ...]) -> type:
         found = _ENUMS.get(key)
         if found is not None:
             return found
-        cls = GeneratedEnum(  # type: ignore[call-overload]
-            qualname, [(m, m) for m in members], module=MODULE, qualname=qualname
-        )
+        functional_api: Any = GeneratedEnum  # Enum's functional API (typeshed types only its class form)
+        cls: type = functional_api(qualname, [(m, m) for m in members], module=MODULE, qualname=qualname)
         _ENUMS[key] = cls
         _publish(cls)
         return cls
@@ -209,7 +208,7 @@ def pojo_fields(schema: t.PojoType) -> tuple[PojoField, ...]:
     fields = getattr(schema.cls, "__pojo_fields__", None)
     if fields is None:
         raise TypeError(f"{schema.cls!r} is not a generated dataclass")
-    return fields  # type: ignore[no-any-return]
+    return fields
 
 
 def enum_members(schema: t.EnumType) -> tuple[str, ...]:

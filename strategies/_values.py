@@ -34,11 +34,11 @@ def float32_from_bits(bits: int) -> float:
     kept): a Python float cannot carry a binary32 signalling NaN through a conversion."""
     if (bits & 0x7F800000) == 0x7F800000 and bits & 0x007FFFFF:
         bits |= 0x00400000
-    return _F32.unpack(_U32.pack(bits))[0]  # type: ignore[no-any-return]
+    return _F32.unpack(_U32.pack(bits))[0]
 
 
 def float64_from_bits(bits: int) -> float:
-    return _F64.unpack(_U64.pack(bits))[0]  # type: ignore[no-any-return]
+    return _F64.unpack(_U64.pack(bits))[0]
 
 
 _INT_RANGES = {
