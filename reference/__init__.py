@@ -1,6 +1,8 @@
 """Reference implementation of Flink's serializer, snapshot and schema-migration semantics.
 
-Importing ``reference`` imports neither pytest, hypothesis nor pyspark.
+Importing ``reference`` imports neither pytest, hypothesis nor pyspark. ``canonical`` /
+``values_equal`` / ``value_tree`` are the one rule for when two state values are the same
+(exact types, float bits, order where the type has one).
 """
 
 from ._classes import class_identity, lookup_type, register_type
@@ -33,6 +35,7 @@ from ._snapshot import (
     write_serializer_snapshot,
     write_versioned_snapshot,
 )
+from ._values import canonical, value_tree, values_equal
 
 __all__ = [
     "CompositeTypeSerializerSnapshot",
@@ -53,6 +56,7 @@ __all__ = [
     "TypeSerializerSnapshot",
     "UnknownSnapshotClassError",
     "Verdict",
+    "canonical",
     "class_identity",
     "lookup_type",
     "migrate_element_form",
@@ -64,6 +68,8 @@ __all__ = [
     "snapshot_class",
     "snapshot_from_bytes",
     "snapshot_to_bytes",
+    "value_tree",
+    "values_equal",
     "write_serializer_snapshot",
     "write_versioned_snapshot",
 ]

@@ -15,9 +15,9 @@ from typing import Any
 
 from hypothesis import strategies as _st
 
+from reference import canonical, values_equal
 from reference.types import serializer_for as _serializer_for
 
-from ._canonical import canonical, values_equal
 from ._domain import OutOfDomain, out_of_domain
 from ._evolutions import (
     CHANGES,

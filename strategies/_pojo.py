@@ -25,11 +25,10 @@ import sys
 import threading
 from typing import Any
 
-from reference import register_type
+from reference import canonical, register_type
 from reference import types as t
 
 from . import _generated
-from ._canonical import canonical
 
 __all__ = [
     "PojoField", "NO_DEFAULT", "pojo_class", "enum_class", "pojo_type", "enum_type",

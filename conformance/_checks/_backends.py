@@ -17,12 +17,12 @@ from reference.backends import SCHEMA_EVOLUTION_ENABLED
 from reference.savepoint import file_tree
 from reference.serializers import LongSerializer
 
-from .._engine.canonical import show
+from .._engine.canonical import show, tree_difference
 from .._engine.providers import Provider, provider
 from .._engine.registry import NotApplicable, Violation, check
-from .._fresh.layout import descriptors, expected_state
+from .._fresh.layout import descriptors, expected_state, state_trees
 from ._migration import Step, declared_steps
-from ._support import expect_equal, write
+from ._support import expect_equal, read_one, write
 
 HISTORY = ("backends.history",)
 EVOLUTION_CONFIG = SCHEMA_EVOLUTION_ENABLED
@@ -159,7 +159,8 @@ def _draw_bulk_values(ctx: Any) -> list[Any]:
     return values
 
 
-def _stop(proc: Any) -> None:
+def _stop(started: tuple[Any, dict[str, Any]]) -> None:
+    proc, _spec = started
     proc.kill()
     proc.communicate()
 
@@ -170,8 +171,9 @@ BULK_VALUES: Provider[list[Any]] = provider("bulk_values", _draw_bulk_values)
 #: Backend kind -> the savepoint backends.history wrote for the bulk values.
 SAVEPOINTS: Provider[dict[str, str]] = provider("savepoints")
 #: The fresh-process restore started by backends.history, collected by backends.fresh_process.
-#: A ``subprocess.Popen``, or the ``Restore`` of a zygote's child (``conformance._fresh.process``).
-FRESH_PROCESS: Provider[Any] = provider("fresh_process", close=_stop)
+#: (a ``subprocess.Popen`` or the ``Restore`` of a zygote's child (``conformance._fresh.process``),
+#: the spec it restores).
+FRESH_PROCESS: Provider[tuple[Any, dict[str, Any]]] = provider("fresh_process", close=_stop)
 
 
 def bulk_values(ctx: Any) -> list[Any]:
@@ -385,7 +387,7 @@ def _start_fresh_process(ctx: Any, savepoint: str) -> None:
             "locator": ctx.subject.locator}
     from .._fresh.process import start_restore
 
-    ctx.put(FRESH_PROCESS, start_restore(spec, ctx.work_dir))
+    ctx.put(FRESH_PROCESS, (start_restore(spec, ctx.work_dir), spec))
 
 
 @check(id="backends.fresh_process", family="backends", requires=HISTORY)
@@ -400,9 +402,10 @@ def fresh_process(ctx) -> None:  # type: ignore[no-untyped-def]
     if not ctx.has(FRESH_PROCESS):
         points = savepoints(ctx)
         _start_fresh_process(ctx, points.get("bytes/memory") or points["heap"])
-    proc = ctx.take(FRESH_PROCESS)
-    if proc is None:
+    started = ctx.take(FRESH_PROCESS)
+    if started is None:
         raise NotApplicable("the serializer cannot be rebuilt in another process (defined in __main__)")
+    proc, spec = started
     try:
         stdout, stderr = proc.communicate(timeout=120)
     except subprocess.TimeoutExpired:
@@ -413,15 +416,53 @@ def fresh_process(ctx) -> None:  # type: ignore[no-untyped-def]
         tail = (stderr.strip().splitlines() or ["(no output)"])[-1]
         raise Violation(f"restoring the savepoint in a fresh Python process failed: {tail}; it should restore "
                         "there too (is some state kept only in the writing process?)")
-    got = json.loads(stdout)
+    differs = _fresh_difference(serializer, values, stdout)
+    if differs is None:
+        return
+    key, what, example = differs
+    foreign = json.loads(stdout)["foreign"]
+    mattered = _which_difference(serializer, values, spec)
+    setting = (f"another {mattered} ({foreign[mattered]})" if mattered
+               else "another time zone ({time zone}), locale ({locale}) and hash seed ({hash seed})".format(**foreign))
+    raise Violation(
+        f"in a fresh Python process with {setting} key {key} {what}; a restore on another machine "
+        "must read the same values (is some state kept only in the writing process, or does the "
+        "format depend on the process's time zone, locale or hash seed?)", example=show(example))
+
+
+def _fresh_difference(serializer: Any, values: list[Any], stdout: str) -> tuple[int, str, Any] | None:
+    """(key, what differs, the value) where a fresh process read something other than what this
+    process reads from the same bytes, or wrote other bytes for it; None where nothing differs."""
+    got = json.loads(stdout)["keys"]
     for key, (v, elements, entries) in expected_state(values).items():
+        # what this process reads back from the same bytes (roundtrip.* judge that against v)
+        def back(value: Any) -> Any:
+            return read_one(serializer, write(serializer, value))
+
+        expected_values = state_trees(back(v), [back(e) for e in elements], {k: back(e) for k, e in entries.items()})
+        for state, recorded, read in zip(("value state", "list state", "map state"), expected_values,
+                                         got[key]["values"], strict=True):
+            if read != recorded:
+                where = tree_difference(recorded, read, f"its {state}") or f"its {state}"
+                return key, f"reads back other values ({where})", v
         expected = [write(serializer, v).hex(), [write(serializer, e).hex() for e in elements],
                     {k: write(serializer, e).hex() for k, e in entries.items()}]
-        if got[key] != expected:
-            raise Violation(
-                f"in a fresh Python process key {key} reads back as other bytes ({str(got[key])[:80]}), "
-                f"should be {str(expected)[:80]} (is some state kept only in the writing process?)",
-                example=show(v))
+        if got[key]["bytes"] != expected:
+            return key, f"writes other bytes for what it read ({str(got[key]['bytes'])[:80]}, should be {str(expected)[:80]})", v
+    return None
+
+
+def _which_difference(serializer: Any, values: list[Any], spec: dict[str, Any]) -> str | None:
+    """The first process difference that alone (with a new interpreter's hash seed) changes
+    what a fresh process reads: ``conformance._fresh.foreign.DIAGNOSES`` in order."""
+    from .._fresh.foreign import DIAGNOSES
+    from .._fresh.process import restore_with
+
+    for differences in DIAGNOSES:
+        code, out, _err = restore_with(spec, differences, timeout=120)
+        if code == 0 and _fresh_difference(serializer, values, out) is not None:
+            return differences[-1]
+    return None
 
 
 def _keyed_backend(ctx: Any, kind: str, key_serializer: Any, savepoint: str | None = None) -> Any:

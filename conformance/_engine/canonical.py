@@ -15,8 +15,7 @@ import reprlib
 import struct
 from typing import Any
 
-from reference import class_identity
-from strategies import canonical, values_equal
+from reference import canonical, class_identity, value_tree, values_equal
 
 __all__ = ["canonical", "values_equal", "show", "first_difference", "stable_text", "value_tree",
            "tree_difference"]
@@ -109,28 +108,6 @@ def stable_text(value: Any) -> str:
     if isinstance(value, float):
         return f"{_name(value)}:{_DOUBLE.pack(value).hex()}"
     return f"{_name(value)}:{value!r}"
-
-
-def _tree(form: Any) -> Any:
-    """JSON form of ``canonical``'s output (the same rule, written so a file can keep it)."""
-    if isinstance(form, bytes):
-        return {"bytes": form.hex()}
-    if isinstance(form, frozenset):
-        return sorted((_tree(v) for v in form), key=lambda t: json.dumps(t, sort_keys=True))
-    if isinstance(form, tuple):
-        if form and form[0] == "dataclass" and len(form) == 3:
-            return ["dataclass", form[1], {name: _tree(v) for name, v in form[2]}]
-        return [_tree(v) for v in form]
-    if form is None or isinstance(form, (bool, int, str)):
-        return form
-    return repr(form)
-
-
-def value_tree(value: Any) -> Any:
-    """A JSON-able form of ``value`` that keeps exactly what ``canonical`` compares (exact
-    types, float bits, order of sequences, dataclass fields by name): golden files record it,
-    so a later release can compare what it reads field by field."""
-    return _tree(canonical(value))
 
 
 def tree_difference(recorded: Any, got: Any, path: str = "") -> str | None:

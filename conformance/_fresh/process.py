@@ -1,6 +1,8 @@
-"""The harness's side of backends.fresh_process: start a restore in a fresh process
+"""The harness's side of backends.fresh_process: start a restore in a fresh, foreign process
 (``conformance._fresh.restore``, whose docstring says how: a child of a zygote, or a new
-interpreter where ``os.fork`` is missing) and collect what it printed."""
+interpreter where ``os.fork`` is missing; ``conformance._fresh.foreign`` says how it is foreign)
+and collect what it printed; ``restore_with`` runs one with only some differences, to say which
+one mattered."""
 
 from __future__ import annotations
 
@@ -13,7 +15,9 @@ import threading
 import time
 from typing import Any
 
-__all__ = ["Restore", "start_restore"]
+from .foreign import DIFFERENCES, foreign_environment
+
+__all__ = ["Restore", "start_restore", "restore_with"]
 
 
 class _Zygote:
@@ -23,7 +27,8 @@ class _Zygote:
         self.owner = os.getpid()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "conformance._fresh.restore", "--zygote"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_environment(),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            env=foreign_environment(_environment()),  # its hash seed is every child's
         )
         self.buffer = b""
         self.current: Restore | None = None
@@ -51,7 +56,8 @@ class _Zygote:
             self.current.kill()
             self.current.communicate()
         stem = os.path.join(directory, f"fresh-restore-{time.monotonic_ns()}")
-        request = {"spec": spec, "path": [p for p in sys.path if p], "env": dict(os.environ), "cwd": os.getcwd(),
+        request = {"spec": spec, "path": [p for p in sys.path if p], "env": foreign_environment(os.environ),
+                   "cwd": os.getcwd(),
                    "stdout": stem + ".out", "stderr": stem + ".err"}
         assert self.proc.stdin is not None
         self.proc.stdin.write((json.dumps(request) + "\n").encode())
@@ -113,9 +119,23 @@ def _environment() -> dict[str, str]:
     return env
 
 
-def _new_interpreter(spec: dict[str, Any]) -> subprocess.Popen[str]:
+def _new_interpreter(spec: dict[str, Any], differences: tuple[str, ...] = DIFFERENCES) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "conformance._fresh.restore", json.dumps(spec)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_environment())
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=foreign_environment(_environment(), differences))
+
+
+def restore_with(spec: dict[str, Any], differences: tuple[str, ...], timeout: float) -> tuple[int, str, str]:
+    """Restore per ``spec`` in a new interpreter that differs from this process only by
+    ``differences`` (and what any new interpreter differs by): (exit code, stdout, stderr)."""
+    proc = _new_interpreter(spec, differences)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return -9, "", f"did not finish in {timeout:.0f} s"
+    return proc.returncode, out, err
 
 
 def _read_and_remove(path: str) -> str:

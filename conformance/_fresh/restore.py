@@ -11,6 +11,10 @@ working directory). Forking saves each restore an interpreter start and the libr
 (about 0.2 s of CPU). Where ``os.fork`` is missing, each restore is a new interpreter
 (``python -m conformance._fresh.restore SPEC``).
 
+The process is foreign as another machine's would be (``conformance._fresh.foreign``): another
+time zone, locale and hash seed. It prints, per key, the bytes the restored serializer writes
+and the values it read (``reference.value_tree``), and which differences it ran with.
+
 The harness's side is ``conformance._fresh.process`` (which never imports this module). Zygote
 protocol, one JSON object per line: a request ``{"spec", "path", "env", "cwd", "stdout",
 "stderr"}`` on its standard input; the replies ``{"pid": n}`` once the child runs, then
@@ -29,6 +33,9 @@ from typing import Any
 
 def main(spec_text: str) -> int:
     spec = json.loads(spec_text)
+    from .foreign import apply_locale, describe
+
+    taken_locale = apply_locale(os.environ)
     for module in spec["modules"]:
         importlib.import_module(module)
     from reference import snapshot_from_bytes
@@ -36,7 +43,7 @@ def main(spec_text: str) -> int:
     from reference.savepoint import read_savepoint_metadata
     from reference.serializers import LongSerializer
 
-    from .layout import descriptors
+    from .layout import descriptors, state_trees
 
     serializer = None
     if spec.get("locator"):
@@ -50,15 +57,16 @@ def main(spec_text: str) -> int:
     backend = HeapStateBackend.restore(spec["savepoint"], key_serializer=LongSerializer(), allow_pickle=True)
     value_d, list_d, map_d = descriptors(serializer)
     vs, ls, ms = backend.get_value_state(value_d), backend.get_list_state(list_d), backend.get_map_state(map_d)
-    out = []
+    keys = []
     for key in range(spec["keys"]):
         backend.set_current_key(key)
-        out.append([
-            serializer.to_bytes(vs.value()).hex(),
-            [serializer.to_bytes(e).hex() for e in ls.get()],
-            {k: serializer.to_bytes(e).hex() for k, e in ms.items()},
-        ])
-    json.dump(out, sys.stdout)
+        value, elements, entries = vs.value(), ls.get(), dict(ms.items())
+        keys.append({
+            "bytes": [serializer.to_bytes(value).hex(), [serializer.to_bytes(e).hex() for e in elements],
+                      {k: serializer.to_bytes(e).hex() for k, e in entries.items()}],
+            "values": state_trees(value, elements, entries),
+        })
+    json.dump({"foreign": describe(os.environ, taken_locale), "keys": keys}, sys.stdout)
     return 0
 
 
@@ -84,7 +92,7 @@ def _child(request: dict[str, Any]) -> int:
     os.chdir(request["cwd"])
     sys.path[:] = request["path"]
     os.environ.clear()
-    os.environ.update(request["env"])
+    os.environ.update(request["env"])  # the writer's, made foreign (.foreign)
     try:
         return main(json.dumps(request["spec"]))
     except SystemExit as exc:

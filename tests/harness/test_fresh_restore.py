@@ -1,7 +1,8 @@
 """backends.fresh_process's restoring process (``conformance._fresh.process`` starts it,
 ``conformance._fresh.restore`` runs it): forked from a
 zygote that never saw the writer's state, taking the writer's path, environment and directory
-per restore; a new interpreter where ``os.fork`` is missing."""
+per restore, in another time zone, locale and hash seed (``conformance._fresh.foreign``); a new
+interpreter where ``os.fork`` is missing."""
 
 from __future__ import annotations
 
@@ -45,6 +46,11 @@ def _wanted(values=VALUES):
             for v, elements, entries in expected_state(values).values()]
 
 
+def _read_bytes(out):
+    """The bytes the restoring process wrote for every key's state."""
+    return [key["bytes"] for key in json.loads(out)["keys"]]
+
+
 def _spec(savepoint, modules=()):
     return {"savepoint": savepoint, "keys": len(VALUES), "modules": list(modules), "locator": None}
 
@@ -54,7 +60,7 @@ def test_restores_in_a_child_of_the_zygote_and_reports_what_it_read(tmp_path):
     assert isinstance(restore, _fresh_process.Restore), f"got {type(restore).__name__}, should be a zygote's child"
     out, err = restore.communicate(timeout=60)
     assert restore.returncode == 0, f"got exit {restore.returncode}: {err}"
-    assert json.loads(out) == _wanted(), f"got {out[:200]}, should be the bytes of every key's state"
+    assert _read_bytes(out) == _wanted(), f"got {out[:200]}, should be the bytes of every key's state"
     assert restore.pid not in (os.getpid(), _fresh_process._zygote.proc.pid), "the restore should be its own process"
     leftover = [n for n in os.listdir(tmp_path) if n.startswith("fresh-restore-")]
     assert leftover == [], f"got {leftover}, the output files should be removed once read"
@@ -100,7 +106,7 @@ def test_a_failing_restore_reports_its_error_and_the_next_one_still_runs(tmp_pat
     assert broken.returncode not in (0, None) and "missing" in err, f"got exit {broken.returncode}: {err[-300:]}"
     good = _fresh_process.start_restore(_spec(_savepoint(tmp_path / "sp")), str(tmp_path))
     out, _ = good.communicate(timeout=60)
-    assert good.returncode == 0 and json.loads(out) == _wanted(), f"got exit {good.returncode}"
+    assert good.returncode == 0 and _read_bytes(out) == _wanted(), f"got exit {good.returncode}"
 
 
 def _start_slow(tmp_path, monkeypatch, name):
@@ -117,7 +123,7 @@ def test_an_abandoned_restore_is_ended_before_the_next_starts(tmp_path, monkeypa
     good = _fresh_process.start_restore(_spec(_savepoint(tmp_path / "two")), str(tmp_path))
     assert slow.returncode == -9, f"got {slow.returncode}, the abandoned restore should have been killed"
     out, _ = good.communicate(timeout=60)
-    assert good.returncode == 0 and json.loads(out) == _wanted(), f"got exit {good.returncode}"
+    assert good.returncode == 0 and _read_bytes(out) == _wanted(), f"got exit {good.returncode}"
 
 
 def test_a_timeout_leaves_the_restore_running_until_killed(tmp_path, monkeypatch):
@@ -135,7 +141,7 @@ def test_without_fork_each_restore_is_a_new_interpreter(tmp_path, monkeypatch):
     restore = _fresh_process.start_restore(_spec(_savepoint(tmp_path / "sp")), str(tmp_path))
     assert not isinstance(restore, _fresh_process.Restore), "without fork there is no zygote"
     out, err = restore.communicate(timeout=120)
-    assert restore.returncode == 0 and json.loads(out) == _wanted(), f"got exit {restore.returncode}: {err[-300:]}"
+    assert restore.returncode == 0 and _read_bytes(out) == _wanted(), f"got exit {restore.returncode}: {err[-300:]}"
 
 
 def test_a_forked_harness_process_starts_its_own_zygote(tmp_path):
@@ -149,7 +155,7 @@ def test_a_forked_harness_process_starts_its_own_zygote(tmp_path):
         try:
             restore = _fresh_process.start_restore(_spec(_savepoint(tmp_path / "two")), str(tmp_path))
             out, _ = restore.communicate(timeout=60)
-            ok = restore.returncode == 0 and json.loads(out) == _wanted()
+            ok = restore.returncode == 0 and _read_bytes(out) == _wanted()
             os.write(write, f"{int(ok)} {_fresh_process._zygote.proc.pid}".encode())
             code = 0
         finally:
@@ -175,10 +181,55 @@ def test_a_restore_whose_zygote_is_killed_runs_again_in_a_new_interpreter(tmp_pa
     zygote.kill()  # from outside, while its child runs
     zygote.wait()
     out, err = restore.communicate(timeout=120)
-    assert restore.returncode == 0 and json.loads(out) == _wanted(), (
+    assert restore.returncode == 0 and _read_bytes(out) == _wanted(), (
         f"got exit {restore.returncode}: {err[-300:]}, should restore again in a new interpreter")
     again = _fresh_process.start_restore(_spec(_savepoint(tmp_path / "two")), str(tmp_path))
     assert isinstance(again, _fresh_process.Restore) and _fresh_process._zygote.proc is not zygote, (
         "the next restore should start a new zygote")
     out, _ = again.communicate(timeout=60)
-    assert again.returncode == 0 and json.loads(out) == _wanted(), f"got exit {again.returncode}"
+    assert again.returncode == 0 and _read_bytes(out) == _wanted(), f"got exit {again.returncode}"
+
+
+# -- a foreign process --------------------------------------------------------------------------
+def test_the_foreign_environment_differs_from_the_writers_in_each_way():
+    from conformance._fresh.foreign import LOCALE_CANDIDATES, foreign_environment
+
+    for writer_tz in (None, "NST+3:30NDT,M3.2.0,M11.1.0", "UTC"):
+        env = {} if writer_tz is None else {"TZ": writer_tz}
+        env["PYTHONHASHSEED"] = "7"
+        foreign = foreign_environment(env)
+        assert foreign.get("TZ") not in (None, writer_tz), f"got TZ {foreign.get('TZ')}, should differ from {writer_tz}"
+        assert ":" in foreign["TZ"].split(",")[0], f"got TZ {foreign['TZ']}, should have a half-hour offset"
+        assert "," in foreign["TZ"], f"got TZ {foreign['TZ']}, should have daylight saving rules"
+        assert foreign["PYTHONHASHSEED"] == "8", f"got hash seed {foreign['PYTHONHASHSEED']}, should be 8 (7 + 1)"
+        assert foreign[LOCALE_CANDIDATES], "should name locales to try"
+    assert foreign_environment({})["PYTHONHASHSEED"] not in ("", "0"), "a random writer seed gets a fixed other one"
+    only_seed = foreign_environment({"TZ": "UTC"}, ("hash seed",))
+    assert only_seed["TZ"] == "UTC" and LOCALE_CANDIDATES not in only_seed, f"got {only_seed}, should change the seed only"
+    with pytest.raises(ValueError, match="unknown process differences"):
+        foreign_environment({}, ("moon phase",))
+
+
+def test_the_restore_runs_in_another_time_zone_and_hash_seed(tmp_path):
+    restore = _fresh_process.start_restore(_spec(_savepoint(tmp_path / "sp")), str(tmp_path))
+    out, err = restore.communicate(timeout=60)
+    assert restore.returncode == 0, f"got exit {restore.returncode}: {err}"
+    foreign = json.loads(out)["foreign"]
+    assert foreign["time zone"] != os.environ.get("TZ", "(the writer's)"), f"got {foreign}, should be another zone"
+    assert foreign["hash seed"] != os.environ.get("PYTHONHASHSEED"), f"got {foreign}, should be another hash seed"
+
+
+def test_a_serializer_writing_local_time_is_caught_and_the_time_zone_named():
+    sys.path.insert(0, os.path.dirname(__file__))
+    try:
+        from zoo import ZOO
+    finally:
+        sys.path.pop(0)
+    from conformance import check_serializer
+
+    check_id, make = ZOO["timestamps in the process's local time"]
+    report = check_serializer(make(), examples=10, seed=3, checks=("backends",), backends=("heap",))
+    failed = {r.id: r.message for r in report if r.status == "failed"}
+    assert list(failed) == ["backends.fresh_process"], f"got failures {failed}, should be backends.fresh_process only"
+    assert "another time zone (NST+3:30" in failed["backends.fresh_process"], (
+        f"got {failed['backends.fresh_process']!r}, should name the time zone as the difference that mattered")

@@ -8,10 +8,12 @@ in zoo_base.py.
 
 from __future__ import annotations
 
+import datetime
 import math
 import pickle
 import struct
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -926,6 +928,59 @@ DOUBLES = st.floats() | NAN_PAYLOADS
 _LONG = st.integers(-(2**63), 2**63 - 1)
 
 
+class LocalTimeStamps(TypeSerializer[datetime.datetime]):
+    """A naive timestamp written as epoch seconds of the process's local time (``time.mktime``)
+    and read back with ``datetime.fromtimestamp``: exact on one machine, every value shifted on a
+    TaskManager in another time zone."""
+
+    def serialize(self, value: datetime.datetime, target: DataOutputView) -> None:
+        target.write_long(int(time.mktime(value.timetuple())))
+
+    def deserialize(self, source: DataInputView) -> datetime.datetime:
+        return datetime.datetime.fromtimestamp(source.read_long())
+
+    def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
+        target.write_long(source.read_long())
+
+    @property
+    def is_immutable_type(self) -> bool:
+        return True
+
+    @property
+    def length(self) -> int:
+        return 8
+
+    def create_instance(self) -> datetime.datetime:
+        return datetime.datetime(1970, 1, 2)
+
+    def duplicate(self) -> LocalTimeStamps:
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return hash(type(self))
+
+    def snapshot_configuration(self) -> LocalTimeStampsSnapshot:
+        return LocalTimeStampsSnapshot()
+
+
+class LocalTimeStampsSnapshot(ConfigFreeSnapshot[datetime.datetime]):
+    def restore_serializer(self) -> LocalTimeStamps:
+        return LocalTimeStamps()
+
+    def resolve_schema_compatibility(self, old_snapshot: Any) -> SchemaCompatibility[datetime.datetime]:
+        if type(old_snapshot) is LocalTimeStampsSnapshot:
+            return SchemaCompatibility.compatible_as_is()
+        return SchemaCompatibility.incompatible("not local-time stamps")
+
+
+#: Whole-second naive timestamps, fold 0 (the writer runs in UTC, where local time has no gaps or folds).
+LOCAL_TIMES = st.datetimes(datetime.datetime(1971, 1, 1), datetime.datetime(2037, 12, 31)).map(
+    lambda d: d.replace(microsecond=0, fold=0))
+
+
 def _int(cls: type, **kw: Any) -> Callable[[], Subject]:
     return lambda: Subject(cls(4), fixed_int_values(4), **kw)
 
@@ -993,6 +1048,8 @@ ZOO: dict[str, tuple[str, Callable[[], Subject]]] = {
                  Evolution(ReadsOldWithNewInt(8), "compatible_after_migration", migrate=lambda v: v)]])),
     "state that only lives in one process": ("backends.fresh_process", lambda: Subject(
         InterningText(), st.text(min_size=1, max_size=5), locator=None)),
+    "timestamps in the process's local time": ("backends.fresh_process", lambda: Subject(
+        LocalTimeStamps(), LOCAL_TIMES)),
 }
 
 # == domain (values outside the serializer's domain) ============================================

@@ -1,4 +1,4 @@
-"""Canonical comparison of state values: what "equal" means for a migrated or restored value.
+"""The identity of a state value: what "equal" means for a migrated or restored value.
 
 ``==`` is too lenient for serializer checks (``0.0 == -0.0``, ``1 == True``, NaN never equals
 itself, ``{1: 2, 3: 4} == {3: 4, 1: 2}``), so values are compared through ``canonical(value)``:
@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import json
 import struct
 from typing import Any
 
-from reference import class_identity
+from ._classes import class_identity
 
-__all__ = ["canonical", "values_equal"]
+__all__ = ["canonical", "values_equal", "value_tree"]
 
 _DOUBLE = struct.Struct(">d")
 
@@ -79,3 +80,25 @@ def values_equal(a: Any, b: Any) -> bool:
         return bool(canonical(a) == canonical(b))
     except TypeError:
         return False
+
+
+def _tree(form: Any) -> Any:
+    """JSON form of ``canonical``'s output (the same rule, written so a file can keep it)."""
+    if isinstance(form, bytes):
+        return {"bytes": form.hex()}
+    if isinstance(form, frozenset):
+        return sorted((_tree(v) for v in form), key=lambda t: json.dumps(t, sort_keys=True))
+    if isinstance(form, tuple):
+        if form and form[0] == "dataclass" and len(form) == 3:
+            return ["dataclass", form[1], {name: _tree(v) for name, v in form[2]}]
+        return [_tree(v) for v in form]
+    if form is None or isinstance(form, (bool, int, str)):
+        return form
+    return repr(form)
+
+
+def value_tree(value: Any) -> Any:
+    """A JSON-able form of ``value`` that keeps exactly what ``canonical`` compares (exact
+    types, float bits, order of sequences, dataclass fields by name): golden files record it,
+    so a later release can compare what it reads field by field."""
+    return _tree(canonical(value))
