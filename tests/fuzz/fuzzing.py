@@ -580,8 +580,17 @@ def _mutate_metadata(path: str, src: Source) -> str:
     file = os.path.join(path, METADATA_FILE)
     with open(file, encoding="utf-8") as handle:
         text = handle.read()
-    op = src.integer(0, 4, "metadata op")
-    if op == 0:  # a snapshot replaced by a mutated one
+    op = src.integer(0, 5, "metadata op")
+    if op == 5:  # a listed path: a data directory or a data file name of a hostile shape
+        doc = json.loads(text)
+        state = src.choice(doc["states"], "state")
+        hostile = src.choice(HOSTILE_PATHS, "path")
+        if state.get("files") and src.boolean("file name"):
+            state["files"][src.integer(0, len(state["files"]) - 1, "file")]["name"] = hostile
+        else:
+            state["data"] = hostile
+        text = json.dumps(doc)
+    elif op == 0:  # a snapshot replaced by a mutated one
         doc = json.loads(text)
         states = doc["states"]
         state = src.choice(states, "state")
@@ -616,6 +625,18 @@ def _mutate_metadata(path: str, src: Source) -> str:
     with open(file, "w", encoding="utf-8", errors="surrogatepass") as handle:
         handle.write(text)
     return path
+
+
+#: Paths a forged listing may name: under a file, too long, absolute, climbing out, with a
+#: separator, NUL or lone surrogate, empty, another state's file.
+HOSTILE_PATHS = [
+    "_metadata.json", "_metadata.json/part-00000.parquet", "x" * 300, "state-" + "0" * 300, "..",
+    ".", "", "../state-0000", "/etc", "/dev/shm", "/tmp/part-00000.parquet", "state-0000/..",
+    "state-0000\x00", "state-0000\\..", "state-0001", "state-9999", "~", "C:\\x", "\udcff",
+    "state-0000/part-00000.parquet", "../state-0001/part-00000.parquet", "part-00000.parquet/x",
+    "x" * 300 + ".parquet", "part-00000." + "a" * 260 + ".parquet", "part-00000..parquet",
+    "part-00000.parquet", "part-00001.parquet", "part-00000.h-1-0.parquet",
+]
 
 
 def _mutate_data(path: str, src: Source) -> str:
@@ -698,8 +719,30 @@ def savepoint_input(src: Source, bases: dict[str, str], scratch: str) -> tuple[C
         what = "data"
     backend = src.choice(["heap", "bytes"], "backend")
     evolved = src.boolean("evolved descriptors") and config.evolved is not None
-    entry = f"restore[{backend}, {what}{', evolved' if evolved else ''}]"
+    return config, f"restore[{backend}, {what}{', evolved' if evolved else ''}]", b"", _savepoint_call(
+        config, path, backend, evolved)
 
+
+def listed_path_input(config: Config, bases: dict[str, str], scratch: str, field: str, hostile: str,
+                      backend: str) -> tuple[Config, str, bytes, Callable[[], Any]]:
+    """A savepoint of ``config`` whose first state's ``field`` (``"data"`` or ``"file"``)
+    is the listed path ``hostile``: the regression inputs of the path mutations."""
+    path = os.path.join(scratch, f"sp-{uuid.uuid4().hex}")
+    shutil.copytree(bases[config.name], path)
+    file = os.path.join(path, METADATA_FILE)
+    with open(file, encoding="utf-8") as handle:
+        doc = json.load(handle)
+    if field == "data":
+        doc["states"][0]["data"] = hostile
+    else:
+        doc["states"][0]["files"][0]["name"] = hostile
+    with open(file, "w", encoding="utf-8") as handle:
+        json.dump(doc, handle)
+    return config, f"restore[{backend}, {field} {hostile[:40]!r}]", hostile.encode("utf-8", "surrogatepass"), (
+        _savepoint_call(config, path, backend, False))
+
+
+def _savepoint_call(config: Config, path: str, backend: str, evolved: bool) -> Callable[[], Any]:
     def run() -> None:
         try:
             read_savepoint_content(path)
@@ -718,7 +761,7 @@ def savepoint_input(src: Source, bases: dict[str, str], scratch: str) -> tuple[C
             shutil.rmtree(path, ignore_errors=True)
             shutil.rmtree(path + "-out", ignore_errors=True)
 
-    return config, entry, b"", run
+    return run
 
 
 def _read_state(backend: Any, descriptor: Any) -> None:

@@ -88,6 +88,19 @@ def test_fuzz_savepoints_long(bases, scratch, data):
     _savepoints(bases, scratch, data)
 
 
+@pytest.mark.parametrize("field", ["data", "file"])
+@pytest.mark.parametrize("backend", ["heap", "bytes"])
+def test_hostile_listed_paths(bases, scratch, field, backend):
+    """Every hostile path of the campaign's listing mutation, as a data directory and as a data
+    file name, is refused with a StateError by every savepoint reader (a path under a file and
+    an over-long name raised NotADirectoryError and OSError)."""
+    config = next(c for c in fuzzing.CONFIGS if c.name == "long")
+    found = [fuzzing.describe(outcome) for hostile in fuzzing.HOSTILE_PATHS
+             if (outcome := fuzzing.run_guarded(*fuzzing.listed_path_input(
+                 config, bases, scratch, field, hostile, backend))).problem is not None]
+    assert found == [], f"got {found}, should refuse every hostile path with a StateError"
+
+
 def test_the_canary_sees_imports_unpicklings_and_hangs(bases):
     """The canary must be able to fail: an import, an unpickling without opt-in, a hang and a
     non-StateError exception are each reported."""
