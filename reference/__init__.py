@@ -6,6 +6,7 @@ Importing ``reference`` imports neither pytest, hypothesis nor pyspark.
 from ._classes import class_identity, lookup_type, register_type
 from ._compat import OuterSchemaCompatibility, SchemaCompatibility, Verdict
 from ._errors import (
+    ClassNotAllowedError,
     EndOfDataError,
     PickleNotAllowedError,
     RecordNotFoundError,
@@ -35,6 +36,7 @@ from ._snapshot import (
 )
 
 __all__ = [
+    "ClassNotAllowedError",
     "CompositeTypeSerializerSnapshot",
     "DataInputView",
     "DataOutputView",

@@ -11,6 +11,7 @@ __all__ = [
     "StateMigrationError",
     "RecordNotFoundError",
     "PickleNotAllowedError",
+    "ClassNotAllowedError",
 ]
 
 
@@ -46,3 +47,9 @@ class PickleNotAllowedError(StateError):
     """Reading a state would unpickle data from a savepoint, and the caller has not opted in
     for that state (``restore(..., allow_pickle={name})`` or a descriptor that uses
     ``PickleSerializer``); nothing was unpickled."""
+
+
+class ClassNotAllowedError(StateError):
+    """A snapshot or record names a class it may not name: one of an imported module that is
+    neither registered (``reference.register_type``), a dataclass nor an enum. Nothing was
+    resolved or imported."""
