@@ -13,7 +13,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reference import StateError, class_identity, resolve_compatibility, snapshot_from_bytes, snapshot_to_bytes
+from reference import (
+    StateError,
+    class_identity,
+    resolve_compatibility,
+    snapshot_from_bytes,
+    snapshot_to_bytes,
+)
 from reference import serializers as s
 
 
