@@ -44,9 +44,10 @@ class RecordNotFoundError(StateError):
 
 
 class PickleNotAllowedError(StateError):
-    """Reading a state would unpickle data from a savepoint, and the caller has not opted in
-    for that state (``restore(..., allow_pickle={name})`` or a descriptor that uses
-    ``PickleSerializer``); nothing was unpickled."""
+    """Reading data would unpickle it, and the caller has not opted in: for a state of a
+    savepoint (``restore(..., allow_pickle={name})`` or a descriptor that uses
+    ``PickleSerializer``), or for a ``PickleSerializer`` restored from a snapshot read from
+    bytes (``snapshot_from_bytes(..., allow_pickle=True)``); nothing was unpickled."""
 
 
 class ClassNotAllowedError(StateError):

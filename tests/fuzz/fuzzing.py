@@ -10,7 +10,11 @@ configuration. ``run_input`` runs it under the canary and the limits and returns
 - the process's peak memory must not grow by more than ``MEMORY_LIMIT`` bytes: else *memory*;
 - nothing may be imported (new ``sys.modules`` entries or ``import`` audit events): *import*;
 - nothing may be unpickled (``pickle.loads`` calls or ``pickle.find_class`` audit events)
-  unless the configuration itself chose ``PickleSerializer`` (the caller's opt-in): *unpickle*.
+  unless the configuration itself chose ``PickleSerializer`` and the input reaches it through
+  that choice (the caller's opt-in: its own serializer reading records, a descriptor that uses
+  it): *unpickle*. A serializer restored from snapshot bytes is never an opt-in, so the
+  snapshot entry points (``snapshot_from_bytes`` -> ``restore_serializer`` -> ``deserialize``
+  of records and mutated records) may unpickle nothing whatever the configuration.
 
 Mutations are drawn from a ``Source``: ``HypothesisSource`` in the test suite (hypothesis
 shrinks a failure to a small mutation) and ``RandomSource`` in the campaign script
@@ -472,24 +476,17 @@ def run_guarded(config: Config, entry: str, data: bytes, call: Callable[[], Any]
         outcome.problem, outcome.detail = "memory", f"peak memory grew by {grown >> 20} MiB"
     if outcome.problem is None and (watch.imports or new_modules):
         outcome.problem, outcome.detail = "import", f"imported {sorted(set(watch.imports) | set(new_modules))[:10]}"
-    if outcome.problem is None and watch.unpicklings and not config.pickles:
+    if outcome.problem is None and watch.unpicklings and not opted_in(config, entry):
         outcome.problem, outcome.detail = "unpickle", "; ".join(watch.unpicklings[:5])
     return outcome
 
 
 # -- entry points -----------------------------------------------------------------------------
-def snapshot_unpickles(snapshot: Any) -> bool:
-    """Whether a snapshot (or one nested in it) is Pickle's: reading records with what it
-    restores would unpickle (the fuzzer's own walk, independent of the backends')."""
-    stack = [snapshot]
-    while stack:
-        current = stack.pop()
-        if type(current).__name__ in ("PickleSerializerSnapshot", "PickledSerializerSnapshot"):
-            return True
-        stack.extend(getattr(current, "nested_snapshots", ()) or ())
-    return False
-
-
+def opted_in(config: Config, entry: str) -> bool:
+    """Whether the caller opted in to unpickling for ``entry``: the configuration chose
+    ``PickleSerializer`` and the entry reads with it (its records, or a savepoint through its
+    descriptors); never for a snapshot entry, whose serializers come from the bytes."""
+    return config.pickles and entry not in SNAPSHOT_ENTRIES
 RECORD_ENTRIES = ("deserialize", "copy_serialized", "migrate_state", "list_state_value")
 SNAPSHOT_ENTRIES = ("snapshot_from_bytes", "restore_serializer", "resolve_compatibility")
 
@@ -512,7 +509,10 @@ def _record_call(config: Config, entry: str, data: bytes) -> Callable[[], Any]:
     return list_value
 
 
-def _snapshot_call(config: Config, entry: str, data: bytes) -> Callable[[], Any]:
+def _snapshot_call(config: Config, entry: str, data: bytes, records: Sequence[bytes] = ()) -> Callable[[], Any]:
+    """Read the snapshot bytes ``data`` and, for ``restore_serializer``, read the
+    configuration's records and ``records`` (mutated ones) with what it restores: nothing
+    read from bytes may unpickle, whichever serializer the snapshot names."""
     def run() -> None:
         snapshot = snapshot_from_bytes(data)
         if entry == "snapshot_from_bytes":
@@ -523,12 +523,11 @@ def _snapshot_call(config: Config, entry: str, data: bytes) -> Callable[[], Any]
             return
         restored = snapshot.restore_serializer()
         snapshot_to_bytes(restored.snapshot_configuration())
-        if not snapshot_unpickles(snapshot):  # reading records through pickle is an opt-in
-            for record in config.records:
-                try:
-                    restored.from_bytes(record)
-                except StateError:
-                    pass
+        for record in [*config.records, *records]:
+            try:
+                restored.from_bytes(record)
+            except StateError:
+                pass
     return run
 
 
@@ -545,8 +544,9 @@ def record_input(src: Source) -> tuple[Config, str, bytes, Callable[[], Any]]:
 def snapshot_input(src: Source) -> tuple[Config, str, bytes, Callable[[], Any]]:
     config = src.choice(CONFIGS, "config")
     entry = src.choice(SNAPSHOT_ENTRIES, "entry")
-    data = mutate_snapshot(config.snapshot, src)
-    return config, entry, data, _snapshot_call(config, entry, data)
+    data = mutate_snapshot(config.snapshot, src) if src.integer(0, 7, "keep snapshot") else config.snapshot
+    records = [mutate_bytes(src.choice(config.records, "record"), src)] if entry == "restore_serializer" else []
+    return config, entry, data, _snapshot_call(config, entry, data, records)
 
 
 # -- savepoints -------------------------------------------------------------------------------
