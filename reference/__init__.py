@@ -8,6 +8,7 @@ Importing ``reference`` imports neither pytest, hypothesis nor pyspark. ``canoni
 from ._classes import class_identity, lookup_type, register_type
 from ._compat import OuterSchemaCompatibility, SchemaCompatibility, Verdict
 from ._errors import (
+    ClassNotAllowedError,
     EndOfDataError,
     PickleNotAllowedError,
     RecordNotFoundError,
@@ -38,6 +39,7 @@ from ._snapshot import (
 from ._values import canonical, value_tree, values_equal
 
 __all__ = [
+    "ClassNotAllowedError",
     "CompositeTypeSerializerSnapshot",
     "DataInputView",
     "DataOutputView",

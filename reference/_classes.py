@@ -1,8 +1,11 @@
 """Resolving user classes (dataclasses, enums) named in snapshots, without importing anything.
 
 A name is looked up in an explicit registry first (``register_type``; built-in serializers
-register the classes they are built with), then among modules that are *already* imported.
-A module that is not loaded is never imported on a snapshot's behalf.
+register the classes they are built with), then among modules that are *already* imported,
+where only dataclasses and enums resolve: any other class found there is refused with
+``ClassNotAllowedError`` (a snapshot or record may name a user type, never an arbitrary class
+that happens to be loaded, such as ``subprocess:Popen``), whichever modules are loaded. A
+module that is not loaded is never imported on a snapshot's behalf.
 
 A class may also answer to a Java class name (``register_type(cls, java_name)``), the name
 Flink's snapshots carry: snapshots naming it resolve to ``cls``, and snapshots written in the
@@ -18,10 +21,13 @@ through a submodule (``numpy:testing.TestCase`` is not a class name).
 
 from __future__ import annotations
 
+import enum
 import sys
 import threading
 import types
 from collections.abc import Mapping
+
+from ._errors import ClassNotAllowedError
 
 __all__ = ["register_type", "lookup_type", "class_identity", "qualified_name", "java_name_of", "class_key"]
 
@@ -66,16 +72,38 @@ def class_key(name: str) -> str:
     class are the same class), any other name as itself."""
     if ":" not in name:
         return name
-    found = lookup_type(name)
+    try:
+        found = lookup_type(name)
+    except ClassNotAllowedError:
+        return name
     java = _JAVA_NAMES.get(found) if found is not None else None
     return java if java is not None else name
 
 
 def lookup_type(name: str) -> type | None:
-    """The class registered or already importable under ``module:qualname``, else None."""
+    """The class a snapshot or record may name by ``name``: the one registered under it (a
+    ``module:qualname`` or a Java name), else a dataclass or enum of an already imported
+    module; None when no class is there. Any other class found in a loaded module raises
+    ``ClassNotAllowedError``; nothing is ever imported."""
     found = _TYPES.get(name)
     if found is not None:
         return found
+    found = _loaded_class(name)
+    # Told from the classes' own dicts (no hasattr: no metaclass __getattr__ runs).
+    if found is None or issubclass(found, enum.Enum) or any(
+            "__dataclass_fields__" in vars(k) for k in found.__mro__):
+        return found
+    raise ClassNotAllowedError(
+        f"{name!r} names {found!r}, a class of an imported module that is neither registered "
+        "(reference.register_type), a dataclass nor an enum; a snapshot or record may name only "
+        "those. If the savepoint is yours and the class is meant to be named, register it "
+        "before restoring"
+    )
+
+
+def _loaded_class(name: str) -> type | None:
+    """The class at ``module:qualname`` in an already imported module, read from namespaces
+    only, else None."""
     module_name, _, qualname = name.partition(":")
     module = sys.modules.get(module_name)
     if not isinstance(module, types.ModuleType) or not qualname or "<locals>" in qualname:

@@ -11,6 +11,7 @@ __all__ = [
     "StateMigrationError",
     "RecordNotFoundError",
     "PickleNotAllowedError",
+    "ClassNotAllowedError",
 ]
 
 
@@ -43,6 +44,13 @@ class RecordNotFoundError(StateError):
 
 
 class PickleNotAllowedError(StateError):
-    """Reading a state would unpickle data from a savepoint, and the caller has not opted in
-    for that state (``restore(..., allow_pickle={name})`` or a descriptor that uses
-    ``PickleSerializer``); nothing was unpickled."""
+    """Reading data would unpickle it, and the caller has not opted in: for a state of a
+    savepoint (``restore(..., allow_pickle={name})`` or a descriptor that uses
+    ``PickleSerializer``), or for a ``PickleSerializer`` restored from a snapshot read from
+    bytes (``snapshot_from_bytes(..., allow_pickle=True)``); nothing was unpickled."""
+
+
+class ClassNotAllowedError(StateError):
+    """A snapshot or record names a class it may not name: one of an imported module that is
+    neither registered (``reference.register_type``), a dataclass nor an enum. Nothing was
+    resolved or imported."""

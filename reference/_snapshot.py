@@ -45,6 +45,7 @@ __all__ = [
     "snapshot_class",
     "write_versioned_snapshot",
     "read_versioned_snapshot",
+    "reading_allows_pickle",
     "write_serializer_snapshot",
     "read_serializer_snapshot",
     "snapshot_to_bytes",
@@ -514,24 +515,45 @@ def write_versioned_snapshot(
 
 
 _depth = threading.local()
+#: ``allow_pickle`` of the snapshot read in progress (None outside any read).
+_reading = threading.local()
 
 
-def read_versioned_snapshot(source: DataInputView) -> TypeSerializerSnapshot[Any]:
+def reading_allows_pickle() -> bool:
+    """Whether the snapshot read in progress was given ``allow_pickle=True``: the one answer a
+    ``read_snapshot`` consults to tell whether the serializer it restores may unpickle data
+    (``PickleSerializerSnapshot``'s). False outside any read: snapshot bytes are untrusted."""
+    return getattr(_reading, "allow_pickle", None) is True
+
+
+def read_versioned_snapshot(
+    source: DataInputView, *, allow_pickle: bool | None = None
+) -> TypeSerializerSnapshot[Any]:
     """Read what ``write_versioned_snapshot`` wrote, resolving the class via the registry.
 
     Snapshots nested deeper than ``MAX_SNAPSHOT_DEPTH`` are refused before the next level is
-    read (so neither reading nor anything done later with the snapshot recurses without bound)."""
+    read (so neither reading nor anything done later with the snapshot recurses without bound).
+
+    Snapshot bytes are untrusted: a ``PickleSerializer`` restored from what is read (at any
+    depth) refuses to unpickle (``PickleNotAllowedError``) unless ``allow_pickle`` is True,
+    the caller's statement that it trusts the data those serializers will read. None (the
+    default) is the enclosing read's choice for a nested snapshot, False for a top-level one."""
     depth = getattr(_depth, "value", 0)
     if depth >= MAX_SNAPSHOT_DEPTH:
         raise SnapshotFormatError(
             f"serializer snapshots nested deeper than {MAX_SNAPSHOT_DEPTH} levels (the limit "
             "for snapshots read from bytes); the snapshot is corrupt or not from this project"
         )
+    if allow_pickle is not None and type(allow_pickle) is not bool:
+        raise TypeError(f"allow_pickle must be True or False, got {allow_pickle!r}")
+    enclosing = getattr(_reading, "allow_pickle", None)
+    _reading.allow_pickle = (enclosing is True) if allow_pickle is None else allow_pickle
     _depth.value = depth + 1
     try:
         return _read_versioned_snapshot(source)
     finally:
         _depth.value = depth
+        _reading.allow_pickle = enclosing
 
 
 def _read_versioned_snapshot(source: DataInputView) -> TypeSerializerSnapshot[Any]:
@@ -573,16 +595,18 @@ def write_serializer_snapshot(
 
 
 def read_serializer_snapshot(
-    source: DataInputView, *, allow_pickled_serializer: bool = False
+    source: DataInputView, *, allow_pickled_serializer: bool = False, allow_pickle: bool = False
 ) -> TypeSerializerSnapshot[Any]:
     """Read the top-level form. The pre-1.7 form (proxy version 1: an int length and a pickled
-    serializer) is unpickled only when ``allow_pickled_serializer`` is True."""
+    serializer) is unpickled only when ``allow_pickled_serializer`` is True. A
+    ``PickleSerializer`` restored from the snapshot unpickles data only when ``allow_pickle``
+    is True (``read_versioned_snapshot``)."""
     try:
         proxy = source.read_int()
     except SerializationError as exc:
         raise SnapshotFormatError(f"cannot read the snapshot proxy version: {exc}") from None
     if proxy == PROXY_VERSION:
-        return read_versioned_snapshot(source)
+        return read_versioned_snapshot(source, allow_pickle=allow_pickle)
     if proxy == LEGACY_PICKLED_PROXY_VERSION:
         if not allow_pickled_serializer:
             raise SnapshotFormatError(
@@ -635,10 +659,16 @@ def snapshot_to_bytes(snapshot: TypeSerializerSnapshot[Any], dialect: str = "ref
     return out.getvalue()
 
 
-def snapshot_from_bytes(data: bytes, *, allow_pickled_serializer: bool = False) -> TypeSerializerSnapshot[Any]:
-    """Read one top-level snapshot; trailing bytes are corrupt data."""
+def snapshot_from_bytes(
+    data: bytes, *, allow_pickled_serializer: bool = False, allow_pickle: bool = False
+) -> TypeSerializerSnapshot[Any]:
+    """Read one top-level snapshot; trailing bytes are corrupt data. The bytes are untrusted: a
+    ``PickleSerializer`` the snapshot restores (at any depth) refuses to unpickle records
+    (``PickleNotAllowedError``) unless ``allow_pickle=True`` says the caller trusts them."""
     source = DataInputView(data)
-    snapshot = read_serializer_snapshot(source, allow_pickled_serializer=allow_pickled_serializer)
+    snapshot = read_serializer_snapshot(
+        source, allow_pickled_serializer=allow_pickled_serializer, allow_pickle=allow_pickle
+    )
     if source.available():
         raise SnapshotFormatError(
             f"{source.available()} bytes left after the snapshot of "

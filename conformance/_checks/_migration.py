@@ -65,8 +65,8 @@ def declared_steps(ctx: Any) -> list[Step]:
 
 def resolve(step: Step) -> tuple[Any, Any]:
     """(result, old snapshot read from bytes), resolved the way a restore does it."""
-    old_snapshot = guarded(f"{step.label}: reading the old snapshot", snapshot_from_bytes,
-                           snapshot_to_bytes(step.old.snapshot_configuration()))
+    old_snapshot = guarded(f"{step.label}: reading the old snapshot", lambda: snapshot_from_bytes(
+        snapshot_to_bytes(step.old.snapshot_configuration()), allow_pickle=True))
     new_snapshot = step.new.snapshot_configuration()
     result = guarded(f"{step.label}: resolve_schema_compatibility", resolve_compatibility,
                      new_snapshot, old_snapshot)

@@ -35,9 +35,15 @@ _SENTINEL = b"\xfe\xed\xfa\xce\x00\x01"
 #: The serializer's snapshot as ``snapshot_to_bytes`` writes it.
 SNAPSHOT_BYTES: Provider[bytes] = provider("snapshot_bytes", lambda ctx: guarded(
     "writing the snapshot", snapshot_to_bytes, ctx.serializer().snapshot_configuration()))
-#: That snapshot read back from its bytes, as a restore reads it.
+#: That snapshot read back from its bytes, as a restore reads it (the subject's own bytes: its
+#: Pickle serializers may unpickle, as a restore that opts in with allow_pickle).
 RESTORED_SNAPSHOT: Provider[TypeSerializerSnapshot[Any]] = provider("restored_snapshot", lambda ctx: guarded(
-    "reading the snapshot back", snapshot_from_bytes, ctx.get(SNAPSHOT_BYTES)))
+    "reading the snapshot back", _trusted_snapshot, ctx.get(SNAPSHOT_BYTES)))
+
+
+def _trusted_snapshot(data: bytes) -> TypeSerializerSnapshot[Any]:
+    """``snapshot_from_bytes`` of bytes the subject wrote itself (allow_pickle=True)."""
+    return snapshot_from_bytes(data, allow_pickle=True)
 
 
 @check(id="snapshot.top_level_class", family="snapshot", requires=API)
@@ -136,7 +142,7 @@ def exact_read(ctx) -> None:  # type: ignore[no-untyped-def]
     guarded("write_snapshot", write_versioned_snapshot, out, snap)
     written = out.getvalue()
     source = DataInputView(written + _SENTINEL)
-    again = guarded("read_snapshot", read_versioned_snapshot, source)
+    again = guarded("read_snapshot", lambda: read_versioned_snapshot(source, allow_pickle=True))
     consumed = source.position
     if consumed != len(written):
         body = DataOutputView()
@@ -327,7 +333,7 @@ def flink_dialect(ctx) -> None:  # type: ignore[no-untyped-def]
     if data == ctx.get(SNAPSHOT_BYTES):
         ctx.not_applicable("the snapshot names no Flink (Java) class, so Flink's dialect writes it unchanged "
                            "(its module:qualname): nothing of Flink's to check")
-    back = guarded("reading the snapshot's Flink form", snapshot_from_bytes, data)
+    back = guarded("reading the snapshot's Flink form", _trusted_snapshot, data)
     again = guarded("writing the read Flink form", snapshot_to_bytes, back, "flink")
     if again != data:
         raise Violation(

@@ -43,7 +43,7 @@ _PLAIN = {
 
 def _resolved(new: Any, old: Any, step: Any = None) -> Any:
     def once() -> Any:
-        old_snapshot = snapshot_from_bytes(snapshot_to_bytes(old.snapshot_configuration()))
+        old_snapshot = snapshot_from_bytes(snapshot_to_bytes(old.snapshot_configuration()), allow_pickle=True)
         return resolve_compatibility(new.snapshot_configuration(), old_snapshot)
 
     if step is None:

@@ -52,7 +52,8 @@ def main(spec_text: str) -> int:
         serializer = load_serializer(spec["locator"])
     if serializer is None:
         metadata = read_savepoint_metadata(spec["savepoint"])
-        serializer = snapshot_from_bytes(metadata.state("value").value_serializer_snapshot).restore_serializer()
+        serializer = snapshot_from_bytes(metadata.state("value").value_serializer_snapshot,
+                                         allow_pickle=True).restore_serializer()
     # the harness's own savepoint, written from the subject's values
     backend = HeapStateBackend.restore(spec["savepoint"], key_serializer=LongSerializer(), allow_pickle=True)
     value_d, list_d, map_d = descriptors(serializer)

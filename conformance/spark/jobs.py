@@ -44,7 +44,14 @@ from reference import (
     snapshot_from_bytes,
     snapshot_to_bytes,
 )
-from reference.backends import MigrationPlan, normalize_config, plan_access, resolve_key_serializer
+from reference.backends import (
+    MigrationPlan,
+    descriptor_unpickles,
+    normalize_config,
+    pickle_allowed,
+    plan_access,
+    resolve_key_serializer,
+)
 from reference.savepoint import (
     SavepointFormatError,
     SavepointMetadata,
@@ -62,7 +69,7 @@ from reference.savepoint import (
     state_row_groups,
 )
 
-from ..spark import datasets
+from . import datasets
 
 __all__ = [
     "MODES",
@@ -174,11 +181,13 @@ def normalize_descriptors(serializers: Any) -> dict[str, Any]:
     return result
 
 
-def _snapshot(data: bytes | None, what: str) -> TypeSerializerSnapshot[Any] | None:
+def _snapshot(data: bytes | None, what: str, allow_pickle: bool = False) -> TypeSerializerSnapshot[Any] | None:
+    """A snapshot of the savepoint; a PickleSerializer it restores unpickles only with
+    ``allow_pickle`` (the caller's opt-in for the state)."""
     if data is None:
         return None
     try:
-        return snapshot_from_bytes(data)
+        return snapshot_from_bytes(data, allow_pickle=allow_pickle)
     except StateError as exc:
         raise SavepointFormatError(f"{what}: {exc}") from None
 
@@ -203,9 +212,11 @@ def _plan(
         if descriptor is None:
             plans.append((_StatePlan(state.name, state.kind, "copy"), state, "untouched"))
             continue
-        value_snapshot = _snapshot(state.value_serializer_snapshot, f"state {state.name!r}")
-        ns_snapshot = _snapshot(state.namespace_serializer_snapshot, f"state {state.name!r} namespace")
-        uk_snapshot = _snapshot(state.user_key_serializer_snapshot, f"state {state.name!r} map key")
+        # As a backend's access: a descriptor using PickleSerializer opts in to unpickling.
+        trusted = descriptor_unpickles(descriptor)
+        value_snapshot = _snapshot(state.value_serializer_snapshot, f"state {state.name!r}", trusted)
+        ns_snapshot = _snapshot(state.namespace_serializer_snapshot, f"state {state.name!r} namespace", trusted)
+        uk_snapshot = _snapshot(state.user_key_serializer_snapshot, f"state {state.name!r} map key", trusted)
         assert value_snapshot is not None
         access = plan_access(state.name, state.kind, value_snapshot, ns_snapshot, uk_snapshot, descriptor, config)
         out_meta = StateMetadata(
@@ -623,8 +634,8 @@ def _decoder(
     return run
 
 
-def _restored(data: bytes | None, what: str) -> TypeSerializer[Any] | None:
-    snapshot = _snapshot(data, what)
+def _restored(data: bytes | None, what: str, allow_pickle: bool = False) -> TypeSerializer[Any] | None:
+    snapshot = _snapshot(data, what, allow_pickle)
     return None if snapshot is None else snapshot.restore_serializer()
 
 
@@ -664,27 +675,30 @@ def _decode_row_groups(
 def _verification(
     spark: Any, savepoint: str | os.PathLike[str], *, expect: str | os.PathLike[str] | None,
     sample: int, judges: Callable[[StateMetadata, TypeSerializer[Any]], EntryJudge | None] | None = None,
+    allow_pickle: bool | Iterable[str] = (),
 ) -> tuple[Any, Callable[[list[Totals]], VerificationReport]]:
     """``verify_savepoint`` in two halves, so that callers can judge each decoded entry in the
     same pass (``judges(state, its value serializer)`` gives a state's judge, on the driver):
     the summary job (one task per Parquet row group of every state, each reading its row group
     itself: the JVM only schedules, no row passes through it), to run with
     ``_collect_summaries``, and a function of its totals that returns the report (comparing
-    with ``expect`` first)."""
+    with ``expect`` first). The serializers of the states ``allow_pickle`` names (True: all of
+    them, and the key's) may unpickle."""
     source = locate(savepoint).uri
     metadata = read_savepoint_metadata(source)
     expected_meta = read_savepoint_metadata(expect) if expect is not None else None
-    key_serializer = _restored(metadata.key_serializer_snapshot, "the key serializer")
+    key_serializer = _restored(metadata.key_serializer_snapshot, "the key serializer", allow_pickle is True)
     assert key_serializer is not None
     decoders, tasks = [], []
     for index, state in enumerate(metadata.states):
         where = f"state {state.name!r}"
-        value_serializer = _restored(state.value_serializer_snapshot, where)
+        trusted = pickle_allowed(allow_pickle, state.name)
+        value_serializer = _restored(state.value_serializer_snapshot, where, trusted)
         assert value_serializer is not None
         decoders.append(_decoder(
             state, metadata.max_parallelism, key_serializer,
-            _restored(state.namespace_serializer_snapshot, where + " namespace"),
-            _restored(state.user_key_serializer_snapshot, where + " map key"),
+            _restored(state.namespace_serializer_snapshot, where + " namespace", trusted),
+            _restored(state.user_key_serializer_snapshot, where + " map key", trusted),
             value_serializer, sample, None if judges is None else judges(state, value_serializer),
         ))
         # Footers and columns are checked here, where a damaged file can still be named with
@@ -701,7 +715,8 @@ def _verification(
             report.states.append(StateVerification(state.name, state.kind, total.entries, total.bad, 0,
                                                    list(total.samples)))
         if expected_meta is not None:
-            _compare(spark, report, source, metadata, os.fspath(expect), expected_meta, sample)  # type: ignore[arg-type]
+            _compare(spark, report, source, metadata, os.fspath(expect), expected_meta, sample,  # type: ignore[arg-type]
+                     allow_pickle)
         return report
 
     return summaries, finish
@@ -714,11 +729,8 @@ def refuse_unpickling(savepoint: str | os.PathLike[str], allow_pickle: bool | It
     from reference import PickleNotAllowedError
     from reference.backends import snapshot_unpickles
 
-    if allow_pickle is True:
-        return
-    allowed = set() if allow_pickle is False else set(allow_pickle)
     for state in read_savepoint_metadata(savepoint).states:
-        if state.name in allowed:
+        if pickle_allowed(allow_pickle, state.name):
             continue
         for data in (state.value_serializer_snapshot, state.namespace_serializer_snapshot,
                      state.user_key_serializer_snapshot):
@@ -757,14 +769,14 @@ def verify_savepoint(
         spark = get_session(master)
     # Every state's row groups are decoded in one Spark job: a job's fixed cost dominates for
     # small savepoints.
-    summaries, finish = _verification(spark, savepoint, expect=expect, sample=sample)
+    summaries, finish = _verification(spark, savepoint, expect=expect, sample=sample, allow_pickle=allow_pickle)
     states = len(read_savepoint_metadata(savepoint).states)
     return finish(_collect_summaries(f"verifying {locate(savepoint).uri}", summaries, states, sample))
 
 
 def _compare(
     spark: Any, report: VerificationReport, source: str, metadata: SavepointMetadata,
-    expect: str, expected: SavepointMetadata, sample: int,
+    expect: str, expected: SavepointMetadata, sample: int, allow_pickle: bool | Iterable[str] = (),
 ) -> None:
     from pyspark.sql import functions as F
 
@@ -838,7 +850,7 @@ def _compare(
         if count:
             rows = _run(f"comparing state {state.name!r}", bad.where(F.col("state") == index).limit(sample).collect)
             for r in rows:
-                result.samples.append(_describe_mismatch(state, metadata, exp_state, expected, r))
+                result.samples.append(_describe_mismatch(state, metadata, exp_state, expected, r, allow_pickle))
 
 
 def _same_files(source: str, state: StateMetadata, expect: str, exp_state: StateMetadata) -> bool:
@@ -900,17 +912,18 @@ def _differing(spark: Any, source: str, expect: str, compared: list[Any]) -> lis
 
 def _describe_mismatch(
     state: StateMetadata, metadata: SavepointMetadata, exp_state: StateMetadata,
-    expected: SavepointMetadata, row: Any,
+    expected: SavepointMetadata, row: Any, allow_pickle: bool | Iterable[str] = (),
 ) -> str:
     """One mismatching entry, decoded for display (only a sample ever reaches the driver)."""
     from conformance._engine.canonical import show
 
-    def decode(snapshot: bytes | None, data: Any, as_list: bool = False) -> str:
+    def decode(snapshot: bytes | None, data: Any, as_list: bool = False, key: bool = False) -> str:
         if data is None:
             return "null"
         data = bytes(data)
+        trusted = allow_pickle is True if key else pickle_allowed(allow_pickle, state.name)
         try:
-            serializer = _restored(snapshot, state.name)
+            serializer = _restored(snapshot, state.name, trusted)
             if serializer is None:
                 return _short(data)
             if as_list:
@@ -920,7 +933,7 @@ def _describe_mismatch(
             return _short(data)
 
     is_list = state.kind == "list"
-    where = f"key {decode(metadata.key_serializer_snapshot, row['key'])}"
+    where = f"key {decode(metadata.key_serializer_snapshot, row['key'], key=True)}"
     if row["user_key"] is not None:
         where += f", map key {decode(state.user_key_serializer_snapshot, row['user_key'])}"
     got = decode(state.value_serializer_snapshot, row["got"], is_list)

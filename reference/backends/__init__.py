@@ -27,7 +27,9 @@ from ._resolve import (
     SCHEMA_EVOLUTION_ENABLED,
     SCHEMA_EVOLUTION_OPTION,
     AccessPlan,
+    descriptor_unpickles,
     normalize_config,
+    pickle_allowed,
     plan_access,
     resolve_key_serializer,
     snapshot_unpickles,
@@ -54,4 +56,6 @@ __all__ = [
     "normalize_config",
     "resolve_key_serializer",
     "snapshot_unpickles",
+    "pickle_allowed",
+    "descriptor_unpickles",
 ]

@@ -29,10 +29,12 @@ from ..savepoint import (
 from ._descriptors import ListStateDescriptor, MapStateDescriptor, StateDescriptor, ValueStateDescriptor
 from ._resolve import (
     AccessPlan,
+    descriptor_unpickles,
+    normalize_allow_pickle,
     normalize_config,
+    pickle_allowed,
     plan_access,
     resolve_key_serializer,
-    serializer_unpickles,
     snapshot_unpickles,
 )
 from ._stores import Primary
@@ -202,11 +204,7 @@ class KeyedStateBackend:
             self._states[descriptor.name] = entry
         elif not entry.matches(descriptor):
             if entry.unpickles and not (
-                self._pickle_allowed(entry.name)
-                or any(serializer_unpickles(s) for s in (
-                    descriptor.value_serializer, descriptor.user_key_serializer,
-                    descriptor.namespace_serializer,
-                ))
+                self._pickle_allowed(entry.name) or descriptor_unpickles(descriptor)
             ):
                 raise PickleNotAllowedError(
                     f"state {entry.name!r} was written with PickleSerializer (its snapshot in the "
@@ -215,6 +213,9 @@ class KeyedStateBackend:
                     "savepoint you trust) or access it with a descriptor that uses "
                     "PickleSerializer. Nothing was unpickled"
                 )
+            if entry.unpickles and not self._pickle_allowed(entry.name):
+                # The descriptor opted in: the restored serializers may now unpickle.
+                self._read_restored_snapshots(entry, allow_pickle=True)
             value_snap, ns_snap, uk_snap = entry.snapshots()
             plan = plan_access(entry.name, entry.kind, value_snap, ns_snap, uk_snap, descriptor, self.config)
             self._before_access(entry)
@@ -265,7 +266,7 @@ class KeyedStateBackend:
         cls, directory: str | os.PathLike[str], key_serializer: TypeSerializer[Any],
         config: Mapping[str, Any] | None, allow_pickle: bool | Iterable[str] = (), **kwargs: Any,
     ) -> Any:
-        allowed = _normalize_allow_pickle(allow_pickle)
+        allowed = normalize_allow_pickle(allow_pickle)
         metadata = read_savepoint_metadata(directory)
         key_snapshot = _parse_snapshot(metadata.key_serializer_snapshot, "the key serializer")
         backend = cls(
@@ -282,25 +283,14 @@ class KeyedStateBackend:
         return backend
 
     def _restore_state(self, directory: str | os.PathLike[str], metadata: SavepointMetadata, state: StateMetadata) -> None:
-        what = f"state {state.name!r}"
-        value_snap = _parse_snapshot(state.value_serializer_snapshot, f"{what} value serializer")
-        ns_snap = uk_snap = None
-        if state.namespace_serializer_snapshot is not None:
-            ns_snap = _parse_snapshot(state.namespace_serializer_snapshot, f"{what} namespace serializer")
-        if state.user_key_serializer_snapshot is not None:
-            uk_snap = _parse_snapshot(state.user_key_serializer_snapshot, f"{what} map key serializer")
-        entry = StateEntry(
-            state.name, state.kind, value_snap.restore_serializer(),
-            None if ns_snap is None else ns_snap.restore_serializer(),
-            None if uk_snap is None else uk_snap.restore_serializer(),
-        )
+        entry = StateEntry(state.name, state.kind, None, None, None)  # type: ignore[arg-type]
         entry.registered = False
-        entry.restored_snapshots = (value_snap, ns_snap, uk_snap)
         entry.restored_snapshot_bytes = (
             state.value_serializer_snapshot, state.namespace_serializer_snapshot,
             state.user_key_serializer_snapshot,
         )
-        entry.unpickles = any(snapshot_unpickles(s) for s in (value_snap, ns_snap, uk_snap))
+        self._read_restored_snapshots(entry, allow_pickle=self._pickle_allowed(state.name))
+        entry.unpickles = any(snapshot_unpickles(s) for s in entry.snapshots())
         entry.storage = self._new_storage(entry)
         rows = _checked_rows(read_state_rows(directory, state), state, metadata.max_parallelism)
         self._load_checked(entry, rows)
@@ -320,9 +310,25 @@ class KeyedStateBackend:
                 "not read what they wrote"
             ) from None
 
+    @staticmethod
+    def _read_restored_snapshots(entry: StateEntry, allow_pickle: bool) -> None:
+        """Read a restored state's snapshots from the savepoint's bytes and restore its
+        serializers from them; those of Pickle unpickle only with ``allow_pickle`` (the
+        restore's ``allow_pickle`` naming the state, or an access that opted in)."""
+        assert entry.restored_snapshot_bytes is not None
+        what = f"state {entry.name!r}"
+        value, ns, uk = entry.restored_snapshot_bytes
+        value_snap = _parse_snapshot(value, f"{what} value serializer", allow_pickle)
+        ns_snap = None if ns is None else _parse_snapshot(ns, f"{what} namespace serializer", allow_pickle)
+        uk_snap = None if uk is None else _parse_snapshot(uk, f"{what} map key serializer", allow_pickle)
+        entry.value_serializer = value_snap.restore_serializer()
+        entry.namespace_serializer = None if ns_snap is None else ns_snap.restore_serializer()
+        entry.user_key_serializer = None if uk_snap is None else uk_snap.restore_serializer()
+        entry.restored_snapshots = (value_snap, ns_snap, uk_snap)
+
     def _pickle_allowed(self, name: str) -> bool:
         """Whether the restore opted in to reading state ``name`` through pickle."""
-        return self._allow_pickle is True or name in self._allow_pickle  # type: ignore[operator]
+        return pickle_allowed(self._allow_pickle, name)
 
     def _before_access(self, entry: StateEntry) -> None:
         """Called on the first access of a restored state, once it is permitted (a backend
@@ -382,25 +388,9 @@ class KeyedStateBackend:
         raise NotImplementedError
 
 
-def _normalize_allow_pickle(allow_pickle: bool | Iterable[str] | None) -> bool | frozenset[str]:
-    if allow_pickle is True:
-        return True
-    if allow_pickle is None or allow_pickle is False:
-        return frozenset()
-    if isinstance(allow_pickle, str):
-        raise TypeError(
-            f"allow_pickle must be True or a collection of state names, got the string "
-            f"{allow_pickle!r}; write allow_pickle={{{allow_pickle!r}}}"
-        )
-    names = frozenset(allow_pickle)
-    if not all(isinstance(name, str) for name in names):
-        raise TypeError(f"allow_pickle must hold state names (strings), got {sorted(map(repr, names))}")
-    return names
-
-
-def _parse_snapshot(data: bytes, what: str) -> TypeSerializerSnapshot[Any]:
+def _parse_snapshot(data: bytes, what: str, allow_pickle: bool = False) -> TypeSerializerSnapshot[Any]:
     try:
-        return snapshot_from_bytes(data)
+        return snapshot_from_bytes(data, allow_pickle=allow_pickle)
     except SnapshotFormatError as exc:
         raise type(exc)(f"savepoint: the snapshot of {what} cannot be read: {exc}") from None
 

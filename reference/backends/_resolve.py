@@ -10,7 +10,7 @@ migrated, the one ``MigrationPlan`` that migrates them (``reference.backends._pl
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -33,6 +33,9 @@ __all__ = [
     "describe_snapshot",
     "snapshot_unpickles",
     "serializer_unpickles",
+    "normalize_allow_pickle",
+    "pickle_allowed",
+    "descriptor_unpickles",
 ]
 
 #: Config key: allow FLIP-527 row evolution (migration of row states). Default False.
@@ -63,6 +66,38 @@ def normalize_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
 def serializer_unpickles(serializer: TypeSerializer[Any] | None) -> bool:
     """Whether ``serializer`` (a caller's choice, e.g. a descriptor's) reads through pickle."""
     return serializer is not None and snapshot_unpickles(serializer.snapshot_configuration())
+
+
+def normalize_allow_pickle(allow_pickle: bool | Iterable[str] | None) -> bool | frozenset[str]:
+    """``allow_pickle`` as the backends and the Spark jobs take it (True: every state; a
+    collection of state names; False or None: none) checked and normalized."""
+    if allow_pickle is True:
+        return True
+    if allow_pickle is None or allow_pickle is False:
+        return frozenset()
+    if isinstance(allow_pickle, str):
+        raise TypeError(
+            f"allow_pickle must be True or a collection of state names, got the string "
+            f"{allow_pickle!r}; write allow_pickle={{{allow_pickle!r}}}"
+        )
+    names = frozenset(allow_pickle)
+    if not all(isinstance(name, str) for name in names):
+        raise TypeError(f"allow_pickle must hold state names (strings), got {sorted(map(repr, names))}")
+    return names
+
+
+def pickle_allowed(allow_pickle: bool | Iterable[str] | None, name: str) -> bool:
+    """Whether ``allow_pickle`` (as ``normalize_allow_pickle`` takes it) opts in to reading
+    state ``name`` through pickle: the one rule of the option."""
+    allowed = normalize_allow_pickle(allow_pickle)
+    return allowed is True or name in allowed  # type: ignore[operator]
+
+
+def descriptor_unpickles(descriptor: StateDescriptor) -> bool:
+    """Whether an access with ``descriptor`` is the caller's opt-in to unpickling the state's
+    stored data: one of its serializers uses ``PickleSerializer``."""
+    return any(serializer_unpickles(s) for s in (
+        descriptor.value_serializer, descriptor.user_key_serializer, descriptor.namespace_serializer))
 
 
 def describe_snapshot(snapshot: TypeSerializerSnapshot[Any] | None) -> str:

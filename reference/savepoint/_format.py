@@ -238,8 +238,12 @@ class SavepointMetadata:
                 raise SavepointFormatError(f"{where}: state {name!r} appears twice")
             names.add(name)
             data = get(s, "data", str, what)
-            if not data or "/" in data or "\\" in data or data.startswith("."):
-                raise SavepointFormatError(f"{where}: state {name!r} has an invalid data directory {data!r}")
+            if not _listed_name(data, _LISTED_DATA_DIR):
+                raise SavepointFormatError(
+                    f"{where}: state {name!r} has an invalid data directory {_shown_name(data)} (the "
+                    "format writes state-NNNN, a plain name in the savepoint directory); the "
+                    "savepoint is corrupt or forged: restore an intact copy"
+                )
             files = None
             if isinstance(s, dict) and "files" in s:
                 files = tuple(_data_file(item, f"{where}: state {name!r} file #{j}")
@@ -278,9 +282,36 @@ def _data_file(item: Any, where: str) -> DataFile:
             item.get("size"), int) or isinstance(item.get("size"), bool):
         raise SavepointFormatError(f"{where} is not {{'name': string, 'size': int}}; the savepoint is corrupt")
     name, size = item["name"], item["size"]
-    if not name.endswith(".parquet") or "/" in name or "\\" in name or name.startswith((".", "_")) or size < 0:
-        raise SavepointFormatError(f"{where}: invalid data file {name!r} of {size} bytes; the savepoint is corrupt")
+    if not _listed_name(name, _LISTED_DATA_FILE) or size < 0:
+        raise SavepointFormatError(
+            f"{where}: invalid data file {_shown_name(name)} of {size} bytes (the format writes "
+            "part-NNNNN.parquet, or part-NNNNN.<attempt>.parquet in an object store, a plain name "
+            "in the state's data directory, of a size >= 0); the savepoint is corrupt or forged: "
+            "restore an intact copy"
+        )
     return DataFile(name, size)
+
+
+#: The shapes of the names a listing may hold, exactly those the writers of the format write
+#: (``state_data_dir``, ``data_file_name`` with ``owned_temp_name`` attempts): checked before a
+#: name read from ``_metadata.json`` reaches any file system call, so a listing can name
+#: nothing outside the savepoint (no absolute path, no ``..``, no separator, no NUL) and no
+#: name a file system refuses (too long, a path under a file).
+_LISTED_DATA_DIR = re.compile(r"state-[0-9]{4,9}")
+_LISTED_DATA_FILE = re.compile(r"part-[0-9]{5,9}(?:\.[A-Za-z0-9_][A-Za-z0-9_.-]{0,199})?\.parquet")
+#: Bytes a listed name may take (the common file-name limit of local file systems).
+MAX_LISTED_NAME = 255
+
+
+def _listed_name(name: str, shape: re.Pattern[str]) -> bool:
+    """Whether ``name``, read from a listing, is a plain relative name of ``shape``."""
+    return (len(name.encode("utf-8", "surrogatepass")) <= MAX_LISTED_NAME and ".." not in name
+            and shape.fullmatch(name) is not None)
+
+
+def _shown_name(name: str) -> str:
+    """A listed name as a message shows it (bounded: a forged one may be long)."""
+    return repr(name) if len(name) <= 80 else f"{name[:80]!r}... ({len(name)} characters)"
 
 
 def state_data_dir(index: int) -> str:
@@ -318,9 +349,16 @@ def state_data_files(savepoint: str | os.PathLike[str] | Location, state: StateM
             f"savepoint {where}: data directory {state.data!r} of state "
             f"{state.name!r} is missing; the savepoint is incomplete"
         )
+    try:
+        names = sorted(os.listdir(directory.path))
+    except (OSError, ValueError) as exc:
+        raise StorageError(
+            f"savepoint {where}: listing data directory {state.data!r} of state {state.name!r} "
+            f"failed ({type(exc).__name__}: {exc}); check that this process may read it"
+        ) from None
     return [
         os.path.join(directory.path, name)
-        for name in sorted(os.listdir(directory.path))
+        for name in names
         if name.endswith(".parquet") and not name.startswith((".", "_"))
     ]
 
@@ -339,8 +377,11 @@ def read_savepoint_metadata(path: str | os.PathLike[str] | Location) -> Savepoin
             f"{where.uri!r} is not a savepoint: it has no {METADATA_FILE} (a savepoint is "
             "complete only once it holds the metadata file)"
         ) from None
-    except (OSError, UnicodeError) as exc:
-        raise SavepointFormatError(f"cannot read {file.uri!r}: {exc}") from None
+    except (OSError, ValueError) as exc:  # UnicodeError is a ValueError
+        raise SavepointFormatError(
+            f"cannot read {file.uri!r} ({type(exc).__name__}: {exc}); check that {where.uri!r} is "
+            "a savepoint directory this process may read"
+        ) from None
     return SavepointMetadata.from_json(text, where=file.uri)
 
 
@@ -756,7 +797,10 @@ def open_data_file(file: str, state: StateMetadata, size: int | None = None) -> 
     import pyarrow.parquet as pq
 
     where = locate(file)
-    found_size = where.size()
+    try:
+        found_size = where.size()
+    except StorageError as exc:
+        raise StorageError(f"data file {file!r} of state {state.name!r}: {exc}") from None
     if found_size is None:
         raise SavepointFormatError(
             f"data file {file!r} of state {state.name!r} is missing; the savepoint is incomplete "

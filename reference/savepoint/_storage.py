@@ -168,6 +168,11 @@ class Location:
                 return os.stat(self.path).st_size
             except FileNotFoundError:
                 return None
+            except (OSError, ValueError) as exc:  # a path under a file, too long, a NUL, denied
+                raise StorageError(
+                    f"reading the size of {self.uri!r} failed ({type(exc).__name__}: {exc}); "
+                    "check that it is a file this process may read"
+                ) from None
         from pyarrow.fs import FileType
 
         info = self.info()

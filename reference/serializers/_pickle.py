@@ -11,10 +11,15 @@ import pickle
 from typing import Any
 
 from .._bounds import pickle_length_problem
-from .._errors import SerializationError
+from .._errors import PickleNotAllowedError, SerializationError
 from .._io import DataInputView, DataOutputView
 from .._serializer import TypeSerializer
-from .._snapshot import PickledSerializerSnapshot, SimpleTypeSerializerSnapshot, TypeSerializerSnapshot
+from .._snapshot import (
+    PickledSerializerSnapshot,
+    SimpleTypeSerializerSnapshot,
+    TypeSerializerSnapshot,
+    reading_allows_pickle,
+)
 
 __all__ = ["PickleSerializer", "PickleSerializerSnapshot", "PICKLE_PROTOCOL", "snapshot_unpickles"]
 
@@ -24,9 +29,23 @@ PICKLE_PROTOCOL = 5
 
 class PickleSerializer(TypeSerializer[Any]):
     """int length, then ``pickle.dumps(value, protocol=5)``. Unpickling runs code named by the
-    data: use it only for state you wrote yourself."""
+    data: use it only for state you wrote yourself.
+
+    One restored from a snapshot read from bytes without ``allow_pickle=True`` refuses to
+    unpickle (``PickleNotAllowedError``; ``copy_serialized`` still copies the bytes): the
+    snapshot's bytes are no opt-in. One the caller constructs unpickles."""
 
     __module__ = "reference.serializers"  # stable identity in savepoints
+
+    #: True on a serializer restored from untrusted snapshot bytes (see the class docstring).
+    _refuses_unpickling = False
+
+    @classmethod
+    def _restored(cls, allow_pickle: bool) -> PickleSerializer:
+        serializer = cls()
+        if not allow_pickle:
+            serializer._refuses_unpickling = True
+        return serializer
 
     def serialize(self, value: Any, target: DataOutputView) -> None:
         try:
@@ -49,6 +68,14 @@ class PickleSerializer(TypeSerializer[Any]):
         return source.read_fully(size)
 
     def deserialize(self, source: DataInputView) -> Any:
+        if self._refuses_unpickling:
+            raise PickleNotAllowedError(
+                "this PickleSerializer was restored from a snapshot read from bytes, and "
+                "unpickling a record runs code chosen by the data; read the snapshot with "
+                "allow_pickle=True (snapshot_from_bytes, read_serializer_snapshot, "
+                "read_versioned_snapshot) for data you trust, or restore a backend with "
+                "allow_pickle={'<state name>'}. Nothing was unpickled"
+            )
         payload = self._payload(source)
         problem = pickle_length_problem(payload)
         if problem is not None:
@@ -99,6 +126,16 @@ class PickleSerializerSnapshot(SimpleTypeSerializerSnapshot[Any]):
 
     def __init__(self) -> None:
         super().__init__(PickleSerializer)
+        #: Whether the serializer it restores may unpickle: True for a serializer's own
+        #: snapshot, the reader's ``allow_pickle`` for one read from bytes.
+        self._allows_unpickling = True
+
+    def read_snapshot(self, read_version: int, source: DataInputView) -> None:
+        super().read_snapshot(read_version, source)
+        self._allows_unpickling = reading_allows_pickle()
+
+    def restore_serializer(self) -> PickleSerializer:
+        return PickleSerializer._restored(self.__dict__.get("_allows_unpickling", True))
 
 
 def snapshot_unpickles(snapshot: TypeSerializerSnapshot[Any] | None) -> bool:

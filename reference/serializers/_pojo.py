@@ -47,7 +47,13 @@ from typing import Any
 
 from .._classes import class_key, lookup_type, qualified_name, register_type
 from .._compat import SchemaCompatibility, reconfigured_or_as_is
-from .._errors import SerializationError, SnapshotFormatError, StateError, StateMigrationError
+from .._errors import (
+    ClassNotAllowedError,
+    SerializationError,
+    SnapshotFormatError,
+    StateError,
+    StateMigrationError,
+)
 from .._io import DataInputView, DataOutputView
 from .._serializer import TypeSerializer
 from .._snapshot import (
@@ -376,7 +382,10 @@ class PojoSerializer(_codegen.GeneratedCodec, TypeSerializer[Any]):
             return self.registered[tag][1]
         if flags == FLAG_SUBCLASS:
             name = source.read_utf()
-            cls = lookup_type(name)
+            try:
+                cls = lookup_type(name)
+            except ClassNotAllowedError as exc:
+                raise SerializationError(f"PojoSerializer({qualified_name(self.dataclass_type)}): {exc}") from None
             if cls is None or not (dataclasses.is_dataclass(cls) and issubclass(cls, self.dataclass_type)):
                 raise SerializationError(
                     f"PojoSerializer({qualified_name(self.dataclass_type)}): the data holds an "
@@ -534,14 +543,14 @@ def _unpickle_pojo_serializer(
 ) -> PojoSerializer:
     if portable is not None:
         return PojoSerializer._with_fields(portable, fields, registered)
-    cls = lookup_type(name)
+    cls = _known_type(name)
     if cls is None:
         module = name.partition(":")[0]
         try:
             importlib.import_module(module)
         except ImportError:
             pass
-        cls = lookup_type(name)
+        cls = _known_type(name)
     if cls is None or not dataclasses.is_dataclass(cls):
         raise StateError(
             f"cannot unpickle PojoSerializer: dataclass {name} is not known in this process; "
@@ -549,6 +558,14 @@ def _unpickle_pojo_serializer(
             "reference.register_type) before unpickling"
         )
     return PojoSerializer._with_fields(cls, fields, registered)
+
+
+def _known_type(name: str) -> type | None:
+    """``lookup_type(name)``, None for a class a snapshot may not name as for an unknown one."""
+    try:
+        return lookup_type(name)
+    except ClassNotAllowedError:
+        return None
 
 
 FLINK_POJO_VERSION = 2
@@ -842,7 +859,7 @@ class PojoSerializerSnapshot(
         unknown = [
             name
             for name, _ in old_snapshot.registered_subclasses + old_snapshot.non_registered_subclasses
-            if lookup_type(name) is None
+            if _known_type(name) is None
         ]
         if unknown:
             return SchemaCompatibility.incompatible(

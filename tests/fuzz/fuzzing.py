@@ -10,7 +10,11 @@ configuration. ``run_input`` runs it under the canary and the limits and returns
 - the process's peak memory must not grow by more than ``MEMORY_LIMIT`` bytes: else *memory*;
 - nothing may be imported (new ``sys.modules`` entries or ``import`` audit events): *import*;
 - nothing may be unpickled (``pickle.loads`` calls or ``pickle.find_class`` audit events)
-  unless the configuration itself chose ``PickleSerializer`` (the caller's opt-in): *unpickle*.
+  unless the configuration itself chose ``PickleSerializer`` and the input reaches it through
+  that choice (the caller's opt-in: its own serializer reading records, a descriptor that uses
+  it): *unpickle*. A serializer restored from snapshot bytes is never an opt-in, so the
+  snapshot entry points (``snapshot_from_bytes`` -> ``restore_serializer`` -> ``deserialize``
+  of records and mutated records) may unpickle nothing whatever the configuration.
 
 Mutations are drawn from a ``Source``: ``HypothesisSource`` in the test suite (hypothesis
 shrinks a failure to a small mutation) and ``RandomSource`` in the campaign script
@@ -474,24 +478,17 @@ def run_guarded(config: Config, entry: str, data: bytes, call: Callable[[], Any]
         outcome.problem, outcome.detail = "memory", f"peak memory grew by {grown >> 20} MiB"
     if outcome.problem is None and (watch.imports or new_modules):
         outcome.problem, outcome.detail = "import", f"imported {sorted(set(watch.imports) | set(new_modules))[:10]}"
-    if outcome.problem is None and watch.unpicklings and not config.pickles:
+    if outcome.problem is None and watch.unpicklings and not opted_in(config, entry):
         outcome.problem, outcome.detail = "unpickle", "; ".join(watch.unpicklings[:5])
     return outcome
 
 
 # -- entry points -----------------------------------------------------------------------------
-def snapshot_unpickles(snapshot: Any) -> bool:
-    """Whether a snapshot (or one nested in it) is Pickle's: reading records with what it
-    restores would unpickle (the fuzzer's own walk, independent of the backends')."""
-    stack = [snapshot]
-    while stack:
-        current = stack.pop()
-        if type(current).__name__ in ("PickleSerializerSnapshot", "PickledSerializerSnapshot"):
-            return True
-        stack.extend(getattr(current, "nested_snapshots", ()) or ())
-    return False
-
-
+def opted_in(config: Config, entry: str) -> bool:
+    """Whether the caller opted in to unpickling for ``entry``: the configuration chose
+    ``PickleSerializer`` and the entry reads with it (its records, or a savepoint through its
+    descriptors); never for a snapshot entry, whose serializers come from the bytes."""
+    return config.pickles and entry not in SNAPSHOT_ENTRIES
 RECORD_ENTRIES = ("deserialize", "copy_serialized", "migrate_state", "list_state_value")
 SNAPSHOT_ENTRIES = ("snapshot_from_bytes", "restore_serializer", "resolve_compatibility")
 
@@ -514,7 +511,10 @@ def _record_call(config: Config, entry: str, data: bytes) -> Callable[[], Any]:
     return list_value
 
 
-def _snapshot_call(config: Config, entry: str, data: bytes) -> Callable[[], Any]:
+def _snapshot_call(config: Config, entry: str, data: bytes, records: Sequence[bytes] = ()) -> Callable[[], Any]:
+    """Read the snapshot bytes ``data`` and, for ``restore_serializer``, read the
+    configuration's records and ``records`` (mutated ones) with what it restores: nothing
+    read from bytes may unpickle, whichever serializer the snapshot names."""
     def run() -> None:
         snapshot = snapshot_from_bytes(data)
         if entry == "snapshot_from_bytes":
@@ -525,12 +525,11 @@ def _snapshot_call(config: Config, entry: str, data: bytes) -> Callable[[], Any]
             return
         restored = snapshot.restore_serializer()
         snapshot_to_bytes(restored.snapshot_configuration())
-        if not snapshot_unpickles(snapshot):  # reading records through pickle is an opt-in
-            for record in config.records:
-                try:
-                    restored.from_bytes(record)
-                except StateError:
-                    pass
+        for record in [*config.records, *records]:
+            try:
+                restored.from_bytes(record)
+            except StateError:
+                pass
     return run
 
 
@@ -547,8 +546,9 @@ def record_input(src: Source) -> tuple[Config, str, bytes, Callable[[], Any]]:
 def snapshot_input(src: Source) -> tuple[Config, str, bytes, Callable[[], Any]]:
     config = src.choice(CONFIGS, "config")
     entry = src.choice(SNAPSHOT_ENTRIES, "entry")
-    data = mutate_snapshot(config.snapshot, src)
-    return config, entry, data, _snapshot_call(config, entry, data)
+    data = mutate_snapshot(config.snapshot, src) if src.integer(0, 7, "keep snapshot") else config.snapshot
+    records = [mutate_bytes(src.choice(config.records, "record"), src)] if entry == "restore_serializer" else []
+    return config, entry, data, _snapshot_call(config, entry, data, records)
 
 
 # -- savepoints -------------------------------------------------------------------------------
@@ -582,8 +582,17 @@ def _mutate_metadata(path: str, src: Source) -> str:
     file = os.path.join(path, METADATA_FILE)
     with open(file, encoding="utf-8") as handle:
         text = handle.read()
-    op = src.integer(0, 4, "metadata op")
-    if op == 0:  # a snapshot replaced by a mutated one
+    op = src.integer(0, 5, "metadata op")
+    if op == 5:  # a listed path: a data directory or a data file name of a hostile shape
+        doc = json.loads(text)
+        state = src.choice(doc["states"], "state")
+        hostile = src.choice(HOSTILE_PATHS, "path")
+        if state.get("files") and src.boolean("file name"):
+            state["files"][src.integer(0, len(state["files"]) - 1, "file")]["name"] = hostile
+        else:
+            state["data"] = hostile
+        text = json.dumps(doc)
+    elif op == 0:  # a snapshot replaced by a mutated one
         doc = json.loads(text)
         states = doc["states"]
         state = src.choice(states, "state")
@@ -618,6 +627,18 @@ def _mutate_metadata(path: str, src: Source) -> str:
     with open(file, "w", encoding="utf-8", errors="surrogatepass") as handle:
         handle.write(text)
     return path
+
+
+#: Paths a forged listing may name: under a file, too long, absolute, climbing out, with a
+#: separator, NUL or lone surrogate, empty, another state's file.
+HOSTILE_PATHS = [
+    "_metadata.json", "_metadata.json/part-00000.parquet", "x" * 300, "state-" + "0" * 300, "..",
+    ".", "", "../state-0000", "/etc", "/dev/shm", "/tmp/part-00000.parquet", "state-0000/..",
+    "state-0000\x00", "state-0000\\..", "state-0001", "state-9999", "~", "C:\\x", "\udcff",
+    "state-0000/part-00000.parquet", "../state-0001/part-00000.parquet", "part-00000.parquet/x",
+    "x" * 300 + ".parquet", "part-00000." + "a" * 260 + ".parquet", "part-00000..parquet",
+    "part-00000.parquet", "part-00001.parquet", "part-00000.h-1-0.parquet",
+]
 
 
 def _mutate_data(path: str, src: Source) -> str:
@@ -700,8 +721,30 @@ def savepoint_input(src: Source, bases: dict[str, str], scratch: str) -> tuple[C
         what = "data"
     backend = src.choice(["heap", "bytes"], "backend")
     evolved = src.boolean("evolved descriptors") and config.evolved is not None
-    entry = f"restore[{backend}, {what}{', evolved' if evolved else ''}]"
+    return config, f"restore[{backend}, {what}{', evolved' if evolved else ''}]", b"", _savepoint_call(
+        config, path, backend, evolved)
 
+
+def listed_path_input(config: Config, bases: dict[str, str], scratch: str, field: str, hostile: str,
+                      backend: str) -> tuple[Config, str, bytes, Callable[[], Any]]:
+    """A savepoint of ``config`` whose first state's ``field`` (``"data"`` or ``"file"``)
+    is the listed path ``hostile``: the regression inputs of the path mutations."""
+    path = os.path.join(scratch, f"sp-{uuid.uuid4().hex}")
+    shutil.copytree(bases[config.name], path)
+    file = os.path.join(path, METADATA_FILE)
+    with open(file, encoding="utf-8") as handle:
+        doc = json.load(handle)
+    if field == "data":
+        doc["states"][0]["data"] = hostile
+    else:
+        doc["states"][0]["files"][0]["name"] = hostile
+    with open(file, "w", encoding="utf-8") as handle:
+        json.dump(doc, handle)
+    return config, f"restore[{backend}, {field} {hostile[:40]!r}]", hostile.encode("utf-8", "surrogatepass"), (
+        _savepoint_call(config, path, backend, False))
+
+
+def _savepoint_call(config: Config, path: str, backend: str, evolved: bool) -> Callable[[], Any]:
     def run() -> None:
         try:
             read_savepoint_content(path)
@@ -720,7 +763,7 @@ def savepoint_input(src: Source, bases: dict[str, str], scratch: str) -> tuple[C
             shutil.rmtree(path, ignore_errors=True)
             shutil.rmtree(path + "-out", ignore_errors=True)
 
-    return config, entry, b"", run
+    return run
 
 
 def _read_state(backend: Any, descriptor: Any) -> None:

@@ -6,6 +6,8 @@ variants run many more examples; ``campaign.py`` runs hundreds of thousands."""
 
 from __future__ import annotations
 
+import random
+
 import fuzzing
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -88,6 +90,19 @@ def test_fuzz_savepoints_long(bases, scratch, data):
     _savepoints(bases, scratch, data)
 
 
+@pytest.mark.parametrize("field", ["data", "file"])
+@pytest.mark.parametrize("backend", ["heap", "bytes"])
+def test_hostile_listed_paths(bases, scratch, field, backend):
+    """Every hostile path of the campaign's listing mutation, as a data directory and as a data
+    file name, is refused with a StateError by every savepoint reader (a path under a file and
+    an over-long name raised NotADirectoryError and OSError)."""
+    config = next(c for c in fuzzing.CONFIGS if c.name == "long")
+    found = [fuzzing.describe(outcome) for hostile in fuzzing.HOSTILE_PATHS
+             if (outcome := fuzzing.run_guarded(*fuzzing.listed_path_input(
+                 config, bases, scratch, field, hostile, backend))).problem is not None]
+    assert found == [], f"got {found}, should refuse every hostile path with a StateError"
+
+
 def test_the_canary_sees_imports_unpicklings_and_hangs(bases):
     """The canary must be able to fail: an import, an unpickling without opt-in, a hang and a
     non-StateError exception are each reported."""
@@ -114,3 +129,20 @@ def test_the_canary_sees_imports_unpicklings_and_hangs(bases):
     pickling = next(c for c in fuzzing.CONFIGS if c.pickles)
     opted = fuzzing.run_guarded(pickling, "t", b"", lambda: pickle.loads(pickle.dumps(1))).problem
     assert opted is None, f"got {opted}, should allow unpickling for a configuration that chose pickle"
+    for entry in fuzzing.SNAPSHOT_ENTRIES:
+        seen_here = fuzzing.run_guarded(pickling, entry, b"", lambda: pickle.loads(pickle.dumps(1))).problem
+        assert seen_here == "unpickle", (
+            f"got {seen_here} for {entry}, should report unpickling through a serializer restored from "
+            "snapshot bytes even for a configuration that chose pickle"
+        )
+
+
+@pytest.mark.parametrize("config", [c for c in fuzzing.CONFIGS if c.pickles], ids=lambda c: c.name)
+def test_the_snapshot_api_unpickles_nothing(bases, config):
+    """snapshot_from_bytes -> restore_serializer -> deserialize of the configuration's own
+    snapshot and records (and of mutated records) unpickles nothing: the snapshot's bytes are
+    no opt-in (it unpickled every record before)."""
+    records = [fuzzing.mutate_bytes(r, fuzzing.RandomSource(random.Random(i))) for i, r in enumerate(config.records)]
+    outcome = fuzzing.run_guarded(config, "restore_serializer", config.snapshot, fuzzing._snapshot_call(
+        config, "restore_serializer", config.snapshot, records))
+    assert outcome.problem is None, f"got {fuzzing.describe(outcome)}, should refuse to unpickle"

@@ -13,7 +13,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reference import StateError, resolve_compatibility, snapshot_from_bytes, snapshot_to_bytes
+from reference import (
+    StateError,
+    class_identity,
+    resolve_compatibility,
+    snapshot_from_bytes,
+    snapshot_to_bytes,
+)
 from reference import serializers as s
 
 
@@ -246,21 +252,102 @@ def test_a_recursive_avro_record_may_still_default_its_recursive_field_to_null()
 
 
 def test_class_names_resolve_without_getattr_or_imports():
+    """``lookup_type`` resolves what a snapshot or record may name (registered classes,
+    dataclasses and enums) and nothing else: another class of a loaded module is refused with a
+    StateError whichever modules the interpreter happens to have loaded (so ``subprocess`` is
+    imported here first), a name that is no class resolves to None, and a module that is not
+    loaded is never imported."""
     import subprocess
     import sys
 
     code = (
-        "import sys, numpy\n"
-        "from reference import lookup_type\n"
+        "import dataclasses, enum, signal, subprocess, sys, collections, numpy\n"
+        "from reference import StateError, lookup_type, register_type\n"
+        "@dataclasses.dataclass\n"
+        "class Point:\n    x: int = 0\n"
+        "class Mood(enum.Enum):\n    OK = 1\n"
+        "class Plain:\n    pass\n"
+        "register_type(Plain)\n"
+        "class Unregistered:\n    pass\n"
+        "assert 'subprocess' in sys.modules and 'antigravity' not in sys.modules\n"
         "before = set(sys.modules)\n"
-        "found = [lookup_type(n) for n in ('numpy:testing.TestCase', 'numpy:random.Generator', "
-        "'numpy:linalg.LinAlgError', 'os:system', 'subprocess:Popen', 'os:path.sep')]\n"
-        "print(found, sorted(set(sys.modules) - before))\n"
+        "def look(name):\n"
+        "    try:\n        found = lookup_type(name)\n"
+        "    except StateError as exc:\n        return 'refused ' + type(exc).__name__\n"
+        "    return getattr(found, '__qualname__', found)\n"
+        "names = ['subprocess:Popen', 'collections:OrderedDict', 'builtins:object', "
+        "'__main__:Unregistered', 'numpy:testing.TestCase', 'numpy:random.Generator', "
+        "'numpy:linalg.LinAlgError', 'os:system', 'os:path.sep', 'antigravity:Fly', "
+        "'__main__:Point', '__main__:Mood', '__main__:Plain', 'signal:Signals']\n"
+        "for name in names:\n    print(name, '->', look(name))\n"
+        "print('imported', sorted(set(sys.modules) - before))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.stdout.strip() == "[None, None, None, None, None, None] []", (
-        f"got {out.stdout.strip()!r} {out.stderr[-500:]}, should resolve nothing and import nothing"
+    refused = "refused ClassNotAllowedError"
+    should = [
+        f"subprocess:Popen -> {refused}",
+        f"collections:OrderedDict -> {refused}",
+        f"builtins:object -> {refused}",
+        f"__main__:Unregistered -> {refused}",
+        "numpy:testing.TestCase -> None",
+        "numpy:random.Generator -> None",
+        "numpy:linalg.LinAlgError -> None",
+        "os:system -> None",
+        "os:path.sep -> None",
+        "antigravity:Fly -> None",
+        "__main__:Point -> Point",
+        "__main__:Mood -> Mood",
+        "__main__:Plain -> Plain",
+        "signal:Signals -> Signals",
+        "imported []",
+    ]
+    assert out.stdout.splitlines() == should, (
+        f"got {out.stdout.splitlines()} {out.stderr[-500:]}, should be {should}: only registered "
+        "classes, dataclasses and enums resolve, any other class is refused, nothing is imported"
     )
+
+
+class _Hue(enum.Enum):
+    RED = 1
+
+
+@dataclasses.dataclass
+class _Spot:
+    x: int = 0
+
+
+def _utf(text: str) -> bytes:
+    data = text.encode("utf-8")
+    return len(data).to_bytes(2, "big") + data
+
+
+def test_a_snapshot_naming_a_class_of_a_loaded_module_is_refused():
+    """A Pojo or Enum snapshot naming a loaded class that is neither registered, a dataclass
+    nor an enum restores nothing (a StateError names the class), and a record naming one as a
+    Pojo subclass is a SerializationError."""
+    import dataclasses
+    import subprocess  # noqa: F401  (loaded: its classes must still not resolve)
+
+    from reference import SerializationError
+    from reference.serializers import EnumSerializer, PojoSerializer
+
+    for serializer, name in ((EnumSerializer(_Hue), class_identity(_Hue)),
+                             (PojoSerializer(_Spot), class_identity(_Spot))):
+        data = snapshot_to_bytes(serializer.snapshot_configuration())
+        forged = data.replace(_utf(name), _utf("subprocess:Popen"))
+        assert forged != data, "the test should replace the class name"
+        with pytest.raises(StateError, match="subprocess:Popen"):
+            snapshot_from_bytes(forged).restore_serializer()
+
+    @dataclasses.dataclass
+    class Sub(_Spot):
+        pass
+
+    record = PojoSerializer(_Spot).to_bytes(Sub(1))
+    name = class_identity(Sub)
+    assert _utf(name) in record, "the record should name its subclass"
+    with pytest.raises(SerializationError, match="subprocess:Popen"):
+        PojoSerializer(_Spot).from_bytes(record.replace(_utf(name), _utf("subprocess:Popen")))
 
 
 def test_an_enum_snapshot_naming_a_lazy_submodule_class_imports_nothing():
