@@ -130,6 +130,8 @@ class Emitter:
         #: top of the function's body.
         self._indent = indent
         self.depth = 0
+        #: How many ``call_copy`` calls the code makes (writes to ``target``).
+        self.copies = 0
 
     # -- names ---------------------------------------------------------------------------
     def const(self, value: Any) -> Name:
@@ -248,6 +250,7 @@ class Emitter:
         """Copy one value with ``method``: the bytes before it are written first."""
         if self.kind != "copy":
             raise TypeError("call_copy belongs in copy code")
+        self.copies += 1
         self.emit("buf += data[seg:pos]")
         self.emit("source._pos = pos")
         self.emit("{f}(source, target)", f=self.const(method))

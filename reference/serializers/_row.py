@@ -542,10 +542,9 @@ class RowSerializer(_codegen.GeneratedCodec, TypeSerializer[tuple[Any, ...]]):
             "data = source._data",
             "pos = seg = source._pos",
             "end = source._end",
-            f"target = {g.const(DataOutputView())}",  # the sink of fields copied by a call
-            "buf = target._buf",
-            "del buf[:]",
         ]
+        if g.copies:  # a field copied by a call writes to a sink (its bytes are the input's)
+            head_lines += [f"target = {g.const(DataOutputView())}", "buf = target._buf", "del buf[:]"]
         function = g.function("part", "source", head_lines, ["source._pos = pos", f"return {result}"])
         return function  # type: ignore[no-any-return]
 
