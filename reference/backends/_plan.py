@@ -16,6 +16,11 @@ steps, one per serializer node, from the verdicts of the nodes:
   mask and row kind, writes null for added fields and puts the fields in the new order; a
   list, map or nullable migrates element by element). Used for the exact built-in snapshot
   classes only: a subclass may migrate differently.
+- **migrate_state**: the snapshot's own byte-level ``migrate_state`` (Avro's resolving
+  decoder, and any top-level snapshot that overrides ``migrate_state``).
+- **objects**: everything else (a user snapshot's ``migrate_element``, a reconfigured nested
+  serializer): decode with the old serializer, ``reference.migrated_element`` (both FLIP-527
+  forms), encode with the new.
 
 This module knows no byte layout: the byte-level work of a composite step is the old
 serializer's ``byte_migration(new, ...)`` (``RowSerializer``, ``TupleSerializer``,
@@ -23,17 +28,12 @@ serializer's ``byte_migration(new, ...)`` (``RowSerializer``, ``TupleSerializer`
 child steps; each format is written in its serializer's module only, next to the generic
 methods and the generated-code fragments it shares. The plan reads records through the public
 ``DataInputView`` API (``mark`` / ``reset`` to redo a record, ``available``).
-- **migrate_state**: the snapshot's own byte-level ``migrate_state`` (Avro's resolving
-  decoder, and any top-level snapshot that overrides ``migrate_state``).
-- **objects**: everything else (a user snapshot's ``migrate_element``, a reconfigured nested
-  serializer): decode with the old serializer, ``reference.migrated_element`` (both FLIP-527
-  forms), encode with the new.
 
 The plan's result is by definition the object path's: read the record with the restored old
 serializer, ``migrated_element`` with the new snapshot, write with the new serializer (or, for
 a top-level ``migrate_state`` step, whatever that method writes). When the byte path meets
-anything it does not take on itself (a corrupt or non-canonical record, a multi-byte string
-length, a migration refusing a row kind), it redoes that record on the object path, which
+anything it does not take on itself (a corrupt or non-canonical record, a list size beyond
+its bytes, a migration refusing a row kind), it redoes that record on the object path, which
 gives the result or raises the reference's error; so both paths fail with the same
 ``StateError`` kinds.
 
