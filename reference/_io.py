@@ -270,6 +270,18 @@ class DataInputView:
         """Offset of the next byte to read."""
         return self._pos
 
+    def mark(self) -> tuple[int, int]:
+        """Where reading stands: the position and what remains of the element budget. Give it
+        to ``reset`` to read the same bytes again another way (a record one reader gave up)."""
+        return self._pos, self._elements
+
+    def reset(self, mark: tuple[int, int]) -> None:
+        """Go back to a ``mark`` of this view: the position and the element budget it saw."""
+        pos, elements = mark
+        if not 0 <= pos <= self._end:
+            raise ValueError(f"cannot reset to offset {pos} of a {self._end}-byte view")
+        self._pos, self._elements = pos, elements
+
     def slice_from(self, start: int) -> bytes:
         """The bytes between ``start`` and the current position (for copying records)."""
         return bytes(self._data[start : self._pos])

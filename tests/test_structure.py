@@ -208,3 +208,80 @@ def test_no_test_imports_a_private_module_of_another_package():
     assert not private, (
         f"got {len(private)} imports of another package's private names by tests (file, line, "
         f"name): {private}; should use that package's public API (or live with that package's tests)")
+
+
+# -- byte formats have one home: a serializer's and a view's private state stays in its module ----
+#: The modules that own the byte formats (the serializers, their generated codecs) and the views
+#: they read and write: only these read the private attributes their classes define.
+FORMAT_OWNERS = ("reference/serializers/", "reference/_io.py")
+
+
+def _class_private_names(tree: ast.AST) -> set[str]:
+    """The private names (``_x``, not dunders) the classes of a module define: methods, class
+    attributes, ``__slots__`` entries, attributes assigned on ``self``."""
+    names: set[str] = set()
+    for cls in ast.walk(tree):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        for node in ast.walk(cls):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+                  and isinstance(node.value, ast.Name) and node.value.id == "self"):
+                names.add(node.attr)
+        for node in cls.body:
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__slots__" for t in node.targets):
+                names.update(c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant) and isinstance(c.value, str))
+    return {n for n in names if n.startswith("_") and not n.startswith("__")}
+
+
+def _private_reads(tree: ast.AST, foreign: set[str]) -> list[tuple[int, str]]:
+    """Each access ``x._name`` in ``tree`` of a name in ``foreign``, where ``x`` is not ``self``
+    or ``cls`` (line, expression)."""
+    return sorted(
+        (node.lineno, ast.unparse(node)) for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and node.attr in foreign
+        and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+    )
+
+
+def _foreign_private_reads() -> list[tuple[str, int, str]]:
+    owners, others = {}, {}
+    for file in _modules().values():
+        relative = file.relative_to(ROOT).as_posix()
+        tree = ast.parse(file.read_text(encoding="utf-8"))
+        (owners if relative.startswith(FORMAT_OWNERS) else others)[relative] = tree
+    owned = set().union(*(_class_private_names(tree) for tree in owners.values()))
+    found = []
+    for relative, tree in sorted(others.items()):
+        # A name the module's own classes define is theirs (a homonym, not a serializer's).
+        for line, text in _private_reads(tree, owned - _class_private_names(tree)):
+            found.append((relative, line, text))
+    return found
+
+
+def test_no_module_reads_the_private_attributes_of_a_serializer_or_a_view():
+    found = _foreign_private_reads()
+    assert not found, (
+        f"got reads of serializers' or views' private attributes outside {FORMAT_OWNERS} (file, "
+        f"line, expression): {found}; should go through their public API (a serializer's "
+        "byte_migration, DataInputView.mark / reset / position / available), so that each byte "
+        "format lives in its serializer's module only")
+
+
+def test_the_private_read_walk_finds_a_planted_read():
+    owner = ast.parse(
+        "class View:\n    __slots__ = ('_pos',)\n"
+        "class Row:\n    def _prepare(self):\n        self._cache_mask_len = 1\n"
+    )
+    names = _class_private_names(owner)
+    assert names == {"_pos", "_prepare", "_cache_mask_len"}, f"got {names}"
+    reader = ast.parse(
+        "def part(source, prior):\n"
+        "    source._pos = prior._cache_mask_len + self._pos\n"
+        "    return source.position\n"
+    )
+    found = _private_reads(reader, names)
+    assert found == [(2, "prior._cache_mask_len"), (2, "source._pos")], f"got {found}"

@@ -8,9 +8,9 @@ steps, one per serializer node, from the verdicts of the nodes:
 - **keep**: nothing needs migration (compatible as is, or with a reconfigured serializer): the
   stored bytes stay as they are and the plan's ``reader`` reads them.
 - **copy**: a sub-tree compatible as is inside one that migrates: its bytes are copied by
-  scanning the encoding (``TypeSerializer.copy_serialized``; fixed-width fields and ASCII
-  strings are sliced directly), without building Python objects. (A pickled sub-tree is
-  decoded and re-encoded instead: only unpickling checks a pickle's bytes.)
+  scanning the encoding (``TypeSerializer.copy_serialized``; inside a row, the row's code
+  generated from its fields' copy fragments), without building Python objects. (A pickled
+  sub-tree is decoded and re-encoded instead: only unpickling checks a pickle's bytes.)
 - **row**, **tuple**, **nullable**, **list**, **map values**: a built-in composite whose parts
   migrate: rebuilt around its parts (a row copies each kept field's bytes, rebuilds the null
   mask and row kind, writes null for added fields and puts the fields in the new order; a
@@ -22,11 +22,18 @@ steps, one per serializer node, from the verdicts of the nodes:
   serializer): decode with the old serializer, ``reference.migrated_element`` (both FLIP-527
   forms), encode with the new.
 
+This module knows no byte layout: the byte-level work of a composite step is the old
+serializer's ``byte_migration(new, ...)`` (``RowSerializer``, ``TupleSerializer``,
+``NullableSerializer``, ``ListSerializer``, ``MapSerializer``), given the functions of its
+child steps; each format is written in its serializer's module only, next to the generic
+methods and the generated-code fragments it shares. The plan reads records through the public
+``DataInputView`` API (``mark`` / ``reset`` to redo a record, ``available``).
+
 The plan's result is by definition the object path's: read the record with the restored old
 serializer, ``migrated_element`` with the new snapshot, write with the new serializer (or, for
 a top-level ``migrate_state`` step, whatever that method writes). When the byte path meets
-anything it does not take on itself (a corrupt or non-canonical record, a multi-byte string
-length, a migration refusing a row kind), it redoes that record on the object path, which
+anything it does not take on itself (a corrupt or non-canonical record, a list size beyond
+its bytes, a migration refusing a row kind), it redoes that record on the object path, which
 gives the result or raises the reference's error; so both paths fail with the same
 ``StateError`` kinds.
 
@@ -65,7 +72,6 @@ from ..serializers._composites import (
     TupleSerializerSnapshot,
 )
 from ..serializers._pickle import snapshot_unpickles
-from ..serializers._primitives import StringSerializer, _FixedWidth
 from ..serializers._row import RowSerializer, RowSerializerSnapshot
 
 __all__ = [
@@ -221,35 +227,6 @@ class MigrateStateStep(_SnapshotStep):
         return run
 
 
-def _fixed_width(serializer: TypeSerializer[Any]) -> int:
-    """The byte width of a built-in fixed-width serializer whose bytes can be sliced, else 0."""
-    if isinstance(serializer, _FixedWidth) and type(serializer).copy_serialized is _FIXED_COPY:
-        return serializer.length
-    return 0
-
-
-def _is_string(serializer: TypeSerializer[Any]) -> bool:
-    return type(serializer) is StringSerializer and StringSerializer.copy_serialized is _STRING_COPY
-
-
-_STRING_COPY = StringSerializer.copy_serialized
-_FIXED_COPY = _FixedWidth.copy_serialized
-
-# field readers of a row: (code, argument)
-_FIXED, _STRING, _SCAN, _STEP = range(4)
-
-
-def _field_reader(step: Step) -> tuple[int, Any]:
-    if isinstance(step, CopyStep):
-        width = _fixed_width(step.prior)
-        if width:
-            return _FIXED, width
-        if _is_string(step.prior):
-            return _STRING, step.prior.copy_serialized
-        return _SCAN, step.prior.copy_serialized
-    return _STEP, step.part
-
-
 class RowStep(Step):
     """A row whose fields were added, reordered or migrate: kept fields' bytes are copied (or
     migrated by their own step), the null mask and row kind rebuilt, added fields null."""
@@ -297,118 +274,11 @@ class RowStep(Step):
         return result
 
     def _compile(self) -> Callable[[DataInputView, DataOutputView], None]:
-        prior, new = self.prior, self.new
-        prior_arity, new_arity = prior.arity, new.arity
-        mask_len, new_mask_len = prior._cache_mask_len, new._cache_mask_len
-        zero = prior._cache_zero_mask
-        prior_offset, new_offset = prior._cache_offset, new._cache_offset
-        prior_total = prior_arity + prior_offset
-        prior_shift = mask_len * 8 - prior_total
-        new_shift = new_mask_len * 8 - (new_arity + new_offset)
-        # NOT NULL prior fields: a set bit there is corrupt data (the object path says how).
-        not_null_bits = 0
-        for i, nullable in enumerate(prior._cache_nullable):
-            if not nullable:
-                not_null_bits |= 1 << (prior_arity - 1 - i)
-        by_prior: list[tuple[int, Any]] = [(_SCAN, s.copy_serialized) for s in prior._cache_serializers]
-        for _, j, step in self.fields:
-            if j >= 0 and step is not None:
-                by_prior[j] = _field_reader(step)
-        readers = tuple(by_prior)
+        # Kept fields are copied as bytes by the row itself; the others are rebuilt by their steps.
         order = tuple(j for _, j, _ in self.fields)
-        new_nullable = new._cache_nullable
-        # An INSERT row without nulls: the new mask has only the added fields' bits.
-        added_bits = 0
-        for j in order:
-            added_bits = (added_bits << 1) | (j < 0)
-        insert_mask = (added_bits << new_shift).to_bytes(new_mask_len, "big")
-        kept = tuple(j for j in order if j >= 0)
-        pick: Callable[[list[bytes]], Any]
-        if len(kept) == 1:
-            only = kept[0]
-            pick = lambda parts: (parts[only],)  # noqa: E731
-        else:
-            from operator import itemgetter
-
-            pick = itemgetter(*kept) if kept else (lambda parts: ())
-        scratch = DataOutputView()
-
-        def read_fields(source: DataInputView, data: bytes, pos: int, nulls: int) -> list[Any]:
-            parts: list[Any] = []
-            append = parts.append
-            bit = (1 << prior_arity) >> 1
-            for code, arg in readers:
-                if nulls & bit:
-                    append(None)
-                elif code == _FIXED:
-                    end = pos + arg
-                    append(data[pos:end])
-                    pos = end
-                elif code == _STRING:
-                    head = data[pos]
-                    if head == 0:
-                        append(b"\x00")
-                        pos += 1
-                    elif head < 0x80 and data[pos + 1 : pos + head].isascii():
-                        end = pos + head
-                        append(data[pos:end])
-                        pos = end
-                    else:
-                        source._pos = pos
-                        scratch.clear()
-                        arg(source, scratch)
-                        append(data[pos : source._pos])
-                        pos = source._pos
-                elif code == _SCAN:
-                    source._pos = pos
-                    scratch.clear()
-                    arg(source, scratch)
-                    append(data[pos : source._pos])
-                    pos = source._pos
-                else:
-                    source._pos = pos
-                    append(arg(source))
-                    pos = source._pos
-                bit >>= 1
-            if pos > source._end:
-                raise _Detour  # a fixed-width field ran past the end
-            source._pos = pos
-            return parts
-
-        join = b"".join
-
-        def part(source: DataInputView) -> bytes:
-            data = source._data
-            if type(data) is not bytes:
-                raise _Detour
-            pos = source._pos
-            mask = data[pos : pos + mask_len]
-            if mask == zero:
-                return insert_mask + join(pick(read_fields(source, data, pos + mask_len, 0)))
-            if len(mask) != mask_len:
-                raise _Detour
-            bits = int.from_bytes(mask, "big") >> prior_shift
-            nulls = bits & ((1 << prior_arity) - 1)
-            if nulls & not_null_bits:
-                raise _Detour
-            kind = 0
-            if prior_offset:
-                top = bits >> prior_arity
-                kind = (top >> 1) | ((top & 1) << 1)
-            if kind and not new_offset:
-                raise _Detour  # the object path refuses to lose the row kind
-            parts = read_fields(source, data, pos + mask_len, nulls)
-            out_bits = ((kind & 1) << 1 | (kind >> 1)) if new_offset else 0
-            chosen = []
-            for k, j in enumerate(order):
-                field = None if j < 0 else parts[j]
-                if field is None and not new_nullable[k]:
-                    raise _Detour
-                out_bits = (out_bits << 1) | (field is None)
-                if field is not None:
-                    chosen.append(field)
-            return (out_bits << new_shift).to_bytes(new_mask_len, "big") + join(chosen)
-
+        migrated = {j: step.part for _, j, step in self.fields
+                    if j >= 0 and step is not None and not isinstance(step, CopyStep)}
+        part = self.prior.byte_migration(self.new, order, migrated)
         self._cache_part = part
 
         def run(source: DataInputView, target: DataOutputView) -> None:
@@ -433,13 +303,7 @@ class TupleStep(Step):
         return f"tuple of {len(self.steps)} fields, field by field"
 
     def _compile(self) -> Callable[[DataInputView, DataOutputView], None]:
-        steps = self.steps
-
-        def run(source: DataInputView, target: DataOutputView) -> None:
-            for step in steps:
-                step.run(source, target)
-
-        return run
+        return self.prior.byte_migration(self.new, [step.run for step in self.steps])  # type: ignore[no-any-return]
 
 
 class _Around(Step):
@@ -462,20 +326,7 @@ class NullableStep(_Around):
         return "nullable: flag kept, the value migrated"
 
     def _compile(self) -> Callable[[DataInputView, DataOutputView], None]:
-        inner = self.inner
-        prior_padding, new_padding = self.prior.padding_length, self.new.padding_length
-        null = b"\x01" + bytes(new_padding)
-
-        def run(source: DataInputView, target: DataOutputView) -> None:
-            if source.read_boolean():
-                if prior_padding:
-                    source.skip_bytes(prior_padding)
-                target.write(null)
-            else:
-                target.write(b"\x00")
-                inner.run(source, target)
-
-        return run
+        return self.prior.byte_migration(self.new, self.inner.run)  # type: ignore[no-any-return]
 
 
 class ListStep(_Around):
@@ -487,19 +338,7 @@ class ListStep(_Around):
         return "list, element by element"
 
     def _compile(self) -> Callable[[DataInputView, DataOutputView], None]:
-        element = self.inner
-
-        def run(source: DataInputView, target: DataOutputView) -> None:
-            size = source.read_int()
-            if size < 0 or size > source.available():
-                raise _Detour  # zero-width elements and corrupt sizes: the object path's rules
-            source.charge_elements(size, "ListSerializer: list size")
-            target.write_int(size)
-            step = element.run
-            for _ in range(size):
-                step(source, target)
-
-        return run
+        return self.prior.byte_migration(self.new, self.inner.run)  # type: ignore[no-any-return]
 
 
 class MapValuesStep(Step):
@@ -521,24 +360,7 @@ class MapValuesStep(Step):
         return "map, entry by entry (null values stay null)"
 
     def _compile(self) -> Callable[[DataInputView, DataOutputView], None]:
-        key, value = self.key, self.value
-
-        def run(source: DataInputView, target: DataOutputView) -> None:
-            size = source.read_int()
-            if size < 0 or size > source.available():
-                raise _Detour
-            source.charge_elements(size, "MapSerializer: map size")
-            target.write_int(size)
-            copy_key, step = key.run, value.run
-            for _ in range(size):
-                copy_key(source, target)
-                if source.read_boolean():
-                    target.write(b"\x01")
-                else:
-                    target.write(b"\x00")
-                    step(source, target)
-
-        return run
+        return self.prior.byte_migration(self.new, self.key.run, self.value.run)  # type: ignore[no-any-return]
 
 
 # -- building ---------------------------------------------------------------------------------------
@@ -616,7 +438,7 @@ _BUILTIN_MIGRATION: dict[type, tuple[Any, Any]] = {
 def _row_step(new_snapshot: Any, old_snapshot: Any, prior: Any, new: Any) -> Step | None:
     if len(prior.fields) != len(old_snapshot.field_names) or len(new.fields) != len(new_snapshot.field_names):
         return None
-    if prior._cache_positional or new._cache_positional or new_snapshot.positional or old_snapshot.positional:
+    if prior.positional or new.positional or new_snapshot.positional or old_snapshot.positional:
         prior_index = {name: i for i, name in enumerate(new.field_names) if i < len(prior.fields)}
     else:
         prior_index = {name: i for i, name in enumerate(prior.field_names)}
@@ -715,11 +537,11 @@ class MigrationPlan:
         if isinstance(self.root, MigrateStateStep) or type(source) is not DataInputView:
             self._object_path(source, target)
             return
-        start, budget, written = source._pos, source._elements, len(target)
+        mark, written = source.mark(), len(target)
         try:
             self.root.run(source, target)
         except Exception:  # the object path gives the result or the reference's error
-            source._pos, source._elements = start, budget
+            source.reset(mark)
             target.truncate(written)
             self._object_path(source, target)
 
@@ -740,7 +562,7 @@ class MigrationPlan:
                 source = DataInputView(raw)
                 try:
                     migrated = part(source)
-                    if not source._pos == source._end:
+                    if source.available():
                         raise _Detour
                 except Exception:  # the object path gives the result or the reference's error
                     return detour(raw)

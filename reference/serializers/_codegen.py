@@ -33,6 +33,13 @@ what it did (the input position and element budget, the bytes written) and runs 
 method from the start, whose result or error is then the result. So the generated path fails
 exactly where the generic one does, with the same ``StateError`` and the same input position.
 
+Other functions. A serializer may compile further functions from the same fragments with an
+``Emitter`` and ``Emitter.function``: ``RowSerializer.byte_migration`` (a row's records
+rebuilt in an evolved row's layout on bytes, for ``reference.backends.migration_plan``) finds
+each kept field's bytes with ``Emitter.skip``. Such a function has no generic method to fall
+back on: it raises where a codec would run one, and its caller redoes the record (the plan, on
+its object path).
+
 Safety. The source is built only from templates in this package, generated local names and
 integers: names from schemas or snapshots (field and class names) never appear in it; they
 are constants the functions close over (``Emitter.const``). Compiled functions are never
@@ -113,14 +120,18 @@ class Emitter:
     """Builds one function's source. Fragments emit lines through ``emit``, whose arguments
     must be ``Name`` (made here) or ``int``: nothing else reaches the source."""
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, indent: int = 2) -> None:
         self.kind = kind  # "read", "write" or "copy"
         self.lines: list[str] = []
         self.constants: dict[str, Any] = {}
         self._by_id: dict[int, Name] = {}
         self._count = 0
-        self._indent = 2
+        #: Nesting of the emitted lines in the function: 2 inside a frame's ``try``, 1 at the
+        #: top of the function's body.
+        self._indent = indent
         self.depth = 0
+        #: How many ``call_copy`` calls the code makes (writes to ``target``).
+        self.copies = 0
 
     # -- names ---------------------------------------------------------------------------
     def const(self, value: Any) -> Name:
@@ -239,6 +250,7 @@ class Emitter:
         """Copy one value with ``method``: the bytes before it are written first."""
         if self.kind != "copy":
             raise TypeError("call_copy belongs in copy code")
+        self.copies += 1
         self.emit("buf += data[seg:pos]")
         self.emit("source._pos = pos")
         self.emit("{f}(source, target)", f=self.const(method))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._compat import OuterSchemaCompatibility, SchemaCompatibility
@@ -38,6 +38,9 @@ def refused(target: DataOutputView, start: int, where: str | None, exc: Serializ
 
 _INT = struct.Struct(">i")
 
+#: One record's migration on bytes: reads one record of the old layout, writes it in the new.
+ByteMigration = Callable[[DataInputView, DataOutputView], None]
+
 
 def _gen_size(g: Any) -> Any:
     """Fragment: a list's or map's int size at ``pos``, bounded by the bytes left (one byte per
@@ -51,6 +54,18 @@ def _gen_size(g: Any) -> Any:
     g.emit("if {left} < 0: raise Bail", left=left)
     g.emit("source._elements = {left}", left=left)
     return n
+
+
+def _read_size(source: DataInputView, what: str) -> int:
+    """A map's size, or a list's where no zero-width element is expected: at most one element
+    per byte left, charged to the record's element budget."""
+    size = source.read_int()
+    if size < 0 or size > source.available():
+        raise SerializationError(
+            f"{what} {size} with {source.available()} bytes left; the data is corrupt or truncated"
+        )
+    source.charge_elements(size, what)
+    return size
 
 
 def _migrate_nested(
@@ -111,6 +126,23 @@ class NullableSerializer(TypeSerializer[Any]):
                 target.write(source.read_fully(self.padding_length))
         else:
             self.inner.copy_serialized(source, target)
+
+    def byte_migration(self, new: NullableSerializer, inner: ByteMigration) -> ByteMigration:
+        """One record of this layout in ``new``'s: the null flag kept (a null written with
+        ``new``'s padding), a value migrated by ``inner``."""
+        padding = self.padding_length
+        null = b"\x01" + bytes(new.padding_length)
+
+        def run(source: DataInputView, target: DataOutputView) -> None:
+            if source.read_boolean():
+                if padding:
+                    source.skip_bytes(padding)
+                target.write(null)
+            else:
+                target.write(b"\x00")
+                inner(source, target)
+
+        return run
 
     # -- generated-code fragments (reference.serializers._codegen) ---------------------------
     def _gen_padding(self, g: Any) -> None:
@@ -287,6 +319,19 @@ class ListSerializer(TypeSerializer[list[Any]]):
         for _ in range(size - len(done)):
             self.element.copy_serialized(source, target)
 
+    def byte_migration(self, new: ListSerializer, element: ByteMigration) -> ByteMigration:
+        """One record of this layout in ``new``'s: the size kept, each element migrated by
+        ``element``. A size the bytes left cannot hold is refused (``SerializationError``),
+        zero-width elements included: ``deserialize`` decides those."""
+
+        def run(source: DataInputView, target: DataOutputView) -> None:
+            size = _read_size(source, "ListSerializer: list size")
+            target.write_int(size)
+            for _ in range(size):
+                element(source, target)
+
+        return run
+
     def _gen_read(self, g: Any, out: Any) -> None:
         n, item = _gen_size(g), g.var()
         g.emit("{out} = []", out=out)
@@ -396,13 +441,7 @@ class MapSerializer(TypeSerializer[dict[Any, Any]]):
                     raise refused(target, start, f"the value of map key {k!r:.80}", exc) from None
 
     def deserialize(self, source: DataInputView) -> dict[Any, Any]:
-        size = source.read_int()
-        if size < 0 or size > source.available():
-            raise SerializationError(
-                f"MapSerializer: map size {size} with {source.available()} bytes left; "
-                "the data is corrupt or truncated"
-            )
-        source.charge_elements(size, "MapSerializer: map size")
+        size = _read_size(source, "MapSerializer: map size")
         read_key, read_value = self.key.deserialize, self.value.deserialize
         result: dict[Any, Any] = {}
         for _ in range(size):
@@ -422,6 +461,23 @@ class MapSerializer(TypeSerializer[dict[Any, Any]]):
             target.write_boolean(is_null)
             if not is_null:
                 self.value.copy_serialized(source, target)
+
+    def byte_migration(self, new: MapSerializer, key: ByteMigration, value: ByteMigration) -> ByteMigration:
+        """One record of this layout in ``new``'s: the size kept, per entry the key by ``key``,
+        the null flag kept and a value migrated by ``value``."""
+
+        def run(source: DataInputView, target: DataOutputView) -> None:
+            size = _read_size(source, "MapSerializer: map size")
+            target.write_int(size)
+            for _ in range(size):
+                key(source, target)
+                if source.read_boolean():
+                    target.write(b"\x01")
+                else:
+                    target.write(b"\x00")
+                    value(source, target)
+
+        return run
 
     def _gen_read(self, g: Any, out: Any) -> None:
         n, key, item = _gen_size(g), g.var(), g.var()
@@ -553,6 +609,19 @@ class TupleSerializer(_codegen.GeneratedCodec, TypeSerializer[tuple[Any, ...]]):
     def _copy_serialized_generic(self, source: DataInputView, target: DataOutputView) -> None:
         for field in self.fields:
             field.copy_serialized(source, target)
+
+    def byte_migration(self, new: TupleSerializer, fields: Sequence[ByteMigration]) -> ByteMigration:
+        """One record of this layout in ``new``'s: the fields back to back, each migrated by
+        its own entry of ``fields``."""
+        steps = tuple(fields)
+        if len(steps) != len(self.fields) or len(new.fields) != len(self.fields):
+            raise ValueError(f"byte_migration: {len(steps)} field migrations for {len(self.fields)} fields")
+
+        def run(source: DataInputView, target: DataOutputView) -> None:
+            for step in steps:
+                step(source, target)
+
+        return run
 
     def _gen_read(self, g: Any, out: Any) -> None:
         items = g.names(len(self.fields))

@@ -16,12 +16,16 @@ need migration (``compatible_after_migration`` whose ``row_paths`` name the evol
 ``"address.zip"``); removing or renaming a field, changing a field's type, adding a NOT NULL
 field and turning a nullable field NOT NULL are incompatible. Relaxing a NOT NULL field to
 nullable changes nothing in the bytes and is compatible as is.
+
+Migration on bytes (``RowSerializer.byte_migration``, what a migration plan runs): the same
+result as ``migrate_element`` on the objects, without them: kept fields' bytes copied, the mask
+rebuilt for the new field order with the row kind carried over, added fields null.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from .._compat import OuterSchemaCompatibility, SchemaCompatibility, reconfigured_or_as_is
@@ -193,6 +197,12 @@ class RowSerializer(_codegen.GeneratedCodec, TypeSerializer[tuple[Any, ...]]):
     @property
     def arity(self) -> int:
         return self._cache_arity
+
+    @property
+    def positional(self) -> bool:
+        """Restored from a snapshot in Flink's form (no field names): its fields match by
+        position in migration."""
+        return self._cache_positional
 
     # -- mask --------------------------------------------------------------------------------
     def _write_mask(self, kind: RowKind, values: Sequence[Any], target: DataOutputView) -> None:
@@ -394,6 +404,149 @@ class RowSerializer(_codegen.GeneratedCodec, TypeSerializer[tuple[Any, ...]]):
                     g.skip(serializer)
             else:
                 g.skip(serializer)
+
+    # -- byte-level migration (reference.backends.migration_plan) ---------------------------
+    def byte_migration(
+        self,
+        new: RowSerializer,
+        order: Sequence[int],
+        migrated: Mapping[int, Callable[[DataInputView], bytes]],
+    ) -> Callable[[DataInputView], bytes]:
+        """``part(source)``: one record of this row rebuilt in ``new``'s layout, as bytes.
+
+        New field ``k`` is this row's field ``order[k]`` (-1: added, written null). A field
+        ``i`` in ``migrated`` becomes ``migrated[i](source)`` (its migrated bytes); every
+        other field's bytes are kept as they are (found by its serializer's copy); the null
+        mask and the row kind are rebuilt for ``new``. What ``migrate_element`` does to objects,
+        done to bytes: ``part`` raises (any exception) on a record it does not take on itself
+        (corrupt, a NOT NULL field marked null, a row kind ``new`` cannot hold), which its
+        caller then redoes on the object path for the result or the reference's error.
+
+        Generated from this class's fragments and its fields' ``_gen_skip`` (the copy of the
+        generated codecs), unless generated codecs are off; the generic form is built from
+        ``_read_mask``, ``_write_mask`` and the fields' ``copy_serialized``."""
+        order = tuple(order)
+        if not isinstance(new, RowSerializer) or len(order) != new.arity:
+            raise ValueError(f"byte_migration: {len(order)} field sources for {new!r}")
+        if any(not -1 <= j < self._cache_arity for j in order) or any(
+            not 0 <= i < self._cache_arity for i in migrated
+        ):
+            raise ValueError(f"byte_migration: field indices {order} / {sorted(migrated)} outside {self!r}")
+        if _codegen.generated_codecs_enabled():
+            try:
+                return self._byte_migration_generated(new, order, migrated)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                pass  # a schema beyond what compiles: the generic form
+        return self._byte_migration_generic(new, order, migrated)
+
+    def _byte_migration_generic(
+        self, new: RowSerializer, order: tuple[int, ...], migrated: Mapping[int, Callable[[DataInputView], bytes]]
+    ) -> Callable[[DataInputView], bytes]:
+        readers = tuple(migrated.get(i) for i in range(self._cache_arity))
+        fields = tuple(zip(self._cache_serializers, readers, strict=True))
+        sink = DataOutputView()  # the copies only find each field's end; the bytes are the input's
+
+        def part(source: DataInputView) -> bytes:
+            kind, nulls = self._read_mask(source)
+            if kind not in new._cache_kind_bits:
+                raise StateMigrationError(f"a {kind.name} row cannot lose its row kind")
+            parts: list[bytes | None] = []
+            for (serializer, reader), is_null in zip(fields, nulls, strict=True):
+                if is_null:
+                    parts.append(None)
+                elif reader is not None:
+                    parts.append(reader(source))
+                else:
+                    start = source.position
+                    sink.clear()
+                    serializer.copy_serialized(source, sink)
+                    parts.append(source.slice_from(start))
+            values = [None if j < 0 else parts[j] for j in order]
+            for (name, _, nullable), value in zip(new.fields, values, strict=True):
+                if value is None and not nullable:
+                    raise SerializationError(f"RowSerializer: NOT NULL field {name!r} would be null")
+            target = DataOutputView()
+            new._write_mask(kind, values, target)
+            for value in values:
+                if value is not None:
+                    target.write(value)
+            return target.getvalue()
+
+        return part
+
+    def _byte_migration_generated(
+        self, new: RowSerializer, order: tuple[int, ...], migrated: Mapping[int, Callable[[DataInputView], bytes]]
+    ) -> Callable[[DataInputView], bytes]:
+        g = _codegen.Emitter("copy", indent=1)
+        parts = g.names(self._cache_arity)
+        mask, result = g.var(), g.var()
+        # Bits of the new mask: those of added fields (always null), per kept field its own.
+        added = 0
+        for k, j in enumerate(order):
+            if j < 0:
+                if not new._cache_nullable[k]:
+                    g.emit("raise Bail")  # an added NOT NULL field: never compatible
+                added |= new._cache_field_bits[k]
+        kept = [parts[j] for j in order if j >= 0]
+
+        def fields(nulls: Any) -> None:
+            for i, (serializer, part) in enumerate(zip(self._cache_serializers, parts, strict=True)):
+                if nulls is not None and self._cache_nullable[i]:
+                    with g.block("if {b} & {bit}:", b=nulls, bit=self._cache_field_bits[i]):
+                        g.emit("{p} = b''", p=part)
+                    branch = g.block("else:")
+                else:
+                    branch = g.block("if True:")
+                with branch:
+                    if i in migrated:
+                        g.emit("source._pos = pos")
+                        g.emit("{p} = {f}(source)", p=part, f=g.const(migrated[i]))
+                        g.emit("pos = source._pos")
+                    else:
+                        start = g.var()
+                        g.emit("{s} = seg = pos", s=start)
+                        g.skip(serializer)
+                        g.emit("{p} = data[{s}:pos]", p=part, s=start)
+
+        g.emit("{m} = data[pos:pos + {n}]", m=mask, n=self._cache_mask_len)
+        with g.block("if {m} == {zero}:", m=mask, zero=g.const(self._cache_zero_mask)):
+            # An INSERT row without nulls: the new mask has the added fields' bits only.
+            g.emit("pos += {n}", n=self._cache_mask_len)
+            fields(None)
+            head = (new._cache_kind_bits[RowKind.INSERT] | added).to_bytes(new._cache_mask_len, "big")
+            g.emit("{r} = {join}({parts})", r=result, join=g.const(b"".join),
+                   parts=g.tuple_of([g.const(head), *kept]))
+        with g.block("else:"):
+            bits, out = self._gen_mask(g, mask), g.var()
+            if self._cache_offset:
+                g.emit("{o} = {table}.get({kinds}[{b} >> {shift}])", o=out, table=g.const(new._cache_kind_bits),
+                       kinds=g.const(self._cache_kinds), b=bits, shift=self._cache_kind_shift)
+                g.emit("if {o} is None: raise Bail", o=out)  # the object path refuses to drop the kind
+            else:
+                g.emit("{o} = {insert}", o=out, insert=new._cache_kind_bits[RowKind.INSERT])
+            fields(bits)
+            if added:
+                g.emit("{o} |= {added}", o=out, added=added)
+            for k, j in enumerate(order):
+                if j >= 0 and self._cache_nullable[j]:
+                    with g.block("if {b} & {bit}:", b=bits, bit=self._cache_field_bits[j]):
+                        if new._cache_nullable[k]:
+                            g.emit("{o} |= {bit}", o=out, bit=new._cache_field_bits[k])
+                        else:
+                            g.emit("raise Bail")
+            g.emit("{o} = {o}.to_bytes({n}, 'big')", o=out, n=new._cache_mask_len)
+            g.emit("{r} = {join}({parts})", r=result, join=g.const(b"".join), parts=g.tuple_of([out, *kept]))
+        head_lines = [
+            f"if type(source) is not {g.const(DataInputView)} or type(source._data) is not bytes:",
+            "    raise Bail",
+            "data = source._data",
+            "pos = seg = source._pos",
+            "end = source._end",
+        ]
+        if g.copies:  # a field copied by a call writes to a sink (its bytes are the input's)
+            head_lines += [f"target = {g.const(DataOutputView())}", "buf = target._buf", "del buf[:]"]
+        function = g.function("part", "source", head_lines, ["source._pos = pos", f"return {result}"])
+        return function  # type: ignore[no-any-return]
 
     def copy(self, value: tuple[Any, ...]) -> tuple[Any, ...]:
         values = [

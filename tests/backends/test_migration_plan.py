@@ -34,6 +34,7 @@ from reference.serializers import (
     RowSerializer,
     StringSerializer,
     TupleSerializer,
+    generated_codecs,
 )
 from reference.types import serializer_for
 
@@ -204,3 +205,83 @@ def test_a_string_promoted_to_bytes_is_refused_where_the_old_serializer_cannot_r
     for path in (plan.migrate, plan.migrate_as_objects):
         with pytest.raises(SerializationError, match="(?i)utf-8"):
             path(bytes.fromhex("00000001cf"))
+
+
+# -- the byte steps are the serializers' own, generated or generic ------------------------------
+def _byte_path(plan: MigrationPlan, raw: bytes) -> bytes | None:
+    """The byte path alone: the migrated bytes, or None where it leaves the record to objects."""
+    source, target = DataInputView(raw), DataOutputView()
+    try:
+        plan.root.run(source, target)
+    except Exception:
+        return None
+    return target.getvalue() if not source.available() else None
+
+
+@settings(max_examples=100)
+@given(st.data())
+def test_byte_steps_give_the_object_paths_bytes_generated_and_generic(data: Any) -> None:
+    ev, old_snapshot, new, stored, _ = _evolved(data, "compatible_after_migration")
+    raws = [*stored, stored[0][:-1], stored[0] + b"\x00"]
+    taken = {}
+    for enabled in (True, False):
+        with generated_codecs(enabled):  # the plan compiles its steps on first use, in this mode
+            plan = migration_plan(old_snapshot, new)
+            where = f"(generated codecs {enabled}) [{ev.change} at {ev.path}: {ev.old!r} -> {ev.new!r}]\n{plan}"
+            taken[enabled] = []
+            for raw in raws:
+                got = _byte_path(plan, raw)
+                want = outcome(object_path, old_snapshot, new, raw)
+                if got is not None:
+                    assert want[0] == "ok", f"got {got.hex()} on the byte path, should fail as {want} {where}"
+                    read, should = new.from_bytes(got), new.from_bytes(want[1])
+                    assert strategies.values_equal(read, should), f"got {read!r}, should be {should!r} {where}"
+                    if raw in stored:
+                        assert got == want[1], f"got {got.hex()}, should be {want[1].hex()} {where}"
+                taken[enabled].append(got is not None)
+                assert outcome(plan.migrate, raw)[0] == want[0], f"got another outcome than {want} {where}"
+    # canonical records the generic form takes, the generated one takes too
+    for generic, generated, raw in zip(taken[False], taken[True], raws, strict=True):
+        assert generated or not generic, f"got {raw.hex()} left to objects by the generated form only"
+
+
+def test_byte_steps_without_generated_codecs_stay_on_the_byte_path() -> None:
+    with generated_codecs(False):
+        for old, new, value in CASES:
+            plan = migration_plan(old.snapshot_configuration(), new)
+            raw = old.to_bytes(value)
+            source, target = DataInputView(raw), DataOutputView()
+            plan.root.run(source, target)  # raises if the byte path gave the record up
+            want = object_path(old.snapshot_configuration(), new, raw)
+            assert target.getvalue() == want, f"got {target.getvalue().hex()}, should be {want.hex()}\n{plan}"
+
+
+def test_a_rows_byte_migration_is_generated_from_the_fragments() -> None:
+    with generated_codecs(True):
+        part = ADDRESS.byte_migration(ADDRESS_2, (1, 0, -1), {})
+        assert "raise Bail" in getattr(part, "__source__", ""), "got the generic form, should be generated"
+        assert part(DataInputView(ADDRESS.to_bytes(("Main", 3)))) == ADDRESS_2.to_bytes((3, "Main", None))
+    with generated_codecs(False):
+        part = ADDRESS.byte_migration(ADDRESS_2, (1, 0, -1), {})
+        assert not hasattr(part, "__source__"), "got generated code, should be the generic form"
+        assert part(DataInputView(ADDRESS.to_bytes(("Main", None)))) == ADDRESS_2.to_bytes((None, "Main", None))
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_rows_byte_migration_keeps_the_row_kind_and_refuses_to_drop_it(enabled: bool) -> None:
+    from reference.serializers import Row, RowKind
+
+    legacy = RowSerializer([("zip", IntSerializer(), True), ("street", StringSerializer(), True)],
+                           supports_row_kind=False)
+    deleted = ADDRESS.to_bytes(Row(("x", 1), RowKind.DELETE))
+    with generated_codecs(enabled):
+        kept = ADDRESS.byte_migration(ADDRESS_2, (1, 0, -1), {})
+        assert ADDRESS_2.from_bytes(kept(DataInputView(deleted))) == Row((1, "x", None), RowKind.DELETE)
+        dropped = ADDRESS.byte_migration(legacy, (1, 0), {})
+        assert legacy.from_bytes(dropped(DataInputView(ADDRESS.to_bytes(("x", 1))))) == (1, "x")
+        with pytest.raises(Exception):  # noqa: B017 - any refusal: the plan redoes it on objects
+            dropped(DataInputView(deleted))
+        with pytest.raises(ValueError):
+            ADDRESS.byte_migration(ADDRESS_2, (1, 0), {})
+        with pytest.raises(ValueError):
+            ADDRESS.byte_migration(ADDRESS_2, (1, 0, 2), {})

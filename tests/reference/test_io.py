@@ -258,3 +258,15 @@ def test_double_nan_payload_survives_raw():
     bits = bytes.fromhex("7ff0000000000001")
     value = DataInputView(bits).read_double()
     assert _written("write_double", value) == bits, "a NaN payload should survive a read and a write"
+
+
+def test_mark_and_reset_read_a_record_again_with_its_element_budget():
+    source = DataInputView(bytes(range(10)))
+    source.read_int()
+    mark = source.mark()
+    source.charge_elements(5, "list size")
+    assert (source.read_short(), source.position, source.elements_left()) == (0x0405, 6, mark[1] - 5)
+    source.reset(mark)
+    assert (source.position, source.elements_left(), source.read_short()) == (4, mark[1], 0x0405)
+    with pytest.raises(ValueError):
+        source.reset((11, 0))
