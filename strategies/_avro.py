@@ -27,7 +27,7 @@ from reference.serializers import AvroSerializer
 from reference.types import AvroType
 
 __all__ = [
-    "available", "avro_schemas", "avro_values", "change_labels", "change_kind", "apply_change",
+    "avro_schemas", "avro_values", "change_labels", "change_kind", "apply_change",
     "declared_names",
     "COMPATIBLE_CHANGES", "INCOMPATIBLE_CHANGES", "schema_values",
 ]
@@ -68,10 +68,6 @@ _DEFAULTS: dict[str, tuple[Any, ...]] = {
 }
 
 
-def available() -> bool:
-    return True
-
-
 def _avro_type(schema: Any) -> AvroType:
     return AvroType(AvroSerializer(schema).schema_json)
 
@@ -94,10 +90,6 @@ def _clashes(branch: Any, others: list[Any]) -> bool:
     branch a bytes value lands in would depend on branch order, not on its type as in Java."""
     kinds = {_type_name(b) for b in [branch, *others]}
     return "array" in kinds and bool(kinds & {"bytes", "fixed"})
-
-
-def _type_name(schema: Any) -> str:
-    return schema if isinstance(schema, str) else schema["type"]
 
 
 @st.composite
