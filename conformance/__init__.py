@@ -5,7 +5,8 @@
 >>> report.certified, [r for r in report if r.failed]
 
 ``certify(subjects, ...)`` certifies several subjects with one seed (as ``conformance certify``
-does); ``check_serializer`` and ``certify`` take a ``TableSubject`` as well.
+does); ``check_serializer`` and ``certify`` take a ``TableSubject`` as well. The harness's own
+errors (an unknown check, a subject built wrong) derive from ``ConformanceError``.
 
 Importing ``conformance`` does not import pytest; ``SerializerConformance``,
 ``TableConformance`` and ``parametrize_checks`` load it when first used.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._engine.errors import ConformanceError
 from ._engine.registry import NotApplicable, UnknownCheckError, Violation, check
 from ._engine.report import CheckResult, Report
 from ._engine.subject import Evolution, Subject, SubjectError
@@ -22,6 +24,7 @@ from ._engine.subject import Evolution, Subject, SubjectError
 __all__ = [
     "CheckContext",
     "CheckResult",
+    "ConformanceError",
     "Evolution",
     "NotApplicable",
     "Report",
@@ -30,6 +33,7 @@ __all__ = [
     "SubjectError",
     "TableConformance",
     "TableSubject",
+    "TableSubjectError",
     "UnknownCheckError",
     "Violation",
     "certify",
@@ -45,7 +49,7 @@ __all__ = [
 _LAZY = {
     "CheckContext": "_engine.runner", "check_serializer": "_engine.runner", "certify": "_engine.schedule",
     "SerializerConformance": "_pytest_api", "TableConformance": "_pytest_api", "parametrize_checks": "_pytest_api",
-    "TableSubject": "_table", "certify_table": "_table",
+    "TableSubject": "_table", "TableSubjectError": "_table", "certify_table": "_table",
 }
 
 
