@@ -38,8 +38,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any)
     """One section, each subject rendered as ``conformance certify`` renders it."""
     if not _STORE:
         return
-    from conformance._engine.render import render_results
-    from conformance._engine.report import CheckResult
+    from conformance._engine.render import render_report
+    from conformance._engine.report import CheckResult, Report
 
     subjects: dict[str, list[CheckResult]] = {}
     for props in _STORE:
@@ -52,6 +52,6 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any)
             props.get("conformance_message", ""), props.get("conformance_example"), expected))
     terminalreporter.section("conformance")
     for subject, results in subjects.items():
-        for line in render_results(subject, sorted(results, key=lambda r: r.id)).splitlines():
+        for line in render_report(Report(subject, sorted(results, key=lambda r: r.id))).splitlines():
             terminalreporter.write_line(line)
     _STORE.clear()

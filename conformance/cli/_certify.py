@@ -212,7 +212,7 @@ def _run(subjects: list[Any], args: argparse.Namespace, **extra: Any) -> int:
             progress.stop()
     seed = reports[0].seed
     if len(reports) > 1:
-        text = render_summary(reports, seed, tty=tty)
+        text = render_summary(reports, tty=tty)
         if text is not None:
             print(text, file=out)
     else:
