@@ -1,12 +1,14 @@
 """The conformance harness: certify any serializer or table (CLI, pytest plugin, library).
 
->>> from conformance import Subject, check_serializer
->>> report = check_serializer(Subject(MySerializer(), values=st.integers()))
+>>> from conformance import RunConfig, Subject, check_serializer
+>>> report = check_serializer(Subject(MySerializer(), values=st.integers()), RunConfig(seed=7))
 >>> report.certified, [r for r in report if r.failed]
 
-``certify(subjects, ...)`` certifies several subjects with one seed (as ``conformance certify``
-does); ``check_serializer`` and ``certify`` take a ``TableSubject`` as well. The harness's own
-errors (an unknown check, a subject built wrong) derive from ``ConformanceError``.
+``certify(subjects, config)`` certifies several subjects with one seed (as ``conformance
+certify`` does); ``check_serializer`` and ``certify`` take a ``TableSubject`` as well. A
+``RunConfig`` says what a run does (examples, seed, profile, backends, Spark, ...), the same
+for the library, the CLI and the pytest plugin. The harness's own errors (an unknown check, a
+subject or configuration built wrong) derive from ``ConformanceError``.
 
 Importing ``conformance`` does not import pytest; ``SerializerConformance``,
 ``TableConformance`` and ``parametrize_checks`` load it when first used.
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._engine.config import RunConfig, RunConfigError
 from ._engine.errors import ConformanceError
 from ._engine.registry import NotApplicable, UnknownCheckError, Violation, check
 from ._engine.report import CheckResult, Report
@@ -28,6 +31,8 @@ __all__ = [
     "Evolution",
     "NotApplicable",
     "Report",
+    "RunConfig",
+    "RunConfigError",
     "SerializerConformance",
     "Subject",
     "SubjectError",

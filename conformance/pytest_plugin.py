@@ -1,5 +1,10 @@
 """pytest plugin (``pytest11`` entry point): options, and a terminal summary of per-check
-conformance results that also works under pytest-xdist. Imports nothing heavy until used."""
+conformance results that also works under pytest-xdist. Imports nothing heavy until used.
+
+The options are the fields of a ``conformance.RunConfig`` (examples, profile, seed, backends,
+spark); a backend or profile name it does not know is a usage error, as on the CLI (both parse
+them with the same functions, ``conformance.cli``'s ``--backend`` and ``--profile`` types).
+"""
 
 from __future__ import annotations
 
@@ -7,15 +12,19 @@ from typing import Any
 
 
 def pytest_addoption(parser: Any) -> None:
+    from conformance._engine.config import BACKENDS, DEFAULT_BACKENDS, PROFILES
+    from conformance.cli._certify import backends_option, profile_option
+    from conformance.cli._common import positive_int
+
     group = parser.getgroup("conformance", "serializer conformance harness")
-    group.addoption("--conformance-examples", type=int, default=None, metavar="N",
+    group.addoption("--conformance-examples", type=positive_int, default=None, metavar="N",
                     help="hypothesis examples per conformance check (default: the profile's)")
-    group.addoption("--conformance-profile", choices=("dev", "ci", "certify"), default=None,
+    group.addoption("--conformance-profile", type=profile_option, default=None, metavar="|".join(PROFILES),
                     help="hypothesis profile for conformance checks (default: HYPOTHESIS_PROFILE or dev)")
     group.addoption("--conformance-seed", type=int, default=None, metavar="N",
                     help="hypothesis seed for conformance checks (default: derived from the subject)")
-    group.addoption("--conformance-backend", default="heap,bytes", metavar="heap,bytes",
-                    help="state backends for the backends family")
+    group.addoption("--conformance-backend", type=backends_option, default=None, metavar=",".join(BACKENDS),
+                    help=f"state backends for the backends family (default {','.join(DEFAULT_BACKENDS)})")
     group.addoption("--conformance-spark", default="off", metavar="MASTER|off",
                     help="run the spark family on this master")
 
