@@ -6,7 +6,6 @@ from __future__ import annotations
 import ast
 
 import pytest
-from conformance._user_serializers import Circle, Shape
 from hypothesis import strategies as st
 from zoo import BUILTIN_BREAKS, GOLDEN, ZOO
 from zoo_base import (
@@ -34,6 +33,7 @@ from zoo_base import (
 
 from conformance import Evolution, RunConfig, Subject, check_serializer
 from conformance._engine.registry import LAYERS, all_checks, get_check
+from conformance._user_serializers import Circle, Shape
 from reference.serializers import PojoSerializer
 
 EXAMPLES = 25
