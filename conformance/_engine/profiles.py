@@ -13,7 +13,7 @@ import os
 
 from hypothesis import HealthCheck, settings
 
-from .config import PROFILES
+from .config import PROFILES, profile_name
 
 __all__ = ["register_profiles", "profile_settings", "harness_settings", "PROFILES", "default_profile"]
 
@@ -48,8 +48,6 @@ def profile_settings(name: str) -> settings:
     if name == "certify":
         return settings(max_examples=1000, deadline=None, derandomize=True,
                         suppress_health_check=[HealthCheck.too_slow])
-    from .config import profile_name
-
     profile_name(name)  # raises RunConfigError naming the profiles
     raise AssertionError(f"profile {name!r} is in PROFILES but has no settings here; add them")
 
