@@ -139,7 +139,7 @@ def baseline(examples: int) -> float:
 
 
 def run(examples: int, repeat: int) -> int:
-    from conformance import check_serializer
+    from conformance import RunConfig, check_serializer
 
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core
@@ -147,7 +147,7 @@ def run(examples: int, repeat: int) -> int:
     for _ in range(repeat):
         base = baseline(examples)
         started = time.perf_counter()
-        report = check_serializer(subject(), examples=examples, seed=1, spark="off")
+        report = check_serializer(subject(), RunConfig(examples=examples, seed=1, spark="off"))
         wall = time.perf_counter() - started
         if best is None or wall < best[0]:
             best = (wall, base, report)

@@ -1,11 +1,14 @@
 """The conformance harness: certify any serializer or table (CLI, pytest plugin, library).
 
->>> from conformance import Subject, check_serializer
->>> report = check_serializer(Subject(MySerializer(), values=st.integers()))
+>>> from conformance import RunConfig, Subject, check_serializer
+>>> report = check_serializer(Subject(MySerializer(), values=st.integers()), RunConfig(seed=7))
 >>> report.certified, [r for r in report if r.failed]
 
-``certify(subjects, ...)`` certifies several subjects with one seed (as ``conformance certify``
-does); ``check_serializer`` and ``certify`` take a ``TableSubject`` as well.
+``certify(subjects, config)`` certifies several subjects with one seed (as ``conformance
+certify`` does); ``check_serializer`` and ``certify`` take a ``TableSubject`` as well. A
+``RunConfig`` says what a run does (examples, seed, profile, backends, Spark, ...), the same
+for the library, the CLI and the pytest plugin. The harness's own errors (an unknown check, a
+subject or configuration built wrong) derive from ``ConformanceError``.
 
 Importing ``conformance`` does not import pytest; ``SerializerConformance``,
 ``TableConformance`` and ``parametrize_checks`` load it when first used.
@@ -15,6 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._engine.config import RunConfig, RunConfigError
+from ._engine.errors import ConformanceError
 from ._engine.registry import NotApplicable, UnknownCheckError, Violation, check
 from ._engine.report import CheckResult, Report
 from ._engine.subject import Evolution, Subject, SubjectError
@@ -22,14 +27,18 @@ from ._engine.subject import Evolution, Subject, SubjectError
 __all__ = [
     "CheckContext",
     "CheckResult",
+    "ConformanceError",
     "Evolution",
     "NotApplicable",
     "Report",
+    "RunConfig",
+    "RunConfigError",
     "SerializerConformance",
     "Subject",
     "SubjectError",
     "TableConformance",
     "TableSubject",
+    "TableSubjectError",
     "UnknownCheckError",
     "Violation",
     "certify",
@@ -45,7 +54,7 @@ __all__ = [
 _LAZY = {
     "CheckContext": "_engine.runner", "check_serializer": "_engine.runner", "certify": "_engine.schedule",
     "SerializerConformance": "_pytest_api", "TableConformance": "_pytest_api", "parametrize_checks": "_pytest_api",
-    "TableSubject": "_table", "certify_table": "_table",
+    "TableSubject": "_table", "TableSubjectError": "_table", "certify_table": "_table",
 }
 
 

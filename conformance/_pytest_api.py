@@ -17,12 +17,13 @@ from typing import Any
 
 import pytest
 
+from ._engine.config import DEFAULT_BACKENDS, RunConfig
 from ._engine.registry import checks_for, known_ids, select
 from ._engine.report import CheckResult
 from ._engine.runner import Runner
 from ._engine.subject import Subject, as_subject, subject_kind, subject_name
 
-__all__ = ["parametrize_checks", "SerializerConformance", "TableConformance", "check_ids", "run_check"]
+__all__ = ["parametrize_checks", "SerializerConformance", "TableConformance", "check_ids", "run_check", "run_config"]
 
 _RUNNERS: dict[tuple[Any, ...], tuple[Any, Runner]] = {}
 
@@ -45,18 +46,23 @@ def _check_expected(expected_failures: Mapping[str, str], kind: str) -> None:
     known_ids(checks_for(kind, spark=True), expected_failures, kind=kind)
 
 
-def _runner(config: Any, subject: Subject) -> Runner:
-    examples = _option(config, "conformance_examples")
-    profile = _option(config, "conformance_profile")
-    backends = tuple(b for b in str(_option(config, "conformance_backend", "heap,bytes")).split(",") if b)
-    spark = _option(config, "conformance_spark", "off")
+def run_config(config: Any, subject: Any) -> RunConfig:
+    """The ``RunConfig`` of a pytest run's ``--conformance-*`` options for ``subject`` (its seed,
+    unless given, derived from the subject's name: stable across xdist workers and reruns)."""
     seed = _option(config, "conformance_seed")
-    if seed is None:  # stable across xdist workers and reruns: derived from the subject
+    if seed is None:
         seed = zlib.crc32(subject_name(subject).encode("utf-8", "replace"))
-    key = (id(subject), examples, profile, backends, spark, seed)
+    return RunConfig(examples=_option(config, "conformance_examples"), profile=_option(config, "conformance_profile"),
+                     backends=_option(config, "conformance_backend", DEFAULT_BACKENDS),
+                     spark=_option(config, "conformance_spark", "off"), seed=seed)
+
+
+def _runner(config: Any, subject: Subject) -> Runner:
+    run = run_config(config, subject)
+    key = (id(subject), run)
     cached = _RUNNERS.get(key)
     if cached is None or cached[0] is not subject:
-        runner = Runner(subject, examples=examples, profile=profile, backends=backends, spark=spark, seed=seed)
+        runner = Runner(subject, run)
         _RUNNERS[key] = (subject, runner)  # keeps the subject alive, so its id stays unique
         return runner
     return cached[1]

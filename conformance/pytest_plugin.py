@@ -1,5 +1,10 @@
 """pytest plugin (``pytest11`` entry point): options, and a terminal summary of per-check
-conformance results that also works under pytest-xdist. Imports nothing heavy until used."""
+conformance results that also works under pytest-xdist. Imports nothing heavy until used.
+
+The options are the fields of a ``conformance.RunConfig`` (examples, profile, seed, backends,
+spark); a backend or profile name it does not know is a usage error, as on the CLI (both parse
+them with the same functions, ``conformance.cli``'s ``--backend`` and ``--profile`` types).
+"""
 
 from __future__ import annotations
 
@@ -7,15 +12,19 @@ from typing import Any
 
 
 def pytest_addoption(parser: Any) -> None:
+    from conformance._engine.config import BACKENDS, DEFAULT_BACKENDS, PROFILES
+    from conformance.cli._certify import backends_option, profile_option
+    from conformance.cli._common import positive_int
+
     group = parser.getgroup("conformance", "serializer conformance harness")
-    group.addoption("--conformance-examples", type=int, default=None, metavar="N",
+    group.addoption("--conformance-examples", type=positive_int, default=None, metavar="N",
                     help="hypothesis examples per conformance check (default: the profile's)")
-    group.addoption("--conformance-profile", choices=("dev", "ci", "certify"), default=None,
+    group.addoption("--conformance-profile", type=profile_option, default=None, metavar="|".join(PROFILES),
                     help="hypothesis profile for conformance checks (default: HYPOTHESIS_PROFILE or dev)")
     group.addoption("--conformance-seed", type=int, default=None, metavar="N",
                     help="hypothesis seed for conformance checks (default: derived from the subject)")
-    group.addoption("--conformance-backend", default="heap,bytes", metavar="heap,bytes",
-                    help="state backends for the backends family")
+    group.addoption("--conformance-backend", type=backends_option, default=None, metavar=",".join(BACKENDS),
+                    help=f"state backends for the backends family (default {','.join(DEFAULT_BACKENDS)})")
     group.addoption("--conformance-spark", default="off", metavar="MASTER|off",
                     help="run the spark family on this master")
 
@@ -38,8 +47,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any)
     """One section, each subject rendered as ``conformance certify`` renders it."""
     if not _STORE:
         return
-    from conformance._engine.render import render_results
-    from conformance._engine.report import CheckResult
+    from conformance._engine.render import render_report
+    from conformance._engine.report import CheckResult, Report
 
     subjects: dict[str, list[CheckResult]] = {}
     for props in _STORE:
@@ -52,6 +61,6 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any)
             props.get("conformance_message", ""), props.get("conformance_example"), expected))
     terminalreporter.section("conformance")
     for subject, results in subjects.items():
-        for line in render_results(subject, sorted(results, key=lambda r: r.id)).splitlines():
+        for line in render_report(Report(subject, sorted(results, key=lambda r: r.id))).splitlines():
             terminalreporter.write_line(line)
     _STORE.clear()

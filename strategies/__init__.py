@@ -30,7 +30,6 @@ from ._evolutions import (
 )
 from ._pojo import PojoField, activate, enum_type, pojo_type, schema_nodes
 from ._schemas import FAMILIES, schemas
-from ._schemas import _avro_available as avro_available
 from ._values import large_values, values, zero_value
 
 
@@ -48,7 +47,6 @@ __all__ = [
     "PojoField",
     "SchemaEvolution",
     "activate",
-    "avro_available",
     "canonical",
     "chain_migration",
     "evolution_chains",

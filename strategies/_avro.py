@@ -27,7 +27,7 @@ from reference.serializers import AvroSerializer
 from reference.types import AvroType
 
 __all__ = [
-    "available", "avro_schemas", "avro_type_of", "avro_values", "change_labels", "change_kind", "apply_change",
+    "avro_schemas", "avro_type_of", "avro_values", "change_labels", "change_kind", "apply_change",
     "declared_names",
     "COMPATIBLE_CHANGES", "INCOMPATIBLE_CHANGES", "schema_values",
 ]
@@ -66,10 +66,6 @@ _DEFAULTS: dict[str, tuple[Any, ...]] = {
     "int": (0, -1, 7), "long": (0, 1 << 40), "string": ("", "n/a"), "boolean": (False, True),
     "double": (0.0, -2.5), "float": (0.5, -1.25), "null": (None,),
 }
-
-
-def available() -> bool:
-    return True
 
 
 def avro_type_of(schema: Any) -> AvroType:

@@ -10,18 +10,8 @@ from hypothesis import strategies as st
 
 from reference import Verdict
 
-__all__ = ["available", "avro_schemas", "avro_values", "change_labels", "change_kind",
+__all__ = ["avro_schemas", "avro_values", "change_labels", "change_kind",
            "apply_change", "change_table", "declared_names"]
-
-
-@functools.cache
-def available() -> bool:
-    try:
-        from . import _avro
-
-        return bool(_avro.available())
-    except ImportError:
-        return False
 
 
 @functools.cache
@@ -59,9 +49,7 @@ def change_kind(label: str) -> str:
 
 
 def change_table() -> dict[str, str]:
-    """Every Avro change label with its verdict kind (empty without Avro)."""
-    if not available():
-        return {}
+    """Every Avro change label with its verdict kind."""
     from . import _avro
 
     labels = [*_avro.COMPATIBLE_CHANGES, *_avro.INCOMPATIBLE_CHANGES, *_EXTRA]

@@ -56,12 +56,6 @@ _FAMILY_OF.update({
 })
 
 
-def _avro_available() -> bool:
-    from . import _avro_bridge
-
-    return _avro_bridge.available()
-
-
 # Strategies are built once: constructing and validating them per draw costs more than
 # drawing from them.
 _BOOLEANS = st.booleans()
@@ -110,15 +104,12 @@ def _schemas(
     the nesting, ``max_leaves`` (roughly) the number of leaf types.
     """
     if families is None:
-        allowed = tuple(f for f in FAMILIES if f != "avro" or _avro_available())
-        top = allowed
+        allowed = top = FAMILIES
     else:
         given = tuple(families)
         unknown = [f for f in given if f not in FAMILIES]
         if unknown or not given:
             raise InvalidArgument(f"families={given!r}: use a non-empty selection of {FAMILIES}")
-        if "avro" in given and not _avro_available():
-            raise InvalidArgument("families includes 'avro' but the Avro serializer is not available")
         top = tuple(f for f in FAMILIES if f in given)
         allowed = tuple(f for f in FAMILIES if f in given or f == "primitive")
     if max_depth < 0 or max_leaves < 1:

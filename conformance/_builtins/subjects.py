@@ -198,9 +198,8 @@ def _row_of_user_type() -> Subject:
         Evolution(lambda: row(LongSerializer()), Verdict.INCOMPATIBLE, reason_contains="reading",
                   name="the reading becomes a long"),
     ]
-    golden = os.environ.get("CONFORMANCE_BUILTINS_GOLDEN") or _DEFAULT_GOLDEN
     return Subject(lambda: row(ReadingSerializer(1)), values, evolutions, key=False, name="builtin:row_of_user_type",
-                   golden=os.path.join(golden, "row_of_user_type"), release=_release(),
+                   golden=os.path.join(_GOLDEN, "row_of_user_type"), release=_release(),
                    locator="conformance._builtins.subjects:row_of_user_type")
 
 
@@ -223,9 +222,8 @@ def _pojo_with_subclasses() -> Subject:
         Evolution(lambda: PojoSerializer(Shape), Verdict.COMPATIBLE_WITH_RECONFIGURED_SERIALIZER,
                   name="Circle is no longer registered (met by name)"),
     ]
-    golden = os.environ.get("CONFORMANCE_BUILTINS_GOLDEN") or _DEFAULT_GOLDEN
     return Subject(lambda: PojoSerializer(Shape, registered_subclasses=[Circle]), values, evolutions, key=False,
-                   name="builtin:pojo_with_subclasses", golden=os.path.join(golden, "pojo_with_subclasses"),
+                   name="builtin:pojo_with_subclasses", golden=os.path.join(_GOLDEN, "pojo_with_subclasses"),
                    release=_release(), locator="conformance._builtins.subjects:pojo_with_subclasses")
 
 
@@ -260,9 +258,8 @@ def _legacy_row() -> Subject:
         Evolution(lambda: row(DoubleSerializer()), Verdict.INCOMPATIBLE, reason_contains="temp",
                   name="the temperature becomes a plain double"),
     ]
-    golden = os.environ.get("CONFORMANCE_BUILTINS_GOLDEN") or _DEFAULT_GOLDEN
     return Subject(lambda: row(TemperatureSerializer("C")), values, evolutions, key=False, name="builtin:legacy_row",
-                   golden=os.path.join(golden, "legacy_row"), release=_release(),
+                   golden=os.path.join(_GOLDEN, "legacy_row"), release=_release(),
                    locator="conformance._builtins.subjects:legacy_row")
 
 
@@ -395,11 +392,10 @@ def builtin_subject(name: str) -> Subject:
         return _USER_SHAPED[name]()
     schema = _schema(name)
     strategies.activate(schema)
-    golden = os.environ.get("CONFORMANCE_BUILTINS_GOLDEN") or _DEFAULT_GOLDEN
     return Subject(
         _FACTORIES.get(name, lambda: serializer_for(schema)), strategies.values(schema), _evolutions(schema),
         key=_PLAN[name][1], schema=schema, name=f"builtin:{name}",
-        golden=os.path.join(golden, name), release=_release(), releases=_RELEASES.get(name, {}),
+        golden=os.path.join(_GOLDEN, name), release=_release(), releases=_RELEASES.get(name, {}),
         # Only generated classes need the subject rebuilt in a fresh process; the rest restore
         # from the savepoint's snapshots alone (and the child stays light).
         locator=f"conformance._builtins.subjects:{name}" if callable(_PLAN[name][0]) else None,
@@ -419,9 +415,8 @@ _FACTORIES = {"nullable": _default_nullable}
 
 #: Golden files of the built-ins, shipped with the package (``conformance/_builtins/golden``):
 #: every release of this project restores what earlier releases recorded there;
-#: ``--builtins --update-golden`` records the current release (CONFORMANCE_BUILTINS_GOLDEN
-#: points it elsewhere).
-_DEFAULT_GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
+#: ``--builtins --update-golden`` records the current release there.
+_GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
 
 
 def _release() -> str:
@@ -435,17 +430,7 @@ def _release() -> str:
 
 def builtin_subjects(names: Any = None) -> list[Subject]:
     """Every built-in serializer as a Subject (or those named)."""
-    available = [n for n in _PLAN if n != "avro" or _avro_available()]
-    return [builtin_subject(n) for n in (names or available)]
-
-
-def _avro_available() -> bool:
-    try:
-        from strategies import avro_available
-
-        return bool(avro_available())
-    except Exception:
-        return False
+    return [builtin_subject(n) for n in (names or _PLAN)]
 
 
 def __getattr__(name: str) -> Any:

@@ -13,9 +13,10 @@ import os
 
 from hypothesis import HealthCheck, settings
 
+from .config import PROFILES, profile_name
+
 __all__ = ["register_profiles", "profile_settings", "harness_settings", "PROFILES", "default_profile"]
 
-PROFILES = ("dev", "ci", "certify")
 _SUPPRESS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example]
 
 
@@ -47,7 +48,8 @@ def profile_settings(name: str) -> settings:
     if name == "certify":
         return settings(max_examples=1000, deadline=None, derandomize=True,
                         suppress_health_check=[HealthCheck.too_slow])
-    raise ValueError(f"unknown hypothesis profile {name!r}; use one of {', '.join(PROFILES)}")
+    profile_name(name)  # raises RunConfigError naming the profiles
+    raise AssertionError(f"profile {name!r} is in PROFILES but has no settings here; add them")
 
 
 def register_profiles() -> None:

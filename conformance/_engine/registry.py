@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from .errors import ConformanceError, did_you_mean
+
 __all__ = [
     "Check", "Violation", "NotApplicable", "UnknownCheckError", "check", "all_checks", "get_check",
     "load_families", "checks_for", "select", "known_ids", "FAMILIES", "LAYERS", "KINDS", "STATUSES",
@@ -41,7 +43,7 @@ class NotApplicable(Exception):
     """The subject gives this check nothing to check (e.g. no evolutions); it is skipped."""
 
 
-class UnknownCheckError(ValueError):
+class UnknownCheckError(ConformanceError, ValueError):
     """A selection or expected failure names no check this run can run (the message says
     what was meant, when something close exists)."""
 
@@ -131,13 +133,6 @@ def _names(checks: Iterable[Check]) -> set[str]:
     return names
 
 
-def _suggest(word: str, names: Iterable[str]) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(word, sorted(names), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
 def select(checks: list[Check], wanted: Iterable[str] | None, *, kind: str = "serializer") -> list[Check]:
     """The checks of ``checks`` whose id, family or id prefix (``api``) is in ``wanted`` (all
     when None), in run order: the one selection rule of the CLI, the library and pytest.
@@ -166,7 +161,7 @@ def _unknown(word: str, available: set[str], kind: str) -> str:
         return f"check {word!r} is in the spark family, which runs only with a Spark master (--spark local[2])"
     if word in _names(_CHECKS.values()):
         return f"check {word!r} does not apply to a {kind} subject"
-    return (f"no check {word!r}{_suggest(word, available)}; `conformance certify --list-checks` "
+    return (f"no check {word!r}{did_you_mean(word, available)}; `conformance certify --list-checks` "
             "lists them")
 
 

@@ -1,38 +1,33 @@
 """How results read: the one renderer behind the CLI's terminal output, ``Report.summary()``
 and the pytest plugin's summary.
 
-A subject reads as one verdict line with its counts, then one line per failure (check id,
-family, the sentence, the shrunk example), per expected failure, and per skip with its
-reason; a run of several subjects ends with a table of families per subject.
+It takes ``Report``s and nothing else, and shows their verdict (``Report.certified``, the one
+rule, in ``conformance._engine.report``) without deciding one. A subject reads as one verdict
+line with its counts, then one line per failure (check id, family, the sentence, the shrunk
+example), per expected failure, and per skip with its reason; a run of several subjects ends
+with a table of families per subject. It imports no report at run time: the arrow points from
+the results to how they read.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .registry import STATUSES
 
 if TYPE_CHECKING:
     from .report import CheckResult, Report
 
-__all__ = ["render_result", "render_report", "render_results", "render_summary", "verdict_line"]
+__all__ = ["render_report", "render_summary", "verdict_line"]
 
 
-def render_result(result: CheckResult) -> str:
-    """``id [family] status: message`` and, for a failure, its smallest example."""
-    text = f"{result.id} [{result.family}] {result.status}"
-    if result.message:
-        text += f": {result.message}"
-    if result.example is not None and result.status in ("failed", "xfailed"):
-        text += f"\n    smallest failing example: {result.example}"
-    return text
-
-
-def verdict_line(subject: str, certified: bool, counts: dict[str, int], seed: Any = None) -> str:
+def verdict_line(report: Report) -> str:
+    """``subject: CERTIFIED (n passed, ...; seed N)``."""
+    counts = report.counts()
     shown = ", ".join(f"{counts.get(s, 0)} {s}" for s in STATUSES if s != "xfailed" or counts.get(s))
-    tail = f"; seed {seed}" if seed is not None else ""
-    return f"{subject}: {'CERTIFIED' if certified else 'NOT CERTIFIED'} ({shown}{tail})"
+    tail = f"; seed {report.seed}" if report.seed is not None else ""
+    return f"{report.subject}: {'CERTIFIED' if report.certified else 'NOT CERTIFIED'} ({shown}{tail})"
 
 
 def _detail_lines(results: Iterable[CheckResult], *, skips: bool = True) -> list[str]:
@@ -52,22 +47,12 @@ def _detail_lines(results: Iterable[CheckResult], *, skips: bool = True) -> list
     return lines
 
 
-def render_results(subject: str, results: list[CheckResult], *, seed: Any = None,
-                   strict_failures: Iterable[str] = (), skips: bool = True) -> str:
-    """A subject's verdict line, then its failures, expected failures and skips."""
-    strict_failures = list(strict_failures)
-    counts = {s: sum(r.status == s for r in results) for s in STATUSES}
-    certified = not counts["failed"] and not strict_failures
-    lines = [verdict_line(subject, certified, counts, seed)]
-    lines += _detail_lines(results, skips=skips)
-    lines += [f"  FAILED --strict: {problem}" for problem in strict_failures]
-    return "\n".join(lines)
-
-
 def render_report(report: Report, *, skips: bool = True) -> str:
     """The subject's verdict line, then its failures, expected failures and skips."""
-    return render_results(report.subject, report.results, seed=report.seed,
-                          strict_failures=report.strict_failures, skips=skips)
+    lines = [verdict_line(report)]
+    lines += _detail_lines(report.results, skips=skips)
+    lines += [f"  FAILED --strict: {problem}" for problem in report.strict_failures]
+    return "\n".join(lines)
 
 
 def _cell(report: Report, family: str) -> str:
@@ -79,9 +64,11 @@ def _cell(report: Report, family: str) -> str:
     return f"FAIL {failed}" if failed else (f"ok {passed}" if passed else "skipped")
 
 
-def render_summary(reports: list[Report], seed: Any, *, tty: bool = False) -> str | None:
-    """A table of families per subject and the closing line; printed with rich on a
-    terminal (then None is returned), returned as plain text otherwise."""
+def render_summary(reports: list[Report], *, tty: bool = False) -> str | None:
+    """A table of families per subject and the closing line with the run's seed (the
+    reports'); printed with rich on a terminal (then None is returned), returned as plain text
+    otherwise."""
+    seed = reports[0].seed if reports else None
     families: list[str] = []
     for report in reports:
         for r in report.results:

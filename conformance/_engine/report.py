@@ -4,7 +4,10 @@
 A check's ``status`` is ``passed``, ``failed``, ``skipped`` (with the reason), or ``xfailed``:
 it failed and was listed as an expected failure, which does not block certification. A
 subject is certified when no check failed and, under ``--strict``, no family the subject
-declares data for (its evolutions, its golden directory) was skipped as a whole.
+declares data for (its evolutions, its golden directory) was skipped as a whole: that rule is
+``Report.certified``, here and nowhere else (the renderer, the CLI's exit status and the JSON
+read it). How reports read is ``conformance._engine.render``'s; ``Report.summary()`` hands
+the report to it.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .registry import STATUSES
-from .render import render_report, render_result
 
 __all__ = ["CheckResult", "Report", "RunOptions", "STATUSES", "reports_to_json", "dump", "CERTIFICATE_FORMAT"]
 
@@ -60,7 +62,13 @@ class CheckResult:
         return data
 
     def __str__(self) -> str:
-        return render_result(self)
+        """``id [family] status: message`` and, for a failure, its smallest example."""
+        text = f"{self.id} [{self.family}] {self.status}"
+        if self.message:
+            text += f": {self.message}"
+        if self.example is not None and self.status in ("failed", "xfailed"):
+            text += f"\n    smallest failing example: {self.example}"
+        return text
 
 
 @dataclass(frozen=True)
@@ -110,6 +118,7 @@ class Report:
 
     @property
     def certified(self) -> bool:
+        """The one certification rule (see the module docstring)."""
         return not self.failures and not self.strict_failures
 
     @property
@@ -139,11 +148,11 @@ class Report:
             "versions": dict(self.versions), "distribution": self.distribution,
         }
 
-    def certificate(self) -> dict[str, Any]:
-        """The same as ``to_json()`` (kept for callers of the earlier name)."""
-        return self.to_json()
-
     def summary(self) -> str:
+        """How the CLI shows this report: the verdict line, then failures, expected failures
+        and skips (``conformance._engine.render``)."""
+        from .render import render_report
+
         return render_report(self)
 
 

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from .config import DEFAULT_BACKENDS, RunConfig, from_keywords
 from .property import for_all
 from .providers import Provided, Provider
 from .registry import (
@@ -37,7 +38,6 @@ __all__ = ["CheckContext", "Runner", "check_serializer", "library_versions", "DE
 
 T = TypeVar("T")
 
-DEFAULT_BACKENDS = ("heap", "bytes")
 #: A table certification's default budget: state machine runs per check, steps per run.
 TABLE_EXAMPLES, TABLE_STEPS = 30, 20
 
@@ -144,63 +144,48 @@ class CheckContext:
 
 
 class Runner:
-    """Runs checks for one subject, each at most once, prerequisites first.
-
-    ``examples`` is hypothesis' examples per check (for a table: state machine runs per
-    check; ``options["steps"]`` its steps per run). ``derandomize`` (tables only) runs the
-    machines derandomized instead of from the seed. Unknown ``expected_failures`` ids raise
-    ``UnknownCheckError``.
+    """Runs checks for one subject, each at most once, prerequisites first, as ``config`` (a
+    ``conformance.RunConfig``) asks. ``should_stop`` is asked before each check (a run of
+    several subjects stopping at another's failure). Unknown ``expected_failures`` ids raise
+    ``UnknownCheckError``. The keywords taken before ``RunConfig`` are deprecated (see
+    ``conformance._engine.config.from_keywords``).
     """
 
-    def __init__(
-        self,
-        subject: Any,
-        *,
-        examples: int | None = None,
-        backends: Sequence[str] = DEFAULT_BACKENDS,
-        spark: str = "off",
-        seed: int | None = None,
-        profile: str | None = None,
-        update_golden: bool = False,
-        expected_failures: Mapping[str, str] | None = None,
-        options: Mapping[str, Any] | None = None,
-        strict: bool | None = None,
-        derandomize: bool = False,
-        exitfirst: bool = False,
-        should_stop: Callable[[], bool] | None = None,
-    ) -> None:
+    def __init__(self, subject: Any, config: RunConfig | None = None, *,
+                 should_stop: Callable[[], bool] | None = None, **deprecated: Any) -> None:
         from .profiles import default_profile, harness_settings
 
+        config = from_keywords(config, deprecated, "Runner")
+        self.config = config
         self.subject = subject
         self.kind = subject_kind(subject)
-        self.profile = profile or default_profile()
-        self.options = dict(options or {})
-        self.seed = seed if seed is not None else random.SystemRandom().randrange(2**32)
+        self.profile = config.profile or default_profile()
+        self.options = dict(config.options)
+        if config.spark_entries is not None:
+            self.options["spark_entries"] = config.spark_entries
+        self.seed = config.seed if config.seed is not None else random.SystemRandom().randrange(2**32)
         if self.kind == "table":
             from .._table._runmachine import machine_settings
 
-            self.examples = examples if examples is not None else TABLE_EXAMPLES
-            self.options.setdefault("steps", TABLE_STEPS)
-            self.settings = machine_settings(self.examples, int(self.options["steps"]), derandomize)
+            self.examples = config.examples if config.examples is not None else TABLE_EXAMPLES
+            self.options["steps"] = config.steps if config.steps is not None else TABLE_STEPS
+            self.settings = machine_settings(self.examples, int(self.options["steps"]), config.derandomize)
         else:
-            self.settings = harness_settings(self.profile, examples)
+            self.settings = harness_settings(self.profile, config.examples)
             self.examples = self.settings.max_examples
-        self.derandomize = derandomize
-        self.exitfirst = exitfirst
+        self.derandomize = config.derandomize
+        self.exitfirst = config.exitfirst
         self.should_stop = should_stop
         self.interrupted = False
-        unknown_backends = [b for b in backends if b not in DEFAULT_BACKENDS]
-        if unknown_backends:
-            raise ValueError(f"unknown backend(s) {unknown_backends}; use heap and/or bytes")
-        self.backends = tuple(backends)
-        self.spark = spark or "off"
-        self.update_golden = update_golden
-        self.strict = bool(strict_by_default(self.profile) if strict is None else strict)
+        self.backends = config.backends
+        self.spark = config.spark
+        self.update_golden = config.update_golden
+        self.strict = bool(strict_by_default(self.profile) if config.strict is None else config.strict)
         self.provided = Provided()
         self._results: dict[str, CheckResult] = {}
         self._work_dir: str | None = None
         self.available = checks_for(self.kind, spark=self.spark != "off")
-        self.expected_failures = dict(expected_failures or {})
+        self.expected_failures = dict(config.expected_failures)
         known_ids(self.available, self.expected_failures, kind=self.kind)
 
     @property
@@ -227,9 +212,9 @@ class Runner:
 
     def checks(self, wanted: Iterable[str] | None = None) -> list[Check]:
         """The checks a run selects: all that apply to the subject (spark only with a
-        master), or those whose id, family or id prefix is in ``wanted``; an unknown word
-        raises ``UnknownCheckError``."""
-        return select(self.available, wanted, kind=self.kind)
+        master), or those whose id, family or id prefix is in ``wanted`` (default: the
+        config's ``checks``); an unknown word raises ``UnknownCheckError``."""
+        return select(self.available, self.config.checks if wanted is None else wanted, kind=self.kind)
 
     def preload(self, results: Iterable[CheckResult]) -> None:
         """Take results of checks run elsewhere (another process, same subject and seed) as
@@ -309,7 +294,7 @@ class Runner:
     def run_options(self) -> RunOptions:
         return RunOptions(backends=self.backends if self.kind == "serializer" else (),
                           spark=self.spark if self.kind == "serializer" else "off",
-                          spark_entries=self.options.get("spark_entries"),
+                          spark_entries=self.config.spark_entries,
                           steps=self.options.get("steps") if self.kind == "table" else None,
                           derandomize=self.derandomize)
 
@@ -357,38 +342,22 @@ def strict_by_default(profile: str) -> bool:
     return profile == "certify"
 
 
-def check_serializer(
-    subject: Any,
-    *,
-    examples: int | None = None,
-    backends: Sequence[str] = DEFAULT_BACKENDS,
-    spark: str = "off",
-    seed: int | None = None,
-    profile: str | None = None,
-    expected_failures: Mapping[str, str] | None = None,
-    checks: Iterable[str] | None = None,
-    update_golden: bool = False,
-    values: Any = None,
-    options: Mapping[str, Any] | None = None,
-    strict: bool | None = None,
-) -> Report:
-    """Run every check (or those whose id/family is in ``checks``) against ``subject`` and
-    return a ``Report`` of per-check results; never raises for a broken serializer.
+def check_serializer(subject: Any, config: RunConfig | None = None, *, values: Any = None,
+                     **deprecated: Any) -> Report:
+    """Run every check (or the config's ``checks``) against ``subject`` as ``config`` (a
+    ``conformance.RunConfig``; default ``RunConfig()``) asks, and return a ``Report`` of
+    per-check results; never raises for a broken serializer.
 
-    ``subject`` is a ``conformance.Subject`` (or a serializer plus ``values=``), or a
-    ``conformance.TableSubject``. ``examples`` is hypothesis' max_examples per check; ``seed``
-    makes the run reproducible (a random one is chosen and recorded otherwise). ``options`` go
-    to the checks (e.g. ``{"spark_entries": N}``, the size of the spark family's history, or
-    ``{"steps": N}`` for a table). An unknown check or expected-failure id raises
-    ``conformance.UnknownCheckError``.
+    ``subject`` is a ``conformance.Subject`` (or a serializer plus ``values=``, a hypothesis
+    strategy of its values), or a ``conformance.TableSubject``. A random seed is chosen and
+    recorded unless the config gives one. An unknown check or expected-failure id raises
+    ``conformance.UnknownCheckError``. The keywords taken before ``RunConfig``
+    (``examples=``, ``seed=``, ...) still work for one release, with a ``DeprecationWarning``.
     """
+    config = from_keywords(config, deprecated, "check_serializer")
     target = subject if subject_kind(subject) == "table" else as_subject(subject, values)
-    runner = Runner(
-        target, examples=examples, backends=backends, spark=spark,
-        seed=seed, profile=profile, update_golden=update_golden,
-        expected_failures=expected_failures, options=options, strict=strict,
-    )
+    runner = Runner(target, config)
     try:
-        return runner.run(checks)
+        return runner.run()
     finally:
         runner.close()

@@ -1,6 +1,6 @@
-"""Scheduling a certification of several subjects: ``certify(subjects, ...)``.
+"""Scheduling a certification of several subjects: ``certify(subjects, config)``.
 
-Subjects run one after another, in parallel processes (``jobs``, forked), or, when the spark
+Subjects run one after another, in parallel processes (the config's ``jobs``, forked), or, when the spark
 family is selected, in two lanes: ``jobs`` processes forked before the JVM starts run every
 other family and write each subject's large history ahead, while this process starts Spark and
 runs the spark family of each subject whose first lane is done. The result is one ``Report``
@@ -22,48 +22,49 @@ import random
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
 from reference import Verdict
 
+from .config import RunConfig, from_keywords
 from .report import Report
-from .runner import DEFAULT_BACKENDS, Runner
+from .runner import Runner
+from .subject import SubjectError
 
 __all__ = ["certify", "Plan"]
 
 
 @dataclass
 class Plan:
-    """Everything a certification run is asked to do (what each subject's runner gets)."""
+    """Everything a certification run is asked to do: the subjects and one ``RunConfig`` (its
+    seed fixed), which each subject's runner gets."""
 
     subjects: list[Any]
-    examples: int | None = None
-    backends: tuple[str, ...] = DEFAULT_BACKENDS
-    spark: str = "off"
-    seed: int = 0
-    profile: str | None = None
-    update_golden: bool = False
-    checks: tuple[str, ...] | None = None
-    expected_failures: dict[str, str] = field(default_factory=dict)
-    options: dict[str, Any] = field(default_factory=dict)
-    strict: bool | None = None
-    derandomize: bool = False
+    config: RunConfig
     peers: list[tuple[str, Any]] = field(default_factory=list)
-    exitfirst: bool = False
     #: Set when a subject failed under ``exitfirst`` (an Event shared with forked workers).
     stop: Any = None
 
+    @property
+    def checks(self) -> tuple[str, ...] | None:
+        return self.config.checks
+
+    @property
+    def spark(self) -> str:
+        return self.config.spark
+
+    @property
+    def exitfirst(self) -> bool:
+        return self.config.exitfirst
+
     def runner(self, index: int) -> Runner:
         subject = self.subjects[index]
-        options = dict(self.options)
+        options = dict(self.config.options)
         options["peers"] = [p for p in self.peers if p[1] is not subject]
-        return Runner(subject, examples=self.examples, backends=self.backends, spark=self.spark,
-                      seed=self.seed, profile=self.profile, update_golden=self.update_golden,
-                      expected_failures=self.expected_failures, options=options, strict=self.strict,
-                      derandomize=self.derandomize, exitfirst=self.exitfirst,
+        return Runner(subject, self.config.replace(options=options),
                       should_stop=self.stop.is_set if self.stop is not None else None)
 
 
@@ -71,38 +72,26 @@ class Plan:
 _PLAN: list[Plan] = []
 
 
-def certify(
-    subjects: Sequence[Any],
-    *,
-    examples: int | None = None,
-    backends: Sequence[str] = DEFAULT_BACKENDS,
-    spark: str = "off",
-    seed: int | None = None,
-    profile: str | None = None,
-    update_golden: bool = False,
-    checks: Sequence[str] | None = None,
-    expected_failures: Mapping[str, str] | None = None,
-    options: Mapping[str, Any] | None = None,
-    strict: bool | None = None,
-    jobs: int | None = None,
-    derandomize: bool = False,
-    exitfirst: bool = False,
-    on_report: Callable[[Report], None] | None = None,
-) -> list[Report]:
-    """Certify every subject (``Subject`` or ``TableSubject``) with one seed; return their
-    reports in subject order. Raises ``UnknownCheckError`` before running anything when
-    ``checks`` or ``expected_failures`` name no check. ``jobs`` subjects run in parallel
-    (default: 2 when there are several; with the spark family, ``jobs`` processes run the
-    other families while this one runs Spark's). Several serializer subjects
-    see each other's serializers (``snapshot.not_shared``). ``exitfirst`` stops at the first
-    failed check (see the module's docstring)."""
+def certify(subjects: Sequence[Any], config: RunConfig | None = None, *,
+            on_report: Callable[[Report], None] | None = None, **deprecated: Any) -> list[Report]:
+    """Certify every subject (``Subject`` or ``TableSubject``) as ``config`` (a
+    ``conformance.RunConfig``; default ``RunConfig()``) asks, with one seed; return their
+    reports in subject order, calling ``on_report`` with each as it completes. Raises
+    ``UnknownCheckError`` before running anything when the config's ``checks`` or
+    ``expected_failures`` name no check. ``jobs`` subjects run in parallel (default: 2 when
+    there are several; with the spark family, ``jobs`` processes run the other families while
+    this one runs Spark's). Several serializer subjects see each other's serializers
+    (``snapshot.not_shared``). ``exitfirst`` stops at the first failed check (see the module's
+    docstring). The keywords taken before ``RunConfig`` still work for one release, with a
+    ``DeprecationWarning``."""
+    config = from_keywords(config, deprecated, "certify")
     subjects = list(subjects)
     if not subjects:
-        raise ValueError("certify: no subject given")
-    plan = Plan(subjects, examples, tuple(backends), spark or "off",
-                seed if seed is not None else random.SystemRandom().randrange(2**32), profile,
-                update_golden, tuple(checks) if checks is not None else None, dict(expected_failures or {}),
-                dict(options or {}), strict, derandomize, exitfirst=exitfirst)
+        raise SubjectError("certify: no subject given; pass a list of conformance.Subject or TableSubject")
+    if config.seed is None:
+        config = config.replace(seed=random.SystemRandom().randrange(2**32))
+    plan = Plan(subjects, config)
+    exitfirst, jobs = config.exitfirst, config.jobs
     several = len(subjects) > 1
     if several:
         plan.peers = [(s.display_name, s.make_serializer()) for s in subjects if hasattr(s, "make_serializer")]

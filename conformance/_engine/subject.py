@@ -9,13 +9,15 @@ from typing import Any
 
 from reference import TypeSerializer, Verdict
 
+from .errors import ConformanceError
+
 __all__ = ["Subject", "Evolution", "SubjectError", "KINDS", "subject_kind", "subject_name", "declared_families"]
 
 #: The verdicts an evolution may expect (``reference.Verdict``'s members).
 KINDS = tuple(Verdict)
 
 
-class SubjectError(ValueError):
+class SubjectError(ConformanceError, ValueError):
     """A subject or evolution that cannot be certified as given; the message says how to fix it."""
 
 

@@ -18,13 +18,15 @@ def certify_table(subject: TableSubject, *, max_examples: int = 30, steps: int =
     """Run every ``table.*`` check (or those in ``checks``) on ``subject``; one ``CheckResult``
     per check, in run order. A check whose prerequisite did not pass is skipped, saying why.
     The state machines run derandomized unless ``derandomize=False`` (then from ``seed``)."""
+    from .._engine.config import RunConfig
     from .._engine.runner import Runner
 
     if not isinstance(subject, TableSubject):
         raise TypeError(f"certify_table needs a TableSubject, got {type(subject).__name__}")
-    runner = Runner(subject, examples=max_examples, seed=seed, options={"steps": steps},
-                    derandomize=derandomize, expected_failures=expected_failures)
+    config = RunConfig(examples=max_examples, seed=seed, steps=steps, derandomize=derandomize,
+                       checks=checks, expected_failures=expected_failures or {})
+    runner = Runner(subject, config)
     try:
-        return runner.run(checks).results
+        return runner.run().results
     finally:
         runner.close()

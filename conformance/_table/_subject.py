@@ -17,6 +17,8 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
+from .._engine.errors import ConformanceError
+
 __all__ = ["TableSubject", "TableSubjectError", "FACTORY_ARGS"]
 
 #: What the harness can pass to a table factory.
@@ -24,7 +26,7 @@ FACTORY_ARGS = ("read_function", "write_function", "write_rate_limiter")
 _OVER_STORE = ("read_function", "write_function")
 
 
-class TableSubjectError(ValueError):
+class TableSubjectError(ConformanceError, ValueError):
     """The subject cannot be certified as given (says what to change)."""
 
 

@@ -1,5 +1,6 @@
 """``conformance certify`` (serializers) and ``conformance certify-table`` (tables): parse the
-command line, load the subjects, call ``conformance.certify`` and render what it returns.
+command line into a ``conformance.RunConfig``, load the subjects, call ``conformance.certify``
+and render what it returns.
 
 Both run through the same runner and report: the same seed, profile, ``--check``,
 ``--expect-failure``, ``--strict``, ``--json`` and exit statuses.
@@ -11,6 +12,7 @@ import argparse
 import sys
 from typing import Any
 
+from .._engine.config import BACKENDS, DEFAULT_BACKENDS, PROFILES, RunConfig, RunConfigError
 from ._common import (
     OK,
     VIOLATION,
@@ -25,7 +27,8 @@ from ._common import (
     write_json,
 )
 
-__all__ = ["add_parsers", "load_target", "load_serializer", "load_table_subject", "BUILTINS_EXAMPLES"]
+__all__ = ["add_parsers", "load_target", "load_serializer", "load_table_subject", "BUILTINS_EXAMPLES",
+           "backends_option", "profile_option", "run_config"]
 
 #: Examples per check for --builtins unless --examples or --profile says otherwise (their own
 #: suites test them in depth; the certification run is the quick, complete sweep).
@@ -95,12 +98,26 @@ def load_table_subject(spec: str) -> Any:
     return obj
 
 
-def _backends(text: str) -> tuple[str, ...]:
-    parts = tuple(p.strip() for p in text.split(",") if p.strip())
-    bad = [p for p in parts if p not in ("heap", "bytes")]
-    if bad or not parts:
-        raise argparse.ArgumentTypeError(f"{text!r}: use heap, bytes or heap,bytes")
-    return parts
+def backends_option(text: str) -> tuple[str, ...]:
+    """argparse type of ``--backend`` (and the plugin's ``--conformance-backend``): the names
+    ``RunConfig`` accepts."""
+    from .._engine.config import backend_names
+
+    try:
+        return backend_names(text)
+    except RunConfigError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+
+
+def profile_option(text: str) -> str:
+    """argparse type of ``--profile`` (and the plugin's ``--conformance-profile``): the names
+    ``RunConfig`` accepts."""
+    from .._engine.config import profile_name
+
+    try:
+        return profile_name(text)
+    except RunConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _expected(items: list[str] | None) -> dict[str, str]:
@@ -114,7 +131,8 @@ def _expected(items: list[str] | None) -> dict[str, str]:
 def _common_run_options(parser: argparse.ArgumentParser, examples_help: str) -> None:
     parser.add_argument("--examples", type=positive_int, metavar="N", help=examples_help)
     add_seed(parser)
-    parser.add_argument("--profile", choices=("dev", "ci", "certify"), help="hypothesis profile")
+    parser.add_argument("--profile", type=profile_option, metavar="|".join(PROFILES),
+                        help="hypothesis profile (default: $HYPOTHESIS_PROFILE, else ci under CI, else dev)")
     parser.add_argument("--check", action="append", metavar="ID|FAMILY",
                         help="run only these checks (repeatable); an unknown one is an error")
     parser.add_argument("--expect-failure", action="append", metavar="ID=REASON",
@@ -127,7 +145,6 @@ def _common_run_options(parser: argparse.ArgumentParser, examples_help: str) -> 
                              "and run no further check or subject")
     parser.add_argument("--list-checks", action="store_true", help="list every check (id, family, what it verifies) and exit")
     add_json(parser, "the certificate (results, seed, options, versions)")
-    parser.add_argument("--certificate", metavar="FILE", help=argparse.SUPPRESS)  # the earlier name of --json
     add_import(parser)
 
 
@@ -140,8 +157,8 @@ def add_parsers(sub: Any) -> None:
     certify.add_argument("--builtins", action="store_true", help="certify every built-in serializer")
     certify.add_argument("--values", metavar="MODULE:ATTR", help="hypothesis strategy of values (when TARGET is a serializer)")
     _common_run_options(certify, "examples per check (default: the profile's)")
-    certify.add_argument("--backend", type=_backends, default=("heap", "bytes"), metavar="heap,bytes",
-                         help="backends to run histories on (default heap,bytes)")
+    certify.add_argument("--backend", type=backends_option, default=DEFAULT_BACKENDS, metavar=",".join(BACKENDS),
+                         help=f"backends to run histories on (default {','.join(DEFAULT_BACKENDS)})")
     certify.add_argument("--spark", default="off", metavar="MASTER|off",
                          help="run the spark family on this master (local[*], spark://host:port); default off")
     certify.add_argument("--spark-entries", type=positive_int, metavar="N",
@@ -175,13 +192,23 @@ def _list_checks(kind: str) -> int:
     return OK
 
 
-def _run(subjects: list[Any], args: argparse.Namespace, **extra: Any) -> int:
+def _config(args: argparse.Namespace, **extra: Any) -> RunConfig:
+    """The ``RunConfig`` a command line asks for (a value out of range is a usage error)."""
+    try:
+        return RunConfig(examples=args.examples, seed=args.seed, profile=args.profile, checks=args.check,
+                         expected_failures=_expected(args.expect_failure), strict=args.strict,
+                         exitfirst=args.exitfirst, **extra)
+    except RunConfigError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _run(subjects: list[Any], args: argparse.Namespace, config: RunConfig) -> int:
     from .._engine.registry import UnknownCheckError
     from .._engine.render import render_report, render_summary
     from .._engine.report import reports_to_json
     from .._engine.schedule import certify
 
-    path = json_target(args.json or args.certificate)
+    path = json_target(args.json)
     tty = sys.stdout.isatty() and path != "-"
     out = sys.stderr if path == "-" else sys.stdout  # the JSON owns standard output
     progress = None
@@ -202,9 +229,7 @@ def _run(subjects: list[Any], args: argparse.Namespace, **extra: Any) -> int:
             print(text, file=out, flush=True)
 
     try:
-        reports = certify(subjects, examples=args.examples, seed=args.seed, profile=args.profile,
-                          checks=args.check, expected_failures=_expected(args.expect_failure),
-                          strict=args.strict, exitfirst=args.exitfirst, on_report=shown, **extra)
+        reports = certify(subjects, config, on_report=shown)
     except UnknownCheckError as exc:
         raise UsageError(str(exc)) from None
     finally:
@@ -212,7 +237,7 @@ def _run(subjects: list[Any], args: argparse.Namespace, **extra: Any) -> int:
             progress.stop()
     seed = reports[0].seed
     if len(reports) > 1:
-        text = render_summary(reports, seed, tty=tty)
+        text = render_summary(reports, tty=tty)
         if text is not None:
             print(text, file=out)
     else:
@@ -231,9 +256,10 @@ def run_certify(args: argparse.Namespace) -> int:
         raise UsageError("give either TARGET or --builtins, not both")
     if not args.builtins and not args.target:
         raise UsageError("give a TARGET (module:attribute) or --builtins")
-    json_target(args.json or args.certificate)
+    json_target(args.json)
+    config = run_config(args)
     import_modules(args.imports)
-    if args.spark != "off":
+    if config.spark != "off":
         try:
             import conformance._checks.spark  # noqa: F401
         except ImportError as exc:
@@ -243,18 +269,17 @@ def run_certify(args: argparse.Namespace) -> int:
         from .._builtins.subjects import builtin_subjects
 
         subjects = builtin_subjects()
-        if args.examples is None and args.profile is None:
-            args.examples = BUILTINS_EXAMPLES  # the main job stays quick under any CI profile
+        if config.examples is None and config.profile is None:
+            config = config.replace(examples=BUILTINS_EXAMPLES)  # the main job stays quick under any CI profile
     else:
         subjects = [load_target(args.target, args.values)]
-    return _run(subjects, args, **run_options(args))
+    return _run(subjects, args, config)
 
 
-def run_options(args: argparse.Namespace) -> dict[str, Any]:
-    """What ``certify`` is asked for by a ``certify`` command line, beyond the shared options."""
-    options = {"spark_entries": args.spark_entries} if args.spark_entries else {}
-    return {"backends": args.backend, "spark": args.spark, "update_golden": args.update_golden,
-            "options": options, "jobs": args.jobs}
+def run_config(args: argparse.Namespace) -> RunConfig:
+    """The ``RunConfig`` a ``certify`` command line asks for."""
+    return _config(args, backends=args.backend, spark=args.spark, spark_entries=args.spark_entries,
+                   update_golden=args.update_golden, jobs=args.jobs)
 
 
 def run_certify_table(args: argparse.Namespace) -> int:
@@ -262,8 +287,7 @@ def run_certify_table(args: argparse.Namespace) -> int:
         return _list_checks("table")
     if not args.target:
         raise UsageError("give a TARGET (module:attribute naming a conformance.TableSubject)")
-    json_target(args.json or args.certificate)
+    json_target(args.json)
+    config = _config(args, steps=args.steps)
     import_modules(args.imports)
-    subject = load_table_subject(args.target)
-    options = {"steps": args.steps} if args.steps else {}
-    return _run([subject], args, options=options)
+    return _run([load_table_subject(args.target)], args, config)

@@ -10,28 +10,24 @@ that cannot be imported, a check id that names nothing).
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib
 import os
 import sys
 from collections.abc import Iterable
 from typing import Any
 
+from .._engine.errors import ConformanceError, did_you_mean
+
 __all__ = [
     "OK", "VIOLATION", "UNUSABLE", "UsageError", "import_object", "import_modules", "add_json",
-    "add_seed", "add_import", "json_target", "positive_int", "did_you_mean", "write_json",
+    "add_seed", "add_import", "json_target", "positive_int", "write_json",
 ]
 
 OK, VIOLATION, UNUSABLE = 0, 1, 2
 
 
-class UsageError(Exception):
+class UsageError(ConformanceError):
     """The target, an input or an option cannot be used (exit status 2)."""
-
-
-def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    close = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _importable_here() -> None:

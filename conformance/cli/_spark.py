@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .._engine.config import BACKENDS
 from ._common import (
     OK,
     UNUSABLE,
@@ -54,7 +55,7 @@ def add_parsers(sub: Any) -> None:
     migrate.add_argument("--explain", action="store_true",
                          help="print each state's verdict and migration plan (what is copied as bytes, "
                          "what is re-encoded) and exit without running the job")
-    migrate.add_argument("--backend", choices=("bytes", "heap"), default="bytes",
+    migrate.add_argument("--backend", choices=BACKENDS, default="bytes",
                          help="bytes: migrate_state over serialized values (default); heap: "
                          "deserialize, migrate_element, serialize")
     migrate.add_argument("--parallelism", type=positive_int, default=None, metavar="N",

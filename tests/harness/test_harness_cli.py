@@ -9,6 +9,7 @@ import textwrap
 
 import pytest
 
+from conformance import RunConfig
 from conformance._engine.runner import Runner
 from conformance.cli import load_target, main
 
@@ -156,13 +157,12 @@ def test_spark_entries_option_reaches_the_spark_family(targets, monkeypatch):
     from conformance._checks.spark import DEFAULT_ENTRIES, history_entries
     from conformance._engine.runner import CheckContext
     from conformance.cli import build_parser
-    from conformance.cli._certify import run_options
+    from conformance.cli._certify import run_config
 
     monkeypatch.delenv("CONFORMANCE_SPARK_ENTRIES", raising=False)
     for argv, expected in ((["--spark-entries", "1234"], 1234), ([], DEFAULT_ENTRIES)):
         args = build_parser().parse_args(["certify", "cli_targets:GOOD", "--spark", "local[1]", *argv])
-        plan = run_options(args)
-        runner = Runner(load_target("cli_targets:GOOD"), spark=plan["spark"], options=plan["options"])
+        runner = Runner(load_target("cli_targets:GOOD"), run_config(args))
         got = history_entries(CheckContext(runner))
         assert got == expected, f"got {got} entries for {argv}, should be {expected}"
 
@@ -171,7 +171,7 @@ def test_spark_entries_option_reaches_the_spark_family(targets, monkeypatch):
                                               (["spark.history"], True), (["migration.verdict"], False)])
 def test_a_spark_run_selects_spark_checks_only_when_asked(targets, select, expected):
     # With --spark but no spark check selected, nothing needs the JVM: no second lane, no Spark.
-    runner = Runner(load_target("cli_targets:GOOD"), spark="local[1]")
+    runner = Runner(load_target("cli_targets:GOOD"), RunConfig(spark="local[1]"))
     got = any(c.family == "spark" for c in runner.checks(select))
     assert got is expected, f"got {got} for --check {select}, should be {expected}"
 
@@ -295,10 +295,11 @@ def test_real_certificates_follow_the_documented_json_schema(table_target):
     validator = _schema_validator()
     load = __import__("cli_targets")
     tables = __import__("cli_tables")
-    reports = certify([load.GOOD, load.BROKEN], examples=5, seed=3, backends=("heap",),
-                      checks=("api", "roundtrip", "migration"),
-                      expected_failures={"roundtrip.sequence": "known"}, jobs=1)
-    table = certify([tables.TABLE], examples=2, seed=3, options={"steps": 4})
+    reports = certify([load.GOOD, load.BROKEN],
+                      RunConfig(examples=5, seed=3, backends=("heap",),
+                                checks=("api", "roundtrip", "migration"),
+                                expected_failures={"roundtrip.sequence": "known"}, jobs=1))
+    table = certify([tables.TABLE], RunConfig(examples=2, seed=3, steps=4))
     documents = [reports_to_json(reports), reports[0].to_json(), reports[1].to_json(), table[0].to_json()]
     for doc in documents:
         errors = [e.message for e in validator.iter_errors(doc)]
@@ -383,8 +384,8 @@ def test_exitfirst_stops_at_the_first_failed_check_and_runs_no_further_subject(t
 
     load = __import__("cli_targets")
     subjects = [load.BROKEN, load.GOOD, load.GOOD, load.GOOD]
-    full = certify(subjects[:1], examples=5, seed=3, backends=("heap",), jobs=1)[0]
-    reports = certify(subjects, examples=5, seed=3, backends=("heap",), jobs=jobs, exitfirst=True)
+    full = certify(subjects[:1], RunConfig(examples=5, seed=3, backends=("heap",), jobs=1))[0]
+    reports = certify(subjects, RunConfig(examples=5, seed=3, backends=("heap",), jobs=jobs, exitfirst=True))
     assert reports and not reports[-1].certified, f"got {[r.certified for r in reports]}, should end NOT CERTIFIED"
     assert len(reports) < len(subjects), f"got {len(reports)} reports of {len(subjects)}, should stop early"
     first = reports[-1]

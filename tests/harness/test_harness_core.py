@@ -12,6 +12,7 @@ from conformance import (
     CheckResult,
     Evolution,
     Report,
+    RunConfig,
     Subject,
     SubjectError,
     UnknownCheckError,
@@ -77,10 +78,8 @@ def test_checks_run_in_layers():
 
 
 def test_correct_serializers_certify_and_json_has_the_documented_shape():
-    report = check_serializer(
-        Subject(ListSerializer(DoubleSerializer()), st.lists(st.floats())), examples=20, seed=3,
-        checks=("roundtrip", "snapshot"),
-    )
+    report = check_serializer(Subject(ListSerializer(DoubleSerializer()), st.lists(st.floats())),
+                              RunConfig(examples=20, seed=3, checks=("roundtrip", "snapshot")))
     assert isinstance(report, Report)
     assert report.certified, f"got failures {report.failures}, should certify"
     data = report.to_json()
@@ -103,8 +102,8 @@ class DropsLastCharacter(StringSerializer):
 
 
 def test_dependants_of_a_failed_check_are_skipped_with_the_reason():
-    report = check_serializer(Subject(DropsLastCharacter(), st.text()), examples=20, seed=1,
-                              checks=("roundtrip",))
+    report = check_serializer(Subject(DropsLastCharacter(), st.text()),
+                              RunConfig(examples=20, seed=1, checks=("roundtrip",)))
     bit = report["roundtrip.bit_exact"]
     assert bit.status == "failed", f"got {bit}, should fail"
     assert bit.example == "'0'", f"got example {bit.example!r}, should be the shrunk '0'"
@@ -115,10 +114,9 @@ def test_dependants_of_a_failed_check_are_skipped_with_the_reason():
 
 
 def test_expected_failures_are_xfailed_and_do_not_block_certification():
-    report = check_serializer(
-        Subject(DropsLastCharacter(), st.text()), examples=10, seed=1, checks=("roundtrip",),
-        expected_failures={"roundtrip.bit_exact": "known"},
-    )
+    report = check_serializer(Subject(DropsLastCharacter(), st.text()),
+                              RunConfig(examples=10, seed=1, checks=("roundtrip",),
+                                        expected_failures={"roundtrip.bit_exact": "known"}))
     result = report["roundtrip.bit_exact"]
     assert result.status == "xfailed" and result.expected_failure == "known", f"got {result}"
     assert report.to_json()["checks"][[c.id for c in report].index("roundtrip.bit_exact")]["status"] == "xfailed"
@@ -133,7 +131,7 @@ def test_expected_failures_are_xfailed_and_do_not_block_certification():
 ])
 def test_unknown_check_ids_are_refused_before_anything_runs(kwargs, words):
     with pytest.raises(UnknownCheckError) as caught:
-        check_serializer(Subject(DropsLastCharacter(), st.text()), examples=10, seed=1, **kwargs)
+        check_serializer(Subject(DropsLastCharacter(), st.text()), RunConfig(examples=10, seed=1, **kwargs))
     assert all(w in str(caught.value) for w in words), f"got {caught.value!r}, should mention {words}"
 
 
@@ -148,7 +146,7 @@ def test_builtin_subjects_migrate_declared_and_generated_evolutions(name):
 
     subject = builtin_subject(name)
     assert subject.evolutions, f"got no declared evolutions for builtin:{name}, should draw some"
-    report = check_serializer(subject, examples=15, seed=4, checks=("migration",))
+    report = check_serializer(subject, RunConfig(examples=15, seed=4, checks=("migration",)))
     assert report.certified, f"got failures {[str(r) for r in report.failures]}, should certify"
     generated = report["migration.generated"]
     assert generated.status == "passed", f"got {generated}, should run generated evolutions and pass"
@@ -161,7 +159,8 @@ def test_preloaded_prerequisite_failure_skips_dependants_without_running_them():
     from conformance._engine.runner import Runner
     from reference.serializers import LongSerializer
 
-    runner = Runner(Subject(LongSerializer(), st.integers(-(2**63), 2**63 - 1)), examples=5, seed=1)
+    runner = Runner(Subject(LongSerializer(), st.integers(-(2**63), 2**63 - 1)),
+                    RunConfig(examples=5, seed=1))
     try:
         failed = CheckResult("roundtrip.bit_exact", "roundtrip", "failed", "planted")
         runner.preload([failed])
@@ -200,7 +199,7 @@ def test_a_pickle_subjects_incompatible_evolution_is_refused_as_incompatible_not
 
     subject = Subject(PickleSerializer(), st.integers(-5, 5),
                       evolutions=[Evolution(LongSerializer(), "incompatible")])
-    report = check_serializer(subject, examples=5, seed=2, checks=("backends.incompatible",))
+    report = check_serializer(subject, RunConfig(examples=5, seed=2, checks=("backends.incompatible",)))
     result = report["backends.incompatible"]
     assert result.status == "passed", f"got {result}, should refuse with StateMigrationError"
 
@@ -244,7 +243,8 @@ class LockedIntSnapshot(FixedIntSnapshot):
 
 
 def test_a_serializer_equal_only_to_itself_is_told_its_eq_not_its_snapshot_is_wrong():
-    report = check_serializer(Subject(LockedInt(), fixed_int_values(4)), checks=["snapshot.restore"], examples=5, seed=3)
+    report = check_serializer(Subject(LockedInt(), fixed_int_values(4)),
+                              RunConfig(checks=["snapshot.restore"], examples=5, seed=3))
     result = report["snapshot.restore"]
     assert result.status == "failed", f"got {result.status}: {result.message}, should fail"
     assert "__eq__ compares something other than configuration" in result.message and "forgot" not in result.message, (

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 import reference
-from conformance import check_serializer
+from conformance import RunConfig, check_serializer
 from conformance._builtins.subjects import builtin_subject
 from reference import SchemaCompatibility
 from reference.serializers import LongSerializer
@@ -17,7 +17,7 @@ EXAMPLES, SEED = 10, 3
 
 
 def _status(subject, check_id):
-    return check_serializer(subject, examples=EXAMPLES, seed=SEED, checks=(check_id,))[check_id]
+    return check_serializer(subject, RunConfig(examples=EXAMPLES, seed=SEED, checks=(check_id,)))[check_id]
 
 
 def test_the_pre_17_golden_file_is_refused_by_default_and_read_when_allowed():

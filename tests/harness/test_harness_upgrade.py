@@ -13,7 +13,7 @@ import pytest
 from hypothesis import strategies as st
 from test_harness_zoo import assert_caught
 
-from conformance import Evolution, Subject, check_serializer
+from conformance import Evolution, RunConfig, Subject, check_serializer
 
 HERE = Path(__file__).resolve().parent / "upgrade"
 SEED = 4321
@@ -37,7 +37,8 @@ def recorded(tmp_path):
     v1 = _load(tmp_path, "orders_v1.py")
     values = st.builds(v1.Order, st.integers(-2**63, 2**63 - 1), st.integers(-2**63, 2**63 - 1))
     report = check_serializer(Subject(v1.OrderSerializer(), values, golden=tmp_path / "golden", release="1.0.0"),
-                              examples=10, seed=SEED, checks=("versioning",), update_golden=True, backends=("heap",))
+                              RunConfig(examples=10, seed=SEED, checks=("versioning",), update_golden=True,
+                                        backends=("heap",)))
     assert report.certified, f"got {[str(r) for r in report.failures]}, should record release 1.0.0"
     assert "recorded release 1.0.0" in report["versioning.golden"].message, report["versioning.golden"]
     yield tmp_path
@@ -54,15 +55,16 @@ def _v2_subject(tmp_path: Path, bug: str, declared: bool = True) -> Subject:
 
 
 def test_the_correct_release_2_certifies_against_release_1(recorded):
-    report = check_serializer(_v2_subject(recorded, "none"), examples=15, seed=SEED, checks=UPGRADE)
+    report = check_serializer(_v2_subject(recorded, "none"),
+                              RunConfig(examples=15, seed=SEED, checks=UPGRADE))
     assert report.certified, f"got {[str(r) for r in report.failures]}, should certify"
     statuses = {r.id: r.status for r in report if r.id.startswith("upgrade.")}
     assert set(statuses.values()) == {"passed"} and len(statuses) == 5, f"got {statuses}"
 
 
 def test_an_undeclared_format_change_is_a_verdict_failure_with_the_fix(recorded):
-    report = check_serializer(_v2_subject(recorded, "none", declared=False), examples=10, seed=SEED,
-                              checks=UPGRADE)
+    report = check_serializer(_v2_subject(recorded, "none", declared=False),
+                              RunConfig(examples=10, seed=SEED, checks=UPGRADE))
     result = report["upgrade.verdict"]
     assert result.status == "failed", f"got {result}"
     assert "release 1.0.0" in result.message and "compatible_after_migration" in result.message, result.message
@@ -83,8 +85,8 @@ MISTAKES = {
 @pytest.mark.parametrize("bug", sorted(MISTAKES))
 def test_each_upgrade_mistake_is_caught_first_by_its_own_check(recorded, bug):
     check_id, words = MISTAKES[bug]
-    report = check_serializer(_v2_subject(recorded, bug), examples=10, seed=SEED, checks=UPGRADE,
-                              backends=("heap", "bytes"))
+    report = check_serializer(_v2_subject(recorded, bug),
+                              RunConfig(examples=10, seed=SEED, checks=UPGRADE, backends=("heap", "bytes")))
     assert_caught(report, check_id)
     message = report[check_id].message
     assert words in message, f"got {message!r}, should say {words!r}"
@@ -99,7 +101,7 @@ def test_a_missing_golden_directory_fails_instead_of_skipping(tmp_path):
     v1 = _load(tmp_path, "orders_v1.py")
     values = st.builds(v1.Order, st.integers(0, 9), st.integers(0, 9))
     report = check_serializer(Subject(v1.OrderSerializer(), values, golden=tmp_path / "nothing-here"),
-                              examples=5, seed=SEED, checks=("versioning.golden",))
+                              RunConfig(examples=5, seed=SEED, checks=("versioning.golden",)))
     result = report["versioning.golden"]
     assert result.status == "failed" and "no recorded release at" in result.message, f"got {result}"
     assert "--update-golden" in result.message, result.message
@@ -133,13 +135,14 @@ def test_values_whose_text_holds_what_eq_ignores_are_recorded_as_read_back(tmp_p
 
     at = datetime.datetime(2001, 2, 3, 4, 5, 6, 7000, tzinfo=datetime.timezone.utc, fold=1)
     subject = Subject(EpochMillisSerializer(), st.just(at), golden=tmp_path / "golden", release="1.0.0")
-    recorded = check_serializer(subject, examples=3, seed=SEED, checks=("versioning",), update_golden=True,
-                                backends=("heap",))
+    recorded = check_serializer(subject,
+                                RunConfig(examples=3, seed=SEED, checks=("versioning",), update_golden=True,
+                                          backends=("heap",)))
     assert recorded.certified, f"got {[str(r) for r in recorded.failures]}, should record release 1.0.0"
     manifest = (tmp_path / "golden" / "1.0.0" / "manifest.json").read_text()
     assert "fold=1" not in manifest, "got the drawn value's text recorded, should be the value as read back"
     later = Subject(EpochMillisSerializer(), st.just(at), golden=tmp_path / "golden", release="2.0.0")
-    report = check_serializer(later, examples=3, seed=SEED, checks=UPGRADE, backends=("heap",))
+    report = check_serializer(later, RunConfig(examples=3, seed=SEED, checks=UPGRADE, backends=("heap",)))
     assert report.certified, f"got {[str(r) for r in report.failures]}, should certify against 1.0.0"
 
 

@@ -31,7 +31,7 @@ from zoo_base import (
     fixed_int_values,
 )
 
-from conformance import Evolution, Subject, check_serializer
+from conformance import Evolution, RunConfig, Subject, check_serializer
 from conformance._engine.registry import LAYERS, all_checks, get_check
 from conformance._user_serializers import Circle, Shape
 from reference.serializers import PojoSerializer
@@ -73,8 +73,9 @@ def test_the_zoo_is_big_enough():
 def test_zoo_entry_is_caught_by_its_check(name):
     check_id, make = ZOO[name]
     # One backend is enough to catch a backends bug; the correct twins below use all three.
-    report = check_serializer(make(), examples=EXAMPLES, seed=SEED, checks=families_through(check_id),
-                              backends=backends_for(check_id))
+    report = check_serializer(make(),
+                              RunConfig(examples=EXAMPLES, seed=SEED, checks=families_through(check_id),
+                                        backends=backends_for(check_id)))
     assert_caught(report, check_id)
     assert not report.certified, f"got certified for {name!r}, should not be"
 
@@ -82,11 +83,12 @@ def test_zoo_entry_is_caught_by_its_check(name):
 @pytest.mark.parametrize("name", sorted(BUILTIN_BREAKS))
 def test_broken_builtin_is_caught_by_its_check(name, monkeypatch):
     check_id, make, (owner, attribute, broken) = BUILTIN_BREAKS[name]
-    correct = check_serializer(make(), examples=EXAMPLES, seed=SEED, checks=(check_id,))[check_id]
+    correct = check_serializer(make(), RunConfig(examples=EXAMPLES, seed=SEED, checks=(check_id,)))[check_id]
     assert correct.passed, f"got {check_id} {correct.status} ({correct.message}) on the intact built-in, should pass"
     monkeypatch.setattr(owner, attribute, broken)
-    report = check_serializer(make(), examples=EXAMPLES, seed=SEED, checks=families_through(check_id),
-                              backends=backends_for(check_id))
+    report = check_serializer(make(),
+                              RunConfig(examples=EXAMPLES, seed=SEED, checks=families_through(check_id),
+                                        backends=backends_for(check_id)))
     assert_caught(report, check_id)
 
 
@@ -119,23 +121,26 @@ def test_every_check_is_shown_to_fail():
 def test_golden_zoo_entry_is_caught(name, tmp_path, monkeypatch):
     check_id, cls = GOLDEN[name]
     values = fixed_int_values(4)
-    recorded = check_serializer(Subject(cls(4), values, golden=tmp_path, release="1.0"), examples=EXAMPLES,
-                                seed=SEED, checks=("versioning",), update_golden=True)
+    recorded = check_serializer(Subject(cls(4), values, golden=tmp_path, release="1.0"),
+                                RunConfig(examples=EXAMPLES, seed=SEED, checks=("versioning",),
+                                          update_golden=True))
     assert recorded.certified, f"got {recorded.failures}, should record and re-read release 1.0"
     assert (tmp_path / "1.0" / "manifest.json").is_file(), f"got {list(tmp_path.iterdir())}, should hold 1.0/"
     monkeypatch.setattr(cls, "byte_order", "little")  # release 2 changes the format
-    report = check_serializer(Subject(cls(4), values, golden=tmp_path), examples=EXAMPLES, seed=SEED,
-                              checks=families_through(check_id))
+    report = check_serializer(Subject(cls(4), values, golden=tmp_path),
+                              RunConfig(examples=EXAMPLES, seed=SEED, checks=families_through(check_id)))
     assert_caught(report, check_id)
 
 
 def test_shrunk_examples_are_minimal_and_messages_say_got_and_should():
     check_id, make = ZOO["-0.0 lost"]
-    result = check_serializer(make(), examples=EXAMPLES, seed=SEED, checks=("roundtrip.bit_exact",))[check_id]
+    result = check_serializer(make(),
+                              RunConfig(examples=EXAMPLES, seed=SEED,
+                                        checks=("roundtrip.bit_exact",)))[check_id]
     assert result.example == "-0.0", f"got example {result.example!r}, should be the shrunk -0.0"
     assert "got 0.0, should be -0.0" in result.message, f"got message {result.message!r}"
     check_id, make = ZOO["length prefix counts characters"]
-    result = check_serializer(make(), examples=EXAMPLES, seed=SEED, checks=(check_id,))[check_id]
+    result = check_serializer(make(), RunConfig(examples=EXAMPLES, seed=SEED, checks=(check_id,)))[check_id]
     assert result.example is not None and len(ast.literal_eval(result.example)) == 1, (
         f"got example {result.example!r}, should be a one-character string"
     )
@@ -186,8 +191,9 @@ CORRECT = {
 
 @pytest.mark.parametrize("name", sorted(CORRECT))
 def test_correct_twins_certify_without_backends(name):
-    report = check_serializer(CORRECT[name](), examples=EXAMPLES, seed=SEED,
-                              checks=tuple(f for f in LAYERS if f not in ("backends", "spark", "table")))
+    report = check_serializer(CORRECT[name](),
+                              RunConfig(examples=EXAMPLES, seed=SEED,
+                                        checks=tuple(f for f in LAYERS if f not in ("backends", "spark", "table"))))
     assert report.certified, f"got failures {[str(r) for r in report.failures]}, should certify"
     assert sum(r.passed for r in report.results) >= 15, f"got {[str(r) for r in report.results]}, should mostly pass"
 
@@ -197,7 +203,7 @@ def test_correct_twins_certify_without_backends(name):
                                   "pojo learning a subclass"])
 def test_correct_twins_certify_on_every_backend(name):
     subject = CORRECT[name]()
-    report = check_serializer(subject, examples=EXAMPLES, seed=SEED, checks=("backends",))
+    report = check_serializer(subject, RunConfig(examples=EXAMPLES, seed=SEED, checks=("backends",)))
     assert report.certified, f"got failures {[str(r) for r in report.failures]}, should certify"
     statuses = {r.id: r.status for r in report.results}
     verdicts = {evo.expect for evo in subject.evolutions}
@@ -216,11 +222,14 @@ def test_a_pre_17_golden_snapshot_is_reported_non_conforming(tmp_path):
     from reference._snapshot import write_legacy_pickled_serializer
 
     subject = Subject(FixedIntSerializer(4), fixed_int_values(4), golden=tmp_path, release="1.0")
-    recorded = check_serializer(subject, examples=EXAMPLES, seed=SEED, checks=("versioning",), update_golden=True)
+    recorded = check_serializer(subject,
+                                RunConfig(examples=EXAMPLES, seed=SEED, checks=("versioning",),
+                                          update_golden=True))
     assert recorded.certified, f"got {recorded.failures}, should record release 1.0"
     out = DataOutputView()
     write_legacy_pickled_serializer(out, FixedIntSerializer(4))
     (tmp_path / "1.0" / "snapshot.bin").write_bytes(out.getvalue())
     result = check_serializer(Subject(FixedIntSerializer(4), fixed_int_values(4), golden=tmp_path),
-                              examples=EXAMPLES, seed=SEED, checks=("versioning",))["upgrade.snapshot"]
+                              RunConfig(examples=EXAMPLES, seed=SEED,
+                                        checks=("versioning",)))["upgrade.snapshot"]
     assert result.failed and "pre-1.7" in result.message and "non-conforming" in result.message, f"got {result}"

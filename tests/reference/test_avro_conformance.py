@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import strategies.avro as _avro
-from conformance import Evolution, Subject, check_serializer
+from conformance import Evolution, RunConfig, Subject, check_serializer
 from reference.serializers import AvroSerializer
 
 V1 = {"type": "record", "name": "a.P", "fields": [
@@ -41,7 +41,7 @@ def test_the_harness_certifies_avro_serializer() -> None:
             Evolution(to=AvroSerializer(V3), expect="incompatible"),
         ],
     )
-    report = check_serializer(subject, examples=20, spark="off")
+    report = check_serializer(subject, RunConfig(examples=20, spark="off"))
     failed = [f"{r.id}: {r.message}" for r in report.results if r.status == "failed"]
     assert report.certified and not failed, f"got failures {failed}, should be certified"
     passed = {r.id for r in report.results if r.status == "passed"}

@@ -25,8 +25,8 @@ from reference.types import serializer_for
 from strategies import schema_nodes
 
 COMPOSITES = ("row", "tuple", "pojo")
-#: Top-level families with generated codecs (Avro when its serializer is available).
-GENERATED = COMPOSITES + (("avro",) if strategies.avro_available() else ())
+#: Top-level families with generated codecs.
+GENERATED = COMPOSITES + ("avro",)
 PREFIX = b"\xab\xcd"  # bytes already in the output: a refusal must leave them alone
 
 

@@ -151,12 +151,12 @@ def test_both_forms_migrate_on_both_backends(tmp_path, form, backend):
 
 @pytest.mark.parametrize("form", sorted(FORMS))
 def test_the_harness_certifies_both_forms(form):
-    from conformance import Evolution, Subject, check_serializer
+    from conformance import Evolution, RunConfig, Subject, check_serializer
 
     cls = FORMS[form]
     subject = Subject(cls("euro"), st.integers(-2**40, 2**40), evolutions=[
         Evolution(cls("cent"), "compatible_after_migration", migrate=lambda euros: euros * 100)])
-    report = check_serializer(subject, examples=10, seed=5, checks=("migration", "backends"))
+    report = check_serializer(subject, RunConfig(examples=10, seed=5, checks=("migration", "backends")))
     assert report.certified, f"got {[str(r) for r in report.failures]}, should certify the {form} form"
     assert report["migration.migrate_element"].status == "passed", report["migration.migrate_element"]
 

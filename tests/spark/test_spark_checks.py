@@ -7,7 +7,7 @@ import pytest
 import spark_support as sup
 from hypothesis import strategies as st
 
-from conformance import Evolution, Subject, check_serializer
+from conformance import Evolution, RunConfig, Subject, check_serializer
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
@@ -30,7 +30,7 @@ def entries(monkeypatch):
 
 
 def spark_results(subject):
-    report = check_serializer(subject, spark="local[2]", checks=["spark"], examples=20, seed=7)
+    report = check_serializer(subject, RunConfig(spark="local[2]", checks=["spark"], examples=20, seed=7))
     return {r.id: r for r in report if r.family == "spark"}
 
 
@@ -141,7 +141,7 @@ def test_history_written_ahead_is_used_only_for_the_same_values(spark, entries, 
     from conformance._engine.runner import CheckContext, Runner
 
     subject = Subject(sup.old_row(), values=rows())
-    ahead_runner = Runner(subject, examples=10, seed=3, spark="local[2]")
+    ahead_runner = Runner(subject, RunConfig(examples=10, seed=3, spark="local[2]"))
     try:
         ahead = write_history_ahead(CheckContext(ahead_runner), str(tmp_path / "ahead"))
     finally:
@@ -149,7 +149,7 @@ def test_history_written_ahead_is_used_only_for_the_same_values(spark, entries, 
     assert ahead is not None and ahead["pickled"] is not None, f"got {ahead}, should write the history"
 
     def history_of(seed, offered):
-        runner = Runner(subject, examples=10, seed=seed, spark="local[2]")
+        runner = Runner(subject, RunConfig(examples=10, seed=seed, spark="local[2]"))
         try:
             if offered:
                 take_history_ahead(runner, ahead)

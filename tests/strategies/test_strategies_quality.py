@@ -68,19 +68,12 @@ def test_strategies_shrink_a_by_position_reorder_to_two_fields() -> None:
 
 
 # -- coverage ----------------------------------------------------------------------------------
-def _avro_enabled() -> bool:
-    from strategies import _avro_bridge
-
-    return _avro_bridge.available()
-
-
 # (schema families, evolution family)
 _SELECTIONS: list[tuple[Any, Any]] = [
     (None, None), (("row",), None), (("pojo",), None), (("enum",), None), (("list", "row"), None),
     (("map", "tuple", "nullable"), None), (("row", "pojo", "enum"), None),
+    (("avro",), "avro"), (("avro", "list", "map"), None),
 ]
-if _avro_enabled():
-    _SELECTIONS += [(("avro",), "avro"), (("avro", "list", "map"), None)]
 
 
 def _draw_many(selection: Any, n: int, counts: dict[str, Counter[str]], family: Any = None) -> None:
@@ -103,7 +96,7 @@ def test_strategies_cover_every_family_change_and_verdict() -> None:
     for selection, family in _SELECTIONS:
         # The Avro family alone has a dozen changes: it gets more draws.
         _draw_many(selection, 250 if family == "avro" else 100, counts, family)
-    families = {f for f in strategies.FAMILIES if f != "avro" or _avro_enabled()}
+    families = set(strategies.FAMILIES)
     missing = families - set(counts["family"])
     assert not missing, f"got no schema of families {sorted(missing)}, should generate every family"
     labels = set(strategies.CHANGES)
