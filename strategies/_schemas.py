@@ -103,6 +103,8 @@ def _schemas(
     one of the given families, primitives are always available as leaves. ``max_depth`` bounds
     the nesting, ``max_leaves`` (roughly) the number of leaf types.
     """
+    allowed: tuple[str, ...]
+    top: tuple[str, ...]
     if families is None:
         allowed = top = FAMILIES
     else:

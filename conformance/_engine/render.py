@@ -5,19 +5,57 @@ It takes ``Report``s and nothing else, and shows their verdict (``Report.certifi
 rule, in ``conformance._engine.report``) without deciding one. A subject reads as one verdict
 line with its counts, then one line per failure (check id, family, the sentence, the shrunk
 example), per expected failure, and per skip with its reason; a run of several subjects ends
-with a table of families per subject. It imports no report at run time: the arrow points from
-the results to how they read.
+with a table of families per subject. It imports no report, not even for annotations (it
+states what it reads of one as protocols): the one arrow points from the results
+(``Report.summary()``) to how they read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
+from typing import Protocol
 
 from .registry import STATUSES
 
-if TYPE_CHECKING:
-    from .report import CheckResult, Report
+
+class CheckResult(Protocol):
+    """What the renderer reads of a ``report.CheckResult`` (read-only)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def family(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def example(self) -> str | None: ...
+    @property
+    def trace(self) -> Sequence[str]: ...
+    @property
+    def expected_failure(self) -> str | None: ...
+    @property
+    def failed(self) -> bool: ...
+    @property
+    def passed(self) -> bool: ...
+
+
+class Report(Protocol):
+    """What the renderer reads of a ``report.Report``, its verdict included (never recomputed)."""
+
+    @property
+    def subject(self) -> str: ...
+    @property
+    def seed(self) -> int | None: ...
+    @property
+    def results(self) -> Sequence[CheckResult]: ...
+    @property
+    def certified(self) -> bool: ...
+    @property
+    def strict_failures(self) -> list[str]: ...
+    def counts(self) -> dict[str, int]: ...
+
 
 __all__ = ["render_report", "render_summary", "verdict_line"]
 

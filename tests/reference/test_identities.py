@@ -8,7 +8,6 @@ import re
 
 import pytest
 
-import conformance._user_serializers  # noqa: F401  (a built-in subject's own snapshot class, in its golden files)
 import reference
 import reference.serializers  # noqa: F401  (defines and registers the built-ins)
 from reference import class_identity, snapshot_class
