@@ -25,6 +25,8 @@ from .registry import (
     NotApplicable,
     Violation,
     checks_for,
+    current_id,
+    current_keys,
     get_check,
     known_ids,
     select,
@@ -200,7 +202,7 @@ class Runner:
         self._results: dict[str, CheckResult] = {}
         self._work_dir: str | None = None
         self.available = checks_for(self.kind, spark=self.spark != "off")
-        self.expected_failures = dict(expected_failures or {})
+        self.expected_failures = current_keys(expected_failures or {})
         known_ids(self.available, self.expected_failures, kind=self.kind)
 
     @property
@@ -238,6 +240,7 @@ class Runner:
             self._results[result.id] = result
 
     def result(self, check_id: str) -> CheckResult:
+        check_id = current_id(check_id)
         cached = self._results.get(check_id)
         if cached is not None:
             return cached

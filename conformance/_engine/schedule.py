@@ -29,6 +29,7 @@ from typing import Any
 
 from reference import Verdict
 
+from .registry import current_ids, current_keys
 from .report import Report
 from .runner import DEFAULT_BACKENDS, Runner
 
@@ -99,9 +100,12 @@ def certify(
     subjects = list(subjects)
     if not subjects:
         raise ValueError("certify: no subject given")
+    if checks is not None:  # old ids told once here, not once per subject
+        checks = current_ids(checks)
     plan = Plan(subjects, examples, tuple(backends), spark or "off",
                 seed if seed is not None else random.SystemRandom().randrange(2**32), profile,
-                update_golden, tuple(checks) if checks is not None else None, dict(expected_failures or {}),
+                update_golden, tuple(checks) if checks is not None else None,
+                current_keys(expected_failures or {}),
                 dict(options or {}), strict, derandomize, exitfirst=exitfirst)
     several = len(subjects) > 1
     if several:

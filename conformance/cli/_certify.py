@@ -171,12 +171,17 @@ def _list_checks(kind: str) -> int:
 
     for c in checks_for(kind, spark=kind == "serializer"):
         runs = " (runs with --spark MASTER)" if c.family == "spark" else ""
-        print(f"{c.id:<32} {c.family:<10} {c.doc}{runs}")
+        was = f" (formerly {', '.join(c.former_ids)}, accepted until the next release)" if c.former_ids else ""
+        print(f"{c.id:<32} {c.family:<10} {c.doc}{runs}{was}")
     return OK
 
 
+def _told(sentence: str) -> None:
+    print(sentence, file=sys.stderr)
+
+
 def _run(subjects: list[Any], args: argparse.Namespace, **extra: Any) -> int:
-    from .._engine.registry import UnknownCheckError
+    from .._engine.registry import UnknownCheckError, current_ids, current_keys
     from .._engine.render import render_report, render_summary
     from .._engine.report import reports_to_json
     from .._engine.schedule import certify
@@ -203,7 +208,8 @@ def _run(subjects: list[Any], args: argparse.Namespace, **extra: Any) -> int:
 
     try:
         reports = certify(subjects, examples=args.examples, seed=args.seed, profile=args.profile,
-                          checks=args.check, expected_failures=_expected(args.expect_failure),
+                          checks=None if args.check is None else current_ids((w.strip() for w in args.check), report=_told),
+                          expected_failures=current_keys(_expected(args.expect_failure), report=_told),
                           strict=args.strict, exitfirst=args.exitfirst, on_report=shown, **extra)
     except UnknownCheckError as exc:
         raise UsageError(str(exc)) from None

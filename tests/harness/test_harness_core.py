@@ -70,9 +70,11 @@ def test_checks_run_in_layers():
     layers = [c.layer for c in all_checks()]
     assert layers == sorted(layers), f"got layer order {layers}, should be non-decreasing"
     prefixes = {c.id.split(".")[0] for c in all_checks()}
-    assert {"api", "roundtrip", "snapshot", "migration", "versioning", "backends"} <= prefixes, (
+    assert {"roundtrip", "snapshot", "migration", "versioning", "backends"} <= prefixes, (
         f"got families {prefixes}, should include every built-in family"
     )
+    astray = [(c.id, c.family) for c in all_checks() if c.id.split(".")[0] != c.family]
+    assert not astray, f"got checks whose id prefix is not their family {astray}, should be <family>.<name>"
     assert list(LAYERS)[:4] == ["api", "roundtrip", "snapshot", "versioning"], f"got {list(LAYERS)}"
 
 
