@@ -323,9 +323,10 @@ def evolution(ctx: CheckContext) -> None:
         try:
             restore_with(ctx, step, kinds, bulk_values(ctx), points)
         except Violation:
-            ctx.for_all(stored_values(ctx), lambda values, step=step: restore_with(
-                ctx, step, kinds, values, {kind: history(ctx, values, kind) for kind in kinds}),
-                max_examples=_budget(ctx))
+            def small(values: list[Any], step: Step = step) -> None:
+                restore_with(ctx, step, kinds, values, {kind: history(ctx, values, kind) for kind in kinds})
+
+            ctx.for_all(stored_values(ctx), small, max_examples=_budget(ctx))
             raise
 
 
@@ -449,15 +450,15 @@ def fresh_process(ctx: CheckContext) -> None:
 def _keyed_backend(ctx: Any, kind: str, key_serializer: Any, savepoint: str | None = None) -> Any:
     from reference.backends import BytesStateBackend, HeapStateBackend
 
-    store = kind.split("/", 1)[1] if kind != "heap" else None
-    path = _fresh_dir(ctx, "rocksdb") if store == "rocksdb" else None
-    if savepoint is None:
-        if kind == "heap":
-            return HeapStateBackend(key_serializer, config=EVOLUTION_CONFIG)
-        return BytesStateBackend(key_serializer, store=store, path=path, config=EVOLUTION_CONFIG)
     if kind == "heap":
+        if savepoint is None:
+            return HeapStateBackend(key_serializer, config=EVOLUTION_CONFIG)
         return HeapStateBackend.restore(savepoint, key_serializer=key_serializer, config=EVOLUTION_CONFIG,
                                         allow_pickle=OWN_SAVEPOINTS)
+    store = kind.split("/", 1)[1]
+    path = _fresh_dir(ctx, "rocksdb") if store == "rocksdb" else None
+    if savepoint is None:
+        return BytesStateBackend(key_serializer, store=store, path=path, config=EVOLUTION_CONFIG)
     return BytesStateBackend.restore(savepoint, key_serializer=key_serializer, config=EVOLUTION_CONFIG,
                                      allow_pickle=OWN_SAVEPOINTS,
                                      store=store, path=path)
