@@ -229,8 +229,8 @@ class Runner:
 
     def checks(self, wanted: Iterable[str] | None = None) -> list[Check]:
         """The checks a run selects: all that apply to the subject (spark only with a
-        master), or those whose id, family or id prefix is in ``wanted``; an unknown word
-        raises ``UnknownCheckError``."""
+        master), or those whose id or family is in ``wanted`` (an old id or prefix, with a
+        DeprecationWarning: ``registry.RENAMED``); an unknown word raises ``UnknownCheckError``."""
         return select(self.available, wanted, kind=self.kind)
 
     def preload(self, results: Iterable[CheckResult]) -> None:
