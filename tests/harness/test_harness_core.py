@@ -251,3 +251,16 @@ def test_a_serializer_equal_only_to_itself_is_told_its_eq_not_its_snapshot_is_wr
     assert result.status == "failed", f"got {result.status}: {result.message}, should fail"
     assert "__eq__ compares something other than configuration" in result.message and "forgot" not in result.message, (
         f"got {result.message!r}, should blame __eq__, not the snapshot")
+
+
+def test_each_family_is_one_module_whose_docstring_lists_its_checks():
+    import importlib
+
+    load_families(spark=True, table=True)
+    checks = all_checks()
+    astray = [(c.id, c.func.__module__) for c in checks if c.func.__module__ != f"conformance._checks.{c.family}"]
+    assert not astray, f"got checks registered outside their family's module {astray}, should be in _checks/<family>.py"
+    for family in ("roundtrip", "snapshot", "versioning", "migration", "backends"):
+        doc = importlib.import_module(f"conformance._checks.{family}").__doc__ or ""
+        unlisted = [c.id for c in checks if c.family == family and f"``{c.id}``" not in doc]
+        assert not unlisted, f"got {unlisted} missing from conformance/_checks/{family}.py's docstring, should list each"
