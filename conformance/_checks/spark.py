@@ -27,7 +27,7 @@ import os
 import pickle
 import uuid
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from reference import StateError, StateMigrationError, Verdict
 from reference.backends import SCHEMA_EVOLUTION_ENABLED
@@ -35,6 +35,9 @@ from reference.serializers import LongSerializer
 
 from .._engine.providers import Provider, provider
 from .._engine.registry import NotApplicable, Violation, check
+
+if TYPE_CHECKING:
+    from .._engine.runner import CheckContext
 
 __all__ = ["DEFAULT_ENTRIES", "HISTORY", "HISTORY_AHEAD", "history_entries", "take_history_ahead",
            "write_history_ahead"]
@@ -316,7 +319,7 @@ def write_history_ahead(ctx: Any, directory: str) -> dict[str, Any] | None:
     form, to confirm it draws the same ones), or None if it is not written here (then
     spark.history writes it itself and reports any problem)."""
     from .._engine.canonical import canonical
-    from ._backends import bulk_values
+    from .backends import bulk_values
 
     if not all(ctx.result(pre).passed for pre in ("roundtrip.bit_exact", "snapshot.restore")):
         return None
@@ -348,7 +351,7 @@ def take_history_ahead(runner: Any, ahead: dict[str, Any]) -> None:
     between processes that imported different modules (it mixes constants found in local
     modules into its choices), so a history is used only for values equal to its own."""
     from .._engine.canonical import canonical
-    from ._backends import BULK_VALUES
+    from .backends import BULK_VALUES
 
     runner.put(HISTORY_AHEAD, ahead)
     if ahead.get("pickled") is None or runner.has(BULK_VALUES):
@@ -379,11 +382,11 @@ def _history(ctx: Any) -> tuple[str, list[Any], int]:
 
 
 @check(id="spark.history", family="spark", requires=("roundtrip.bit_exact", "snapshot.restore"))
-def spark_history(ctx) -> None:  # type: ignore[no-untyped-def]
+def spark_history(ctx: CheckContext) -> None:
     """A large history written through the bytes backend reads back exactly in Spark executors."""
     from reference.savepoint import read_savepoint_metadata
 
-    from ._backends import bulk_values
+    from .backends import bulk_values
 
     entries = history_entries(ctx)
     serializer = ctx.serializer()
@@ -460,11 +463,11 @@ def _wait(jobs: dict[str, tuple[str, Any]]) -> None:
 
 
 @check(id="spark.migration", family="spark", requires=("spark.history", "migration.verdict"))
-def spark_migration(ctx) -> None:  # type: ignore[no-untyped-def]
+def spark_migration(ctx: CheckContext) -> None:
     """Each compatible evolution migrates the large history on Spark (bytes and heap mode) to
     the oracle's values and to the single-process bytes backend's savepoint, byte for byte."""
     from ..spark.jobs import SerializerShippingError, SparkJobError, identical_savepoints
-    from ._migration import declared_steps
+    from .migration import declared_steps
 
     steps = [s for s in declared_steps(ctx) if s.expect != Verdict.INCOMPATIBLE]
     if not steps:
@@ -514,14 +517,14 @@ def spark_migration(ctx) -> None:  # type: ignore[no-untyped-def]
 
 
 @check(id="spark.incompatible", family="spark", requires=("spark.history", "migration.verdict"))
-def spark_incompatible(ctx) -> None:  # type: ignore[no-untyped-def]
+def spark_incompatible(ctx: CheckContext) -> None:
     """Each incompatible evolution is refused by the Spark migrate job before anything is
     written, and the input savepoint is untouched."""
     from reference.savepoint import file_tree
 
     from .._fresh.layout import descriptors
     from ..spark.jobs import migrate_savepoint
-    from ._migration import declared_steps
+    from .migration import declared_steps
 
     steps = [s for s in declared_steps(ctx) if s.expect == Verdict.INCOMPATIBLE]
     if not steps:

@@ -7,7 +7,7 @@ settings for the state machines) and raises ``Violation`` / ``NotApplicable``.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hypothesis import find
 from hypothesis.errors import NoSuchExample
@@ -19,13 +19,16 @@ from .._table._machine import build_machine
 from .._table._runmachine import run_machine
 from .._table._store import HarnessStore
 
+if TYPE_CHECKING:
+    from .._engine.runner import CheckContext
+
 __all__: list[str] = []
 
 _METHODS = ("get", "get_all", "put", "put_all", "delete", "delete_all", "update", "update_all", "flush")
 
 
 @check(id="table.subject", family="table")
-def subject_usable(ctx: Any) -> None:
+def subject_usable(ctx: CheckContext) -> None:
     """The factory builds a table with the whole API, the strategies give examples, and a write
     function whose calls must be observed is given to the harness."""
     subject = ctx.subject
@@ -58,7 +61,7 @@ def subject_usable(ctx: Any) -> None:
 
 
 @check(id="table.nulls", family="table", requires=("table.subject",))
-def nulls_rejected(ctx: Any) -> None:
+def nulls_rejected(ctx: CheckContext) -> None:
     """A None key or update is refused when the method is called, and nothing reaches the write
     function or the store."""
     subject = ctx.subject
@@ -109,14 +112,14 @@ def nulls_rejected(ctx: Any) -> None:
 
 
 @check(id="table.sequential", family="table", requires=("table.subject",))
-def sequential(ctx: Any) -> None:
+def sequential(ctx: CheckContext) -> None:
     """Random sequences of single operations (sync and async) and update messages under both
     contracts match the model: results, errors, records, PUTs and updates reaching the store."""
     run_machine(build_machine(ctx.subject, concurrent=False, faults=False), ctx.settings, ctx.seed)
 
 
 @check(id="table.concurrent", family="table", requires=("table.sequential",))
-def concurrent(ctx: Any) -> None:
+def concurrent(ctx: CheckContext) -> None:
     """Operations issued together (batches; same-key order when the table keeps order) and
     message streams match the model applied in the order of issue; only the operations that
     failed fail; every key written reads back as the model says."""
@@ -124,7 +127,7 @@ def concurrent(ctx: Any) -> None:
 
 
 @check(id="table.faults", family="table", requires=("table.sequential",))
-def faults(ctx: Any) -> None:
+def faults(ctx: CheckContext) -> None:
     """Injected store failures: permanent ones fail exactly their operation; the operator's
     first update, default put or second update failing leaves the record as the docs say;
     transient ones within the declared retries are absorbed; writer retry metrics count exactly
@@ -135,7 +138,7 @@ def faults(ctx: Any) -> None:
 
 
 @check(id="table.credits", family="table", requires=("table.sequential",))
-def credits(ctx: Any) -> None:
+def credits(ctx: CheckContext) -> None:
     """Rate limiting: every operation (put, delete, update, their bulk forms, update messages)
     takes credit_function(key, value) credits from the write limiter per entry it writes, and
     again for each retried attempt."""

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ConformanceError, did_you_mean
+from .registry import current_ids, current_keys
 
 __all__ = ["RunConfig", "RunConfigError", "BACKENDS", "DEFAULT_BACKENDS", "PROFILES",
            "backend_names", "profile_name", "from_keywords"]
@@ -152,11 +153,12 @@ class RunConfig:
             if bad:
                 raise RunConfigError(f"RunConfig(checks=...): {bad[0]!r} is not a check id, family or prefix "
                                      "(a str)")
+            set_(self, "checks", tuple(current_ids(self.checks)))  # old ids: told once, here
         expected = self.expected_failures
         if not isinstance(expected, Mapping) or not all(isinstance(k, str) for k in expected):
             raise RunConfigError(f"RunConfig(expected_failures={expected!r}): should map check ids to the "
                                  "reason each is expected to fail, e.g. {'snapshot.no_pickle': 'issue 12'}")
-        set_(self, "expected_failures", {k: str(v) for k, v in expected.items()})
+        set_(self, "expected_failures", current_keys({k: str(v) for k, v in expected.items()}))
         if not isinstance(self.options, Mapping):
             raise RunConfigError(f"RunConfig(options={self.options!r}): should be a mapping of option names "
                                  "to values")

@@ -1,15 +1,29 @@
-"""The one registry of checks: ``@check(id, family, requires)`` and the order they run in.
+"""The one registry of checks: ``@check(id, family, requires)``, the order they run in, and
+the old ids they answer to.
 
 A check is a function ``(ctx: CheckContext) -> None`` that raises ``Violation`` when the
 serializer does something wrong, or ``NotApplicable`` when the subject gives it nothing to check.
-Checks run in layers (api, roundtrip, snapshot, versioning, migration, backends, spark, table);
-a check whose prerequisite failed is skipped with that reason instead of failing in cascade.
+A check's id is ``<family>.<name>``: its prefix is its family. Checks run in layers (api,
+roundtrip, snapshot, versioning, migration, backends, spark, table; the api layer holds the two
+roundtrip checks every other check builds on, registered with ``layer="api"``), in registration
+order within a layer; a check whose prerequisite failed is skipped with that reason instead of
+failing in cascade.
+
+``RENAMED`` maps the ids of the previous release (whose prefix was not always the family:
+``api.valid``, ``domain.refused``, ``upgrade.restore``, ...) to the current ones. Everywhere an
+id is accepted (``select``, ``current_ids``/``current_keys`` for expected failures,
+``get_check``, a report's ``[id]``) an old id, or an old prefix (``upgrade`` selects the five
+``versioning.upgrade_*`` checks), is accepted until the next release, each use with a
+``DeprecationWarning`` (the CLI prints the same sentence as one line on stderr); reports and
+certificates carry the current ids.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable
+import sys
+import warnings
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,15 +32,31 @@ from .errors import ConformanceError, did_you_mean
 __all__ = [
     "Check", "Violation", "NotApplicable", "UnknownCheckError", "check", "all_checks", "get_check",
     "load_families", "checks_for", "select", "known_ids", "FAMILIES", "LAYERS", "KINDS", "STATUSES",
+    "RENAMED", "current_id", "current_ids", "current_keys",
 ]
 
 #: What a check's result may be (the JSON contract): ``xfailed`` is a failure listed as expected.
 STATUSES = ("passed", "failed", "skipped", "xfailed")
 #: Family names a result may carry (the JSON contract).
 FAMILIES = ("roundtrip", "snapshot", "versioning", "migration", "backends", "spark", "table")
-#: Run order by id prefix (``api.*`` checks belong to the roundtrip family but run first).
+#: Run order by layer: a check's family, or ``api`` for the roundtrip checks registered with
+#: ``layer="api"`` (they run first: every other check needs a usable serializer).
 LAYERS = {"api": 0, "roundtrip": 1, "snapshot": 2, "versioning": 3, "migration": 4,
           "backends": 5, "spark": 6, "table": 7}
+
+#: The ids of the previous release whose prefix was not their family, and what they are now.
+#: Accepted (with a DeprecationWarning) until the next release; nothing else lists them.
+RENAMED = {
+    "api.valid": "roundtrip.api_valid",
+    "api.create_instance": "roundtrip.create_instance",
+    "domain.refused": "roundtrip.domain_refused",
+    "domain.state_untouched": "backends.state_untouched",
+    "upgrade.snapshot": "versioning.upgrade_snapshot",
+    "upgrade.restore": "versioning.upgrade_restore",
+    "upgrade.verdict": "versioning.upgrade_verdict",
+    "upgrade.records": "versioning.upgrade_records",
+    "upgrade.backends": "versioning.upgrade_backends",
+}
 
 
 class Violation(Exception):
@@ -48,18 +78,28 @@ class UnknownCheckError(ConformanceError, ValueError):
     what was meant, when something close exists)."""
 
 
+#: A check: ``(ctx: runner.CheckContext) -> None`` (``Any`` here: the runner imports the registry,
+#: never the other way round, not even for annotations).
+CheckFunction = Callable[[Any], None]
+
+
 @dataclass(frozen=True)
 class Check:
     id: str
     family: str
     requires: tuple[str, ...]
-    func: Callable[[Any], None]
+    func: CheckFunction
     order: int
+    layer_name: str = ""
 
     @property
     def layer(self) -> int:
-        prefix = self.id.split(".", 1)[0]
-        return LAYERS.get(prefix, LAYERS.get(self.family, len(LAYERS)))
+        return LAYERS.get(self.layer_name or self.family, len(LAYERS))
+
+    @property
+    def former_ids(self) -> tuple[str, ...]:
+        """The ids this check had in the previous release (accepted until the next one)."""
+        return tuple(old for old, new in RENAMED.items() if new == self.id)
 
     @property
     def doc(self) -> str:
@@ -70,17 +110,23 @@ class Check:
 _CHECKS: dict[str, Check] = {}
 
 
-def check(id: str, family: str, requires: tuple[str, ...] | list[str] = ()) -> Callable[[Callable[[Any], None]], Callable[[Any], None]]:
-    """Register ``func`` as the check ``id`` of ``family`` (run after every id in ``requires``)."""
+def check(id: str, family: str, requires: tuple[str, ...] | list[str] = (),
+          *, layer: str = "") -> Callable[[CheckFunction], CheckFunction]:
+    """Register ``func`` as the check ``id`` of ``family`` (run after every id in ``requires``;
+    in ``layer`` when given, else in its family's layer). ``id`` starts with ``<family>.``."""
     if family not in FAMILIES:
         raise ValueError(f"check {id!r}: family {family!r} is not one of {FAMILIES}")
+    if id.split(".", 1)[0] != family:
+        raise ValueError(f"check {id!r} of family {family!r}: the id should start with {family + '.'!r}")
+    if layer and layer not in LAYERS:
+        raise ValueError(f"check {id!r}: layer {layer!r} is not one of {tuple(LAYERS)}")
 
-    def register(func: Callable[[Any], None]) -> Callable[[Any], None]:
+    def register(func: CheckFunction) -> CheckFunction:
         previous = _CHECKS.get(id)
         if previous is not None and previous.func.__qualname__ != func.__qualname__:
             raise ValueError(f"check id {id!r} is registered twice ({previous.func.__qualname__})")
         order = previous.order if previous is not None else len(_CHECKS)
-        _CHECKS[id] = Check(id, family, tuple(requires), func, order)
+        _CHECKS[id] = Check(id, family, tuple(requires), func, order, layer)
         return func
 
     return register
@@ -126,16 +172,73 @@ def checks_for(kind: str, *, spark: bool = False) -> list[Check]:
     return all_checks(families)
 
 
+def _renamed_sentence(old: str, new: Iterable[str]) -> str:
+    now = ", ".join(repr(n) for n in new)
+    if "." in old:
+        return f"check id {old!r} is now {now}; the old id is accepted until the next release"
+    return (f"check id prefix {old!r} is now {now}; the old prefix is accepted until the next "
+            "release")
+
+
+def _tell(sentence: str, report: Callable[[str], None] | None) -> None:
+    if report is not None:
+        report(sentence)
+        return
+    frame, level = sys._getframe(0), 1  # the warning points at the first caller outside conformance
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").split(".")[0] == "conformance":
+        frame, level = frame.f_back, level + 1
+    warnings.warn(sentence, DeprecationWarning, stacklevel=level)
+
+
+def _renamed(word: str) -> list[str] | None:
+    """The current ids an old id or old id prefix stands for (None for any other word)."""
+    if word in RENAMED:
+        return [RENAMED[word]]
+    now = [new for old, new in RENAMED.items() if old.split(".", 1)[0] == word]
+    return now or None
+
+
+def current_id(check_id: str, *, report: Callable[[str], None] | None = None) -> str:
+    """``check_id``, or the current id of an old one (told with a DeprecationWarning, or to
+    ``report`` when given)."""
+    new = RENAMED.get(check_id)
+    if new is None:
+        return check_id
+    _tell(_renamed_sentence(check_id, [new]), report)
+    return new
+
+
+def current_ids(words: Iterable[str], *, report: Callable[[str], None] | None = None) -> list[str]:
+    """Selection words (ids, families, id prefixes) with each old id or old id prefix replaced
+    by the current ids it stands for (told with a DeprecationWarning, or to ``report``)."""
+    found: list[str] = []
+    for word in words:
+        now = _renamed(word)
+        if now is None:
+            found.append(word)
+        else:
+            _tell(_renamed_sentence(word, now), report)
+            found.extend(now)
+    return found
+
+
+def current_keys(by_id: Mapping[str, str], *, report: Callable[[str], None] | None = None) -> dict[str, str]:
+    """Expected failures (id -> reason) with each old id replaced by its current one (told with
+    a DeprecationWarning, or to ``report``)."""
+    return {current_id(check_id, report=report): reason for check_id, reason in by_id.items()}
+
+
 def _names(checks: Iterable[Check]) -> set[str]:
     names = set()
     for c in checks:
-        names |= {c.id, c.family, c.id.split(".", 1)[0]}
+        names |= {c.id, c.family}
     return names
 
 
 def select(checks: list[Check], wanted: Iterable[str] | None, *, kind: str = "serializer") -> list[Check]:
-    """The checks of ``checks`` whose id, family or id prefix (``api``) is in ``wanted`` (all
-    when None), in run order: the one selection rule of the CLI, the library and pytest.
+    """The checks of ``checks`` whose id or family (an id's prefix) is in ``wanted`` (all when
+    None), in run order: the one selection rule of the CLI, the library and pytest. An old id
+    or old id prefix (``RENAMED``) selects what it stands for now, with a DeprecationWarning.
 
     A word that names nothing in ``checks`` raises ``UnknownCheckError`` (with the closest
     name, or saying that spark checks need a Spark master); so does a selection of nothing.
@@ -143,13 +246,13 @@ def select(checks: list[Check], wanted: Iterable[str] | None, *, kind: str = "se
     if wanted is None:
         picked = list(checks)
     else:
-        words = [w.strip() for w in wanted]
+        words = current_ids(w.strip() for w in wanted)
         available = _names(checks)
         for word in words:
             if word not in available:
                 raise UnknownCheckError(_unknown(word, available, kind))
         chosen = set(words)
-        picked = [c for c in checks if c.id in chosen or c.family in chosen or c.id.split(".", 1)[0] in chosen]
+        picked = [c for c in checks if c.id in chosen or c.family in chosen]
     if not picked:
         raise UnknownCheckError(f"the selection {sorted(wanted or [])} leaves no check to run")
     return picked
@@ -175,7 +278,9 @@ def known_ids(checks: Iterable[Check], ids: Iterable[str], *, what: str = "expec
 
 
 def get_check(check_id: str) -> Check:
+    """The check ``check_id`` (an old id is accepted, with a DeprecationWarning)."""
     load_families()
+    check_id = current_id(check_id)
     try:
         return _CHECKS[check_id]
     except KeyError:

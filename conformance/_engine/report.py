@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from .registry import STATUSES
+from .registry import STATUSES, current_id
 
 __all__ = ["CheckResult", "Report", "RunOptions", "STATUSES", "reports_to_json", "dump", "CERTIFICATE_FORMAT"]
 
@@ -129,6 +129,8 @@ class Report:
         return {s: sum(r.status == s for r in self.results) for s in STATUSES}
 
     def __getitem__(self, check_id: str) -> CheckResult:
+        """The result of ``check_id`` (an old id is accepted, with a DeprecationWarning)."""
+        check_id = current_id(check_id)
         for result in self.results:
             if result.id == check_id:
                 return result

@@ -26,6 +26,7 @@ from .registry import (
     NotApplicable,
     Violation,
     checks_for,
+    current_id,
     get_check,
     known_ids,
     select,
@@ -213,7 +214,8 @@ class Runner:
     def checks(self, wanted: Iterable[str] | None = None) -> list[Check]:
         """The checks a run selects: all that apply to the subject (spark only with a
         master), or those whose id, family or id prefix is in ``wanted`` (default: the
-        config's ``checks``); an unknown word raises ``UnknownCheckError``."""
+        config's ``checks``; an old id or prefix, with a DeprecationWarning: ``registry.RENAMED``);
+        an unknown word raises ``UnknownCheckError``."""
         return select(self.available, self.config.checks if wanted is None else wanted, kind=self.kind)
 
     def preload(self, results: Iterable[CheckResult]) -> None:
@@ -223,6 +225,7 @@ class Runner:
             self._results[result.id] = result
 
     def result(self, check_id: str) -> CheckResult:
+        check_id = current_id(check_id)
         cached = self._results.get(check_id)
         if cached is not None:
             return cached

@@ -188,16 +188,25 @@ def _list_checks(kind: str) -> int:
 
     for c in checks_for(kind, spark=kind == "serializer"):
         runs = " (runs with --spark MASTER)" if c.family == "spark" else ""
-        print(f"{c.id:<32} {c.family:<10} {c.doc}{runs}")
+        was = f" (formerly {', '.join(c.former_ids)}, accepted until the next release)" if c.former_ids else ""
+        print(f"{c.id:<32} {c.family:<10} {c.doc}{runs}{was}")
     return OK
 
 
+def _told(sentence: str) -> None:
+    print(sentence, file=sys.stderr)
+
+
 def _config(args: argparse.Namespace, **extra: Any) -> RunConfig:
-    """The ``RunConfig`` a command line asks for (a value out of range is a usage error)."""
+    """The ``RunConfig`` a command line asks for (a value out of range is a usage error; an old
+    check id is told on standard error, once)."""
+    from .._engine.registry import current_ids, current_keys
+
+    checks = None if args.check is None else current_ids((w.strip() for w in args.check), report=_told)
     try:
-        return RunConfig(examples=args.examples, seed=args.seed, profile=args.profile, checks=args.check,
-                         expected_failures=_expected(args.expect_failure), strict=args.strict,
-                         exitfirst=args.exitfirst, **extra)
+        return RunConfig(examples=args.examples, seed=args.seed, profile=args.profile, checks=checks,
+                         expected_failures=current_keys(_expected(args.expect_failure), report=_told),
+                         strict=args.strict, exitfirst=args.exitfirst, **extra)
     except RunConfigError as exc:
         raise UsageError(str(exc)) from None
 

@@ -121,7 +121,7 @@ def test_the_tutorial_runs_as_written(tmp_path: Path) -> None:
                     outputs.append((command, output))
             if pending is not None:
                 if expected:
-                    assert "upgrade." in output and "1.0.0" in output, (
+                    assert "versioning.upgrade_" in output and "1.0.0" in output, (
                         f"got {output!r}, should name an upgrade check and release 1.0.0 for the mistake"
                     )
                 pending[0].write_text(pending[1], encoding="utf-8")
@@ -143,15 +143,15 @@ def test_the_tutorial_runs_as_written(tmp_path: Path) -> None:
     )
     commands = [command for command, _ in outputs]
     assert any("--update-golden" in c for c in commands), f"got commands {commands}, should record a release"
-    assert sum("--check upgrade" in c for c in commands) == 2, (
-        f"got commands {commands}, should show two mistakes caught by the upgrade family"
+    assert sum("--check versioning" in c for c in commands) == 2, (
+        f"got commands {commands}, should show two mistakes caught by the versioning family"
     )
 
     jsonschema = pytest.importorskip("jsonschema")
     certificate = json.loads((folder / "certificate.json").read_text(encoding="utf-8"))
     schema = json.loads((ROOT / "docs" / "certificate.schema.json").read_text(encoding="utf-8"))
     jsonschema.validate(certificate, schema)
-    upgrade = {c["id"]: c["status"] for c in certificate["checks"] if c["id"].startswith("upgrade.")}
+    upgrade = {c["id"]: c["status"] for c in certificate["checks"] if c["id"].startswith("versioning.upgrade_")}
     assert upgrade and set(upgrade.values()) == {"passed"}, (
         f"got upgrade checks {upgrade}, should all pass for release 2.0.0 against 1.0.0"
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -64,7 +65,7 @@ def test_a_good_subject_certifies_with_exit_0_and_documented_json(targets, capsy
 
 def test_the_certificate_records_seed_versions_and_subject(targets):
     out = targets / "certificate.json"
-    assert main(["certify", "cli_targets:GOOD", *FAST, "--check", "api", "--json", str(out)]) == 0
+    assert main(["certify", "cli_targets:GOOD", *FAST, "--check", "roundtrip.api_valid", "--json", str(out)]) == 0
     data = json.loads(out.read_text())
     assert data["seed"] == 7 and data["subject"] == "cli_targets:GOOD", f"got {data}"
     assert {"python", "hypothesis", "state-conformance"} <= set(data["versions"]), f"got {data['versions']}"
@@ -80,7 +81,7 @@ def test_a_violation_exits_1_naming_check_example_and_sentence(targets, capsys):
 
 
 def test_a_serializer_target_needs_values(targets, capsys):
-    assert main(["certify", "cli_targets:SERIALIZER", *FAST, "--check", "api"]) == 2
+    assert main(["certify", "cli_targets:SERIALIZER", *FAST, "--check", "roundtrip.api_valid"]) == 2
     assert "--values" in capsys.readouterr().err
     status = main(["certify", "cli_targets:FACTORY", "--values", "cli_targets:LONG_VALUES", *FAST, "--check", "roundtrip"])
     assert status == 0, f"got exit {status}, should certify a factory with --values"
@@ -123,7 +124,7 @@ def test_update_golden_records_then_reads_back(targets):
 
 def test_python_dash_m_runs_the_same_command(targets):
     proc = subprocess.run([sys.executable, "-m", "conformance", "certify", "cli_targets:GOOD", *FAST,
-                           "--check", "api"], capture_output=True, text=True, cwd=targets)
+                           "--check", "roundtrip.api_valid"], capture_output=True, text=True, cwd=targets)
     assert proc.returncode == 0, f"got exit {proc.returncode}: {proc.stderr}"
     assert "cli_targets:GOOD: CERTIFIED" in proc.stdout, f"got {proc.stdout!r}"
 
@@ -152,6 +153,38 @@ def test_list_checks_names_every_check_with_its_family(capsys):
     assert spark and all(line.endswith("(runs with --spark MASTER)") for line in spark), (
         f"got {spark}, should list the spark family and say it runs with --spark")
 
+    renamed = {line.split()[0]: re.search(r"\(formerly (\S+), accepted until the next release\)", line)
+               for line in lines}
+    formerly = {new: found.group(1) for new, found in renamed.items() if found}
+    assert formerly == {"roundtrip.api_valid": "api.valid", "roundtrip.create_instance": "api.create_instance",
+                        "roundtrip.domain_refused": "domain.refused",
+                        "backends.state_untouched": "domain.state_untouched",
+                        "versioning.upgrade_snapshot": "upgrade.snapshot",
+                        "versioning.upgrade_restore": "upgrade.restore",
+                        "versioning.upgrade_verdict": "upgrade.verdict",
+                        "versioning.upgrade_records": "upgrade.records",
+                        "versioning.upgrade_backends": "upgrade.backends"}, (
+        f"got {formerly}, should say which old id each renamed check replaces")
+
+
+def test_old_check_ids_run_with_one_line_on_stderr_each(targets, capsys):
+    out = targets / "certificate.json"
+    status = main(["certify", "cli_targets:GOOD", *FAST, "--check", "api", "--check", "upgrade.restore",
+                   "--expect-failure", "domain.refused=not really", "--json", str(out)])
+    captured = capsys.readouterr()
+    assert status == 0, f"got exit {status}, should be 0:\n{captured.out}{captured.err}"
+    told = [line for line in captured.err.splitlines() if line.startswith("check id")]
+    assert told == [
+        "check id prefix 'api' is now 'roundtrip.api_valid', 'roundtrip.create_instance'; the old prefix is "
+        "accepted until the next release",
+        "check id 'upgrade.restore' is now 'versioning.upgrade_restore'; the old id is accepted until the next "
+        "release",
+        "check id 'domain.refused' is now 'roundtrip.domain_refused'; the old id is accepted until the next release",
+    ], f"got {told}"
+    ids = [c["id"] for c in json.loads(out.read_text())["checks"]]
+    assert ids[:2] == ["roundtrip.api_valid", "roundtrip.create_instance"] and "versioning.upgrade_restore" in ids, (
+        f"got {ids}, should carry the new ids")
+
 
 def test_spark_entries_option_reaches_the_spark_family(targets, monkeypatch):
     from conformance._checks.spark import DEFAULT_ENTRIES, history_entries
@@ -167,7 +200,7 @@ def test_spark_entries_option_reaches_the_spark_family(targets, monkeypatch):
         assert got == expected, f"got {got} entries for {argv}, should be {expected}"
 
 
-@pytest.mark.parametrize("select, expected", [(None, True), (["roundtrip", "api"], False), (["spark"], True),
+@pytest.mark.parametrize("select, expected", [(None, True), (["roundtrip", "snapshot"], False), (["spark"], True),
                                               (["spark.history"], True), (["migration.verdict"], False)])
 def test_a_spark_run_selects_spark_checks_only_when_asked(targets, select, expected):
     # With --spark but no spark check selected, nothing needs the JVM: no second lane, no Spark.
@@ -230,7 +263,7 @@ def test_every_subcommand_refuses_unusable_input_with_exit_2_and_one_sentence(ta
 
 
 def test_json_dash_writes_the_certificate_to_stdout_and_the_verdict_to_stderr(targets, capsys):
-    assert main(["certify", "cli_targets:GOOD", *FAST, "--check", "api", "--json", "-"]) == 0
+    assert main(["certify", "cli_targets:GOOD", *FAST, "--check", "roundtrip.api_valid", "--json", "-"]) == 0
     captured = capsys.readouterr()
     data = json.loads(captured.out)
     assert data["subject"] == "cli_targets:GOOD" and data["certified"] is True, f"got {data}"
@@ -297,7 +330,7 @@ def test_real_certificates_follow_the_documented_json_schema(table_target):
     tables = __import__("cli_tables")
     reports = certify([load.GOOD, load.BROKEN],
                       RunConfig(examples=5, seed=3, backends=("heap",),
-                                checks=("api", "roundtrip", "migration"),
+                                checks=("roundtrip", "migration"),
                                 expected_failures={"roundtrip.sequence": "known"}, jobs=1))
     table = certify([tables.TABLE], RunConfig(examples=2, seed=3, steps=4))
     documents = [reports_to_json(reports), reports[0].to_json(), reports[1].to_json(), table[0].to_json()]

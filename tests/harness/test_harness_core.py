@@ -71,9 +71,11 @@ def test_checks_run_in_layers():
     layers = [c.layer for c in all_checks()]
     assert layers == sorted(layers), f"got layer order {layers}, should be non-decreasing"
     prefixes = {c.id.split(".")[0] for c in all_checks()}
-    assert {"api", "roundtrip", "snapshot", "migration", "versioning", "backends"} <= prefixes, (
+    assert {"roundtrip", "snapshot", "migration", "versioning", "backends"} <= prefixes, (
         f"got families {prefixes}, should include every built-in family"
     )
+    astray = [(c.id, c.family) for c in all_checks() if c.id.split(".")[0] != c.family]
+    assert not astray, f"got checks whose id prefix is not their family {astray}, should be <family>.<name>"
     assert list(LAYERS)[:4] == ["api", "roundtrip", "snapshot", "versioning"], f"got {list(LAYERS)}"
 
 
@@ -249,3 +251,16 @@ def test_a_serializer_equal_only_to_itself_is_told_its_eq_not_its_snapshot_is_wr
     assert result.status == "failed", f"got {result.status}: {result.message}, should fail"
     assert "__eq__ compares something other than configuration" in result.message and "forgot" not in result.message, (
         f"got {result.message!r}, should blame __eq__, not the snapshot")
+
+
+def test_each_family_is_one_module_whose_docstring_lists_its_checks():
+    import importlib
+
+    load_families(spark=True, table=True)
+    checks = all_checks()
+    astray = [(c.id, c.func.__module__) for c in checks if c.func.__module__ != f"conformance._checks.{c.family}"]
+    assert not astray, f"got checks registered outside their family's module {astray}, should be in _checks/<family>.py"
+    for family in ("roundtrip", "snapshot", "versioning", "migration", "backends"):
+        doc = importlib.import_module(f"conformance._checks.{family}").__doc__ or ""
+        unlisted = [c.id for c in checks if c.family == family and f"``{c.id}``" not in doc]
+        assert not unlisted, f"got {unlisted} missing from conformance/_checks/{family}.py's docstring, should list each"

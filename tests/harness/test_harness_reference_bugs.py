@@ -26,10 +26,10 @@ def test_the_pre_17_golden_file_is_refused_by_default_and_read_when_allowed():
 
 
 def test_a_reader_that_unpickles_pre_17_snapshots_by_default_is_caught(monkeypatch):
-    from conformance._checks import _verdicts
+    from conformance._checks import versioning
 
     original = reference.snapshot_from_bytes
-    monkeypatch.setattr(_verdicts, "snapshot_from_bytes",
+    monkeypatch.setattr(versioning, "snapshot_from_bytes",
                         lambda data, allow_pickled_serializer=True: original(data, allow_pickled_serializer=allow_pickled_serializer))
     got = _status(builtin_subject("long"), "versioning.legacy_form")
     assert got.failed and "by default" in got.message, f"got {got}, should fail: the default unpickles"
@@ -45,5 +45,5 @@ def test_results_that_compare_by_identity_are_caught(monkeypatch):
 @pytest.mark.parametrize("zero", [None, 1])
 def test_a_create_instance_other_than_the_zero_is_caught(monkeypatch, zero):
     monkeypatch.setattr(LongSerializer, "create_instance", lambda self: zero)
-    got = _status(builtin_subject("long"), "api.create_instance")
+    got = _status(builtin_subject("long"), "roundtrip.create_instance")
     assert got.failed and "create_instance()" in got.message, f"got {got}, should fail on {zero!r}"

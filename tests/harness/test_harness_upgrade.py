@@ -17,7 +17,7 @@ from conformance import Evolution, RunConfig, Subject, check_serializer
 
 HERE = Path(__file__).resolve().parent / "upgrade"
 SEED = 4321
-UPGRADE = ("api", "roundtrip", "snapshot", "versioning", "backends.history")
+UPGRADE = ("roundtrip", "snapshot", "versioning", "backends.history")
 
 
 def _load(tmp_path: Path, source: str, bug: str = "none"):
@@ -58,27 +58,27 @@ def test_the_correct_release_2_certifies_against_release_1(recorded):
     report = check_serializer(_v2_subject(recorded, "none"),
                               RunConfig(examples=15, seed=SEED, checks=UPGRADE))
     assert report.certified, f"got {[str(r) for r in report.failures]}, should certify"
-    statuses = {r.id: r.status for r in report if r.id.startswith("upgrade.")}
+    statuses = {r.id: r.status for r in report if r.id.startswith("versioning.upgrade_")}
     assert set(statuses.values()) == {"passed"} and len(statuses) == 5, f"got {statuses}"
 
 
 def test_an_undeclared_format_change_is_a_verdict_failure_with_the_fix(recorded):
     report = check_serializer(_v2_subject(recorded, "none", declared=False),
                               RunConfig(examples=10, seed=SEED, checks=UPGRADE))
-    result = report["upgrade.verdict"]
+    result = report["versioning.upgrade_verdict"]
     assert result.status == "failed", f"got {result}"
     assert "release 1.0.0" in result.message and "compatible_after_migration" in result.message, result.message
     assert "releases={'1.0.0': Evolution(expect='compatible_after_migration'" in result.message, result.message
 
 
 MISTAKES = {
-    "read_snapshot_ignores_version": ("upgrade.snapshot", "branch on read_version"),
+    "read_snapshot_ignores_version": ("versioning.upgrade_snapshot", "branch on read_version"),
     "snapshot_needs_argument": ("snapshot.zero_arg_constructor", "zero-argument constructor"),
-    "restore_ignores_config": ("upgrade.restore", "RECORDED configuration"),
-    "format_changed_without_version": ("upgrade.restore", "read by restore_serializer() differs at .amount"),
-    "verdict_by_class_only": ("upgrade.verdict", "judged the recorded one compatible_as_is"),
-    "migrates_by_position": ("upgrade.records", "after migrate_state"),
-    "restored_snapshot_forgets_config": ("upgrade.backends", "restoring with release 1.0.0"),
+    "restore_ignores_config": ("versioning.upgrade_restore", "RECORDED configuration"),
+    "format_changed_without_version": ("versioning.upgrade_restore", "read by restore_serializer() differs at .amount"),
+    "verdict_by_class_only": ("versioning.upgrade_verdict", "judged the recorded one compatible_as_is"),
+    "migrates_by_position": ("versioning.upgrade_records", "after migrate_state"),
+    "restored_snapshot_forgets_config": ("versioning.upgrade_backends", "restoring with release 1.0.0"),
 }
 
 
@@ -90,10 +90,10 @@ def test_each_upgrade_mistake_is_caught_first_by_its_own_check(recorded, bug):
     assert_caught(report, check_id)
     message = report[check_id].message
     assert words in message, f"got {message!r}, should say {words!r}"
-    if check_id.startswith("upgrade."):
+    if check_id.startswith("versioning.upgrade_"):
         assert "release 1.0.0" in message, f"got {message!r}, should name the release"
-    upgrade = [r.id for r in report if r.id.startswith("upgrade.") and r.failed]
-    expected = [check_id] if check_id.startswith("upgrade.") else []
+    upgrade = [r.id for r in report if r.id.startswith("versioning.upgrade_") and r.failed]
+    expected = [check_id] if check_id.startswith("versioning.upgrade_") else []
     assert upgrade == expected, f"got upgrade failures {upgrade}, should be {expected} [{bug}]"
 
 
@@ -147,7 +147,7 @@ def test_values_whose_text_holds_what_eq_ignores_are_recorded_as_read_back(tmp_p
 
 
 def test_a_record_read_wrong_before_a_later_one_fails_is_reported_where_reading_went_wrong():
-    from conformance._checks._upgrade import _records
+    from conformance._checks.versioning import _records
     from conformance._engine.canonical import stable_text, value_tree
     from conformance._engine.golden import GoldenRelease
     from conformance._engine.registry import Violation

@@ -1219,16 +1219,16 @@ def _entries_in_reverse(write_optional_map: Any) -> Any:
 
 
 def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any]]]:
-    from conformance._checks import _verdicts
+    from conformance._checks import versioning
     from reference.backends._bytes import BytesValueState
     from reference.serializers import _pojo, _primitives
 
     return {
         "pre-1.7 snapshots unpickled by default": ("versioning.legacy_form", _builtin("long"),
-                                                   (_verdicts, "snapshot_from_bytes", _reads_pre_17_by_default)),
+                                                   (versioning, "snapshot_from_bytes", _reads_pre_17_by_default)),
         "pre-1.7 snapshots unpickled by default when read from a stream": (
             "versioning.legacy_form", _builtin("long"),
-            (_verdicts, "read_serializer_snapshot", _reads_pre_17_stream_by_default)),
+            (versioning, "read_serializer_snapshot", _reads_pre_17_stream_by_default)),
         "string lengths capped at a 3-byte varint": ("roundtrip.size_boundaries", _builtin("string"),
                                                      (_primitives, "_write_varint", _three_byte_varint)),
         "value state cleared before the new value is written": ("domain.state_untouched", _builtin("long"),

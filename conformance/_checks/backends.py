@@ -1,6 +1,24 @@
 """backends: full state histories on the heap and bytes backends (memory and RocksDB stores)
 for value, list and map state; identical savepoints; incompatible changes refused with nothing
-lost; and a restore in a fresh Python process."""
+lost; a restore in a fresh Python process; keys; refused updates.
+
+- ``backends.history``: write -> savepoint -> restore -> read -> savepoint on every backend gives
+  the values.
+- ``backends.identical_savepoints``: the same history gives identical savepoints on the heap and
+  bytes backends.
+- ``backends.evolution``: restoring with each compatible evolution reads the oracle's values on
+  every backend, and the next savepoints agree across backends.
+- ``backends.incompatible``: an incompatible evolution is refused with a ``StateMigrationError``
+  and the savepoint still restores with the old serializer (nothing lost).
+- ``backends.fresh_process``: a savepoint restores and reads back in a fresh Python process (no
+  state that only lives in the writing process).
+- ``backends.keyed``: as the backends' key serializer, every key finds its state again after a
+  restore (also when rebuilt in another order), and an evolution needing migration is refused
+  for keys.
+- ``backends.state_untouched``: on the bytes state backend, ``update`` with an out-of-domain value
+  (as ``roundtrip.domain_refused`` draws them) raises ``reference.SerializationError`` and the
+  state still holds its previous value.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +26,11 @@ import json
 import os
 import subprocess
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hypothesis import strategies as st
 
-from reference import StateError, Verdict
+from reference import SerializationError, StateError, Verdict
 from reference.backends import SCHEMA_EVOLUTION_ENABLED
 from reference.savepoint import file_tree
 from reference.serializers import LongSerializer
@@ -21,8 +39,12 @@ from .._engine.canonical import show, tree_difference
 from .._engine.providers import Provider, provider
 from .._engine.registry import NotApplicable, Violation, check
 from .._fresh.layout import descriptors, expected_state, state_trees
-from ._migration import Step, declared_steps
 from ._support import expect_equal, read_one, write
+from .migration import Step, declared_steps
+from .roundtrip import out_of_domain_cases
+
+if TYPE_CHECKING:
+    from .._engine.runner import CheckContext
 
 HISTORY = ("backends.history",)
 EVOLUTION_CONFIG = SCHEMA_EVOLUTION_ENABLED
@@ -193,7 +215,7 @@ def bulk_then_shrink(ctx: Any, body: Any) -> Any:
 
 
 @check(id="backends.history", family="backends", requires=("roundtrip.bit_exact", "snapshot.restore"))
-def full_history(ctx) -> None:  # type: ignore[no-untyped-def]
+def full_history(ctx: CheckContext) -> None:
     """write -> savepoint -> restore -> read -> savepoint on every backend gives the values."""
     kinds = backend_kinds(ctx)
     if not kinds:
@@ -223,7 +245,7 @@ def savepoints(ctx: Any) -> dict[str, str]:
 
 
 @check(id="backends.identical_savepoints", family="backends", requires=HISTORY)
-def identical(ctx) -> None:  # type: ignore[no-untyped-def]
+def identical(ctx: CheckContext) -> None:
     """The same history gives identical savepoints on the heap and bytes backends."""
     kinds = backend_kinds(ctx)
     if len(kinds) < 2:
@@ -291,7 +313,7 @@ def _each_restores(ctx: Any, step: Step, kinds: list[str], values: list[Any], af
 
 
 @check(id="backends.evolution", family="backends", requires=HISTORY + ("migration.verdict",))
-def evolution(ctx) -> None:  # type: ignore[no-untyped-def]
+def evolution(ctx: CheckContext) -> None:
     """Restoring with each compatible evolution reads the oracle's values on every backend, and
     the next savepoints agree across backends."""
     steps = [s for s in declared_steps(ctx) if s.expect != Verdict.INCOMPATIBLE]
@@ -303,14 +325,15 @@ def evolution(ctx) -> None:  # type: ignore[no-untyped-def]
         try:
             restore_with(ctx, step, kinds, bulk_values(ctx), points)
         except Violation:
-            ctx.for_all(stored_values(ctx), lambda values, step=step: restore_with(
-                ctx, step, kinds, values, {kind: history(ctx, values, kind) for kind in kinds}),
-                max_examples=_budget(ctx))
+            def small(values: list[Any], step: Step = step) -> None:
+                restore_with(ctx, step, kinds, values, {kind: history(ctx, values, kind) for kind in kinds})
+
+            ctx.for_all(stored_values(ctx), small, max_examples=_budget(ctx))
             raise
 
 
 @check(id="backends.incompatible", family="backends", requires=HISTORY + ("migration.verdict",))
-def incompatible(ctx) -> None:  # type: ignore[no-untyped-def]
+def incompatible(ctx: CheckContext) -> None:
     """An incompatible evolution is refused with a StateMigrationError and the savepoint still
     restores with the old serializer (nothing lost)."""
     from reference import StateMigrationError
@@ -391,7 +414,7 @@ def _start_fresh_process(ctx: Any, savepoint: str) -> None:
 
 
 @check(id="backends.fresh_process", family="backends", requires=HISTORY)
-def fresh_process(ctx) -> None:  # type: ignore[no-untyped-def]
+def fresh_process(ctx: CheckContext) -> None:
     """A savepoint restores and reads back in a fresh Python process (no state that only lives in
     the writing process)."""
     if "heap" not in ctx.backends and "bytes" not in ctx.backends:
@@ -468,22 +491,22 @@ def _which_difference(serializer: Any, values: list[Any], spec: dict[str, Any]) 
 def _keyed_backend(ctx: Any, kind: str, key_serializer: Any, savepoint: str | None = None) -> Any:
     from reference.backends import BytesStateBackend, HeapStateBackend
 
-    store = kind.split("/", 1)[1] if kind != "heap" else None
-    path = _fresh_dir(ctx, "rocksdb") if store == "rocksdb" else None
-    if savepoint is None:
-        if kind == "heap":
-            return HeapStateBackend(key_serializer, config=EVOLUTION_CONFIG)
-        return BytesStateBackend(key_serializer, store=store, path=path, config=EVOLUTION_CONFIG)
     if kind == "heap":
+        if savepoint is None:
+            return HeapStateBackend(key_serializer, config=EVOLUTION_CONFIG)
         return HeapStateBackend.restore(savepoint, key_serializer=key_serializer, config=EVOLUTION_CONFIG,
                                         allow_pickle=OWN_SAVEPOINTS)
+    store = kind.split("/", 1)[1]
+    path = _fresh_dir(ctx, "rocksdb") if store == "rocksdb" else None
+    if savepoint is None:
+        return BytesStateBackend(key_serializer, store=store, path=path, config=EVOLUTION_CONFIG)
     return BytesStateBackend.restore(savepoint, key_serializer=key_serializer, config=EVOLUTION_CONFIG,
                                      allow_pickle=OWN_SAVEPOINTS,
                                      store=store, path=path)
 
 
 @check(id="backends.keyed", family="backends", requires=HISTORY + ("roundtrip.key_determinism",))
-def keyed(ctx) -> None:  # type: ignore[no-untyped-def]
+def keyed(ctx: CheckContext) -> None:
     """As the backends' key serializer: every key finds its state again after a restore (also
     when rebuilt in another order), and an evolution needing migration is refused for keys."""
     from reference import StateMigrationError
@@ -491,7 +514,7 @@ def keyed(ctx) -> None:  # type: ignore[no-untyped-def]
 
     if not ctx.subject.key:
         raise NotApplicable("not a key serializer (Subject(key=True) enables this check)")
-    from ._roundtrip import rebuilt
+    from .roundtrip import rebuilt
 
     kinds = backend_kinds(ctx)
     values = bulk_values(ctx)
@@ -534,3 +557,45 @@ def keyed(ctx) -> None:  # type: ignore[no-untyped-def]
                     continue
             raise Violation(f"{kind}: restoring with {step.label} as the key serializer succeeded, should "
                             "raise StateMigrationError (keys never migrate)", example=step.label)
+
+
+@check(id="backends.state_untouched", family="backends", requires=("roundtrip.domain_refused",) + HISTORY)
+def state_untouched(ctx: CheckContext) -> None:
+    """A refused update leaves the bytes backend's state as it was."""
+    cases = out_of_domain_cases(ctx)
+    from reference.backends import ValueStateDescriptor
+
+    kind = "bytes/memory"
+    if kind not in backend_kinds(ctx):
+        raise NotApplicable("the bytes backend is not selected (--backend)")
+    s = ctx.serializer()
+    drawn: list[Any] = []
+    ctx.for_all(ctx.subject.values, drawn.append, max_examples=5)
+    good = next((v for v in drawn if v is not None), None)
+    if good is None:
+        raise NotApplicable("the subject's values drew only None")
+
+    descriptor = ValueStateDescriptor("domain", s)
+    backend = new_backend(ctx, kind)
+    try:
+        state = backend.get_value_state(descriptor)
+        backend.set_current_key(1)
+        state.update(s.copy(good))
+
+        def body(case: Any) -> None:
+            if case.value is None:
+                return  # update(None) clears a value state: None is in the state's domain
+            try:
+                state.update(case.value)
+            except SerializationError:
+                pass
+            except Exception as exc:
+                raise Violation(f"update raised {type(exc).__name__}: {exc} for {case.what}, should raise "
+                                "reference.SerializationError", example=repr(case)) from None
+            else:
+                raise Violation(f"update accepted {case.what}, should refuse it", example=repr(case))
+            expect_equal(state.value(), good, f"after a refused update of {case.what}, the state")
+
+        ctx.for_all(cases, body, max_examples=max(5, ctx.examples // 5))
+    finally:
+        backend.close()

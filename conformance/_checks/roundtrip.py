@@ -1,4 +1,50 @@
-"""roundtrip: value -> bytes -> value, copies, cut records, lengths, duplicates, pickling, key determinism."""
+"""roundtrip: the family every other builds on: the serializer is usable, and value -> bytes ->
+value holds for every value of the subject (and refuses what is outside its domain).
+
+The api layer (runs first; every other check needs it):
+
+- ``roundtrip.api_valid``: the serializer is a ``reference.TypeSerializer`` whose ``length`` is -1
+  or a positive byte count, whose ``is_immutable_type`` is a bool, and whose
+  ``snapshot_configuration()`` is a ``TypeSerializerSnapshot`` with a non-negative int version.
+- ``roundtrip.create_instance``: ``create_instance()`` (what a restore fills a new field with) is
+  the schema's zero (``strategies.zero_value``: Java's defaults) and round-trips through
+  serialize and deserialize.
+
+Then:
+
+- ``roundtrip.bit_exact``: value -> bytes -> value gives the same value, bit for bit (NaN
+  payloads, -0.0, also for each value's float siblings); serialize leaves its argument as it was.
+- ``roundtrip.sequence``: records written back to back read back one by one, nothing left over.
+- ``roundtrip.deep_copy``: ``copy()`` returns an equal value sharing no mutable part.
+- ``roundtrip.copy_serialized``: ``copy_serialized`` copies exactly one record's bytes and stops
+  where the next begins (the last record of the input too).
+- ``roundtrip.truncated``: a record cut short is refused by deserialize and copy_serialized with
+  a ``StateError``, never read as a value or copied.
+- ``roundtrip.length``: a declared fixed length matches the bytes every value takes.
+- ``roundtrip.equality``: serializers compare equal by configuration (a deep copy equals the
+  original, with the same hash).
+- ``roundtrip.duplicate``: ``duplicate()`` equals the original and writes and reads the same bytes.
+- ``roundtrip.concurrent``: duplicates used from several threads at once each write and read
+  correct bytes.
+- ``roundtrip.pickle``: the serializer pickles (it ships to workers), and is equal and writes the
+  same after.
+- ``roundtrip.key_determinism``: a key serializer writes equal values (however built) to equal bytes.
+- ``roundtrip.domain_refused``: for a subject with a schema, values with one part out of its
+  domain (``strategies.out_of_domain``: a wrong Python type, a number out of range, a missing or
+  extra field, None where the type is not nullable) make ``serialize`` raise
+  ``reference.SerializationError`` naming the field that holds the bad part, and leave the target
+  as it was (no partial record for the next one to be read against). The bytes backend's side
+  of the same rule is ``backends.state_untouched``.
+- ``roundtrip.size_boundaries``: text and bytes of every length class round-trip. Lengths are
+  written as varints (Flink's string length + 1: 1 byte up to 127 units, 2 up to 16,383, 3 up to
+  2,097,151, then 4) or as ints; a length on either side of each boundary is where a wrong shift,
+  mask or bound shows. Values of the subject's schema whose text and bytes are all on a boundary
+  (``strategies.large_values``, the 4-byte one included, a few examples: each holds megabytes),
+  written back to back, each read back exactly, and ``copy_serialized`` copies exactly its bytes.
+
+Subjects without a schema give ``domain_refused`` and ``size_boundaries`` nothing to draw from
+(not applicable).
+"""
 
 from __future__ import annotations
 
@@ -10,18 +56,28 @@ import pickle
 import struct
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hypothesis import strategies as st
 
-from reference import DataInputView, DataOutputView, StateError
+from reference import (
+    DataInputView,
+    DataOutputView,
+    SerializationError,
+    StateError,
+    TypeSerializer,
+    TypeSerializerSnapshot,
+)
 
 from .._engine.canonical import canonical, show, values_equal
 from .._engine.property import guarded
 from .._engine.registry import NotApplicable, Violation, check
 from ._support import expect_equal, hexdump, read_one, write
 
-API = ("api.valid",)
+if TYPE_CHECKING:
+    from .._engine.runner import CheckContext
+
+API = ("roundtrip.api_valid",)
 BIT_EXACT = ("roundtrip.bit_exact",)
 
 
@@ -46,8 +102,48 @@ def float_siblings(value: Any) -> Any:
     return value
 
 
+@check(id="roundtrip.api_valid", family="roundtrip", layer="api")
+def api_valid(ctx: CheckContext) -> None:
+    """The serializer is a TypeSerializer with sane length/immutability and a snapshot."""
+    serializer = ctx.serializer()
+    if not isinstance(serializer, TypeSerializer):
+        raise Violation(f"got a {type(serializer).__name__}, should be a reference.TypeSerializer")
+    length = serializer.length
+    if type(length) is not int or not (length == -1 or length > 0):
+        raise Violation(f"length is {length!r}, should be -1 (variable) or a positive byte count")
+    immutable = serializer.is_immutable_type
+    if type(immutable) is not bool:
+        raise Violation(f"is_immutable_type is {immutable!r}, should be True or False")
+    snapshot = serializer.snapshot_configuration()
+    if not isinstance(snapshot, TypeSerializerSnapshot):
+        raise Violation(
+            f"snapshot_configuration() returned {type(snapshot).__name__}, should return a "
+            "reference.TypeSerializerSnapshot"
+        )
+    version = snapshot.get_current_version()
+    if type(version) is not int or not 0 <= version < 2**31:
+        raise Violation(f"snapshot get_current_version() is {version!r}, should be a non-negative int")
+
+
+@check(id="roundtrip.create_instance", family="roundtrip", requires=API, layer="api")
+def create_instance(ctx: CheckContext) -> None:
+    """create_instance() (what a restore fills a new field with) is the schema's zero and a value
+    serialize writes and deserialize reads back (None, a type without a zero as Flink allows,
+    only where the schema's zero is None)."""
+    serializer = ctx.serializer()
+    instance = guarded("create_instance", serializer.create_instance)
+    schema = getattr(ctx.subject, "schema", None)
+    if schema is not None:
+        import strategies
+
+        expect_equal(instance, strategies.zero_value(schema), "create_instance()")
+    if instance is not None:
+        expect_equal(read_one(serializer, write(serializer, instance)), instance,
+                     "reading back create_instance() written by serialize")
+
+
 @check(id="roundtrip.bit_exact", family="roundtrip", requires=API)
-def bit_exact(ctx) -> None:  # type: ignore[no-untyped-def]
+def bit_exact(ctx: CheckContext) -> None:
     """value -> bytes -> value gives the same value, bit for bit (NaN payloads, -0.0); serialize
     leaves the value it was given as it was."""
     s = ctx.serializer()
@@ -71,7 +167,7 @@ def bit_exact(ctx) -> None:  # type: ignore[no-untyped-def]
 
 
 @check(id="roundtrip.sequence", family="roundtrip", requires=BIT_EXACT)
-def sequence(ctx) -> None:  # type: ignore[no-untyped-def]
+def sequence(ctx: CheckContext) -> None:
     """Records written back to back read back one by one with nothing left over."""
     s = ctx.serializer()
 
@@ -124,7 +220,7 @@ def _mutable_parts(value: Any, path: str, out: dict[int, str], depth: int = 0) -
 
 
 @check(id="roundtrip.deep_copy", family="roundtrip", requires=BIT_EXACT)
-def deep_copy(ctx) -> None:  # type: ignore[no-untyped-def]
+def deep_copy(ctx: CheckContext) -> None:
     """copy() returns an equal value that shares no mutable part with the original."""
     s = ctx.serializer()
 
@@ -153,7 +249,7 @@ def type_at(value: Any, path: str) -> str:
 
 
 @check(id="roundtrip.copy_serialized", family="roundtrip", requires=BIT_EXACT)
-def copy_serialized(ctx) -> None:  # type: ignore[no-untyped-def]
+def copy_serialized(ctx: CheckContext) -> None:
     """copy_serialized copies exactly one record's bytes and stops where the next begins, and
     copies the last record of the input (nothing after it) too."""
     s = ctx.serializer()
@@ -220,7 +316,7 @@ def _refuses(what: str, func: Any, data: bytes, cut: int, full: int) -> None:
 
 
 @check(id="roundtrip.truncated", family="roundtrip", requires=("roundtrip.sequence", "roundtrip.copy_serialized"))
-def truncated(ctx) -> None:  # type: ignore[no-untyped-def]
+def truncated(ctx: CheckContext) -> None:
     """A record cut short (a strict prefix of what serialize wrote, as a damaged or partly
     written savepoint holds) is refused by deserialize and copy_serialized with a StateError,
     never read as a value or copied."""
@@ -238,7 +334,7 @@ def truncated(ctx) -> None:  # type: ignore[no-untyped-def]
 
 
 @check(id="roundtrip.length", family="roundtrip", requires=BIT_EXACT)
-def length(ctx) -> None:  # type: ignore[no-untyped-def]
+def length(ctx: CheckContext) -> None:
     """A declared fixed length matches the bytes every value takes."""
     s = ctx.serializer()
     declared = s.length
@@ -254,7 +350,7 @@ def length(ctx) -> None:  # type: ignore[no-untyped-def]
 
 
 @check(id="roundtrip.equality", family="roundtrip", requires=API)
-def equality(ctx) -> None:  # type: ignore[no-untyped-def]
+def equality(ctx: CheckContext) -> None:
     """Serializers compare equal by configuration: a deep copy equals the original, same hash."""
     s = ctx.serializer()
     if s != s:
@@ -273,7 +369,7 @@ def equality(ctx) -> None:  # type: ignore[no-untyped-def]
 
 
 @check(id="roundtrip.duplicate", family="roundtrip", requires=BIT_EXACT)
-def duplicate(ctx) -> None:  # type: ignore[no-untyped-def]
+def duplicate(ctx: CheckContext) -> None:
     """duplicate() equals the original and writes and reads the same bytes."""
     s = ctx.serializer()
     d = s.duplicate()
@@ -293,7 +389,7 @@ def duplicate(ctx) -> None:  # type: ignore[no-untyped-def]
 
 
 @check(id="roundtrip.concurrent", family="roundtrip", requires=("roundtrip.duplicate",))
-def concurrent(ctx) -> None:  # type: ignore[no-untyped-def]
+def concurrent(ctx: CheckContext) -> None:
     """Duplicates used from several threads at once each write and read correct bytes."""
     s = ctx.serializer()
     threads, rounds = 4, 25
@@ -381,7 +477,7 @@ def _scratch_attributes(serializer: Any, a: Any, b: Any) -> list[str]:
 
 
 @check(id="roundtrip.pickle", family="roundtrip", requires=BIT_EXACT)
-def pickled(ctx) -> None:  # type: ignore[no-untyped-def]
+def pickled(ctx: CheckContext) -> None:
     """The serializer pickles (it ships to workers) and is equal and writes the same after."""
     s = ctx.serializer()
     try:
@@ -433,7 +529,7 @@ def rebuilt(value: Any) -> Any:
 
 
 @check(id="roundtrip.key_determinism", family="roundtrip", requires=BIT_EXACT)
-def key_determinism(ctx) -> None:  # type: ignore[no-untyped-def]
+def key_determinism(ctx: CheckContext) -> None:
     """Key serializers write equal values (however built) to equal bytes."""
     if not ctx.subject.key:
         raise NotApplicable("not a key serializer (Subject(key=True) enables this check)")
@@ -455,3 +551,86 @@ def key_determinism(ctx) -> None:  # type: ignore[no-untyped-def]
             )
 
     ctx.for_all(ctx.subject.values, body)
+
+
+_PREFIX = b"\x07before"
+
+
+def out_of_domain_cases(ctx: Any) -> Any:
+    """``strategies.out_of_domain`` of the subject's schema (NotApplicable without one)."""
+    schema = getattr(ctx.subject, "schema", None)
+    if schema is None:
+        raise NotApplicable("no schema (Subject(schema=...)): no out-of-domain values to draw")
+    import strategies
+
+    return strategies.out_of_domain(schema)
+
+
+def _refusal(serializer: Any, case: Any, target: DataOutputView) -> SerializationError:
+    """The SerializationError ``serialize`` raised for ``case``; a Violation otherwise."""
+    try:
+        serializer.serialize(case.value, target)
+    except SerializationError as exc:
+        return exc
+    except Exception as exc:
+        raise Violation(
+            f"serialize raised {type(exc).__name__}: {exc} for {case.what}, should raise "
+            "reference.SerializationError (callers catch that one error)", example=repr(case)) from None
+    raise Violation(f"serialize accepted {case.what}, should refuse it with a SerializationError",
+                    example=repr(case))
+
+
+def _names_field(exc: Exception, case: Any) -> None:
+    if case.field is not None and case.field not in str(exc):
+        raise Violation(
+            f"the refusal of {case.what} says {str(exc)!r}, should name the field {case.field!r}",
+            example=repr(case))
+
+
+@check(id="roundtrip.domain_refused", family="roundtrip", requires=BIT_EXACT)
+def refused(ctx: CheckContext) -> None:
+    """Out-of-domain values raise SerializationError naming the field, and write nothing."""
+    cases = out_of_domain_cases(ctx)
+    s = ctx.serializer()
+
+    def body(case: Any) -> None:
+        target = DataOutputView()
+        target.write(_PREFIX)
+        exc = _refusal(s, case, target)
+        _names_field(exc, case)
+        left = target.getvalue()
+        if left != _PREFIX:
+            raise Violation(
+                f"refusing {case.what}, serialize left {len(left) - len(_PREFIX)} bytes in the "
+                "target, should leave it as it was (no partial record)", example=repr(case))
+
+    ctx.for_all(cases, body)
+
+
+@check(id="roundtrip.size_boundaries", family="roundtrip", requires=BIT_EXACT)
+def size_boundaries(ctx: CheckContext) -> None:
+    """Text and bytes on each varint length boundary (127/128 ... 2,097,152 units) round-trip."""
+    schema = getattr(ctx.subject, "schema", None)
+    if schema is None:
+        raise NotApplicable("no schema (Subject(schema=...)): no boundary-sized values to draw")
+    import strategies
+
+    s = ctx.serializer()
+
+    def body(value: Any) -> None:
+        first = write(s, value)
+        source = DataInputView(first + first)
+        for i in range(2):
+            got = guarded("deserialize", s.deserialize, source)
+            if source.position != len(first) * (i + 1):
+                raise Violation(f"reading record {i} of a boundary-sized value stopped at byte "
+                                f"{source.position}, should stop at {len(first) * (i + 1)}")
+            expect_equal(got, value, f"record {i} of a boundary-sized value written back to back")
+        target = DataOutputView()
+        source = DataInputView(first + first)
+        guarded("copy_serialized", s.copy_serialized, source, target)
+        if target.getvalue() != first or source.position != len(first):
+            raise Violation(f"copy_serialized of a boundary-sized record copied {len(target.getvalue())} "
+                            f"bytes and consumed {source.position}, should copy and consume {len(first)}")
+
+    ctx.for_all(strategies.large_values(schema), body, max_examples=max(5, ctx.examples // 6))

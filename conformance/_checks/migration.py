@@ -1,16 +1,36 @@
-"""migration: each declared (or generated) evolution gets its verdict and its migrated values."""
+"""migration: each declared (or generated) evolution gets its verdict and its migrated values,
+and compatibility results behave as values.
+
+- ``migration.verdict``: each declared evolution gets exactly the expected compatibility verdict.
+- ``migration.migrate_state``: old records, one or a stream of several, migrate to exactly the
+  oracle's new values.
+- ``migration.new_release``: each compatible evolution's serializer, as a job started fresh on
+  the new release runs it, writes the oracle's values and reads them back exactly.
+- ``migration.migrate_element``: ``migrate_element`` brings an object read by the old serializer
+  to the oracle's new value.
+- ``migration.chain``: chains of evolutions (v1 -> v2 -> v3) migrate step by step to the
+  composed oracle.
+- ``migration.generated``: evolutions generated from the subject's schema get the oracle's
+  verdict and values.
+- ``migration.verdict_values``: compatibility results (``reference.SchemaCompatibility``) compare
+  and hash as values: resolving the same pair of snapshots twice gives equal results with equal
+  hashes (usable as dict keys), equal to a fresh result of the same kind, and unequal to results
+  of every other kind. The pairs are the serializer's own snapshot against itself and each
+  declared evolution.
+"""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hypothesis import strategies as st
 
 from reference import (
     DataInputView,
     DataOutputView,
+    SchemaCompatibility,
     Verdict,
     migrate_element_form,
     migrated_element,
@@ -24,6 +44,9 @@ from .._engine.canonical import show
 from .._engine.property import guarded
 from .._engine.registry import NotApplicable, Violation, check
 from ._support import expect_equal, read_one, write
+
+if TYPE_CHECKING:
+    from .._engine.runner import CheckContext
 
 VERDICT = ("migration.verdict",)
 
@@ -87,7 +110,7 @@ def judge(step: Step) -> None:
 
 
 @check(id="migration.verdict", family="migration", requires=("snapshot.exact_read",))
-def verdict(ctx) -> None:  # type: ignore[no-untyped-def]
+def verdict(ctx: CheckContext) -> None:
     """Each declared evolution gets exactly the expected compatibility verdict."""
     steps = declared_steps(ctx) + [s for chain in chain_steps(ctx) for s in chain]
     if not steps:
@@ -135,7 +158,7 @@ def compatible_steps(ctx: Any) -> list[Step]:
 
 
 @check(id="migration.migrate_state", family="migration", requires=VERDICT + ("roundtrip.bit_exact",))
-def migrate_state(ctx) -> None:  # type: ignore[no-untyped-def]
+def migrate_state(ctx: CheckContext) -> None:
     """Old records, one or a stream of several, migrate to exactly the oracle's new values."""
     steps = compatible_steps(ctx)
     if not steps:
@@ -150,7 +173,7 @@ def migrate_state(ctx) -> None:  # type: ignore[no-untyped-def]
 
 
 @check(id="migration.new_release", family="migration", requires=VERDICT + ("roundtrip.bit_exact",))
-def new_release(ctx) -> None:  # type: ignore[no-untyped-def]
+def new_release(ctx: CheckContext) -> None:
     """Each compatible evolution's serializer, as a job started fresh on the new release runs
     it, writes the oracle's values and reads them back exactly (an as-is or reconfigured
     release only ever read old bytes in the other checks)."""
@@ -169,7 +192,7 @@ def new_release(ctx) -> None:  # type: ignore[no-untyped-def]
 
 
 @check(id="migration.migrate_element", family="migration", requires=VERDICT + ("roundtrip.bit_exact",))
-def migrate_element(ctx) -> None:  # type: ignore[no-untyped-def]
+def migrate_element(ctx: CheckContext) -> None:
     """migrate_element brings an object read by the old serializer to the oracle's new value."""
     steps = [s for s in compatible_steps(ctx) if s.expect == Verdict.COMPATIBLE_AFTER_MIGRATION]
     if not steps:
@@ -216,7 +239,7 @@ def chain_steps(ctx: Any) -> list[list[Step]]:
 
 
 @check(id="migration.chain", family="migration", requires=VERDICT + ("roundtrip.bit_exact",))
-def chain(ctx) -> None:  # type: ignore[no-untyped-def]
+def chain(ctx: CheckContext) -> None:
     """Chains of evolutions (v1 -> v2 -> v3) migrate step by step to the composed oracle."""
     chains = chain_steps(ctx)
     if not chains:
@@ -239,7 +262,7 @@ def chain(ctx) -> None:  # type: ignore[no-untyped-def]
 
 
 @check(id="migration.generated", family="migration", requires=("snapshot.exact_read", "roundtrip.bit_exact"))
-def generated(ctx) -> None:  # type: ignore[no-untyped-def]
+def generated(ctx: CheckContext) -> None:
     """Evolutions generated from the subject's schema get the oracle's verdict and values."""
     schema = ctx.subject.schema
     if schema is None:
@@ -279,3 +302,50 @@ def generated(ctx) -> None:  # type: ignore[no-untyped-def]
         return f"{evo.change}: {show(evo.old)} -> {show(evo.new)}, old values {show(values)}"
 
     ctx.for_all(cases(), body, max_examples=max(10, ctx.examples // 2), display=display)
+
+
+#: A fresh result of each kind but the reconfigured one (which carries a serializer).
+_PLAIN = {
+    "compatible_as_is": SchemaCompatibility.compatible_as_is,
+    "compatible_after_migration": SchemaCompatibility.compatible_after_migration,
+    "incompatible": SchemaCompatibility.incompatible,
+}
+
+
+def _resolved(new: Any, old: Any, step: Any = None) -> Any:
+    def once() -> Any:
+        old_snapshot = snapshot_from_bytes(snapshot_to_bytes(old.snapshot_configuration()), allow_pickle=True)
+        return resolve_compatibility(new.snapshot_configuration(), old_snapshot)
+
+    if step is None:
+        return guarded("resolve_schema_compatibility", once)
+    with step.active():
+        return guarded(f"{step.label}: resolve_schema_compatibility", once)
+
+
+def _judge_values(a: Any, b: Any, where: str) -> None:
+    if not isinstance(a, SchemaCompatibility):
+        raise Violation(f"{where}: the result is a {type(a).__name__}, should be a reference.SchemaCompatibility")
+    if not (a == b) or a != b:
+        raise Violation(f"{where}: resolving twice gave {a!r} and {b!r}, which compare unequal, should be equal")
+    if hash(a) != hash(b):
+        raise Violation(f"{where}: equal results {a!r} hash to {hash(a)} and {hash(b)}, should hash equally")
+    if {a: where}.get(b) != where:
+        raise Violation(f"{where}: {b!r} does not find the equal {a!r} as a dict key, should")
+    for kind, make in _PLAIN.items():
+        other = make()
+        if (a == other) != (kind == a.kind) or (a != other) != (kind != a.kind):
+            raise Violation(
+                f"{where}: {a!r} == {other!r} is {a == other}, should be {kind == a.kind} (results "
+                "compare by kind and reconfigured serializer)")
+    if a == object():
+        raise Violation(f"{where}: {a!r} equals a non-result, should equal only SchemaCompatibility values")
+
+
+@check(id="migration.verdict_values", family="migration", requires=("snapshot.exact_read",))
+def verdict_values(ctx: CheckContext) -> None:
+    """Compatibility results compare and hash as values (by kind and reconfigured serializer)."""
+    s = ctx.serializer()
+    _judge_values(_resolved(s, s), _resolved(ctx.serializer(), s), "the serializer's own snapshot")
+    for step in declared_steps(ctx):
+        _judge_values(_resolved(step.new, step.old, step), _resolved(step.new, step.old, step), step.label)

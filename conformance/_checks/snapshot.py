@@ -1,10 +1,32 @@
-"""snapshot: the snapshot class, its bytes, restoring from it, and resolving against itself."""
+"""snapshot: the snapshot class, its bytes, restoring from it, and resolving against itself.
+
+- ``snapshot.top_level_class``: the snapshot class is top-level, reachable by module:qualname and
+  in the registry.
+- ``snapshot.zero_arg_constructor``: every snapshot class, the serializer's and each evolution's,
+  has a public zero-argument constructor (restores call it).
+- ``snapshot.modern_form``: neither the pre-1.7 pickled-serializer form nor the pre-1.19-only
+  resolution direction.
+- ``snapshot.no_pickle``: the snapshot's content holds no pickle (restoring must never unpickle).
+- ``snapshot.exact_read``: ``read_snapshot`` consumes exactly what ``write_snapshot`` wrote, and
+  writing is stable.
+- ``snapshot.restore``: ``restore_serializer()`` of the read snapshot equals the serializer and
+  reads its bytes.
+- ``snapshot.self_resolution``: the serializer's snapshot judges its own restored snapshot as is
+  (or reconfigured).
+- ``snapshot.not_shared``: serializers of different layouts never write the same snapshot (else a
+  restore cannot tell which layout the bytes have).
+- ``snapshot.corrupt_bytes``: truncated and corrupted snapshot bytes give a clear ``StateError``,
+  never a crash.
+- ``snapshot.flink_dialect``: where the snapshot names Flink classes, its form in Flink's dialect
+  reads back, writes itself again unchanged, and restores a serializer that reads and writes the
+  serializer's records as they are.
+"""
 
 from __future__ import annotations
 
 import pickletools
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reference import (
     DataInputView,
@@ -28,7 +50,10 @@ from .._engine.providers import Provider, provider
 from .._engine.registry import Violation, check
 from ._support import expect_equal, hexdump, read_one, write
 
-API = ("api.valid",)
+if TYPE_CHECKING:
+    from .._engine.runner import CheckContext
+
+API = ("roundtrip.api_valid",)
 _SENTINEL = b"\xfe\xed\xfa\xce\x00\x01"
 
 
@@ -47,7 +72,7 @@ def _trusted_snapshot(data: bytes) -> TypeSerializerSnapshot[Any]:
 
 
 @check(id="snapshot.top_level_class", family="snapshot", requires=API)
-def top_level_class(ctx) -> None:  # type: ignore[no-untyped-def]
+def top_level_class(ctx: CheckContext) -> None:
     """The snapshot class is top-level, reachable by module:qualname and in the registry."""
     cls = type(ctx.serializer().snapshot_configuration())
     name = class_identity(cls)
@@ -68,7 +93,7 @@ def top_level_class(ctx) -> None:  # type: ignore[no-untyped-def]
 
 
 @check(id="snapshot.zero_arg_constructor", family="snapshot", requires=API)
-def zero_arg_constructor(ctx) -> None:  # type: ignore[no-untyped-def]
+def zero_arg_constructor(ctx: CheckContext) -> None:
     """Every snapshot class, the serializer's and each evolution's, has a public zero-argument
     constructor (restores call it)."""
     for label, serializer in _own_serializers(ctx):
@@ -87,7 +112,7 @@ def zero_arg_constructor(ctx) -> None:  # type: ignore[no-untyped-def]
 
 
 @check(id="snapshot.modern_form", family="snapshot", requires=API)
-def modern_form(ctx) -> None:  # type: ignore[no-untyped-def]
+def modern_form(ctx: CheckContext) -> None:
     """Neither the pre-1.7 pickled-serializer form nor the pre-1.19-only resolution direction."""
     snap = ctx.serializer().snapshot_configuration()
     if isinstance(snap, PickledSerializerSnapshot):
@@ -121,7 +146,7 @@ def pickle_offset(data: bytes) -> int | None:
 
 
 @check(id="snapshot.no_pickle", family="snapshot", requires=API)
-def no_pickle(ctx) -> None:  # type: ignore[no-untyped-def]
+def no_pickle(ctx: CheckContext) -> None:
     """Snapshot content holds no pickle (restoring must never unpickle)."""
     data = ctx.get(SNAPSHOT_BYTES)
     at = pickle_offset(data)
@@ -135,7 +160,7 @@ def no_pickle(ctx) -> None:  # type: ignore[no-untyped-def]
 
 @check(id="snapshot.exact_read", family="snapshot",
        requires=("snapshot.top_level_class", "snapshot.zero_arg_constructor", "snapshot.modern_form"))
-def exact_read(ctx) -> None:  # type: ignore[no-untyped-def]
+def exact_read(ctx: CheckContext) -> None:
     """read_snapshot consumes exactly what write_snapshot wrote, and writing is stable."""
     snap = ctx.serializer().snapshot_configuration()
     out = DataOutputView()
@@ -179,7 +204,7 @@ def exact_read(ctx) -> None:  # type: ignore[no-untyped-def]
 
 
 @check(id="snapshot.restore", family="snapshot", requires=("snapshot.exact_read", "roundtrip.bit_exact"))
-def restore(ctx) -> None:  # type: ignore[no-untyped-def]
+def restore(ctx: CheckContext) -> None:
     """restore_serializer() of the read snapshot equals the serializer and reads its bytes."""
     s = ctx.serializer()
     restored = guarded("restore_serializer", ctx.get(RESTORED_SNAPSHOT).restore_serializer)
@@ -216,7 +241,7 @@ def _reads_and_writes_as(s: Any, restored: Any, what: str) -> Any:
 
 
 @check(id="snapshot.self_resolution", family="snapshot", requires=("snapshot.exact_read",))
-def self_resolution(ctx) -> None:  # type: ignore[no-untyped-def]
+def self_resolution(ctx: CheckContext) -> None:
     """The serializer's snapshot judges its own restored snapshot as is (or reconfigured)."""
     s = ctx.serializer()
     result = guarded("resolve_schema_compatibility", resolve_compatibility,
@@ -255,7 +280,7 @@ def _known_serializers(ctx: Any) -> list[tuple[str, Any]]:
 
 
 @check(id="snapshot.not_shared", family="snapshot", requires=("snapshot.exact_read",))
-def not_shared(ctx) -> None:  # type: ignore[no-untyped-def]
+def not_shared(ctx: CheckContext) -> None:
     """Serializers of different layouts never write the same snapshot (else a restore cannot
     tell which layout the bytes have)."""
     serializers = _known_serializers(ctx)
@@ -279,7 +304,7 @@ def not_shared(ctx) -> None:  # type: ignore[no-untyped-def]
 
 
 @check(id="snapshot.corrupt_bytes", family="snapshot", requires=("snapshot.exact_read",))
-def corrupt_bytes(ctx) -> None:  # type: ignore[no-untyped-def]
+def corrupt_bytes(ctx: CheckContext) -> None:
     """Truncated and corrupted snapshot bytes give a clear StateError, never a crash."""
     data = ctx.get(SNAPSHOT_BYTES)
     for cut in range(len(data)):
@@ -320,7 +345,7 @@ def corrupt_bytes(ctx) -> None:  # type: ignore[no-untyped-def]
 
 
 @check(id="snapshot.flink_dialect", family="snapshot", requires=("snapshot.restore",))
-def flink_dialect(ctx) -> None:  # type: ignore[no-untyped-def]
+def flink_dialect(ctx: CheckContext) -> None:
     """Where the snapshot names Flink classes, its form in Flink's dialect (Java names and
     layouts, what a Flink job restoring the savepoint reads) reads back, writes itself again
     unchanged, and restores a serializer that reads and writes the serializer's records as

@@ -1,51 +1,138 @@
-"""upgrade: the release-upgrade path. In production the NEW code reads what the OLD release
-wrote; these checks do exactly that with every release recorded in the subject's golden
-directory (``Subject(golden=...)``), using the current classes (the same class identities).
+"""versioning: the golden files of earlier releases are there, the current code upgrades them,
+and the pre-1.7 snapshot form is refused unless allowed.
 
-For each recorded release:
+A subject that declares a golden directory (``Subject(golden=...)``) must have at least one
+release recorded there (``--update-golden`` records the current one); a missing or empty
+directory is a failure, never a silent skip, and so is a release named in
+``Subject(releases=...)`` that was never recorded.
 
-- ``upgrade.snapshot``: the current snapshot class reads the recorded snapshot
+- ``versioning.golden``: the declared golden directory holds the recorded releases, including
+  every release ``Subject(releases=...)`` names (with ``--update-golden``, after recording the
+  current one).
+
+The release-upgrade path (``versioning.upgrade_*``): in production the NEW code reads what the OLD
+release wrote; these checks do exactly that with every release recorded in the golden directory,
+using the current classes (the same class identities). For each recorded release:
+
+- ``versioning.upgrade_snapshot``: the current snapshot class reads the recorded snapshot
   (``read_snapshot(read_version, source)`` with the version that release wrote), consuming it
   exactly; a class without a zero-argument constructor cannot even be created for it.
-- ``upgrade.restore``: ``restore_serializer()`` of that snapshot reads the recorded records
-  exactly, and reads the values that release wrote (field by field: a later release may add
-  fields, never change one an earlier release wrote).
-- ``upgrade.verdict``: the current serializer's snapshot judges the recorded one as the
+- ``versioning.upgrade_restore``: ``restore_serializer()`` of that snapshot reads the recorded
+  records exactly, and reads the values that release wrote (field by field: a later release may
+  add fields, never change one an earlier release wrote).
+- ``versioning.upgrade_verdict``: the current serializer's snapshot judges the recorded one as the
   subject declares (``Subject(releases={"1.0.0": Evolution(expect=..., migrate=...)})``; a
   release not named must read as is).
-- ``upgrade.records``: the records migrate (``migrate_state`` over the bytes, and
+- ``versioning.upgrade_records``: the records migrate (``migrate_state`` over the bytes, and
   ``migrate_element`` in either FLIP-527 form) to the declared values, or, when nothing needs
   migration, the current serializer reads them as they were recorded.
-- ``upgrade.backends``: a savepoint holding the recorded values, written by the restored
-  serializer, restores with the current serializer on the heap and bytes backends.
+- ``versioning.upgrade_backends``: a savepoint holding the recorded values, written by the
+  restored serializer, restores with the current serializer on the heap and bytes backends.
+
+And:
+
+- ``versioning.legacy_form``: a golden file in the pre-1.7 form (``<golden>/pre-1.7/
+  snapshot.bin``: the pickled serializer instead of a snapshot) is refused by
+  ``snapshot_from_bytes`` and ``read_serializer_snapshot`` by default (unpickling savepoint bytes
+  runs code from them), and read only when the caller allows it, giving back a serializer equal
+  to the subject's.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reference import (
     DataInputView,
     DataOutputView,
+    SnapshotFormatError,
     StateError,
     Verdict,
     migrated_element,
+    read_serializer_snapshot,
     resolve_compatibility,
     snapshot_from_bytes,
 )
 
 from .._engine.canonical import show, stable_text, tree_difference, value_tree
-from .._engine.golden import GoldenRelease
+from .._engine.golden import GoldenRelease, current_release, record_release, recorded_releases
 from .._engine.property import guarded
 from .._engine.providers import Provider, provider
-from .._engine.registry import Violation, check
-from ._migration import Step
+from .._engine.registry import NotApplicable, Violation, check
 from ._support import expect_equal
-from ._versioning import releases
+from .migration import Step
 
-__all__: list[str] = []
+if TYPE_CHECKING:
+    from .._engine.runner import CheckContext
+
+__all__ = ["RELEASES", "releases"]
+
+
+def _collect_values(ctx: Any, count: int) -> list[Any]:
+    drawn: list[Any] = []
+
+    def body(value: Any) -> None:
+        drawn.append(value)
+
+    ctx.for_all(ctx.subject.values, body, max_examples=count)
+    return drawn[:count]
+
+
+def _read_releases(ctx: Any) -> list[GoldenRelease]:
+    try:
+        return recorded_releases(ctx.subject.golden)
+    except (OSError, ValueError, json.JSONDecodeError) as exc:
+        raise Violation(f"the golden directory {ctx.subject.golden} cannot be read ({exc}); "
+                        "restore it from version control or record it again with --update-golden") from None
+
+
+#: Every release recorded in the subject's golden directory, oldest first.
+RELEASES: Provider[list[GoldenRelease]] = provider("golden_releases", _read_releases)
+
+
+def releases(ctx: Any) -> list[GoldenRelease]:
+    """The recorded releases (NotApplicable when the subject declares no golden directory)."""
+    if ctx.subject.golden is None:
+        raise NotApplicable(
+            "no golden directory (Subject(golden='golden/<name>'); record one with "
+            "conformance certify --update-golden)"
+        )
+    return ctx.get(RELEASES)
+
+
+@check(id="versioning.golden", family="versioning", requires=("snapshot.exact_read", "roundtrip.bit_exact"))
+def golden(ctx: CheckContext) -> None:
+    """The declared golden directory holds the recorded releases (--update-golden records the
+    current one), including every release Subject(releases=...) names."""
+    directory = ctx.subject.golden
+    if directory is None:
+        raise NotApplicable(
+            "no golden directory (Subject(golden='golden/<name>'); record one with "
+            "conformance certify --update-golden)"
+        )
+    recorded_now = None
+    if ctx.update_golden:
+        serializer = ctx.serializer()
+        release = current_release(ctx.subject, serializer)
+        values = _collect_values(ctx, min(ctx.examples, 50))
+        path = record_release(directory, release, serializer, values, {"seed": ctx.seed})
+        recorded_now = f"recorded release {release} ({len(values)} records) at {path}"
+        ctx.take(RELEASES)  # read again, with the new recording
+    found = releases(ctx)
+    if not found:
+        raise Violation(f"no recorded release at {directory}; run with --update-golden to record the "
+                        "current release (and keep the directory in version control)")
+    missing = sorted(set(ctx.subject.releases) - {r.release for r in found})
+    if missing:
+        raise Violation(f"Subject(releases=...) names {missing}, but {directory} holds only "
+                        f"{[r.release for r in found]}; record them or fix the names")
+    if recorded_now is not None:
+        ctx.note(recorded_now)
+
 
 GOLDEN = ("versioning.golden",)
 
@@ -160,15 +247,15 @@ def _step(ctx: Any, rel: GoldenRelease, prior: Any) -> Step:
                 None if declared is None else declared.migrate)
 
 
-@check(id="upgrade.snapshot", family="versioning", requires=GOLDEN)
-def upgrade_snapshot(ctx) -> None:  # type: ignore[no-untyped-def]
+@check(id="versioning.upgrade_snapshot", family="versioning", requires=GOLDEN)
+def upgrade_snapshot(ctx: CheckContext) -> None:
     """The current snapshot class reads every recorded release's snapshot exactly (it branches
     on read_version and has a zero-argument constructor)."""
     ctx.get(OLD_SNAPSHOTS)
 
 
-@check(id="upgrade.restore", family="versioning", requires=("upgrade.snapshot",))
-def upgrade_restore(ctx) -> None:  # type: ignore[no-untyped-def]
+@check(id="versioning.upgrade_restore", family="versioning", requires=("versioning.upgrade_snapshot",))
+def upgrade_restore(ctx: CheckContext) -> None:
     """restore_serializer() of each recorded snapshot reads that release's records exactly, as
     the values it recorded (field by field)."""
     restored = ctx.get(RESTORED)
@@ -198,8 +285,8 @@ def _first_difference(rel: GoldenRelease, values: list[Any], who: str) -> tuple[
     return None
 
 
-@check(id="upgrade.verdict", family="versioning", requires=("upgrade.snapshot",))
-def upgrade_verdict(ctx) -> None:  # type: ignore[no-untyped-def]
+@check(id="versioning.upgrade_verdict", family="versioning", requires=("versioning.upgrade_snapshot",))
+def upgrade_verdict(ctx: CheckContext) -> None:
     """The current serializer's snapshot judges each recorded release's snapshot as declared
     (Subject(releases={...}); undeclared: as is)."""
     snapshots = ctx.get(OLD_SNAPSHOTS)
@@ -219,8 +306,8 @@ def upgrade_verdict(ctx) -> None:  # type: ignore[no-untyped-def]
                             f"{why}, should be {expected.value} ({hint})")
 
 
-@check(id="upgrade.records", family="versioning", requires=("upgrade.restore", "upgrade.verdict"))
-def upgrade_records(ctx) -> None:  # type: ignore[no-untyped-def]
+@check(id="versioning.upgrade_records", family="versioning", requires=("versioning.upgrade_restore", "versioning.upgrade_verdict"))
+def upgrade_records(ctx: CheckContext) -> None:
     """Each release's records read with the current serializer as they were recorded, or,
     when the release needs migration, migrate (migrate_state and migrate_element) to the
     declared values."""
@@ -261,11 +348,11 @@ def upgrade_records(ctx) -> None:  # type: ignore[no-untyped-def]
                             "than the migrated records, should write exactly one record per record")
 
 
-@check(id="upgrade.backends", family="versioning", requires=("upgrade.records", "backends.history"))
-def upgrade_backends(ctx) -> None:  # type: ignore[no-untyped-def]
+@check(id="versioning.upgrade_backends", family="versioning", requires=("versioning.upgrade_records", "backends.history"))
+def upgrade_backends(ctx: CheckContext) -> None:
     """A savepoint of each release's recorded values, written by the restored serializer,
     restores with the current serializer on every backend to the declared values."""
-    from ._backends import _close, _fresh_dir, backend_kinds, new_backend, restore_with, write_history
+    from .backends import _close, _fresh_dir, backend_kinds, new_backend, restore_with, write_history
 
     kinds = backend_kinds(ctx)
     if not kinds:
@@ -285,3 +372,45 @@ def upgrade_backends(ctx) -> None:  # type: ignore[no-untyped-def]
             finally:
                 _close(backend)
         restore_with(ctx, _step(ctx, rel, prior), kinds, values, points)
+
+
+LEGACY = os.path.join("pre-1.7", "snapshot.bin")
+
+
+@check(id="versioning.legacy_form", family="versioning", requires=("snapshot.exact_read",))
+def legacy_form(ctx: CheckContext) -> None:
+    """A recorded pre-1.7 (pickled serializer) snapshot is refused by default, read only when allowed."""
+    directory = ctx.subject.golden
+    path = None if directory is None else os.path.join(directory, LEGACY)
+    if path is None or not os.path.isfile(path):
+        raise NotApplicable(f"no golden file in the pre-1.7 form (<golden>/{LEGACY})")
+    with open(path, "rb") as fh:
+        data = fh.read()
+    # Both public readers of savepoint snapshot bytes, each with its defaults.
+    for reader, read in (("snapshot_from_bytes", lambda: snapshot_from_bytes(data)),
+                         ("read_serializer_snapshot", lambda: read_serializer_snapshot(DataInputView(data)))):
+        try:
+            snapshot = read()
+        except SnapshotFormatError as exc:
+            if "pre-1.7" not in str(exc):
+                raise Violation(f"{path}: {reader} refused it with {exc!r}, should say it is the pre-1.7 form") from None
+        except Exception as exc:
+            raise Violation(f"{path}: {reader} raised {type(exc).__name__}: {exc}, should raise "
+                            "SnapshotFormatError naming the pre-1.7 form") from None
+        else:
+            raise Violation(
+                f"{path}: {reader} read the pre-1.7 pickled form by default (got {show(snapshot)}), "
+                "should refuse it unless allow_pickled_serializer=True (unpickling runs savepoint code)")
+    allowed = _read_allowed(data, path)
+    restored = guarded("restore_serializer of the pre-1.7 snapshot", allowed.restore_serializer)
+    if restored != ctx.serializer():
+        raise Violation(f"{path}: the pre-1.7 snapshot restores {show(restored)}, should restore "
+                        f"{show(ctx.serializer())}")
+
+
+def _read_allowed(data: bytes, path: str) -> Any:
+    try:
+        return snapshot_from_bytes(data, allow_pickled_serializer=True)
+    except Exception as exc:
+        raise Violation(f"{path}: with allow_pickled_serializer=True reading raised {type(exc).__name__}: "
+                        f"{exc}, should read the pickled serializer") from None
