@@ -1,0 +1,116 @@
+"""The real Flink savepoints of savepoints.py: SavepointJob wrote one per case with the
+configuration asked for, expected.json describes every state, and Flink restores an unchanged
+savepoint with every value of expected.json in place and refuses a Row whose arity changed."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+import savepoints
+
+# One xdist worker runs the Java side once (the suite runs with --dist loadgroup).
+pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
+
+SNAPPY_FRAMED_STREAM = b"\xff\x06\x00\x00sNaPpY"  # the stream identifier chunk of every framed stream
+OPERATORS = {"source", "opstate", "keyed-states", "window"}
+KEYED_STATES = {"count", "pojo", "tuple", "row", "color", "opaque", "names", "amounts", "fresh", "sum",
+                "_timer_state/event_user-timers", "_timer_state/processing_user-timers"}
+WINDOW_STATES = {"window-contents", "_timer_state/event_window-timers", "_timer_state/processing_window-timers"}
+KEY_TYPES = {"string": "string", "long": "long", "tuple": "tuple2<string,long>"}
+
+
+def test_every_case_has_a_savepoint_and_expected_values(flink_savepoints):
+    assert set(flink_savepoints) == set(savepoints.CASES), (
+        f"SavepointJob wrote cases {sorted(flink_savepoints)}, should be {sorted(savepoints.CASES)}")
+    for name, (directory, expected) in flink_savepoints.items():
+        config = savepoints.CASES[name]
+        assert expected["case"] == name, f"{directory}: expected.json names case {expected['case']}, should be {name}"
+        assert expected["flink_version"].startswith("2.3"), f"{name}: written by Flink {expected['flink_version']}, should be 2.3"
+        got = expected["config"]
+        want = {"backend": config["backend"], "storage": config["storage"], "compression": config["compression"],
+                "max_parallelism": config["maxp"], "parallelism": config["p"], "key_type": KEY_TYPES[config["key"]]}
+        assert got == want, f"{name}: expected.json config {got}, should be {want}"
+        assert directory.is_dir() and directory.name.startswith("savepoint-"), f"{name}: no savepoint directory at {directory}"
+        assert "avro" in expected["skipped"], f"{name}: expected.json should say why no Avro state was written"
+
+
+@pytest.mark.parametrize("name", sorted(savepoints.CASES))
+def test_metadata_header_and_layout(flink_savepoints, name):
+    directory, expected = flink_savepoints[name]
+    metadata = (directory / "_metadata").read_bytes()
+    magic, version = struct.unpack(">ii", metadata[:8])
+    assert magic == savepoints.METADATA_MAGIC, f"{name}: _metadata magic {magic:#x}, should be 0x4960672d"
+    assert version == 6, f"{name}: _metadata version {version}, should be 6 (Flink 2.3's MetadataV6Serializer)"
+    for uid in OPERATORS:
+        # _metadata V5+ writes each operator's name and uid with writeUTF (u16 length + bytes).
+        utf = struct.pack(">H", len(uid)) + uid.encode()
+        assert utf in metadata, f"{name}: uid {uid!r} not written in _metadata"
+    others = sorted(p.name for p in directory.iterdir() if p.name != "_metadata")
+    if expected["config"]["storage"] == "files":
+        assert others, f"{name}: filesystem storage with inline threshold 0 wrote no state files beside _metadata"
+    else:
+        assert not others, f"{name}: jobmanager storage should keep every state inside _metadata, found {others}"
+    contents = b"".join(p.read_bytes() for p in directory.iterdir())
+    compressed = SNAPPY_FRAMED_STREAM in contents
+    assert compressed == expected["config"]["compression"], (
+        f"{name}: Snappy framed key groups present: {compressed}, should be {expected['config']['compression']} "
+        "(execution.checkpointing.snapshot-compression)")
+
+
+@pytest.mark.parametrize("name", sorted(savepoints.CASES))
+def test_expected_lists_every_state_non_empty(flink_savepoints, name):
+    _, expected = flink_savepoints[name]
+    operators = expected["operators"]
+    assert set(operators) == OPERATORS, f"{name}: operators {sorted(operators)}, should be {sorted(OPERATORS)}"
+    assert set(operators["keyed-states"]["states"]) == KEYED_STATES, (
+        f"{name}: keyed-states has {sorted(operators['keyed-states']['states'])}, should be {sorted(KEYED_STATES)}")
+    assert set(operators["window"]["states"]) == WINDOW_STATES, (
+        f"{name}: window has {sorted(operators['window']['states'])}, should be {sorted(WINDOW_STATES)}")
+    maxp = expected["config"]["max_parallelism"]
+    for uid, operator in operators.items():
+        for state, spec in operator["states"].items():
+            if state == "_timer_state/processing_window-timers":
+                assert spec["entries"] == [], f"{name}: {uid}/{state} should be empty (no processing-time window)"
+                continue
+            assert spec["entries"], f"{name}: {uid}/{state} has no entries"
+            for entry in spec["entries"]:
+                if operator["keyed"]:
+                    assert 0 <= entry["key_group"] < maxp, f"{name}: {uid}/{state} key group {entry['key_group']} outside [0, {maxp})"
+                    assert ("timestamp" in entry) == (spec["kind"] == "timer"), f"{name}: {uid}/{state} entry {entry}"
+                else:
+                    assert 0 <= entry["subtask"] < operator["parallelism"], f"{name}: {uid}/{state} entry {entry}"
+    ttl = operators["keyed-states"]["states"]["fresh"]
+    assert ttl["ttl_ms"] == 86_400_000, f"{name}: fresh should have a one-day TTL, has {ttl['ttl_ms']}"
+    for entry in ttl["entries"]:
+        low, high = entry["ttl_last_access"]
+        assert 0 < low <= high, f"{name}: TTL access bounds {low}..{high}"
+    window = operators["window"]["states"]["window-contents"]
+    for entry in window["entries"]:
+        ns = entry["namespace"]
+        assert ns["end"] - ns["start"] == 3_600_000 and ns["start"] % 3_600_000 == 0, f"{name}: window {ns}"
+    opaque = operators["keyed-states"]["states"]["opaque"]["entries"]
+    assert all(e["value"]["opaque"] and e["value"]["bytes"] for e in opaque), f"{name}: Kryo values {opaque}"
+
+
+def test_flink_restores_unchanged_savepoints_and_refuses_a_row_of_another_arity(flink_savepoints, flink_restore):
+    heap_dir, heap = flink_savepoints["hashmap_files_long"]
+    rocks_dir, rocks = flink_savepoints["rocksdb_inline_string"]
+    results = flink_restore([
+        savepoints.RestoreRequest.of("heap", heap_dir, heap),
+        savepoints.RestoreRequest.of("rocks", rocks_dir, rocks),
+        savepoints.RestoreRequest.of("row-arity", heap_dir, heap, state_types={"row": "row<string,long>"}),
+    ])
+    for request, expected in (("heap", heap), ("rocks", rocks)):
+        result = results[request]
+        assert result.verdict == "restored", f"Flink failed to restore its own savepoint ({request}): {result.error}"
+        want = savepoints.restorable(expected)
+        got = savepoints.read_back(result)
+        missing = sorted(set(want) - set(got))
+        extra = sorted(set(got) - set(want))
+        assert got == want, (
+            f"{request}: restored state differs from expected.json; missing {missing[:5]}, unexpected {extra[:5]}")
+    refused = results["row-arity"]
+    assert refused.verdict == "failed", f"Flink restored a Row state whose arity changed: {refused.reads[:3]}"
+    assert refused.error["state_migration_exception"], (
+        f"Flink refused the Row of another arity without a StateMigrationException: {refused.error['chain']}")
