@@ -27,8 +27,10 @@ key-group prefix takes two bytes), ``p`` (parallelism of every operator but the 
   value<SavepointPojo> (fields name: String, total: long, ratio: double, tag: Integer);
   ``tuple`` value<Tuple2<String, Long>>; ``row`` value<Row(String, Long, Double)> (a positional
   flink-core Row); ``color`` value<SavepointColor> (an enum); ``opaque`` value<SavepointOpaque>
-  (not a POJO: Kryo); ``names`` list<string>; ``amounts`` map<string, long>; ``fresh``
-  value<long> with a TTL of one day; ``sum`` reducing<long>; event-time timers and
+  (not a POJO: Kryo); ``names`` list<string>; ``amounts`` map<string, long> (with a null value
+  for some keys in the RocksDB cases); ``fresh`` value<long> with a TTL of one day; ``sum``
+  reducing<long>; ``avg`` aggregating (long in, accumulator Tuple2<Long, Long> of sum and
+  count, which is also its result); event-time timers and
   processing-time timers (``_timer_state/event_user-timers``,
   ``_timer_state/processing_user-timers``), registered and never fired;
 - ``window``, keyed by String: one-hour tumbling event-time windows reducing Tuple2<String, Long>
@@ -36,8 +38,9 @@ key-group prefix takes two bytes), ``p`` (parallelism of every operator but the 
   in ``_timer_state/event_window-timers``; ``_timer_state/processing_window-timers`` stays empty).
 
 Not covered: an Avro GenericRecord state (apache-flink-libraries ships no Avro; expected.json
-says so under ``skipped``), and a null map value (Flink 2.3's heap backend fails a canonical
-savepoint holding one, with a NullPointerException in HeapKeyValueStateIterator).
+says so under ``skipped``), and a null map value with the heap backend (Flink 2.3's heap backend
+fails a canonical savepoint holding one, with a NullPointerException in
+HeapKeyValueStateIterator).
 
 expected.json
 -------------
@@ -47,10 +50,11 @@ expected.json>, "skipped": {what: why}, "operators": {uid: {"name", "parallelism
 "max_parallelism", "keyed", "key_type", "states": {state name: {"kind", "type", "namespace",
 "ttl_ms", "entries"}}}}}``
 
-- ``kind``: ``value`` | ``list`` | ``map`` | ``reducing`` | ``timer`` | ``operator_list`` |
-  ``operator_union_list``; ``type`` names the value type (``long``, ``pojo``,
-  ``tuple2<string,long>``, ``row<string,long,double>``, ``enum``, ``kryo``, ``string``;
-  ``timer`` for timers); ``namespace``: ``void`` | ``time_window`` (null for operator state);
+- ``kind``: ``value`` | ``list`` | ``map`` | ``reducing`` | ``aggregating`` | ``timer`` |
+  ``operator_list`` | ``operator_union_list``; ``type`` names the stored value type (``long``,
+  ``pojo``, ``tuple2<string,long>``, ``tuple2<long,long>``, ``row<string,long,double>``,
+  ``enum``, ``kryo``, ``string``; ``timer`` for timers; the element type for lists, the value
+  type for maps, whose user keys are strings); ``namespace``: ``void`` | ``time_window`` (null for operator state);
   ``ttl_ms``: the TTL, or null.
 - A keyed entry is ``{"key", "key_group", "namespace", "value"}``; map states add
   ``"user_key"`` (one entry per user key); a list state's value is the list of its elements in
@@ -120,6 +124,7 @@ class FlinkJava:
     """How to run the compiled SavepointJob: the java binary, the flink-dist jar, the classes."""
 
     java: str
+    javac: str
     jar: str
     classes: Path
 
@@ -160,7 +165,23 @@ def compile_job(jar: str, javac: str, java: str) -> FlinkJava:
             shutil.rmtree(scratch, ignore_errors=True)
             if not (target / "SavepointJob.class").is_file():
                 raise
-    return FlinkJava(java=java, jar=jar, classes=target)
+    return FlinkJava(java=java, javac=javac, jar=jar, classes=target)
+
+
+def compile_user_classes(flink: FlinkJava, sources: Mapping[str, str], directory: Path) -> Path:
+    """Java sources (file name -> text), e.g. another version of SavepointPojo, compiled into
+    ``directory`` for ``restore_savepoints(..., classpath_first=[directory])``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, text in sources.items():
+        (directory / name).write_text(text, encoding="utf-8")
+    compiled = subprocess.run(
+        [flink.javac, "-nowarn", "-encoding", "UTF-8", "-cp", os.pathsep.join([str(flink.classes), flink.jar]),
+         "-d", str(directory), *(str(directory / name) for name in sources)],
+        capture_output=True, text=True, timeout=600,
+    )
+    if compiled.returncode != 0:
+        raise RuntimeError(f"javac failed on {sorted(sources)}: {compiled.stderr}")
+    return directory
 
 
 def case_argument(name: str, config: Mapping[str, Any]) -> str:
