@@ -914,6 +914,21 @@ public class SavepointJob {
         }
     }
 
+    /** Waits for done() while the job runs; a job that ended meanwhile fails with its error. */
+    static void awaitRunning(JobClient client, String what, java.util.function.BooleanSupplier done) throws Exception {
+        long deadline = System.currentTimeMillis() + 300_000;
+        while (!done.getAsBoolean()) {
+            if (client.getJobStatus().get().isGloballyTerminalState()) {
+                client.getJobExecutionResult().get(); // throws the job's failure
+                throw new IllegalStateException("the job ended before " + what + " went through");
+            }
+            if (System.currentTimeMillis() > deadline) {
+                throw new IllegalStateException("timed out after 300 s waiting for " + what);
+            }
+            Thread.sleep(20);
+        }
+    }
+
     static Map<String, Object> stateJson(String kind, String type, String namespace, Long ttlMs, List<Map<String, Object>> entries) {
         return obj("kind", kind, "type", type, "namespace", namespace, "ttl_ms", ttlMs, "entries", entries);
     }
@@ -1031,20 +1046,21 @@ public class SavepointJob {
             build(env, c, false, defaultSpecs());
             JobClient client = env.executeAsync("savepoint-job-" + name);
             try {
-                if (!emitted.await(300, TimeUnit.SECONDS)) {
-                    throw new IllegalStateException("the source of case " + name + " did not emit in 300 s");
-                }
                 long stateRecords = records().stream().filter(r -> r.kind == 0).count();
                 long allRecords = records().size();
-                await("keyed-states of case " + name, () -> KEYED_SEEN.get() == stateRecords, 300_000);
-                await("opstate of case " + name, () -> OPSTATE_SEEN.get() == allRecords, 300_000);
+                awaitRunning(client, "the records of case " + name, () -> emitted.getCount() == 0
+                        && KEYED_SEEN.get() == stateRecords && OPSTATE_SEEN.get() == allRecords);
                 String path = client.triggerSavepoint(dir.toURI().toString(), SavepointFormatType.CANONICAL)
                         .get(300, TimeUnit.SECONDS);
                 String savepointName = new File(new java.net.URI(path).getPath()).getName();
                 Files.write(new File(dir, "expected.json").toPath(),
                         (json(expected(c, savepointName)) + "\n").getBytes(StandardCharsets.UTF_8));
             } finally {
-                client.cancel().get(300, TimeUnit.SECONDS);
+                try {
+                    client.cancel().get(300, TimeUnit.SECONDS);
+                } catch (Exception e) {
+                    // The job is over already (it failed): the error that ended it is reported.
+                }
                 await("the end of case " + name, () -> {
                     try {
                         return client.getJobStatus().get().isGloballyTerminalState();
