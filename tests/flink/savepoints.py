@@ -52,17 +52,19 @@ expected.json>, "skipped": {what: why}, "operators": {uid: {"name", "parallelism
 
 - ``kind``: ``value`` | ``list`` | ``map`` | ``reducing`` | ``aggregating`` | ``timer`` |
   ``operator_list`` | ``operator_union_list``; ``type`` names the stored value type (``long``,
-  ``pojo``, ``tuple2<string,long>``, ``tuple2<long,long>``, ``row<string,long,double>``,
-  ``enum``, ``kryo``, ``string``; ``timer`` for timers; the element type for lists, the value
-  type for maps, whose user keys are strings); ``namespace``: ``void`` | ``time_window`` (null for operator state);
-  ``ttl_ms``: the TTL, or null.
+  ``int``, ``double``, ``string``, ``pojo``, ``tuple2<string,long>``, ``tuple2<long,long>``,
+  ``row<string,long,double>`` (any field list), ``enum``, ``kryo``; ``timer`` for timers; the
+  element type for lists, the value type for maps, whose user keys are strings);
+  ``namespace``: ``void`` | ``time_window`` (null for operator state); ``ttl_ms``: the TTL, or
+  null.
 - A keyed entry is ``{"key", "key_group", "namespace", "value"}``; map states add
   ``"user_key"`` (one entry per user key); a list state's value is the list of its elements in
   order; TTL states add ``"ttl_last_access": [min, max]`` (the wall clock read just before and
   just after the write: Flink's stored timestamp lies within); timers have ``"timestamp"`` and
   no value. ``key_group`` is Flink's KeyGroupRangeAssignment of the key.
 - An operator-state entry is ``{"subtask", "value"}``, one per element, in list order.
-- Entry order carries no meaning; compare as sets.
+- The order of entries carries no meaning (compare as sets); the order of a list's elements
+  does.
 
 Values (keys and namespaces alike): long/int/short/byte -> JSON number; String -> JSON string;
 boolean -> bool; null -> null; double -> ``{"f64": 16 hex digits of the IEEE 754 bits}``;
