@@ -50,6 +50,8 @@ expected.json>, "skipped": {what: why}, "operators": {uid: {"name", "parallelism
 "max_parallelism", "keyed", "key_type", "states": {state name: {"kind", "type", "namespace",
 "ttl_ms", "entries"}}}}}``
 
+- An operator's ``name`` is the one ``_metadata`` gives it beside its uid (the uid with the
+  operators here, but ``Source: source`` for the source).
 - ``kind``: ``value`` | ``list`` | ``map`` | ``reducing`` | ``aggregating`` | ``timer`` |
   ``operator_list`` | ``operator_union_list``; ``type`` names the stored value type (``long``,
   ``int``, ``double``, ``string``, ``pojo``, ``tuple2<string,long>``, ``tuple2<long,long>``,

@@ -44,10 +44,10 @@ def test_metadata_header_and_layout(flink_savepoints, name):
     magic, version = struct.unpack(">ii", metadata[:8])
     assert magic == savepoints.METADATA_MAGIC, f"{name}: _metadata magic {magic:#x}, should be 0x4960672d"
     assert version == 6, f"{name}: _metadata version {version}, should be 6 (Flink 2.3's MetadataV6Serializer)"
-    for uid in OPERATORS:
-        # _metadata V5+ writes each operator's name and uid with writeUTF (u16 length + bytes).
-        utf = struct.pack(">H", len(uid)) + uid.encode()
-        assert utf in metadata, f"{name}: uid {uid!r} not written in _metadata"
+    for uid, operator in expected["operators"].items():
+        # _metadata V5+ writes each operator's name, then its uid, with writeUTF (u16 length + bytes).
+        utf = b"".join(struct.pack(">H", len(t.encode())) + t.encode() for t in (operator["name"], uid))
+        assert utf in metadata, f"{name}: operator {operator['name']!r} with uid {uid!r} not written in _metadata"
     others = sorted(p.name for p in directory.iterdir() if p.name != "_metadata")
     if expected["config"]["storage"] == "files":
         assert others, f"{name}: filesystem storage with inline threshold 0 wrote no state files beside _metadata"
