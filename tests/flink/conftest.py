@@ -1,5 +1,6 @@
 """The Java side of the Flink cross-checks: CrossCheck.java compiled once per session against
-the flink-dist jar of apache-flink-libraries (the ``flink`` extra)."""
+the flink-dist jar of apache-flink-libraries (the ``flink`` extra), and real savepoints written
+and restored by SavepointJob.java (see savepoints.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import savepoints
 
 HERE = Path(__file__).resolve().parent
 
@@ -30,9 +32,8 @@ def _flink_dist_jar() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
-def crosscheck(tmp_path_factory) -> list[str]:
-    """The java command line running the compiled CrossCheck against flink-dist."""
+def _jar_and_jdk() -> tuple[str, str, str]:
+    """The flink-dist jar, javac and java; skips the test when one is missing."""
     jar = _flink_dist_jar()
     if jar is None:
         pytest.skip(
@@ -42,6 +43,13 @@ def crosscheck(tmp_path_factory) -> list[str]:
     javac, java = shutil.which("javac"), shutil.which("java")
     if javac is None or java is None:
         pytest.skip("Flink cross-check skipped: needs a JDK (javac and java on PATH; Java 17 works)")
+    return jar, javac, java
+
+
+@pytest.fixture(scope="session")
+def crosscheck(tmp_path_factory) -> list[str]:
+    """The java command line running the compiled CrossCheck against flink-dist."""
+    jar, javac, java = _jar_and_jdk()
     classes = tmp_path_factory.mktemp("crosscheck-classes")
     compiled = subprocess.run(
         [javac, "-nowarn", "-cp", jar, "-d", str(classes), str(HERE / "CrossCheck.java")],
@@ -51,3 +59,31 @@ def crosscheck(tmp_path_factory) -> list[str]:
     return [java, "-cp", os.pathsep.join([str(classes), jar]), "CrossCheck"]
 
 
+
+
+@pytest.fixture(scope="session")
+def flink_job() -> savepoints.FlinkJava:
+    """SavepointJob compiled against flink-dist (cached across sessions, see savepoints.py)."""
+    jar, javac, java = _jar_and_jdk()
+    return savepoints.compile_job(jar, javac, java)
+
+
+@pytest.fixture(scope="session")
+def flink_savepoints(flink_job, tmp_path_factory) -> dict[str, tuple[Path, dict]]:
+    """{case name: (savepoint directory, expected.json)} for every case of savepoints.CASES,
+    written by Flink in one JVM run per session."""
+    written, seconds = savepoints.write_savepoints(flink_job, tmp_path_factory.mktemp("flink-savepoints"))
+    print(f"SavepointJob wrote {len(written)} savepoints in {seconds:.0f} s")
+    return written
+
+
+@pytest.fixture(scope="session")
+def flink_restore(flink_job):
+    """Restores savepoints with Flink: ``flink_restore(requests, classpath_first=())`` returns
+    {request name: savepoints.RestoreResult}, one JVM run per call."""
+
+    def restore(requests, classpath_first=()):
+        results, _ = savepoints.restore_savepoints(flink_job, requests, classpath_first=classpath_first)
+        return results
+
+    return restore
