@@ -52,7 +52,7 @@ def assert_values(got, want, where):
 
 # -- savepoints as datasets -------------------------------------------------------------------
 def test_backend_savepoint_reads_as_dataframe_and_writes_back_byte_identical(spark, source, tmp_path):
-    from conformance.spark.datasets import StateOutput, read_state_dataframe, write_savepoint
+    from conformance.spark import StateOutput, read_state_dataframe, write_savepoint
 
     path, _ = source
     meta = read_savepoint_metadata(path)
@@ -75,7 +75,7 @@ def test_backend_savepoint_reads_as_dataframe_and_writes_back_byte_identical(spa
 
 
 def test_spark_written_savepoint_restores_on_the_backend(spark, source, tmp_path):
-    from conformance.spark.datasets import StateOutput, read_state_dataframe, write_savepoint
+    from conformance.spark import StateOutput, read_state_dataframe, write_savepoint
 
     path, content = source
     meta = read_savepoint_metadata(path)
@@ -99,7 +99,7 @@ def test_spark_written_savepoint_restores_on_the_backend(spark, source, tmp_path
 # -- migration ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", ["bytes", "heap"])
 def test_migration_matches_reference_backend_and_oracle(spark, source, reference_results, tmp_path, mode):
-    from conformance.spark.jobs import migrate_savepoint, verify_savepoint
+    from conformance.spark import migrate_savepoint, verify_savepoint
 
     path, content = source
     out = str(tmp_path / f"migrated-{mode}")
@@ -115,7 +115,7 @@ def test_migration_matches_reference_backend_and_oracle(spark, source, reference
 
 
 def test_rescaling_4_2_3_then_3_keeps_every_key_in_its_group(spark, source, reference_results, tmp_path):
-    from conformance.spark.jobs import migrate_savepoint
+    from conformance.spark import migrate_savepoint
     from reference.savepoint import key_group_range
 
     path, content = source
@@ -152,7 +152,7 @@ def _siblings(directory):
 
 
 def test_incompatible_state_is_refused_before_anything_is_written(spark, source, tmp_path):
-    from conformance.spark.jobs import migrate_savepoint
+    from conformance.spark import migrate_savepoint
 
     path, _ = source
     before = file_tree(path)
@@ -173,7 +173,7 @@ def test_incompatible_state_is_refused_before_anything_is_written(spark, source,
 
 
 def test_unpicklable_serializer_fails_with_a_clear_message(spark, source, tmp_path):
-    from conformance.spark.jobs import SerializerShippingError, migrate_savepoint
+    from conformance.spark import SerializerShippingError, migrate_savepoint
 
     path, _ = source
     meta_path = tmp_path / "longs"
@@ -193,7 +193,7 @@ def test_unpicklable_serializer_fails_with_a_clear_message(spark, source, tmp_pa
 
 
 def test_serializer_bound_to_one_process_fails_with_a_clear_message(spark, source, tmp_path):
-    from conformance.spark.jobs import SparkJobError, migrate_savepoint
+    from conformance.spark import SparkJobError, migrate_savepoint
 
     path, _ = source
     bound = sup.ProcessBoundRow(sup.new_row().fields)
@@ -208,7 +208,7 @@ def test_serializer_bound_to_one_process_fails_with_a_clear_message(spark, sourc
 
 # -- atomic output ------------------------------------------------------------------------------------
 def test_injected_task_failure_leaves_no_output_and_input_untouched(spark, source, tmp_path):
-    from conformance.spark.jobs import SparkJobError, migrate_savepoint
+    from conformance.spark import SparkJobError, migrate_savepoint
 
     path, _ = source
     before = file_tree(path)
@@ -245,8 +245,8 @@ def test_killed_driver_leaves_no_output_and_input_untouched(spark, source, tmp_p
         import os, sys, time
         sys.path.insert(0, {os.path.dirname(__file__)!r})
         import spark_support as sup
-        from conformance.spark.jobs import migrate_savepoint
-        from conformance.spark.session import get_session
+        from conformance.spark import migrate_savepoint
+        from conformance.spark import get_session
         spark = get_session("local[2]")
         spark.sparkContext.addPyFile(sup.__file__)
         def hang(subtask):
@@ -280,8 +280,7 @@ def test_killed_driver_leaves_no_output_and_input_untouched(spark, source, tmp_p
     # What the killed run left behind goes when the work is done again: its temporary output
     # with the rerun's commit, its Spark scratch directory with the next session's start (the
     # same removal, called here because this process's session is already running).
-    from conformance.spark.jobs import migrate_savepoint
-    from conformance.spark.session import SCRATCH_PARENT
+    from conformance.spark import SCRATCH_PARENT, migrate_savepoint
     from reference.savepoint import remove_abandoned
 
     migrate_savepoint(path, sup.descriptors(sup.new_row()), str(out), parallelism=2,
@@ -301,7 +300,7 @@ def test_verify_reports_undecodable_values_misplaced_keys_and_mismatches(spark, 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from conformance.spark.jobs import verify_savepoint
+    from conformance.spark import verify_savepoint
 
     path, _ = source
     clean = verify_savepoint(path, spark=spark)
@@ -341,7 +340,7 @@ def test_verify_counts_every_entry_that_holds_an_undecodable_value(spark, source
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from conformance.spark.jobs import verify_savepoint
+    from conformance.spark import verify_savepoint
 
     path, _ = source
     broken = tmp_path / "broken"
@@ -368,7 +367,7 @@ def test_verify_accepts_the_same_rows_in_differently_written_files(spark, source
 
     import pyarrow.parquet as pq
 
-    from conformance.spark.jobs import verify_savepoint
+    from conformance.spark import verify_savepoint
 
     path, _ = source
     rewritten = tmp_path / "rewritten"
@@ -390,7 +389,7 @@ def test_verify_finds_values_swapped_between_keys(spark, source, tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from conformance.spark.jobs import verify_savepoint
+    from conformance.spark import verify_savepoint
 
     path, _ = source
     swapped = tmp_path / "swapped"
@@ -440,7 +439,7 @@ def test_cli_migrate_and_verify_exit_statuses(spark, source, reference_results, 
 
 
 def test_session_is_reused_and_a_second_master_refused(spark):
-    from conformance.spark.session import SparkSessionError, get_session
+    from conformance.spark import SparkSessionError, get_session
 
     assert get_session() is spark, "got a new session, should reuse the running one"
     with pytest.raises(SparkSessionError) as info:
@@ -452,7 +451,8 @@ def test_session_is_reused_and_a_second_master_refused(spark):
 
 
 def test_missing_and_wrong_java_are_named(tmp_path, monkeypatch):
-    from conformance.spark.session import JavaNotFoundError, JavaVersionError, StateError, java_version
+    from conformance.spark import JavaNotFoundError, JavaVersionError, java_version
+    from reference import StateError
 
     monkeypatch.setenv("JAVA_HOME", str(tmp_path / "nojdk"))
     with pytest.raises(JavaNotFoundError) as info:
@@ -471,7 +471,8 @@ def test_missing_and_wrong_java_are_named(tmp_path, monkeypatch):
 def test_importing_the_pipeline_and_the_cli_does_not_import_pyspark():
     code = (
         "import sys, reference, reference.backends, conformance, conformance.cli, conformance.spark, "
-        "conformance.cli._spark, conformance._checks.spark, conformance.spark.jobs\n"
+        "conformance.cli._spark, conformance._checks.spark, conformance.spark.migrate, conformance.spark.verify, "
+        "conformance.spark.compare\n"
         "print('pyspark' in sys.modules or any(m.startswith('pyspark.') for m in sys.modules))"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
