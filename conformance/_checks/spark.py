@@ -17,8 +17,10 @@ judged in Spark's executors; the single-process bytes backend, the reference for
 bytes, migrates each distinct stored value once too (``migrate_equal_values_once``) and
 writes every entry. Anything that cannot be pickled, or works only in the process that
 created it, fails here with a clear message. Imported only when the harness runs with
-``--spark`` other than ``off``. Everything Spark does here goes through the public engine,
-``conformance.spark``.
+``--spark`` other than ``off``. The family declares its lane (``declare_family``): its checks
+run in the process that owns the Spark session, and in a run of two lanes the other lane
+writes the history ahead (``write_history_ahead``, ``take_history_ahead``). Everything Spark
+does here goes through the public engine, ``conformance.spark``.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from reference.backends import SCHEMA_EVOLUTION_ENABLED
 from reference.serializers import LongSerializer
 
 from .._engine.providers import Provider, provider
-from .._engine.registry import NotApplicable, Violation, check
+from .._engine.registry import NotApplicable, Violation, check, declare_family
 
 __all__ = ["DEFAULT_ENTRIES", "HISTORY", "HISTORY_AHEAD", "history_entries", "take_history_ahead",
            "write_history_ahead"]
@@ -303,11 +305,12 @@ def _read_back(spark: Any, savepoint: str, values: list[Any], migrate: Callable[
 
 
 def write_history_ahead(ctx: Any, directory: str) -> dict[str, Any] | None:
-    """For a run in two lanes: write the subject's large history into ``directory`` (which
-    outlives this runner) in the process that ran the other families, so that the Spark lane
-    only reads it. Returns what ``spark.history`` needs to take it (the values in canonical
-    form, to confirm it draws the same ones), or None if it is not written here (then
-    spark.history writes it itself and reports any problem)."""
+    """The family's ``prepare_ahead`` (``declare_family`` below), for a run in two lanes: write
+    the subject's large history into ``directory`` (which outlives this runner) in the process
+    that ran the other families, so that the Spark lane only reads it. Returns what
+    ``spark.history`` needs to take it (the values in canonical form, to confirm it draws the
+    same ones), or None if it is not written here (then spark.history writes it itself and
+    reports any problem)."""
     from .._engine.canonical import canonical
     from ._backends import bulk_values
 
@@ -336,8 +339,8 @@ HISTORY: Provider[tuple[str, list[Any], int]] = provider("spark_history")
 
 
 def take_history_ahead(runner: Any, ahead: dict[str, Any]) -> None:
-    """The Spark lane's side of ``write_history_ahead``: offer the history to spark.history
-    and, when they travel, the very values it was written with. Hypothesis' draws can differ
+    """The family's ``take_ahead``, the Spark lane's side of ``write_history_ahead``: offer the
+    history to spark.history and, when they travel, the very values it was written with. Hypothesis' draws can differ
     between processes that imported different modules (it mixes constants found in local
     modules into its choices), so a history is used only for values equal to its own."""
     from .._engine.canonical import canonical
@@ -352,6 +355,9 @@ def take_history_ahead(runner: Any, ahead: dict[str, Any]) -> None:
         return
     if [canonical(v) for v in values] == ahead["values"]:
         runner.put(BULK_VALUES, values)
+
+
+declare_family("spark", lane="spark", prepare_ahead=write_history_ahead, take_ahead=take_history_ahead)
 
 
 def _history_written_ahead(ctx: Any, values: list[Any], keys: int) -> str | None:
