@@ -5,9 +5,9 @@ the Spark lane is selected (one that declares ``lane="spark"``, ``registry.decla
 the spark family), in two lanes: ``jobs`` processes forked before the JVM starts run every
 other family and do what the Spark lane's families prepare ahead (``prepare_ahead``: the spark
 family writes each subject's large history), while this process starts Spark and runs the
-Spark lane's checks of each subject whose first lane is done (``take_ahead`` first). The result is one ``Report``
-per subject, in subject order, whatever the schedule. Nothing here prints: ``on_report`` is
-called with each report as it completes (the CLI renders it).
+Spark lane's checks of each subject whose first lane is done (``take_ahead`` first). The
+result is one ``Report`` per subject, in subject order, whatever the schedule. Nothing here
+prints: ``on_report`` is called with each report as it completes (the CLI renders it).
 
 ``exitfirst`` stops the run at the first failed check: that subject's report holds the checks
 run until then (it is NOT CERTIFIED), subjects not started are not run, and subjects running
