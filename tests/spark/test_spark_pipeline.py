@@ -333,6 +333,57 @@ def test_verify_reports_undecodable_values_misplaced_keys_and_mismatches(spark, 
     assert all(s.ok for s in others), f"got {report.format()}, should flag only 'profile'"
 
 
+def test_verify_judges_every_decoded_entry_in_the_same_pass(spark, source):
+    from conformance.spark import verify_savepoint
+
+    path, content = source
+
+    def judges(state, serializer):
+        if state.name != "profile":
+            return None
+        return lambda key, namespace, user_key, value: None if key % 7 else f"key {key} rejected"
+
+    report = verify_savepoint(path, spark=spark, judges=judges, sample=2)
+    profile = next(s for s in report.states if s.name == "profile")
+    want = sum(1 for key in content["profile"] if key % 7 == 0)
+    assert (profile.rejected, profile.bad_entries) == (want, 0), f"got {report.format()}, should reject {want} entries"
+    assert len(profile.rejected_samples) == 2 and all("rejected" in x for x in profile.rejected_samples), (
+        f"got samples {profile.rejected_samples}, should keep 2 of the judge's messages")
+    assert not report.ok, "got ok, should not be ok when the judge rejected entries"
+    others = [s for s in report.states if s.name != "profile"]
+    assert others and all(s.ok for s in others), f"got {report.format()}, should judge only 'profile'"
+
+
+def test_compare_savepoints_counts_what_differs_and_identical_savepoints_what_is_the_same(spark, source, tmp_path):
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from conformance.spark import compare_savepoints, identical_savepoints
+
+    path, _ = source
+    names = [s.name for s in read_savepoint_metadata(path).states]
+    same = compare_savepoints(path, path, spark=spark)
+    assert same.ok and [s.name for s in same.states] == names, f"got {same.format()}, should be the same"
+    copy = tmp_path / "copy"
+    shutil.copytree(path, copy)
+    assert identical_savepoints(path, copy), "got a copy that is not identical, should be byte for byte the same"
+    file, = state_data_files(copy, read_savepoint_metadata(copy).state("profile"))
+    table = pq.read_table(file)
+    values = table.column("value").to_pylist()
+    i = next(i for i in range(1, len(values)) if values[i] != values[0])
+    values[0], values[i] = values[i], values[0]  # two keys' values swapped: the same multiset of values
+    pq.write_table(table.set_column(4, "value", pa.array(values, pa.binary())), file)
+    relist(copy)
+    assert not identical_savepoints(path, copy), "got identical, should differ after the swap"
+    report = compare_savepoints(str(copy), path, sample=1, spark=spark)
+    profile = next(s for s in report.states if s.name == "profile")
+    assert not report.ok and profile.mismatches == 2, f"got {report.format()}, should find the 2 swapped entries"
+    assert len(profile.samples) == 1 and "should be" in profile.samples[0], f"got {profile.samples}, should show 1"
+    assert all(s.mismatches == 0 for s in report.states if s.name != "profile"), f"got {report.format()}"
+
+
 def test_verify_counts_every_entry_that_holds_an_undecodable_value(spark, source, tmp_path):
     # Equal value bytes of a batch are decoded once: each entry holding them still counts.
     import shutil
