@@ -11,9 +11,9 @@ Jobs (each takes ``spark=`` a session, else starts or reuses this process's sess
     atomically. Every state is judged first, with the backends' own rules: a refusal raises
     ``StateMigrationError`` before anything is written; a serializer that cannot be pickled
     raises ``SerializerShippingError``. Returns a ``MigrationReport`` (a
-    ``StateMigrationSummary`` per state). Module ``migrate``.
-    ``mode`` is one of ``MODES``; ``normalize_descriptors`` gives the state name -> descriptor
-    mapping any accepted form of ``serializers`` stands for (or raises saying what is wrong).
+    ``StateMigrationSummary`` per state). ``mode`` is one of ``MODES``;
+    ``normalize_descriptors`` gives the state name -> descriptor mapping any accepted form of
+    ``serializers`` stands for (or raises saying what is wrong). Module ``migrate``.
 ``plan_migration(savepoint, serializers, *, config, key_serializer)``
     The same judgement without Spark: per state a ``StateMigrationPlan`` (verdict and the
     bytes-mode migration plan in words). Module ``migrate``.
@@ -48,7 +48,8 @@ own (``StateMigrationError``, ``SavepointFormatError``, ``PickleNotAllowedError`
 
 Savepoints are local paths or URIs (``s3://``, ``gs://``, ``hdfs://``: anything
 ``reference.savepoint.locate`` accepts); executors open the files themselves. The modules'
-docstrings say how each job runs.
+docstrings say how each job runs. The names above (``__all__``) are the engine's API; the
+modules' other names, and the private module ``_common`` the jobs share, are not.
 """
 
 from ._common import MODES, SparkJobError, normalize_descriptors, refuse_unpickling
