@@ -123,8 +123,7 @@ def _cpu_used(before: dict[int, float], after: dict[int, float]) -> float:
 # -- children (each in a fresh process) -------------------------------------------------------------
 def child_generate(path: str, entries: int, master: str) -> dict[str, Any]:
     """Write the input savepoint with Spark: executors build and serialize the rows."""
-    from conformance.spark.datasets import StateOutput, write_savepoint
-    from conformance.spark.session import get_session
+    from conformance.spark import StateOutput, get_session, write_savepoint
     from reference import snapshot_to_bytes
     from reference.savepoint import StateMetadata, key_group_for
 
@@ -155,8 +154,7 @@ def child_generate(path: str, entries: int, master: str) -> dict[str, Any]:
 
 
 def child_spark(source: str, out: str, master: str) -> dict[str, Any]:
-    from conformance.spark.jobs import migrate_savepoint
-    from conformance.spark.session import get_session
+    from conformance.spark import get_session, migrate_savepoint
     from reference.backends import ValueStateDescriptor
 
     start = time.perf_counter()
@@ -164,7 +162,7 @@ def child_spark(source: str, out: str, master: str) -> dict[str, Any]:
     spark.range(1).count()  # warm the JVM
 
     def warm(batches: Any) -> Any:  # start the Python workers and import what the job uses
-        import conformance.spark.jobs  # noqa: F401
+        import conformance.spark  # noqa: F401
 
         yield from batches
 

@@ -5,6 +5,7 @@ under ``if TYPE_CHECKING:`` do not run and do not)."""
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -285,3 +286,55 @@ def test_the_private_read_walk_finds_a_planted_read():
     )
     found = _private_reads(reader, names)
     assert found == [(2, "prior._cache_mask_len"), (2, "source._pos")], f"got {found}"
+
+
+def _spark_engine_imports(files: list[Path]) -> list[tuple[str, int, str]]:
+    """(file, line, import) of every import of ``conformance.spark`` in ``files`` other than the
+    package itself or a name of its ``__all__`` imported from it."""
+    import conformance.spark as engine
+
+    public = set(engine.__all__)
+    found = []
+    for file in files:
+        tree = ast.parse(file.read_text(encoding="utf-8"))
+        for node in _imports(tree):
+            where = (str(file.relative_to(ROOT)), node.lineno, ast.unparse(node))
+            if isinstance(node, ast.Import):
+                found += [where for a in node.names
+                          if a.name.startswith("conformance.spark.") and a.name != "conformance.spark"]
+                continue
+            module = node.module or ""
+            if node.level:  # only conformance's own modules import relatively
+                parts = file.relative_to(ROOT).with_suffix("").parts[:-1]
+                module = ".".join(parts[: len(parts) - (node.level - 1)] + ((module,) if module else ()))
+            if module == "conformance" and any(a.name == "spark" for a in node.names):
+                continue  # the package itself
+            if module == "conformance.spark" and all(a.name in public for a in node.names):
+                continue
+            if module == "conformance.spark" or module.startswith("conformance.spark."):
+                found.append(where)
+    return found
+
+
+def test_the_spark_engine_is_used_through_its_public_api():
+    # The CLI, the spark family, the tests and the benchmarks use conformance.spark's public
+    # names (its __all__), never a module's internals; inside the engine, no module imports
+    # another's leading-underscore names.
+    users = [f for d in ("conformance/cli", "conformance/_checks", "tests", "bench") for f in (ROOT / d).rglob("*.py")]
+    outside = _spark_engine_imports(users)
+    assert not outside, f"got imports of conformance.spark's internals {outside}; should import its __all__ names"
+    inside = []
+    for file in (ROOT / "conformance" / "spark").glob("*.py"):
+        for node in _imports(ast.parse(file.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                inside += [(file.name, node.lineno, a.name) for a in node.names if a.name.startswith("_")]
+    assert not inside, f"got private names imported across the engine's modules {inside}; should be public helpers"
+
+
+def test_the_spark_engine_check_finds_an_internal_import(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    planted = tmp_path / "t.py"
+    planted.write_text("from conformance.spark.verify import batch_verifier\nfrom conformance.spark import verify_savepoint\n"
+                       "from conformance.spark import _common\nimport conformance.spark.session\n")
+    got = [line for _, line, _ in _spark_engine_imports([planted])]
+    assert got == [1, 3, 4], f"got lines {got}, should flag the module import, the private name and the submodule"

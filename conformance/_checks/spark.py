@@ -17,7 +17,10 @@ judged in Spark's executors; the single-process bytes backend, the reference for
 bytes, migrates each distinct stored value once too (``migrate_equal_values_once``) and
 writes every entry. Anything that cannot be pickled, or works only in the process that
 created it, fails here with a clear message. Imported only when the harness runs with
-``--spark`` other than ``off``.
+``--spark`` other than ``off``. The family declares its lane (``declare_family``): its checks
+run in the process that owns the Spark session, and in a run of two lanes the other lane
+writes the history ahead (``write_history_ahead``, ``take_history_ahead``). Everything Spark
+does here goes through the public engine, ``conformance.spark``.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from reference.backends import SCHEMA_EVOLUTION_ENABLED
 from reference.serializers import LongSerializer
 
 from .._engine.providers import Provider, provider
-from .._engine.registry import NotApplicable, Violation, check
+from .._engine.registry import NotApplicable, Violation, check, declare_family
 
 if TYPE_CHECKING:
     from .._engine.runner import CheckContext
@@ -99,7 +102,7 @@ def _keys_for(entries: int) -> int:
 
 
 def _spark(ctx: Any) -> Any:
-    from ..spark.session import HARNESS_CONFIG, get_session
+    from ..spark import HARNESS_CONFIG, get_session
 
     try:
         return get_session(ctx.spark, config=HARNESS_CONFIG)
@@ -278,46 +281,39 @@ _NOTHING = object()
 
 def _read_back(spark: Any, savepoint: str, values: list[Any], migrate: Callable[[Any], Any] | None,
                expected_rows: int, where: str, expect: str | None = None) -> tuple[Any, Callable[[], None]]:
-    """Decode every entry of ``savepoint`` with its own serializers (``verify_savepoint``'s
-    decoders) and compare it with the oracle in the same pass: one Spark job, each entry
-    decoded once. Returns the verification report's maker (which compares with ``expect``
-    in its own job) and the oracle's judge, a function raising the Violation it shows."""
-    from reference.savepoint import read_savepoint_metadata
-
-    from ..spark.jobs import _collect_summaries, _verification
-
-    metadata = read_savepoint_metadata(savepoint)
+    """Decode every entry of ``savepoint`` with its own serializers (``verify_savepoint``) and
+    compare it with the oracle in the same pass (its ``judges``): one Spark job, each entry
+    decoded once, then the comparison with ``expect`` if given. Returns the verification
+    report's maker and the oracle's judge, a function raising the Violation it shows."""
+    from ..spark import verify_savepoint
 
     def judges(state: Any, serializer: Any) -> Callable[..., Any]:
         _shippable(serializer, f"{where}: the serializer restored for state {state.name!r}")
         return _oracle_judge(values, migrate, state.kind)
 
-    # the harness's own savepoint, written from the subject's values: its Pickle may unpickle
-    summaries, finish = _verification(spark, savepoint, expect=expect, sample=3, judges=judges,
-                                      allow_pickle=True)
-    totals = _collect_summaries(f"{where}, reading it back", summaries, len(metadata.states), 3)
+    report = verify_savepoint(savepoint, expect=expect, sample=3, spark=spark, allow_pickle=True, judges=judges)
 
     def judge() -> None:
-        for total, state in zip(totals, metadata.states, strict=True):
-            if total.judged_bad:
+        for state in report.states:
+            if state.rejected:
                 raise Violation(
-                    f"{where}: {total.judged_bad} of {total.entries} entries of {state.kind} state read "
+                    f"{where}: {state.rejected} of {state.entries} entries of {state.kind} state read "
                     f"back other values in Spark executors, should equal the oracle's",
-                    example="; ".join(total.judged_samples),
+                    example="; ".join(state.rejected_samples),
                 )
-        total_rows = sum(total.entries for total in totals)
-        if total_rows != expected_rows:
-            raise Violation(f"{where}: {total_rows} entries read back, should be {expected_rows}")
+        if report.entries != expected_rows:
+            raise Violation(f"{where}: {report.entries} entries read back, should be {expected_rows}")
 
-    return (lambda: finish(totals)), judge
+    return (lambda: report), judge
 
 
 def write_history_ahead(ctx: Any, directory: str) -> dict[str, Any] | None:
-    """For a run in two lanes: write the subject's large history into ``directory`` (which
-    outlives this runner) in the process that ran the other families, so that the Spark lane
-    only reads it. Returns what ``spark.history`` needs to take it (the values in canonical
-    form, to confirm it draws the same ones), or None if it is not written here (then
-    spark.history writes it itself and reports any problem)."""
+    """The family's ``prepare_ahead`` (``declare_family`` below), for a run in two lanes: write
+    the subject's large history into ``directory`` (which outlives this runner) in the process
+    that ran the other families, so that the Spark lane only reads it. Returns what
+    ``spark.history`` needs to take it (the values in canonical form, to confirm it draws the
+    same ones), or None if it is not written here (then spark.history writes it itself and
+    reports any problem)."""
     from .._engine.canonical import canonical
     from .backends import bulk_values
 
@@ -346,8 +342,8 @@ HISTORY: Provider[tuple[str, list[Any], int]] = provider("spark_history")
 
 
 def take_history_ahead(runner: Any, ahead: dict[str, Any]) -> None:
-    """The Spark lane's side of ``write_history_ahead``: offer the history to spark.history
-    and, when they travel, the very values it was written with. Hypothesis' draws can differ
+    """The family's ``take_ahead``, the Spark lane's side of ``write_history_ahead``: offer the
+    history to spark.history and, when they travel, the very values it was written with. Hypothesis' draws can differ
     between processes that imported different modules (it mixes constants found in local
     modules into its choices), so a history is used only for values equal to its own."""
     from .._engine.canonical import canonical
@@ -362,6 +358,9 @@ def take_history_ahead(runner: Any, ahead: dict[str, Any]) -> None:
         return
     if [canonical(v) for v in values] == ahead["values"]:
         runner.put(BULK_VALUES, values)
+
+
+declare_family("spark", lane="spark", prepare_ahead=write_history_ahead, take_ahead=take_history_ahead)
 
 
 def _history_written_ahead(ctx: Any, values: list[Any], keys: int) -> str | None:
@@ -403,8 +402,8 @@ def spark_history(ctx: CheckContext) -> None:
         report = verification()
     except StateError as exc:
         raise Violation(f"reading the large history in Spark executors failed: {exc}") from None
-    if not report.ok:
-        bad = [s for s in report.states if not s.ok]
+    bad = [s for s in report.states if s.bad_entries or s.mismatches]  # the oracle's verdict is judge()'s
+    if bad or report.problems:
         raise Violation(
             f"{sum(s.bad_entries for s in bad)} of {report.entries} entries do not decode in Spark "
             f"executors with nothing left over, should all decode (executors are other processes: "
@@ -444,7 +443,7 @@ def _migrate_both_modes(ctx: Any, step: Any, savepoint: str, spark: Any) -> dict
     from pyspark import cloudpickle
 
     from .._fresh.layout import descriptors
-    from ..spark.jobs import migrate_savepoint
+    from ..spark import migrate_savepoint
 
     pool = ThreadPoolExecutor(2, thread_name_prefix="conformance-spark-migrate")
     jobs = {}
@@ -466,7 +465,7 @@ def _wait(jobs: dict[str, tuple[str, Any]]) -> None:
 def spark_migration(ctx: CheckContext) -> None:
     """Each compatible evolution migrates the large history on Spark (bytes and heap mode) to
     the oracle's values and to the single-process bytes backend's savepoint, byte for byte."""
-    from ..spark.jobs import SerializerShippingError, SparkJobError, identical_savepoints
+    from ..spark import SerializerShippingError, SparkJobError, identical_savepoints
     from .migration import declared_steps
 
     steps = [s for s in declared_steps(ctx) if s.expect != Verdict.INCOMPATIBLE]
@@ -523,7 +522,7 @@ def spark_incompatible(ctx: CheckContext) -> None:
     from reference.savepoint import file_tree
 
     from .._fresh.layout import descriptors
-    from ..spark.jobs import migrate_savepoint
+    from ..spark import migrate_savepoint
     from .migration import declared_steps
 
     steps = [s for s in declared_steps(ctx) if s.expect == Verdict.INCOMPATIBLE]

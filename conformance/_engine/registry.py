@@ -16,6 +16,12 @@ id is accepted (``select``, ``current_ids``/``current_keys`` for expected failur
 ``versioning.upgrade_*`` checks), is accepted until the next release, each use with a
 ``DeprecationWarning`` (the CLI prints the same sentence as one line on stderr); reports and
 certificates carry the current ids.
+
+A family module may declare how its family is scheduled (``declare_family``): in a lane of its
+own (``lane="spark"``: its checks need a Spark master and run in the process that owns the
+Spark session), with work its first lane may do ahead (``prepare_ahead``) and the Spark lane
+takes over (``take_ahead``). The scheduler asks ``family_declaration``, never a family by name.
+Families imported only on request are listed in one table, ``conformance._checks.ON_REQUEST``.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ __all__ = [
     "Check", "Violation", "NotApplicable", "UnknownCheckError", "check", "all_checks", "get_check",
     "load_families", "checks_for", "select", "known_ids", "FAMILIES", "LAYERS", "KINDS", "STATUSES",
     "RENAMED", "current_id", "current_ids", "current_keys",
+    "LANES", "Family", "declare_family", "family_declaration",
 ]
 
 #: What a check's result may be (the JSON contract): ``xfailed`` is a failure listed as expected.
@@ -132,20 +139,62 @@ def check(id: str, family: str, requires: tuple[str, ...] | list[str] = (),
     return register
 
 
+#: The lanes a family may run in besides the first: ``spark``, the process that owns the
+#: Spark session (the family's checks need a Spark master).
+LANES = ("spark",)
+
+
+@dataclass(frozen=True)
+class Family:
+    """How a family is scheduled (``declare_family``); a family nobody declared runs in the
+    first lane with nothing ahead."""
+
+    name: str
+    lane: str | None = None
+    #: ``prepare_ahead(ctx, directory)``, run in the first lane (another process) after the
+    #: subject's other checks when any check of the family is selected: work written into
+    #: ``directory`` (which outlives that runner) and described by what it returns (picklable;
+    #: None when nothing was done).
+    prepare_ahead: Callable[[Any, str], Any] | None = None
+    #: ``take_ahead(runner, data)``, run in the family's lane before its checks, with what
+    #: ``prepare_ahead`` returned.
+    take_ahead: Callable[[Any, Any], None] | None = None
+
+
+_DECLARED: dict[str, Family] = {}
+
+
+def declare_family(name: str, *, lane: str | None = None, prepare_ahead: Callable[[Any, str], Any] | None = None,
+                   take_ahead: Callable[[Any, Any], None] | None = None) -> Family:
+    """Declare how family ``name`` is scheduled (called by the family's own module)."""
+    if name not in FAMILIES:
+        raise ValueError(f"family {name!r} is not one of {FAMILIES}")
+    if lane is not None and lane not in LANES:
+        raise ValueError(f"family {name!r}: lane {lane!r} is not one of {LANES}")
+    if (prepare_ahead is None) != (take_ahead is None):
+        raise ValueError(f"family {name!r}: give both prepare_ahead and take_ahead, or neither")
+    declared = _DECLARED[name] = Family(name, lane, prepare_ahead, take_ahead)
+    return declared
+
+
+def family_declaration(name: str) -> Family:
+    """How family ``name`` is scheduled (the default ``Family(name)`` when its module declared
+    nothing or is not loaded)."""
+    return _DECLARED.get(name) or Family(name)
+
+
 _LOADED: set[str] = set()
 
 
 def load_families(spark: bool = False, table: bool = False) -> None:
-    """Import the modules that register checks (Spark and table ones only on request)."""
-    modules = ["conformance._checks"]
-    if spark:
-        modules.append("conformance._checks.spark")
-    if table:
-        modules.append("conformance._checks.table")
-    for name in modules:
-        if name not in _LOADED:
-            importlib.import_module(name)
-            _LOADED.add(name)
+    """Import the modules that register checks: the built-in families always, those loaded only
+    on request (``conformance._checks.ON_REQUEST``: family -> module) when asked."""
+    checks = importlib.import_module("conformance._checks")
+    requested = {"spark": spark, "table": table}
+    for family, module in checks.ON_REQUEST.items():
+        if requested.get(family) and module not in _LOADED:
+            importlib.import_module(module)
+            _LOADED.add(module)
 
 
 #: What a subject of each kind is certified by: serializers by every family but ``table``,
@@ -168,7 +217,7 @@ def checks_for(kind: str, *, spark: bool = False) -> list[Check]:
     if kind not in KINDS:
         raise ValueError(f"unknown subject kind {kind!r}; use one of {', '.join(KINDS)}")
     load_families(spark=spark or kind != "serializer", table=kind == "table")
-    families = tuple(f for f in KINDS[kind] if f != "spark" or spark)
+    families = tuple(f for f in KINDS[kind] if spark or family_declaration(f).lane != "spark")
     return all_checks(families)
 
 

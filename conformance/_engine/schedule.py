@@ -1,11 +1,13 @@
 """Scheduling a certification of several subjects: ``certify(subjects, config)``.
 
-Subjects run one after another, in parallel processes (the config's ``jobs``, forked), or, when the spark
-family is selected, in two lanes: ``jobs`` processes forked before the JVM starts run every
-other family and write each subject's large history ahead, while this process starts Spark and
-runs the spark family of each subject whose first lane is done. The result is one ``Report``
-per subject, in subject order, whatever the schedule. Nothing here prints: ``on_report`` is
-called with each report as it completes (the CLI renders it).
+Subjects run one after another, in parallel processes (the config's ``jobs``, forked), or, when a family of
+the Spark lane is selected (one that declares ``lane="spark"``, ``registry.declare_family``:
+the spark family), in two lanes: ``jobs`` processes forked before the JVM starts run every
+other family and do what the Spark lane's families prepare ahead (``prepare_ahead``: the spark
+family writes each subject's large history), while this process starts Spark and runs the
+Spark lane's checks of each subject whose first lane is done (``take_ahead`` first). The
+result is one ``Report`` per subject, in subject order, whatever the schedule. Nothing here
+prints: ``on_report`` is called with each report as it completes (the CLI renders it).
 
 ``exitfirst`` stops the run at the first failed check: that subject's report holds the checks
 run until then (it is NOT CERTIFIED), subjects not started are not run, and subjects running
@@ -107,7 +109,7 @@ def certify(subjects: Sequence[Any], config: RunConfig | None = None, *,
     forking = "fork" in multiprocessing.get_all_start_methods()
     if exitfirst:
         plan.stop = multiprocessing.get_context("fork" if forking else None).Event()
-    spark_selected = any(c.family == "spark" for selection in selections for c in selection)
+    spark_selected = any(_in_spark_lane(c) for selection in selections for c in selection)
     done: dict[int, Report] = {}
     schedule: Iterator[tuple[int, Report | None]] = iter(())
     _PLAN[:] = [plan]
@@ -162,38 +164,54 @@ def _in_processes(plan: Plan, jobs: int) -> Iterator[tuple[int, Report | None]]:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+def _in_spark_lane(check: Any) -> bool:
+    """Whether ``check`` runs in the Spark lane (its family declares ``lane="spark"``)."""
+    from .registry import family_declaration
+
+    return family_declaration(check.family).lane == "spark"
+
+
 def _run_before_spark(index: int, ahead_dir: str) -> tuple[Report, dict[str, Any] | None]:
-    """Lane one of a Spark run (a forked process): every selected check but the spark family,
-    then the spark family's large history, written ahead into the run's shared directory."""
+    """Lane one of a Spark run (a forked process): every selected check but the Spark lane's,
+    then what each selected Spark-lane family prepares ahead (its ``prepare_ahead``: the spark
+    family's large history), written into the run's shared directory. Returns the report and
+    what was prepared, by family (None when nothing)."""
+    from .registry import family_declaration
     from .runner import CheckContext
 
     plan = _PLAN[0]
     runner = plan.runner(index)
     try:
         selected = runner.checks(plan.checks)
-        report = runner.run_checks([c for c in selected if c.family != "spark"])
-        ahead = None
-        if any(c.id == "spark.history" for c in selected) and not runner.interrupted:
-            from .._checks.spark import write_history_ahead
-
-            ahead = write_history_ahead(CheckContext(runner), os.path.join(ahead_dir, str(index)))
-        return report, ahead
+        report = runner.run_checks([c for c in selected if not _in_spark_lane(c)])
+        ahead = {}
+        for family in dict.fromkeys(c.family for c in selected if _in_spark_lane(c)):
+            prepare = family_declaration(family).prepare_ahead
+            if prepare is None or runner.interrupted:
+                continue
+            data = prepare(CheckContext(runner), os.path.join(ahead_dir, str(index), family))
+            if data is not None:
+                ahead[family] = data
+        return report, ahead or None
     finally:
         runner.close()
 
 
 def _run_spark_after(index: int, before: Report, ahead: dict[str, Any] | None, ahead_dir: str) -> Report:
-    """Lane two (this process, which owns the Spark session): the spark family, given the
-    other checks' results from lane one (its prerequisites among them)."""
+    """Lane two (this process, which owns the Spark session): the Spark lane's checks, given
+    the other checks' results from lane one (its prerequisites among them) and, per family,
+    what lane one prepared ahead (its ``take_ahead``)."""
+    from .registry import family_declaration
+
     plan = _PLAN[0]
     runner = plan.runner(index)
     try:
         runner.preload(before.results)
-        if ahead is not None:
-            from .._checks.spark import take_history_ahead
-
-            take_history_ahead(runner, ahead)
-        part = runner.run_checks([c for c in runner.checks(plan.checks) if c.family == "spark"])
+        for family, data in (ahead or {}).items():
+            take = family_declaration(family).take_ahead
+            if take is not None:
+                take(runner, data)
+        part = runner.run_checks([c for c in runner.checks(plan.checks) if _in_spark_lane(c)])
     finally:
         runner.close()
         shutil.rmtree(os.path.join(ahead_dir, str(index)), ignore_errors=True)

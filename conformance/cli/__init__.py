@@ -5,7 +5,7 @@ was found, 2 the target, the input or the command line could not be used), the s
 spelled the same way (``--json FILE`` with ``-`` for standard output, ``--seed N``,
 ``--import MODULE``), the current directory importable, and a usage problem reported in one
 sentence before any work starts. Subcommands parse their arguments and call library
-functions (``conformance.certify``, ``conformance.spark.jobs``) that take plain parameters.
+functions (``conformance.certify``, ``conformance.spark``) that take plain parameters.
 """
 
 from __future__ import annotations

@@ -128,8 +128,7 @@ def _failed(exc: Exception) -> int:
     from reference import SnapshotFormatError, StateMigrationError
     from reference.savepoint import SavepointFormatError
 
-    from ..spark.jobs import SerializerShippingError, SparkJobError
-    from ..spark.session import SparkSessionError
+    from ..spark import SerializerShippingError, SparkJobError, SparkSessionError
 
     if isinstance(exc, (SavepointFormatError, SnapshotFormatError, SparkSessionError)):
         return UNUSABLE
@@ -150,7 +149,7 @@ def run_migrate(args: argparse.Namespace) -> int:
     _readable(args.savepoint, "SAVEPOINT")
     from reference.backends import SCHEMA_EVOLUTION_ENABLED
 
-    from ..spark.jobs import migrate_savepoint
+    from ..spark import migrate_savepoint
 
     config = SCHEMA_EVOLUTION_ENABLED if args.schema_evolution else None
     if args.explain:
@@ -186,10 +185,10 @@ def _refusal(args: argparse.Namespace, serializers: Any, config: Any,
     (``incompatible``, or ``needs --schema-evolution``) and the reason, each state judged on
     its own."""
     from reference import StateError
-    from reference.backends import SCHEMA_EVOLUTION_ENABLED, SCHEMA_EVOLUTION_OPTION, normalize_config
+    from reference.backends import SCHEMA_EVOLUTION_ENABLED, SCHEMA_EVOLUTION_OPTION
     from reference.savepoint import read_savepoint_metadata
 
-    from ..spark.jobs import _plan, normalize_descriptors
+    from ..spark import normalize_descriptors, plan_migration
 
     refused: list[dict[str, Any]] = []
     try:
@@ -202,14 +201,14 @@ def _refusal(args: argparse.Namespace, serializers: Any, config: Any,
             continue
         only = {state.name: descriptors[state.name]}
         try:
-            _plan(metadata, only, args.backend, normalize_config(config))
+            plan_migration(args.savepoint, only, config=config)
             continue
         except StateError as refusal:
             reason = str(refusal)
         verdict = "incompatible"
         if config is None:
             try:
-                _plan(metadata, only, args.backend, normalize_config(SCHEMA_EVOLUTION_ENABLED))
+                plan_migration(args.savepoint, only, config=SCHEMA_EVOLUTION_ENABLED)
                 verdict = "needs --schema-evolution"
             except StateError:
                 pass
@@ -231,30 +230,12 @@ def _evolution_hint(text: str, option: str) -> str:
 def explain_migration(savepoint: str, serializers: Any, config: Any = None,
                       key_serializer: Any = None) -> list[dict[str, Any]]:
     """Per state of ``savepoint``: its name, kind, verdict and migration plan (lines), judged
-    exactly as ``migrate_savepoint`` judges it (refusals raise the same errors); no Spark."""
-    from reference import snapshot_from_bytes
-    from reference.backends import normalize_config, resolve_key_serializer
-    from reference.savepoint import read_savepoint_metadata
+    exactly as ``migrate_savepoint`` judges it (``plan_migration``; refusals raise the same
+    errors); no Spark."""
+    from ..spark import plan_migration
 
-    from ..spark.jobs import _plan, normalize_descriptors
-
-    metadata = read_savepoint_metadata(savepoint)
-    descriptors = normalize_descriptors(serializers)
-    judged = _plan(metadata, descriptors, "bytes", normalize_config(config))
-    if key_serializer is not None:
-        resolve_key_serializer(key_serializer, snapshot_from_bytes(metadata.key_serializer_snapshot))
-    result = []
-    for (plan, _, verdict), state in zip(judged, metadata.states, strict=True):
-        if plan.migration is None:
-            lines = ["no new serializer: copied as it is"]
-        else:
-            lines = plan.migration.lines()
-            if state.kind == "list":
-                lines.append("(per element of Flink's delimited list layout)")
-            elif state.kind == "map":
-                lines.append("(per map value: map keys never migrate, null values stay null)")
-        result.append({"name": state.name, "kind": state.kind, "verdict": str(verdict), "plan": lines})
-    return result
+    return [{"name": state.name, "kind": state.kind, "verdict": state.verdict, "plan": list(state.lines)}
+            for state in plan_migration(savepoint, serializers, config=config, key_serializer=key_serializer)]
 
 
 def _explain(args: argparse.Namespace, serializers: Any, key_serializer: Any, config: Any) -> int:
@@ -296,7 +277,7 @@ def run_verify(args: argparse.Namespace) -> int:
         _readable(args.expect, "--expect")
     from reference import PickleNotAllowedError
 
-    from ..spark.jobs import refuse_unpickling, verify_savepoint
+    from ..spark import refuse_unpickling, verify_savepoint
 
     allow_pickle = True if "*" in args.allow_pickle else args.allow_pickle
     try:

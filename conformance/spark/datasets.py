@@ -57,6 +57,13 @@ __all__ = [
     "write_states",
     "write_savepoint",
     "state_parallelism",
+    "aligned_files",
+    "part_number",
+    "row_group_tasks",
+    "read_row_group",
+    "task_job",
+    "forward_store_environment",
+    "ROW_GROUP_SIZE",
 ]
 
 #: Rows per Parquet row group; the backends' writer uses the same (byte-identical files).
@@ -339,7 +346,7 @@ def aligned_files(
     parts ``0`` .. in order, file ``i`` holding only key groups of subtask ``i`` (by the
     files' Parquet statistics). None otherwise (or when a statistic is missing)."""
     files = state_data_files(savepoint, state)
-    if [_part_number(f) for f in files] != list(range(parallelism)):
+    if [part_number(f) for f in files] != list(range(parallelism)):
         return None
     for subtask, file in enumerate(files):
         owned = key_group_range(max_parallelism, parallelism, subtask)
@@ -356,7 +363,7 @@ def aligned_files(
 _PART = re.compile(r"^part-(\d{5})(\..+)?\.parquet$")
 
 
-def _part_number(file: str) -> int | None:
+def part_number(file: str) -> int | None:
     """The part number in a data file's name (``part-00003.parquet``, or with an attempt's name
     before the suffix), None for another name."""
     match = _PART.match(file.replace("\\", "/").rsplit("/", 1)[-1])

@@ -273,7 +273,7 @@ def _warm_up(master: str | None, config: dict[str, str] | None) -> None:
         session = get_session(master, config=config)
         # One tiny job over as many tasks as cores starts the Python workers (and their
         # imports of reference), which worker reuse then keeps for the real jobs.
-        from ..spark.datasets import task_job
+        from .datasets import task_job
 
         task_job(session, max(1, session.sparkContext.defaultParallelism), _import_in_worker).collect()
     except Exception:

@@ -19,7 +19,7 @@ if SPARK_TESTS not in sys.path:
 def standalone_cluster(tmp_path_factory):
     from standalone import StandaloneCluster
 
-    from conformance.spark.session import java_version
+    from conformance.spark import java_version
 
     java_version()  # no Java: say so (as the Spark session would) before starting daemons
     cluster = StandaloneCluster(tmp_path_factory.mktemp("standalone")).start()

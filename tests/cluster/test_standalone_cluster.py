@@ -124,14 +124,14 @@ def test_stop_ends_daemons_executors_and_python_workers(tmp_path):
     Python workers alive): stopping the cluster leaves none of their processes."""
     from standalone import StandaloneCluster
 
-    from conformance.spark.session import SCRATCH_PARENT
+    from conformance.spark import SCRATCH_PARENT
 
     cluster = StandaloneCluster(tmp_path / "cluster", workers=1).start()
     driver = None
     try:
         script = textwrap.dedent(f"""
             import sys
-            from conformance.spark.session import get_session
+            from conformance.spark import get_session
             spark = get_session({cluster.master_url!r})
             print(spark.sparkContext.parallelize(range(8), 2).map(lambda x: x * 2).sum(), flush=True)
             sys.stdin.read()  # keep the application (and its executor) alive until told

@@ -404,7 +404,7 @@ def test_verify_refuses_a_pickled_state_before_anything_is_unpickled(tmp_path, c
     assert status == 2, f"got exit {status}, should be 2 (refused before Spark starts)"
     assert "state 'blobs'" in err and "--allow-pickle blobs" in err, f"got {err!r}"
     assert UNPICKLED == [], f"got {UNPICKLED}, should unpickle nothing"
-    from conformance.spark.jobs import refuse_unpickling
+    from conformance.spark import refuse_unpickling
 
     refuse_unpickling(savepoint, {"blobs"})  # named: allowed
     refuse_unpickling(savepoint, True)

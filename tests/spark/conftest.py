@@ -7,7 +7,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 def spark():
-    from conformance.spark.session import get_session
+    from conformance.spark import get_session
 
     session = get_session("local[2]")
     # Executors unpickle the test serializers by module name: ship the helper module to them.

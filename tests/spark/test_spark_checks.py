@@ -76,10 +76,10 @@ def test_heap_mode_output_is_read_back_unless_identical_to_the_verified_one(spar
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from conformance.spark import jobs
+    import conformance.spark as engine
     from reference.savepoint import read_savepoint_metadata, state_data_files
 
-    real = jobs.migrate_savepoint
+    real = engine.migrate_savepoint
 
     def heap_swaps_two_values(savepoint, serializers, out, *, mode="bytes", **kwargs):
         report = real(savepoint, serializers, out, mode=mode, **kwargs)
@@ -93,7 +93,7 @@ def test_heap_mode_output_is_read_back_unless_identical_to_the_verified_one(spar
             pq.write_table(table.set_column(4, "value", pa.array(values, pa.binary())), file)
         return report
 
-    monkeypatch.setattr(jobs, "migrate_savepoint", heap_swaps_two_values)
+    monkeypatch.setattr(engine, "migrate_savepoint", heap_swaps_two_values)
     subject = Subject(sup.old_row(), values=rows(), evolutions=[
         Evolution(to=sup.new_row(), expect="compatible_after_migration", migrate=sup.migrate_oracle)])
     result = spark_results(subject)["spark.migration"]

@@ -51,7 +51,7 @@ def assert_values(got, want, where):
 
 # -- savepoints as datasets -------------------------------------------------------------------
 def test_backend_savepoint_reads_as_dataframe_and_writes_back_byte_identical(spark, source, tmp_path):
-    from conformance.spark.datasets import StateOutput, read_state_dataframe, write_savepoint
+    from conformance.spark import StateOutput, read_state_dataframe, write_savepoint
 
     path, _ = source
     meta = read_savepoint_metadata(path)
@@ -74,7 +74,7 @@ def test_backend_savepoint_reads_as_dataframe_and_writes_back_byte_identical(spa
 
 
 def test_spark_written_savepoint_restores_on_the_backend(spark, source, tmp_path):
-    from conformance.spark.datasets import StateOutput, read_state_dataframe, write_savepoint
+    from conformance.spark import StateOutput, read_state_dataframe, write_savepoint
 
     path, content = source
     meta = read_savepoint_metadata(path)
@@ -98,7 +98,7 @@ def test_spark_written_savepoint_restores_on_the_backend(spark, source, tmp_path
 # -- migration ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", ["bytes", "heap"])
 def test_migration_matches_reference_backend_and_oracle(spark, source, reference_results, tmp_path, mode):
-    from conformance.spark.jobs import migrate_savepoint, verify_savepoint
+    from conformance.spark import migrate_savepoint, verify_savepoint
 
     path, content = source
     out = str(tmp_path / f"migrated-{mode}")
@@ -114,7 +114,7 @@ def test_migration_matches_reference_backend_and_oracle(spark, source, reference
 
 
 def test_rescaling_4_2_3_then_3_keeps_every_key_in_its_group(spark, source, reference_results, tmp_path):
-    from conformance.spark.jobs import migrate_savepoint
+    from conformance.spark import migrate_savepoint
     from reference.savepoint import key_group_range
 
     path, content = source
@@ -151,7 +151,7 @@ def _siblings(directory):
 
 
 def test_incompatible_state_is_refused_before_anything_is_written(spark, source, tmp_path):
-    from conformance.spark.jobs import migrate_savepoint
+    from conformance.spark import migrate_savepoint
 
     path, _ = source
     before = file_tree(path)
@@ -172,7 +172,7 @@ def test_incompatible_state_is_refused_before_anything_is_written(spark, source,
 
 
 def test_unpicklable_serializer_fails_with_a_clear_message(spark, source, tmp_path):
-    from conformance.spark.jobs import SerializerShippingError, migrate_savepoint
+    from conformance.spark import SerializerShippingError, migrate_savepoint
 
     path, _ = source
     meta_path = tmp_path / "longs"
@@ -192,7 +192,7 @@ def test_unpicklable_serializer_fails_with_a_clear_message(spark, source, tmp_pa
 
 
 def test_serializer_bound_to_one_process_fails_with_a_clear_message(spark, source, tmp_path):
-    from conformance.spark.jobs import SparkJobError, migrate_savepoint
+    from conformance.spark import SparkJobError, migrate_savepoint
 
     path, _ = source
     bound = sup.ProcessBoundRow(sup.new_row().fields)
@@ -207,7 +207,7 @@ def test_serializer_bound_to_one_process_fails_with_a_clear_message(spark, sourc
 
 # -- atomic output ------------------------------------------------------------------------------------
 def test_injected_task_failure_leaves_no_output_and_input_untouched(spark, source, tmp_path):
-    from conformance.spark.jobs import SparkJobError, migrate_savepoint
+    from conformance.spark import SparkJobError, migrate_savepoint
 
     path, _ = source
     before = file_tree(path)
@@ -244,8 +244,8 @@ def test_killed_driver_leaves_no_output_and_input_untouched(spark, source, tmp_p
         import os, sys, time
         sys.path.insert(0, {os.path.dirname(__file__)!r})
         import spark_support as sup
-        from conformance.spark.jobs import migrate_savepoint
-        from conformance.spark.session import get_session
+        from conformance.spark import migrate_savepoint
+        from conformance.spark import get_session
         spark = get_session("local[2]")
         spark.sparkContext.addPyFile(sup.__file__)
         def hang(subtask):
@@ -279,8 +279,7 @@ def test_killed_driver_leaves_no_output_and_input_untouched(spark, source, tmp_p
     # What the killed run left behind goes when the work is done again: its temporary output
     # with the rerun's commit, its Spark scratch directory with the next session's start (the
     # same removal, called here because this process's session is already running).
-    from conformance.spark.jobs import migrate_savepoint
-    from conformance.spark.session import SCRATCH_PARENT
+    from conformance.spark import SCRATCH_PARENT, migrate_savepoint
     from reference.savepoint import remove_abandoned
 
     migrate_savepoint(path, sup.descriptors(sup.new_row()), str(out), parallelism=2,
@@ -300,7 +299,7 @@ def test_verify_reports_undecodable_values_misplaced_keys_and_mismatches(spark, 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from conformance.spark.jobs import verify_savepoint
+    from conformance.spark import verify_savepoint
 
     path, _ = source
     clean = verify_savepoint(path, spark=spark)
@@ -333,6 +332,57 @@ def test_verify_reports_undecodable_values_misplaced_keys_and_mismatches(spark, 
     assert all(s.ok for s in others), f"got {report.format()}, should flag only 'profile'"
 
 
+def test_verify_judges_every_decoded_entry_in_the_same_pass(spark, source):
+    from conformance.spark import verify_savepoint
+
+    path, content = source
+
+    def judges(state, serializer):
+        if state.name != "profile":
+            return None
+        return lambda key, namespace, user_key, value: None if key % 7 else f"key {key} rejected"
+
+    report = verify_savepoint(path, spark=spark, judges=judges, sample=2)
+    profile = next(s for s in report.states if s.name == "profile")
+    want = sum(1 for key in content["profile"] if key % 7 == 0)
+    assert (profile.rejected, profile.bad_entries) == (want, 0), f"got {report.format()}, should reject {want} entries"
+    assert len(profile.rejected_samples) == 2 and all("rejected" in x for x in profile.rejected_samples), (
+        f"got samples {profile.rejected_samples}, should keep 2 of the judge's messages")
+    assert not report.ok, "got ok, should not be ok when the judge rejected entries"
+    others = [s for s in report.states if s.name != "profile"]
+    assert others and all(s.ok for s in others), f"got {report.format()}, should judge only 'profile'"
+
+
+def test_compare_savepoints_counts_what_differs_and_identical_savepoints_what_is_the_same(spark, source, tmp_path):
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from conformance.spark import compare_savepoints, identical_savepoints
+
+    path, _ = source
+    names = [s.name for s in read_savepoint_metadata(path).states]
+    same = compare_savepoints(path, path, spark=spark)
+    assert same.ok and [s.name for s in same.states] == names, f"got {same.format()}, should be the same"
+    copy = tmp_path / "copy"
+    shutil.copytree(path, copy)
+    assert identical_savepoints(path, copy), "got a copy that is not identical, should be byte for byte the same"
+    file, = state_data_files(copy, read_savepoint_metadata(copy).state("profile"))
+    table = pq.read_table(file)
+    values = table.column("value").to_pylist()
+    i = next(i for i in range(1, len(values)) if values[i] != values[0])
+    values[0], values[i] = values[i], values[0]  # two keys' values swapped: the same multiset of values
+    pq.write_table(table.set_column(4, "value", pa.array(values, pa.binary())), file)
+    relist(copy)
+    assert not identical_savepoints(path, copy), "got identical, should differ after the swap"
+    report = compare_savepoints(str(copy), path, sample=1, spark=spark)
+    profile = next(s for s in report.states if s.name == "profile")
+    assert not report.ok and profile.mismatches == 2, f"got {report.format()}, should find the 2 swapped entries"
+    assert len(profile.samples) == 1 and "should be" in profile.samples[0], f"got {profile.samples}, should show 1"
+    assert all(s.mismatches == 0 for s in report.states if s.name != "profile"), f"got {report.format()}"
+
+
 def test_verify_counts_every_entry_that_holds_an_undecodable_value(spark, source, tmp_path):
     # Equal value bytes of a batch are decoded once: each entry holding them still counts.
     import shutil
@@ -340,7 +390,7 @@ def test_verify_counts_every_entry_that_holds_an_undecodable_value(spark, source
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from conformance.spark.jobs import verify_savepoint
+    from conformance.spark import verify_savepoint
 
     path, _ = source
     broken = tmp_path / "broken"
@@ -367,7 +417,7 @@ def test_verify_accepts_the_same_rows_in_differently_written_files(spark, source
 
     import pyarrow.parquet as pq
 
-    from conformance.spark.jobs import verify_savepoint
+    from conformance.spark import verify_savepoint
 
     path, _ = source
     rewritten = tmp_path / "rewritten"
@@ -389,7 +439,7 @@ def test_verify_finds_values_swapped_between_keys(spark, source, tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from conformance.spark.jobs import verify_savepoint
+    from conformance.spark import verify_savepoint
 
     path, _ = source
     swapped = tmp_path / "swapped"
@@ -439,7 +489,7 @@ def test_cli_migrate_and_verify_exit_statuses(spark, source, reference_results, 
 
 
 def test_session_is_reused_and_a_second_master_refused(spark):
-    from conformance.spark.session import SparkSessionError, get_session
+    from conformance.spark import SparkSessionError, get_session
 
     assert get_session() is spark, "got a new session, should reuse the running one"
     with pytest.raises(SparkSessionError) as info:
@@ -451,7 +501,8 @@ def test_session_is_reused_and_a_second_master_refused(spark):
 
 
 def test_missing_and_wrong_java_are_named(tmp_path, monkeypatch):
-    from conformance.spark.session import JavaNotFoundError, JavaVersionError, StateError, java_version
+    from conformance.spark import JavaNotFoundError, JavaVersionError, java_version
+    from reference import StateError
 
     monkeypatch.setenv("JAVA_HOME", str(tmp_path / "nojdk"))
     with pytest.raises(JavaNotFoundError) as info:
@@ -470,7 +521,8 @@ def test_missing_and_wrong_java_are_named(tmp_path, monkeypatch):
 def test_importing_the_pipeline_and_the_cli_does_not_import_pyspark():
     code = (
         "import sys, reference, reference.backends, conformance, conformance.cli, conformance.spark, "
-        "conformance.cli._spark, conformance._checks.spark, conformance.spark.jobs\n"
+        "conformance.cli._spark, conformance._checks.spark, conformance.spark.migrate, conformance.spark.verify, "
+        "conformance.spark.compare\n"
         "print('pyspark' in sys.modules or any(m.startswith('pyspark.') for m in sys.modules))"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

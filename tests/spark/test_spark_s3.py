@@ -57,7 +57,7 @@ def test_migrate_and_verify_between_s3_uris(spark, s3_bucket, tmp_path, monkeypa
 
 
 def test_a_failed_job_leaves_no_savepoint_and_a_retry_commits(spark, s3_bucket, tmp_path):
-    from conformance.spark.jobs import SparkJobError, migrate_savepoint
+    from conformance.spark import SparkJobError, migrate_savepoint
 
     source, out = f"{s3_bucket}/in", f"{s3_bucket}/out"
     content = sup.write_history(source, KEYS)
@@ -93,7 +93,7 @@ def test_a_killed_driver_leaves_no_savepoint_in_the_bucket_and_a_rerun_commits(s
     import textwrap
     import time
 
-    from conformance.spark.jobs import migrate_savepoint
+    from conformance.spark import migrate_savepoint
 
     source, out = f"{s3_bucket}/in", f"{s3_bucket}/out"
     content = sup.write_history(source, KEYS)
@@ -103,8 +103,8 @@ def test_a_killed_driver_leaves_no_savepoint_in_the_bucket_and_a_rerun_commits(s
         import sys, time
         sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})
         import spark_support as sup
-        from conformance.spark.jobs import migrate_savepoint
-        from conformance.spark.session import get_session
+        from conformance.spark import migrate_savepoint
+        from conformance.spark import get_session
         spark = get_session("local[2]")
         spark.sparkContext.addPyFile(sup.__file__)
         def hang(subtask):

@@ -1,4 +1,4 @@
-"""The executor side of verification (``_decoder``), fed Arrow batches directly (no Spark): what
+"""The executor side of verification (``batch_verifier``), fed Arrow batches directly (no Spark): what
 each kind of damage is reported as, which problem an entry with several gets, and that every
 entry is counted and judged, however many share their bytes."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from conformance.spark.jobs import _decoder
+from conformance.spark import batch_verifier
 from reference.savepoint import StateMetadata, encode_list_value, key_group_for, savepoint_arrow_schema
 from reference.serializers import IntSerializer, LongSerializer, StringSerializer
 
@@ -25,7 +25,7 @@ def _entry(key, value, user_key=None, namespace=b"", group=None):
 def _run(kind, entries, ns=None, uk=None, judge=None, sample=5):
     state = StateMetadata(name="s", kind=kind, value_serializer_snapshot=b"",
                           user_key_serializer_snapshot=b"" if kind == "map" else None)
-    decode = _decoder(state, MAX_PARALLELISM, LONGS, ns, uk, INTS, sample, judge)
+    decode = batch_verifier(state, MAX_PARALLELISM, LONGS, ns, uk, INTS, sample, judge)
     columns = list(zip(*entries, strict=True))
     batch = pa.RecordBatch.from_arrays(
         [pa.array(list(c), f.type) for c, f in zip(columns, savepoint_arrow_schema(), strict=True)],
@@ -44,7 +44,7 @@ def test_clean_entries_are_all_counted_and_judged_even_when_they_share_bytes():
 
     entries = [_entry(k, INTS.to_bytes(k % 3)) for k in range(300)]
     got = _run("value", entries, judge=judge)
-    assert (got["entries"], got["bad"], got["judged_bad"]) == (300, 0, 0), f"got {got}, should be 300 clean entries"
+    assert (got["entries"], got["bad"], got["rejected"]) == (300, 0, 0), f"got {got}, should be 300 clean entries"
     assert seen == [(k, None, None, k % 3) for k in range(300)], (
         f"got {seen[:3]}..., should judge every entry in order with its decoded key and value")
 
@@ -52,8 +52,8 @@ def test_clean_entries_are_all_counted_and_judged_even_when_they_share_bytes():
 def test_the_judge_counts_every_entry_it_rejects():
     entries = [_entry(k, INTS.to_bytes(7)) for k in range(10)]
     got = _run("value", entries, judge=lambda key, ns, uk, value: None if key < 4 else f"key {key} rejected", sample=2)
-    assert (got["bad"], got["judged_bad"]) == (0, 6), f"got {got}, should be 6 entries rejected by the judge"
-    assert got["judged_samples"] == ["key 4 rejected", "key 5 rejected"], f"got {got['judged_samples']}"
+    assert (got["bad"], got["rejected"]) == (0, 6), f"got {got}, should be 6 entries rejected by the judge"
+    assert got["rejected_samples"] == ["key 4 rejected", "key 5 rejected"], f"got {got['rejected_samples']}"
 
 
 @pytest.mark.parametrize("entry, kind, serializers, says", [
