@@ -1,0 +1,200 @@
+"""Serializers of Flink's state runtime, read from Flink's own savepoints: the void namespace,
+TTL values and timers.
+
+They exist so that a Flink savepoint's serializer snapshots can be read and its state decoded;
+none of them is a serializer a user picks for a state of their own.
+
+- ``VoidNamespaceSerializer`` (Flink's ``org.apache.flink.runtime.state.VoidNamespaceSerializer``):
+  the namespace of every state outside a window, written as one 0x00 byte and read as None.
+- ``TtlSerializer`` (Flink's ``TtlStateFactory$TtlSerializer``): a state with a time-to-live
+  keeps ``long lastAccessTimestamp | value``, read as a ``TtlValue``. Its snapshot
+  (``TtlStateFactory$TtlSerializerSnapshot``) is a composite, outer version 2 with no outer
+  body, nesting the timestamp's serializer and the value's.
+- ``TimerSerializer`` (Flink's ``org.apache.flink.streaming.api.operators.TimerSerializer``): a
+  timer is ``long (timestamp XOR Long.MIN_VALUE) | key | namespace`` (the sign bit flipped so
+  that unsigned byte order is timestamp order), read as a ``Timer``. Its snapshot
+  (``TimerSerializerSnapshot``) is a composite, outer version 2 with no outer body, nesting the
+  key's serializer and the namespace's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from .._errors import SerializationError, SnapshotFormatError
+from .._io import DataInputView, DataOutputView
+from .._serializer import TypeSerializer
+from .._snapshot import CompositeTypeSerializerSnapshot, SimpleTypeSerializerSnapshot
+
+__all__ = [
+    "Timer",
+    "TimerSerializer",
+    "TimerSerializerSnapshot",
+    "TtlSerializer",
+    "TtlSerializerSnapshot",
+    "TtlValue",
+    "VoidNamespaceSerializer",
+    "VoidNamespaceSerializerSnapshot",
+]
+
+_LONG_MIN = -(1 << 63)
+_RUNTIME = "org.apache.flink.runtime.state."
+
+
+class VoidNamespaceSerializer(TypeSerializer[None]):
+    """Flink's void namespace: one 0x00 byte, read as None."""
+
+    __module__ = "reference.serializers"  # stable identity
+
+    def serialize(self, value: None, target: DataOutputView) -> None:
+        if value is not None:
+            raise SerializationError(f"VoidNamespaceSerializer writes None only, got {value!r}")
+        target.write_byte(0)
+
+    def deserialize(self, source: DataInputView) -> None:
+        source.read_byte()
+        return None
+
+    @property
+    def is_immutable_type(self) -> bool:
+        return True
+
+    @property
+    def length(self) -> int:
+        return 1
+
+    def snapshot_configuration(self) -> VoidNamespaceSerializerSnapshot:
+        return VoidNamespaceSerializerSnapshot()
+
+
+class VoidNamespaceSerializerSnapshot(
+    SimpleTypeSerializerSnapshot[None],
+    java_name=f"{_RUNTIME}VoidNamespaceSerializer$VoidNamespaceSerializerSnapshot",
+):
+    __module__ = "reference.serializers"  # stable identity
+
+    def __init__(self) -> None:
+        super().__init__(VoidNamespaceSerializer)
+
+
+class TtlValue(NamedTuple):
+    """A value of a state with a time-to-live, and when it was last written or read (epoch
+    milliseconds, as Flink's TTL clock gives it)."""
+
+    value: Any
+    last_access: int
+
+
+class TtlSerializer(TypeSerializer[TtlValue]):
+    """``long lastAccessTimestamp | value`` (Flink's ``CompositeSerializer`` layout of its
+    ``TtlValue``: the fields one after the other, no null flags)."""
+
+    __module__ = "reference.serializers"  # stable identity
+
+    def __init__(self, timestamp: TypeSerializer[int], value: TypeSerializer[Any]) -> None:
+        self.timestamp = timestamp
+        self.value = value
+
+    def serialize(self, value: TtlValue, target: DataOutputView) -> None:
+        self.timestamp.serialize(value.last_access, target)
+        self.value.serialize(value.value, target)
+
+    def deserialize(self, source: DataInputView) -> TtlValue:
+        last_access = self.timestamp.deserialize(source)
+        return TtlValue(self.value.deserialize(source), last_access)
+
+    @property
+    def length(self) -> int:
+        parts = (self.timestamp.length, self.value.length)
+        return -1 if min(parts) < 0 else sum(parts)
+
+    def snapshot_configuration(self) -> TtlSerializerSnapshot:
+        return TtlSerializerSnapshot(self)
+
+
+class _FixedComposite(CompositeTypeSerializerSnapshot[Any]):
+    """A Flink composite snapshot of outer version 2 with no outer body and two nested
+    snapshots."""
+
+    NESTED_ARITY = 2
+    OUTER_VERSION = 2
+
+    def get_current_outer_snapshot_version(self) -> int:
+        return self.OUTER_VERSION
+
+    def read_outer_snapshot(self, read_outer_version: int, source: DataInputView) -> None:
+        if read_outer_version != self.OUTER_VERSION:
+            raise SnapshotFormatError(
+                f"{type(self).__name__}: outer version {read_outer_version}, this reader knows "
+                f"{self.OUTER_VERSION}; the snapshot is corrupt or of a newer Flink"
+            )
+
+
+class TtlSerializerSnapshot(_FixedComposite, java_name=f"{_RUNTIME}ttl.TtlStateFactory$TtlSerializerSnapshot"):
+    """Flink's ``TtlSerializerSnapshot``: nested [timestamp serializer, value serializer]."""
+
+    __module__ = "reference.serializers"  # stable identity
+
+    def get_nested_serializers(self, outer_serializer: Any) -> Sequence[TypeSerializer[Any]]:
+        return [outer_serializer.timestamp, outer_serializer.value]
+
+    def create_outer_serializer_with_nested_serializers(self, nested: Sequence[TypeSerializer[Any]]) -> TtlSerializer:
+        return TtlSerializer(nested[0], nested[1])
+
+    def nested_labels(self) -> list[str]:
+        return ["TTL timestamp", "value"]
+
+
+class Timer(NamedTuple):
+    """A timer of a keyed operator: when it fires (epoch milliseconds for event and processing
+    time alike), for which key and namespace."""
+
+    timestamp: int
+    key: Any
+    namespace: Any
+
+
+class TimerSerializer(TypeSerializer[Timer]):
+    """``long (timestamp XOR Long.MIN_VALUE) | key | namespace``."""
+
+    __module__ = "reference.serializers"  # stable identity
+
+    def __init__(self, key: TypeSerializer[Any], namespace: TypeSerializer[Any]) -> None:
+        self.key = key
+        self.namespace = namespace
+
+    def serialize(self, value: Timer, target: DataOutputView) -> None:
+        target.write_long(value.timestamp ^ _LONG_MIN)
+        self.key.serialize(value.key, target)
+        self.namespace.serialize(value.namespace, target)
+
+    def deserialize(self, source: DataInputView) -> Timer:
+        timestamp = source.read_long() ^ _LONG_MIN
+        key = self.key.deserialize(source)
+        return Timer(timestamp, key, self.namespace.deserialize(source))
+
+    @property
+    def length(self) -> int:
+        parts = (self.key.length, self.namespace.length)
+        return -1 if min(parts) < 0 else 8 + sum(parts)
+
+    def snapshot_configuration(self) -> TimerSerializerSnapshot:
+        return TimerSerializerSnapshot(self)
+
+
+class TimerSerializerSnapshot(
+    _FixedComposite, java_name="org.apache.flink.streaming.api.operators.TimerSerializerSnapshot"
+):
+    """Flink's ``TimerSerializerSnapshot``: nested [key serializer, namespace serializer]."""
+
+    __module__ = "reference.serializers"  # stable identity
+
+    def get_nested_serializers(self, outer_serializer: Any) -> Sequence[TypeSerializer[Any]]:
+        return [outer_serializer.key, outer_serializer.namespace]
+
+    def create_outer_serializer_with_nested_serializers(self, nested: Sequence[TypeSerializer[Any]]) -> TimerSerializer:
+        return TimerSerializer(nested[0], nested[1])
+
+    def nested_labels(self) -> list[str]:
+        return ["key", "namespace"]
