@@ -39,7 +39,7 @@ from typing import Any, NamedTuple
 from .._bounds import MAX_FLINK_HEADER_BYTES, MAX_SNAPPY_EXPANSION
 from .._errors import SerializationError, StateError
 from .._io import DataInputView
-from .._snapshot import TypeSerializerSnapshot, read_serializer_snapshot
+from .._snapshot import TypeSerializerSnapshot, java_snapshot_name, read_serializer_snapshot
 from ..serializers import (
     ListSerializerSnapshot,
     MapSerializerSnapshot,
@@ -83,11 +83,13 @@ _CHUNK = 1 << 16
 
 @dataclass(frozen=True)
 class Undecoded:
-    """A key, namespace, user key or value the reference cannot decode: its ``data`` bytes, and
-    ``why`` (what serializer snapshot it was written with, or what failed)."""
+    """A key, namespace, user key or value the reference cannot decode: its ``data`` bytes,
+    ``why`` (the serializer snapshot it was written with) and, where that snapshot names it, the
+    Java class of the value (``java_class``, e.g. the class a Kryo snapshot serializes)."""
 
     data: bytes
     why: str
+    java_class: str | None = None
 
 
 class FlinkEntry(NamedTuple):
@@ -327,12 +329,22 @@ def _key_group_entries(source: _Source, offset: int, compressed: bool, key_group
 
 
 # -- decoding -----------------------------------------------------------------------------------
-def _describe(snapshot: TypeSerializerSnapshot[Any] | None) -> str:
-    if snapshot is None:
-        return "no serializer snapshot"
-    from .._snapshot import java_snapshot_name
+class _Why(NamedTuple):
+    """Why bytes stay undecoded: the snapshot's class, and the value's Java class if known."""
 
-    return java_snapshot_name(snapshot) or type(snapshot).__name__
+    snapshot: str
+    java_class: str | None
+
+    def of(self, data: bytes) -> Undecoded:
+        return Undecoded(bytes(data), self.snapshot, self.java_class)
+
+
+def _describe(snapshot: TypeSerializerSnapshot[Any] | None, prefix: str = "") -> _Why:
+    if snapshot is None:
+        return _Why(f"{prefix}no serializer snapshot", None)
+    name = java_snapshot_name(snapshot) or type(snapshot).__name__
+    java_class = getattr(snapshot, "type_class", None) or getattr(snapshot, "class_name", None) or None
+    return _Why(prefix + name, java_class)
 
 
 def _reader(snapshot: TypeSerializerSnapshot[Any] | None) -> Any:
@@ -414,8 +426,7 @@ class _Decoder:
         src.skip_bytes(self.prefix)
         if self.kind == "timers":
             if self.timer is None:
-                return FlinkEntry(key_group, Undecoded(key[self.prefix :], _describe(self.value_snapshot)),
-                                  None, None, None)
+                return FlinkEntry(key_group, _describe(self.value_snapshot).of(key[self.prefix :]), None, None, None)
             timer = self.timer.deserialize(src)
             _done(src, "timer")
             if value:
@@ -430,17 +441,16 @@ class _Decoder:
                 ns_src = DataInputView(rest[cut:])
                 namespace = self.namespace.deserialize(ns_src)
                 _done(ns_src, "namespace")
-                return FlinkEntry(key_group, Undecoded(rest[:cut], self.key_why), namespace, None,
-                                  self._value(value))
-            return FlinkEntry(key_group, Undecoded(rest, self.key_why), None, None,
-                              self._value(value) if self.kind != "map" else Undecoded(value, "map value"))
+                return FlinkEntry(key_group, self.key_why.of(rest[:cut]), namespace, None, self._value(value))
+            return FlinkEntry(key_group, self.key_why.of(rest), None, None,
+                              self._value(value) if self.kind != "map" else self.value_why.of(value))
         start = src.position
         k = self.key.deserialize(src)
         if self.ambiguous:
             _length_suffix(src, src.position - start, "key")
         if self.namespace is None:
-            return FlinkEntry(key_group, k, Undecoded(key[src.position :], self.namespace_why), None,
-                              self._value(value) if self.kind != "map" else Undecoded(value, "map value"))
+            return FlinkEntry(key_group, k, self.namespace_why.of(key[src.position :]), None,
+                              self._value(value) if self.kind != "map" else self.value_why.of(value))
         start = src.position
         namespace = self.namespace.deserialize(src)
         if self.ambiguous:
@@ -448,7 +458,7 @@ class _Decoder:
         user_key = None
         if self.kind == "map":
             if self.user_key is None:
-                user_key = Undecoded(key[src.position :], self.user_key_why)
+                user_key = self.user_key_why.of(key[src.position :])
                 src.skip_bytes(src.available())
             else:
                 user_key = self.user_key.deserialize(src)
@@ -458,7 +468,7 @@ class _Decoder:
     def _value(self, value: bytes) -> Any:
         if self.kind == "list":
             if self.element is None:
-                return Undecoded(value, f"list of {self.value_why}")
+                return _Why(f"list of {self.value_why.snapshot}", self.value_why.java_class).of(value)
             src = DataInputView(value)
             elements = []
             while True:
@@ -477,9 +487,9 @@ class _Decoder:
                 _done(src, "null map value")
                 return None
             if self.value is None:
-                return Undecoded(value[1:], self.value_why)
+                return self.value_why.of(value[1:])
         elif self.value is None:
-            return Undecoded(value, self.value_why)
+            return self.value_why.of(value)
         decoded = self.value.deserialize(src)
         _done(src, "value")
         return decoded

@@ -17,6 +17,12 @@ from ._composites import (
 )
 from ._enum import EnumSerializer, EnumSerializerSnapshot
 from ._flink_runtime import (
+    GlobalWindowSerializer,
+    GlobalWindowSerializerSnapshot,
+    KryoSerializerSnapshot,
+    TimeWindow,
+    TimeWindowSerializer,
+    TimeWindowSerializerSnapshot,
     Timer,
     TimerSerializer,
     TimerSerializerSnapshot,
@@ -71,6 +77,8 @@ __all__ = [
     "Row", "RowKind", "RowSerializer", "RowSerializerSnapshot",
     "ShortSerializer", "ShortSerializerSnapshot",
     "StringSerializer", "StringSerializerSnapshot",
+    "GlobalWindowSerializer", "GlobalWindowSerializerSnapshot", "KryoSerializerSnapshot",
+    "TimeWindow", "TimeWindowSerializer", "TimeWindowSerializerSnapshot",
     "Timer", "TimerSerializer", "TimerSerializerSnapshot",
     "TtlSerializer", "TtlSerializerSnapshot", "TtlValue",
     "TupleSerializer", "TupleSerializerSnapshot",

@@ -15,6 +15,13 @@ none of them is a serializer a user picks for a state of their own.
   that unsigned byte order is timestamp order), read as a ``Timer``. Its snapshot
   (``TimerSerializerSnapshot``) is a composite, outer version 2 with no outer body, nesting the
   key's serializer and the namespace's.
+- ``TimeWindowSerializer`` (Flink's ``TimeWindow$Serializer``): a window namespace, ``long start |
+  long end``, read as a ``TimeWindow``; ``GlobalWindowSerializer``: one 0x00 byte, read as None.
+- ``KryoSerializerSnapshot`` (Flink's ``kryo.KryoSerializerSnapshot``, version 2): the type's
+  class name and three ``LinkedOptionalMap``s (Kryo registrations, default serializers, default
+  serializer classes), whose keys and values are length-framed: the snapshot is read and kept as
+  bytes (never deserialized: they hold Java-serialized objects). It restores no serializer: Kryo
+  data has no layout the reference knows, so such values stay bytes.
 """
 
 from __future__ import annotations
@@ -22,12 +29,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from .._errors import SerializationError, SnapshotFormatError
+from .._errors import SerializationError, SnapshotFormatError, StateError
 from .._io import DataInputView, DataOutputView
 from .._serializer import TypeSerializer
-from .._snapshot import CompositeTypeSerializerSnapshot, SimpleTypeSerializerSnapshot
+from .._snapshot import CompositeTypeSerializerSnapshot, SimpleTypeSerializerSnapshot, TypeSerializerSnapshot
+from ._pojo import _OPTIONAL_MAP_HEADER, _read_frame
 
 __all__ = [
+    "GlobalWindowSerializer",
+    "GlobalWindowSerializerSnapshot",
+    "KryoSerializerSnapshot",
+    "TimeWindow",
+    "TimeWindowSerializer",
+    "TimeWindowSerializerSnapshot",
     "Timer",
     "TimerSerializer",
     "TimerSerializerSnapshot",
@@ -198,3 +212,139 @@ class TimerSerializerSnapshot(
 
     def nested_labels(self) -> list[str]:
         return ["key", "namespace"]
+
+
+_WINDOWS = "org.apache.flink.streaming.api.windowing.windows."
+
+
+class TimeWindow(NamedTuple):
+    """A time window namespace: ``start`` inclusive, ``end`` exclusive (epoch milliseconds)."""
+
+    start: int
+    end: int
+
+
+class TimeWindowSerializer(TypeSerializer[TimeWindow]):
+    """``long start | long end``."""
+
+    __module__ = "reference.serializers"  # stable identity
+
+    def serialize(self, value: TimeWindow, target: DataOutputView) -> None:
+        target.write_long(value.start)
+        target.write_long(value.end)
+
+    def deserialize(self, source: DataInputView) -> TimeWindow:
+        start = source.read_long()
+        return TimeWindow(start, source.read_long())
+
+    @property
+    def is_immutable_type(self) -> bool:
+        return True
+
+    @property
+    def length(self) -> int:
+        return 16
+
+    def snapshot_configuration(self) -> TimeWindowSerializerSnapshot:
+        return TimeWindowSerializerSnapshot()
+
+
+class TimeWindowSerializerSnapshot(
+    SimpleTypeSerializerSnapshot[TimeWindow],
+    java_name=f"{_WINDOWS}TimeWindow$Serializer$TimeWindowSerializerSnapshot",
+):
+    __module__ = "reference.serializers"  # stable identity
+
+    def __init__(self) -> None:
+        super().__init__(TimeWindowSerializer)
+
+
+class GlobalWindowSerializer(TypeSerializer[None]):
+    """The global window namespace: one 0x00 byte, read as None."""
+
+    __module__ = "reference.serializers"  # stable identity
+
+    def serialize(self, value: None, target: DataOutputView) -> None:
+        target.write_byte(0)
+
+    def deserialize(self, source: DataInputView) -> None:
+        source.read_byte()
+        return None
+
+    @property
+    def is_immutable_type(self) -> bool:
+        return True
+
+    @property
+    def length(self) -> int:
+        return 1
+
+    def snapshot_configuration(self) -> GlobalWindowSerializerSnapshot:
+        return GlobalWindowSerializerSnapshot()
+
+
+class GlobalWindowSerializerSnapshot(
+    SimpleTypeSerializerSnapshot[None],
+    java_name=f"{_WINDOWS}GlobalWindow$Serializer$GlobalWindowSerializerSnapshot",
+):
+    __module__ = "reference.serializers"  # stable identity
+
+    def __init__(self) -> None:
+        super().__init__(GlobalWindowSerializer)
+
+
+class KryoSerializerSnapshot(
+    TypeSerializerSnapshot[Any],
+    java_name="org.apache.flink.api.java.typeutils.runtime.kryo.KryoSerializerSnapshot",
+):
+    """Flink's Kryo snapshot, read and kept as bytes (``type_class``: the Java class it
+    serializes). Restoring a serializer from it is refused: Kryo data stays bytes."""
+
+    __module__ = "reference.serializers"  # stable identity
+
+    VERSION = 2
+
+    def __init__(self) -> None:
+        self.type_class = ""
+        self.body = b""
+
+    def get_current_version(self) -> int:
+        return self.VERSION
+
+    def write_snapshot(self, target: DataOutputView) -> None:
+        target.write(self.body)
+
+    def read_snapshot(self, read_version: int, source: DataInputView) -> None:
+        if read_version != self.VERSION:
+            raise SnapshotFormatError(
+                f"KryoSerializerSnapshot: version {read_version}, this reader knows {self.VERSION}"
+            )
+        start = source.position
+        self.type_class = source.read_utf()
+        where = f"KryoSerializerSnapshot of {self.type_class}"
+        for _ in range(3):
+            header = source.read_long()
+            if header != _OPTIONAL_MAP_HEADER:
+                raise SnapshotFormatError(f"{where}: optional map header {header:#x}, should be {_OPTIONAL_MAP_HEADER:#x}")
+            count = source.read_int()
+            if count < 0 or count * 4 > source.available():
+                raise SnapshotFormatError(f"{where}: {count} map entries do not fit the {source.available()} bytes left")
+            for _ in range(count):
+                source.read_utf()
+                for _present in range(2):
+                    if source.read_boolean():
+                        _read_frame(source, where)
+        self.body = source.slice_from(start)
+
+    def restore_serializer(self) -> TypeSerializer[Any]:
+        raise StateError(
+            f"values of {self.type_class} were written by Flink's KryoSerializer, whose bytes the "
+            "reference cannot decode; they are kept as bytes"
+        )
+
+    def resolve_schema_compatibility(self, old_snapshot: TypeSerializerSnapshot[Any]) -> Any:
+        from .._compat import SchemaCompatibility
+
+        if isinstance(old_snapshot, KryoSerializerSnapshot) and old_snapshot.type_class == self.type_class:
+            return SchemaCompatibility.compatible_as_is()
+        return SchemaCompatibility.incompatible(f"a {type(old_snapshot).__name__} cannot become Kryo of {self.type_class}")
