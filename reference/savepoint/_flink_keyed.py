@@ -79,6 +79,9 @@ _KINDS = {"VALUE": "value", "LIST": "list", "MAP": "map", "REDUCING": "reducing"
 _END_OF_KEY_GROUP = -1  # short 0xFFFF
 _LAST_ENTRY_BIT = 0x80
 _CHUNK = 1 << 16
+#: What decoding corrupt bytes can raise besides a StateError (reported as SavepointFormatError).
+_CORRUPT = (ValueError, TypeError, KeyError, IndexError, OverflowError, AttributeError, RecursionError,
+            MemoryError)
 
 
 @dataclass(frozen=True)
@@ -145,7 +148,10 @@ class _Source:
             return
         location = resolve_stream(handle, directory, allow_external_files)
         self.where = location.uri
-        size = location.size()
+        try:
+            size = location.size()
+        except OSError as exc:
+            raise SavepointFormatError(f"{location.uri}: cannot be read ({type(exc).__name__}: {exc})") from None
         if size is None:
             raise SavepointFormatError(f"{location.uri}: the state file the savepoint's _metadata names is missing")
         if size != handle.size:
@@ -170,10 +176,13 @@ class _Source:
         n = max(0, min(n, self.size - offset))
         if self._data is not None:
             return self._data[offset : offset + n]
-        handle = self._open()
-        with self._location.guard("reading"):
-            handle.seek(offset)
-            data = handle.read(n)
+        try:
+            handle = self._open()
+            with self._location.guard("reading"):
+                handle.seek(offset)
+                data = handle.read(n)
+        except OSError as exc:
+            raise SavepointFormatError(f"{self.where}: cannot be read ({type(exc).__name__}: {exc})") from None
         return bytes(data)
 
     def close(self) -> None:
@@ -255,12 +264,12 @@ def _parse_header(data: bytes, where: str) -> KeyedStateHeader:
                 key = src.read_utf()
                 try:
                     serializers[key] = read_serializer_snapshot(src)
-                except StateError as exc:
+                except (StateError, *_CORRUPT) as exc:
                     raise SavepointFormatError(f"{where}: state {name!r}, {key}: {exc}") from None
             states.append(FlinkStateMeta(name, BACKEND_STATE_TYPES[kind], options, serializers))
     except SavepointFormatError:
         raise
-    except StateError as exc:  # truncated input, corrupt or unknown snapshots
+    except (StateError, *_CORRUPT) as exc:  # truncated input, corrupt or unknown snapshots
         raise _header_failure(where, exc) from None
     names = [s.name for s in states]
     if len(set(names)) != len(names):
@@ -352,7 +361,7 @@ def _reader(snapshot: TypeSerializerSnapshot[Any] | None) -> Any:
         return None
     try:
         return record_serializer(snapshot)
-    except StateError:
+    except (StateError, *_CORRUPT):
         return None
 
 
@@ -414,12 +423,13 @@ class _Decoder:
         if found != key_group or len(key) < self.prefix:
             raise SavepointFormatError(f"{where}: an entry of key group {found} inside key group {key_group}")
         try:
-            yield self._decode(key_group, key, value)
-        except SerializationError as exc:
+            decoded = self._decode(key_group, key, value)
+        except (StateError, *_CORRUPT) as exc:
             raise SavepointFormatError(
                 f"{where}: an entry of state {self.meta.name!r} cannot be decoded ({exc}); the file "
                 "is corrupt or its serializer snapshots do not describe its bytes"
             ) from None
+        yield decoded
 
     def _decode(self, key_group: int, key: bytes, value: bytes) -> FlinkEntry:
         src = DataInputView(key)

@@ -382,7 +382,7 @@ def parse_flink_metadata(data: bytes, where: str = FLINK_METADATA_FILE,
                 raise r.fail("the checkpoint properties should be a Java object stream (0xaced0005)")
         elif src.available():
             raise r.fail(f"{src.available()} bytes after the last operator")
-    except SerializationError as exc:
+    except (SerializationError, ValueError, struct.error) as exc:
         raise r.fail(f"truncated or corrupt: {exc}") from None
     return FlinkMetadata(version, checkpoint_id, operators, masters, properties, directory)
 
