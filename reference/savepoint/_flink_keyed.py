@@ -51,6 +51,7 @@ from ._flink_metadata import (
     FlinkMetadata,
     FlinkOperatorMetadata,
     KeyGroupsHandle,
+    OperatorStateHandle,
     StreamHandle,
     read_flink_metadata,
     resolve_stream,
@@ -66,6 +67,7 @@ __all__ = [
     "FlinkSavepoint",
     "FlinkStateMeta",
     "KeyedStateHeader",
+    "OperatorStateValue",
     "RawEntry",
     "Undecoded",
     "read_flink_savepoint",
@@ -232,6 +234,35 @@ def _header_failure(where: str, exc: Exception) -> SavepointFormatError:
     return SavepointFormatError(f"{where}: the keyed-state header cannot be read: {exc}")
 
 
+def _read_metas(src: DataInputView, where: str) -> list[FlinkStateMeta]:
+    """``short n | n x StateMetaInfo`` (StateMetaInfoSnapshotReadersWriters, version 6)."""
+    count = src.read_short()
+    if count < 0 or count * 18 > src.available():
+        raise SavepointFormatError(f"{where}: state count {count} does not fit the header")
+    states = []
+    for _ in range(count):
+        name = src.read_utf()
+        kind = src.read_int()
+        if not 0 <= kind < len(BACKEND_STATE_TYPES):
+            raise SavepointFormatError(f"{where}: state {name!r} has backend state type {kind}, should be 0..3")
+        n = src.read_int()
+        if n < 0 or n * 4 > src.available():
+            raise SavepointFormatError(f"{where}: state {name!r}: option count {n} does not fit the header")
+        options = {src.read_utf(): src.read_utf() for _ in range(n)}
+        n = src.read_int()
+        if n < 0 or n * 8 > src.available():
+            raise SavepointFormatError(f"{where}: state {name!r}: serializer count {n} does not fit the header")
+        serializers: dict[str, TypeSerializerSnapshot[Any]] = {}
+        for _ in range(n):
+            key = src.read_utf()
+            try:
+                serializers[key] = read_serializer_snapshot(src)
+            except (StateError, *_CORRUPT) as exc:
+                raise SavepointFormatError(f"{where}: state {name!r}, {key}: {exc}") from None
+        states.append(FlinkStateMeta(name, BACKEND_STATE_TYPES[kind], options, serializers))
+    return states
+
+
 def _parse_header(data: bytes, where: str) -> KeyedStateHeader:
     src = DataInputView(data)
     try:
@@ -243,30 +274,7 @@ def _parse_header(data: bytes, where: str) -> KeyedStateHeader:
             )
         compressed = src.read_boolean()
         key_snapshot = read_serializer_snapshot(src)
-        count = src.read_short()
-        if count < 0 or count * 18 > src.available():
-            raise SavepointFormatError(f"{where}: state count {count} does not fit the header")
-        states = []
-        for _ in range(count):
-            name = src.read_utf()
-            kind = src.read_int()
-            if not 0 <= kind < len(BACKEND_STATE_TYPES):
-                raise SavepointFormatError(f"{where}: state {name!r} has backend state type {kind}, should be 0..3")
-            n = src.read_int()
-            if n < 0 or n * 4 > src.available():
-                raise SavepointFormatError(f"{where}: state {name!r}: option count {n} does not fit the header")
-            options = {src.read_utf(): src.read_utf() for _ in range(n)}
-            n = src.read_int()
-            if n < 0 or n * 8 > src.available():
-                raise SavepointFormatError(f"{where}: state {name!r}: serializer count {n} does not fit the header")
-            serializers: dict[str, TypeSerializerSnapshot[Any]] = {}
-            for _ in range(n):
-                key = src.read_utf()
-                try:
-                    serializers[key] = read_serializer_snapshot(src)
-                except (StateError, *_CORRUPT) as exc:
-                    raise SavepointFormatError(f"{where}: state {name!r}, {key}: {exc}") from None
-            states.append(FlinkStateMeta(name, BACKEND_STATE_TYPES[kind], options, serializers))
+        states = _read_metas(src, where)
     except SavepointFormatError:
         raise
     except (StateError, *_CORRUPT) as exc:  # truncated input, corrupt or unknown snapshots
@@ -287,6 +295,59 @@ def read_keyed_header(source: _Source, handle: KeyGroupsHandle) -> KeyedStateHea
             f"{MAX_FLINK_HEADER_BYTES} allowed; the file is corrupt"
         )
     return _parse_header(source.pread(0, end), source.where)
+
+
+def _parse_operator_header(data: bytes, where: str) -> KeyedStateHeader:
+    """An operator-state stream's header (``OperatorBackendSerializationProxy`` version 6):
+    ``int 6 | bool compressed | short n x StateMetaInfo | short n x StateMetaInfo (broadcast)``;
+    ``key_serializer`` is unused (None)."""
+    src = DataInputView(data)
+    try:
+        version = src.read_int()
+        if version != HEADER_VERSION:
+            raise SavepointFormatError(
+                f"{where}: operator-state header version {version}; this reader knows version {HEADER_VERSION}"
+            )
+        compressed = src.read_boolean()
+        states = _read_metas(src, where) + _read_metas(src, where)
+    except SavepointFormatError:
+        raise
+    except (StateError, *_CORRUPT) as exc:
+        raise SavepointFormatError(f"{where}: the operator-state header cannot be read: {exc}") from None
+    names = [s.name for s in states]
+    if len(set(names)) != len(names):
+        raise SavepointFormatError(f"{where}: the header names a state twice ({names})")
+    return KeyedStateHeader(compressed, None, tuple(states), src.position)  # type: ignore[arg-type]
+
+
+class _Bounded:
+    """Reads of a cursor that stop at ``end`` (the next element's offset)."""
+
+    def __init__(self, cursor: _Cursor, end: int) -> None:
+        self.cursor, self.end = cursor, end
+
+    def read(self, n: int) -> bytes:
+        return self.cursor.read(max(0, min(n, self.end - self.cursor.pos)))
+
+
+def _element_bytes(source: _Source, start: int, end: int, compressed: bool, where: str) -> bytes:
+    """The bytes of one operator-state element written between two offsets (decompressed: each
+    element is flushed as chunks of the operator state's Snappy framed stream)."""
+    if not compressed:
+        return source.pread(start, end - start)
+    from ._snappy import FramedReader
+
+    reader = FramedReader(_Bounded(_Cursor(source, start), end).read, where, started=True)
+    parts = []
+    budget = (end - start) * MAX_SNAPPY_EXPANSION + (1 << 16)
+    while True:
+        piece = reader.read(_CHUNK)
+        if not piece:
+            return b"".join(parts)
+        budget -= len(piece)
+        if budget < 0:
+            raise SavepointFormatError(f"{where}: decompresses beyond what {end - start} stored bytes can hold")
+        parts.append(piece)
 
 
 # -- key groups ---------------------------------------------------------------------------------
@@ -587,14 +648,77 @@ class FlinkKeyedState:
             yield from decoder.decode(key_group, key, value, f"{part.source.where}, key group {key_group}")
 
 
-@dataclass(frozen=True)
+class OperatorStateValue(NamedTuple):
+    """One element of an operator list state (``SPLIT_DISTRIBUTE`` or ``UNION``) as the subtask
+    wrote it, or one (key, value) entry of a broadcast state."""
+
+    subtask: int
+    value: Any
+
+
+@dataclass(frozen=True, eq=False)
 class FlinkOperatorState:
-    """An operator (non-keyed) state: its name, distribution mode and how many partitions its
-    subtasks wrote (its values are not decoded)."""
+    """An operator (non-keyed) state: its name, distribution mode (``SPLIT_DISTRIBUTE``,
+    ``UNION`` or ``BROADCAST``), how many partitions its subtasks wrote (elements of a list
+    state; one per subtask for a broadcast state), and the serializer snapshots of its values
+    (``value_serializer``; a broadcast state's keys: ``key_serializer``)."""
 
     name: str
     mode: str
     partitions: int
+    value_serializer: TypeSerializerSnapshot[Any] | None = None
+    key_serializer: TypeSerializerSnapshot[Any] | None = None
+    _parts: tuple[tuple[int, OperatorStateHandle, _Source, KeyedStateHeader], ...] = field(default=(), repr=False)
+
+    def values(self) -> Iterator[OperatorStateValue]:
+        """Every element (a broadcast state: every (key, value) entry), subtask by subtask, in
+        the order written, decoded as keyed values are (``Undecoded`` where they cannot be)."""
+        for subtask, handle, source, header in self._parts:
+            entry = next((e for e in handle.states if e.name == self.name), None)
+            meta = next((m for m in header.states if m.name == self.name), None)
+            if entry is None or meta is None:
+                continue
+            ends = sorted({o for e in handle.states for o in e.offsets} | {source.size})
+            value_why = _describe(meta.serializers.get("VALUE_SERIALIZER"))
+            value = _reader(meta.serializers.get("VALUE_SERIALIZER"))
+            key = _reader(meta.serializers.get("KEY_SERIALIZER"))
+            try:
+                for offset in entry.offsets:
+                    if not header.size <= offset < source.size:
+                        raise SavepointFormatError(
+                            f"{source.where}: state {self.name!r} has an element at byte {offset}, outside "
+                            f"[{header.size}, {source.size})")
+                    end = next(e for e in ends if e > offset)
+                    data = _element_bytes(source, offset, end, header.compressed, f"{source.where}, state {self.name!r}")
+                    yield from self._decode(subtask, data, key, value, value_why, source.where)
+            finally:
+                source.close()
+
+    def _decode(self, subtask: int, data: bytes, key: Any, value: Any, value_why: _Why,
+                where: str) -> Iterator[OperatorStateValue]:
+        src = DataInputView(data)
+        try:
+            if self.mode != "BROADCAST":
+                if value is None:
+                    decoded = [value_why.of(data)]
+                else:
+                    decoded = [value.deserialize(src)]
+                    _done(src, "operator state element")
+            else:
+                count = src.read_int()
+                if count < 0 or count > src.available():
+                    raise SerializationError(f"broadcast state of {count} entries in {src.available()} bytes")
+                if key is None or value is None:
+                    decoded = [value_why.of(data)]
+                else:
+                    decoded = [(key.deserialize(src), value.deserialize(src)) for _ in range(count)]
+                    _done(src, "broadcast state")
+        except (StateError, *_CORRUPT) as exc:
+            raise SavepointFormatError(
+                f"{where}: an element of operator state {self.name!r} cannot be decoded ({exc}); the file "
+                "is corrupt or its serializer snapshots do not describe its bytes") from None
+        for item in decoded:
+            yield OperatorStateValue(subtask, item)
 
 
 @dataclass(frozen=True, eq=False)
@@ -686,7 +810,7 @@ def _operator(meta: FlinkOperatorMetadata, directory: Location, allow_external_f
             states.setdefault(state.name, state)
     key_groups = tuple(sorted(kg for part in parts for kg in part.handle.key_groups if part.handle.offset(kg) > 0))
     op = FlinkOperator(meta.uid, meta.name, meta.operator_id, meta.parallelism, meta.max_parallelism, meta,
-                       (), _operator_states(meta), tuple(parts))
+                       (), _operator_states(meta, directory, allow_external_files), tuple(parts))
     keyed = []
     for state in states.values():
         if state.backend_type not in ("KEY_VALUE", "PRIORITY_QUEUE"):
@@ -703,14 +827,34 @@ def _operator(meta: FlinkOperatorMetadata, directory: Location, allow_external_f
     return op
 
 
-def _operator_states(meta: FlinkOperatorMetadata) -> tuple[FlinkOperatorState, ...]:
+def _operator_states(meta: FlinkOperatorMetadata, directory: Location,
+                     allow_external_files: bool) -> tuple[FlinkOperatorState, ...]:
     found: dict[str, list[Any]] = {}
+    parts = []
     for subtask in meta.subtasks:
         handle = subtask.managed_operator_state
-        for entry in handle.states if handle is not None else ():
-            seen = found.setdefault(entry.name, [entry.mode, 0])
+        if handle is None:
+            continue
+        source = _Source(handle.stream, directory, allow_external_files)
+        starts = [o for e in handle.states for o in e.offsets]
+        end = min(starts) if starts else source.size
+        if not 0 <= end <= min(source.size, MAX_FLINK_HEADER_BYTES):
+            raise SavepointFormatError(f"{source.where}: the operator-state header would end at byte {end}")
+        try:
+            header = _parse_operator_header(source.pread(0, end), source.where)
+        finally:
+            source.close()
+        parts.append((subtask.index, handle, source, header))
+        for entry in handle.states:
+            seen = found.setdefault(entry.name, [entry.mode, 0, None, None])
             seen[1] += len(entry.offsets)
-    return tuple(FlinkOperatorState(name, mode, n) for name, (mode, n) in found.items())
+            if seen[2] is None:
+                meta_info = next((m for m in header.states if m.name == entry.name), None)
+                if meta_info is not None:
+                    seen[2] = meta_info.serializers.get("VALUE_SERIALIZER")
+                    seen[3] = meta_info.serializers.get("KEY_SERIALIZER")
+    return tuple(FlinkOperatorState(name, mode, n, value, key, tuple(parts))
+                 for name, (mode, n, value, key) in found.items())
 
 
 def read_flink_savepoint(path: Any, *, allow_external_files: bool = False) -> FlinkSavepoint:

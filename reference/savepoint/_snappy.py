@@ -98,12 +98,14 @@ class FramedReader:
     """The decompressed bytes of a Snappy framed stream, read from ``read_raw(n)`` (which
     returns at most ``n`` bytes, fewer only at the end of the source)."""
 
-    def __init__(self, read_raw: Callable[[int], bytes], where: str) -> None:
+    def __init__(self, read_raw: Callable[[int], bytes], where: str, started: bool = False) -> None:
+        """``started``: the stream identifier was already read (a read from a chunk in the
+        middle of a stream, as Flink's operator-state offsets point)."""
         self._read_raw = read_raw
         self._where = where
         self._buffer = b""
         self._pos = 0
-        self._started = False
+        self._started = started
 
     def _exact(self, n: int) -> bytes:
         data = self._read_raw(n)

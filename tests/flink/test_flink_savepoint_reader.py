@@ -5,7 +5,7 @@ The savepoints and what they hold come from the ``flink_savepoints`` session fix
 and an ``expected.json`` of every value it wrote, rendered by the Java side). Every keyed entry the
 reader decodes is compared with expected.json exactly (as multisets: entry order carries no
 meaning); so are the operators, their uids, ids, parallelism, the state kinds and TTL flags, and
-the operator states' names and distribution modes.
+the operator states' names, distribution modes and elements (per subtask, in order).
 
 Without that fixture (a branch where it is not merged, no JDK, no ``flink`` extra) the ``flink``
 tests skip; ``FLINK_SAVEPOINTS_DIR`` may instead name a directory of ``<case>/{savepoint-*/,
@@ -160,6 +160,14 @@ def test_every_keyed_entry_of_the_kept_real_savepoints_is_decoded_exactly():
     assert _compare_all(kept) >= 3 * 130, "got fewer keyed entries than the kept savepoints hold"
 
 
+def _per_subtask(pairs: Any) -> dict[int, list[Any]]:
+    """Operator-state elements by subtask, each subtask's in the order written."""
+    grouped: dict[int, list[Any]] = {}
+    for subtask, value in pairs:
+        grouped.setdefault(subtask, []).append(value)
+    return grouped
+
+
 def _compare_all(savepoints: dict[str, tuple[Path, dict[str, Any]]]) -> int:
     """Compare every operator and keyed entry with expected.json; the number of entries compared."""
     compared = 0
@@ -183,6 +191,10 @@ def _compare_all(savepoints: dict[str, tuple[Path, dict[str, Any]]]) -> int:
                     found = operator_states.get(name)
                     assert found is not None, f"{at}: missing from operator states {sorted(operator_states)}"
                     assert found.mode == _MODES[state_want["kind"]], f"{at}: got mode {found.mode}"
+                    got = _per_subtask((v.subtask, _render(v.value, found.value_serializer)) for v in found.values())
+                    want_values = _per_subtask((e["subtask"], e["value"]) for e in state_want["entries"])
+                    assert got == want_values, f"{at}: got elements {got}, should be {want_values}"
+                    compared += len(state_want["entries"])
                     continue
                 state = keyed.get(name)
                 assert state is not None, f"{at}: missing from the keyed states {sorted(keyed)}"

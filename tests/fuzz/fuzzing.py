@@ -756,9 +756,12 @@ FLINK_CONFIG = Config("flink-savepoint", s.LongSerializer(), [0])
 
 def read_flink_everything(path: str) -> None:
     """What a user of ``read_flink_savepoint`` does: every operator, every keyed state's
-    entries decoded and raw."""
+    entries decoded and raw, every operator state's elements."""
     savepoint = read_flink_savepoint(path)
     for operator in savepoint.operators:
+        for operator_state in operator.operator_states:
+            for _ in operator_state.values():
+                pass
         for state in operator.keyed_states:
             for _ in state.entries():
                 pass
