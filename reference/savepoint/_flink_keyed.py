@@ -1,5 +1,5 @@
-"""Flink's keyed-state files of a canonical savepoint, read without any user class
-(docs/flink-savepoints.md).
+"""Flink's keyed-state (and operator-state) streams of a canonical savepoint, read without any
+user class, and the public model of a Flink savepoint (docs/flink-savepoints.md).
 
 A ``KeyGroupsSavepointStateHandle`` names one stream (inline bytes or a file) per subtask:
 
@@ -27,6 +27,11 @@ registered read as plain records and constant names. A key, namespace or value t
 decoded (a serializer the reference does not have, a PickleSerializer) is an ``Undecoded`` holding
 its bytes; nothing read triggers an import or an unpickling. Files are read in 64 KiB pieces,
 one key group at a time, so memory stays bounded by the largest entry.
+
+Operator-state streams (``OperatorBackendSerializationProxy`` version 6): ``int 6 | bool
+compressed | short n x StateMetaInfo | short n x StateMetaInfo (broadcast)``, then the elements at
+the offsets the metadata lists (one element each; a broadcast state ``int n`` then n keys and
+values), one Snappy framed stream flushed per element when compressed.
 """
 
 from __future__ import annotations
