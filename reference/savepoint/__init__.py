@@ -33,6 +33,7 @@ from ._flink_keyed import (
     OperatorStateValue,
     RawEntry,
     Undecoded,
+    UnreadSnapshot,
     read_flink_savepoint,
 )
 from ._flink_metadata import (
@@ -163,6 +164,7 @@ __all__ = [
     "RawEntry",
     "StreamHandle",
     "Undecoded",
+    "UnreadSnapshot",
     "is_flink_savepoint",
     "operator_id_for_uid",
     "parse_flink_metadata",

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from .._bounds import MAX_FLINK_HEADER_BYTES, MAX_SNAPPY_EXPANSION
-from .._errors import SerializationError, StateError
+from .._errors import SerializationError, StateError, UnknownSnapshotClassError
 from .._io import DataInputView
 from .._snapshot import TypeSerializerSnapshot, java_snapshot_name, read_serializer_snapshot
 from ..serializers import (
@@ -75,6 +75,7 @@ __all__ = [
     "OperatorStateValue",
     "RawEntry",
     "Undecoded",
+    "UnreadSnapshot",
     "read_flink_savepoint",
     "read_keyed_header",
 ]
@@ -239,7 +240,101 @@ def _header_failure(where: str, exc: Exception) -> SavepointFormatError:
     return SavepointFormatError(f"{where}: the keyed-state header cannot be read: {exc}")
 
 
-def _read_metas(src: DataInputView, where: str) -> list[FlinkStateMeta]:
+@dataclass(frozen=True)
+class UnreadSnapshot:
+    """A serializer snapshot of a class the reference does not know (a user's own serializer):
+    its class name and bytes, found by resynchronizing on what follows it (see
+    ``_with_resync``); the values it describes stay ``Undecoded``."""
+
+    java_class: str
+    data: bytes
+
+
+class _Unknown(Exception):
+    """A snapshot class the registry does not know, at byte ``pos`` of a header."""
+
+    def __init__(self, pos: int, name: str, body: int, message: str) -> None:
+        super().__init__(message)
+        self.pos, self.name, self.body = pos, name, body
+
+
+#: Most unknown snapshot classes one header may hold, and the largest header searched for
+#: where they end (each unknown one multiplies the work of the search).
+_MAX_UNKNOWN = 3
+_MAX_RESYNC_BYTES = 1 << 18
+
+
+def _read_snapshot_at(src: DataInputView, data: bytes, skip: dict[int, int]) -> Any:
+    """The snapshot at the current position, or an ``UnreadSnapshot`` where ``skip`` says an
+    unknown one ends; raises ``_Unknown`` for an unknown class not yet located."""
+    start = src.position
+    end = skip.get(start)
+    if end is not None:
+        probe = DataInputView(data[start:end])
+        probe.read_int()
+        name = probe.read_utf()
+        src.skip_bytes(end - start)
+        return UnreadSnapshot(name, data[start:end])
+    try:
+        return read_serializer_snapshot(src)
+    except UnknownSnapshotClassError as exc:
+        probe = DataInputView(data[start:])
+        probe.read_int()
+        name = probe.read_utf()
+        raise _Unknown(start, name, start + probe.position + 4, str(exc)) from None
+
+
+def _candidates(data: bytes, body: int) -> Iterator[int]:
+    """Where an unknown snapshot starting its body at ``body`` may end: the header's end, or a
+    UTF string followed by an int 0..3 (the next serializer entry: key, then proxy version 2;
+    or the next state: name, then backend type) or a short (operator headers: the broadcast
+    states' count, at most as many bytes as are left)."""
+    end = len(data)
+    for q in range(body, end + 1):
+        if q == end:
+            yield q
+            continue
+        if end - q >= 2 and end - q <= 3:
+            yield q
+            continue
+        if end - q < 6:
+            continue
+        n = int.from_bytes(data[q : q + 2], "big")
+        after = q + 2 + n
+        if n and after + 4 <= end and int.from_bytes(data[after : after + 4], "big") in (0, 1, 2, 3):
+            yield q
+
+
+def _with_resync(parse: Callable[[bytes, str, dict[int, int]], KeyedStateHeader], data: bytes,
+                 where: str) -> KeyedStateHeader:
+    """``parse`` the header; where a snapshot names a class the reference does not know (its
+    body has no length), find where it ends: the first position from which the rest of the
+    header parses to its exact end."""
+
+    def attempt(skip: dict[int, int]) -> KeyedStateHeader:
+        try:
+            return parse(data, where, skip)
+        except _Unknown as unknown:
+            if len(skip) >= _MAX_UNKNOWN or len(data) > _MAX_RESYNC_BYTES:
+                raise SavepointFormatError(
+                    f"{where}: {unknown}; the reference cannot tell where a snapshot of that class "
+                    "ends in a header this large or with this many unknown classes"
+                ) from None
+            for end in _candidates(data, unknown.body):
+                try:
+                    return attempt({**skip, unknown.pos: end})
+                except SavepointFormatError:
+                    continue
+            raise SavepointFormatError(
+                f"{where}: a serializer snapshot of class {unknown.name!r}, which the reference does "
+                "not know, and no end for it from which the rest of the header reads; register its "
+                "snapshot class, or the file is corrupt"
+            ) from None
+
+    return attempt({})
+
+
+def _read_metas(src: DataInputView, where: str, data: bytes = b"", skip: dict[int, int] | None = None) -> list[FlinkStateMeta]:
     """``short n | n x StateMetaInfo`` (StateMetaInfoSnapshotReadersWriters, version 6)."""
     count = src.read_short()
     if count < 0 or count * 18 > src.available():
@@ -261,14 +356,17 @@ def _read_metas(src: DataInputView, where: str) -> list[FlinkStateMeta]:
         for _ in range(n):
             key = src.read_utf()
             try:
-                serializers[key] = read_serializer_snapshot(src)
+                serializers[key] = _read_snapshot_at(src, data, skip or {})
+            except _Unknown:
+                raise
             except (StateError, *_CORRUPT) as exc:
                 raise SavepointFormatError(f"{where}: state {name!r}, {key}: {exc}") from None
         states.append(FlinkStateMeta(name, BACKEND_STATE_TYPES[kind], options, serializers))
     return states
 
 
-def _parse_header(data: bytes, where: str) -> KeyedStateHeader:
+def _parse_header(data: bytes, where: str, skip: dict[int, int] | None = None) -> KeyedStateHeader:
+    skip = skip or {}
     src = DataInputView(data)
     try:
         version = src.read_int()
@@ -278,12 +376,14 @@ def _parse_header(data: bytes, where: str) -> KeyedStateHeader:
                 f"{HEADER_VERSION} (Flink 1.7 and later)"
             )
         compressed = src.read_boolean()
-        key_snapshot = read_serializer_snapshot(src)
-        states = _read_metas(src, where)
+        key_snapshot = _read_snapshot_at(src, data, skip)
+        states = _read_metas(src, where, data, skip)
     except SavepointFormatError:
         raise
     except (StateError, *_CORRUPT) as exc:  # truncated input, corrupt or unknown snapshots
         raise _header_failure(where, exc) from None
+    if skip and src.available():
+        raise SavepointFormatError(f"{where}: {src.available()} bytes after the header")
     names = [s.name for s in states]
     if len(set(names)) != len(names):
         raise SavepointFormatError(f"{where}: the header names a state twice ({names})")
@@ -299,10 +399,10 @@ def read_keyed_header(source: _Source, handle: KeyGroupsHandle) -> KeyedStateHea
             f"{source.where}: the keyed-state header would be {end} bytes, more than the "
             f"{MAX_FLINK_HEADER_BYTES} allowed; the file is corrupt"
         )
-    return _parse_header(source.pread(0, end), source.where)
+    return _with_resync(_parse_header, source.pread(0, end), source.where)
 
 
-def _parse_operator_header(data: bytes, where: str) -> KeyedStateHeader:
+def _parse_operator_header(data: bytes, where: str, skip: dict[int, int] | None = None) -> KeyedStateHeader:
     """An operator-state stream's header (``OperatorBackendSerializationProxy`` version 6):
     ``int 6 | bool compressed | short n x StateMetaInfo | short n x StateMetaInfo (broadcast)``;
     ``key_serializer`` is unused (None)."""
@@ -314,7 +414,9 @@ def _parse_operator_header(data: bytes, where: str) -> KeyedStateHeader:
                 f"{where}: operator-state header version {version}; this reader knows version {HEADER_VERSION}"
             )
         compressed = src.read_boolean()
-        states = _read_metas(src, where) + _read_metas(src, where)
+        states = _read_metas(src, where, data, skip) + _read_metas(src, where, data, skip)
+        if skip and src.available():
+            raise SavepointFormatError(f"{where}: {src.available()} bytes after the header")
     except SavepointFormatError:
         raise
     except (StateError, *_CORRUPT) as exc:
@@ -417,13 +519,15 @@ class _Why(NamedTuple):
 def _describe(snapshot: TypeSerializerSnapshot[Any] | None, prefix: str = "") -> _Why:
     if snapshot is None:
         return _Why(f"{prefix}no serializer snapshot", None)
+    if isinstance(snapshot, UnreadSnapshot):
+        return _Why(f"{prefix}{snapshot.java_class} (a snapshot class the reference does not know)", None)
     name = java_snapshot_name(snapshot) or type(snapshot).__name__
     java_class = getattr(snapshot, "type_class", None) or getattr(snapshot, "class_name", None) or None
     return _Why(prefix + name, java_class)
 
 
 def _reader(snapshot: TypeSerializerSnapshot[Any] | None) -> Any:
-    if snapshot is None:
+    if snapshot is None or isinstance(snapshot, UnreadSnapshot):
         return None
     try:
         return record_serializer(snapshot)
@@ -846,7 +950,7 @@ def _operator_states(meta: FlinkOperatorMetadata, directory: Location,
         if not 0 <= end <= min(source.size, MAX_FLINK_HEADER_BYTES):
             raise SavepointFormatError(f"{source.where}: the operator-state header would end at byte {end}")
         try:
-            header = _parse_operator_header(source.pread(0, end), source.where)
+            header = _with_resync(_parse_operator_header, source.pread(0, end), source.where)
         finally:
             source.close()
         parts.append((subtask.index, handle, source, header))

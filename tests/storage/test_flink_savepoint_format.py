@@ -15,6 +15,8 @@ import pytest
 from reference import StateError, snapshot_from_bytes, snapshot_to_bytes
 from reference.savepoint import (
     SavepointFormatError,
+    Undecoded,
+    UnreadSnapshot,
     murmur3_128,
     operator_id_for_uid,
     parse_flink_metadata,
@@ -201,3 +203,27 @@ def test_record_serializer_reads_pojos_and_enums_without_their_classes():
     assert record_serializer(IntSerializer().snapshot_configuration()).from_bytes(b"\0\0\0\5") == 5
     with pytest.raises(StateError, match="unpickling"):
         record_serializer(PickleSerializer().snapshot_configuration())
+
+
+def test_a_snapshot_class_nobody_knows_is_skipped_and_its_values_stay_bytes(tmp_path):
+    """A user's own serializer snapshot has no length: the reader finds where it ends (the rest
+    of the header must read from there to its exact end) and keeps that state's values as bytes."""
+    copy = tmp_path / "sp"
+    shutil.copytree(next(DATA.glob("hashmap_files_long/savepoint-*")), copy)
+    known = b"org.apache.flink.api.java.typeutils.runtime.kryo.KryoSerializerSnapshot"
+    patched = 0
+    for file in copy.iterdir():
+        data = file.read_bytes()
+        if known in data:
+            file.write_bytes(data.replace(known, known[:-1] + b"X"))
+            patched += 1
+    assert patched, "got no state file naming the Kryo snapshot; the kept savepoint should have one"
+    operator = read_flink_savepoint(copy).operator("keyed-states")
+    opaque = operator.keyed_state("opaque")
+    assert isinstance(opaque.value_serializer, UnreadSnapshot), f"got {opaque.value_serializer!r}"
+    assert opaque.value_serializer.java_class.endswith("KryoSerializerSnapshoX")
+    values = [e.value for e in opaque.entries()]
+    assert values and all(isinstance(v, Undecoded) and "does not know" in v.why for v in values), (
+        f"got {values[:2]}, should be Undecoded values naming the unknown snapshot class")
+    counts = {e.value for e in operator.keyed_state("count").entries()}
+    assert counts and all(isinstance(c, int) for c in counts), f"got {counts}, the other states should still decode"
