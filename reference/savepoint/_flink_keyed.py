@@ -262,6 +262,8 @@ class _Unknown(Exception):
 #: where they end (each unknown one multiplies the work of the search).
 _MAX_UNKNOWN = 3
 _MAX_RESYNC_BYTES = 1 << 18
+#: Bytes of header the search may parse again in all (its attempts times the header's size).
+_RESYNC_BUDGET = 2 << 20
 
 
 def _read_snapshot_at(src: DataInputView, data: bytes, skip: dict[int, int]) -> Any:
@@ -311,7 +313,12 @@ def _with_resync(parse: Callable[[bytes, str, dict[int, int]], KeyedStateHeader]
     body has no length), find where it ends: the first position from which the rest of the
     header parses to its exact end."""
 
+    budget = [max(16, _RESYNC_BUDGET // max(len(data), 1))]
+
     def attempt(skip: dict[int, int]) -> KeyedStateHeader:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise SavepointFormatError(f"{where}: gave up looking for where unknown serializer snapshots end")
         try:
             return parse(data, where, skip)
         except _Unknown as unknown:
@@ -324,6 +331,8 @@ def _with_resync(parse: Callable[[bytes, str, dict[int, int]], KeyedStateHeader]
                 try:
                     return attempt({**skip, unknown.pos: end})
                 except SavepointFormatError:
+                    if budget[0] < 0:
+                        raise
                     continue
             raise SavepointFormatError(
                 f"{where}: a serializer snapshot of class {unknown.name!r}, which the reference does "
