@@ -96,6 +96,8 @@ from ._key_groups import (
     subtask_for_key_group,
 )
 from ._murmur import murmur3_32, murmur3_32_many, murmur3_128
+from ._snappy import FramedReader as SnappyFramedReader
+from ._snappy import decompress as snappy_decompress
 from ._storage import Location, StorageError, is_uri, locate, same_bytes, shown, store_environment
 from ._tree import file_tree
 
@@ -170,6 +172,8 @@ __all__ = [
     "parse_flink_metadata",
     "read_flink_metadata",
     "read_flink_savepoint",
+    "SnappyFramedReader",
+    "snappy_decompress",
     # storage
     "file_tree",
     "Location",

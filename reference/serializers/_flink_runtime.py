@@ -127,9 +127,9 @@ class TtlSerializer(TypeSerializer[TtlValue]):
         return TtlSerializerSnapshot(self)
 
 
-class _FixedComposite(CompositeTypeSerializerSnapshot[Any]):
-    """A Flink composite snapshot of outer version 2 with no outer body and two nested
-    snapshots."""
+class _OuterVersion2:
+    """What Flink's TTL and timer snapshots share: a composite of outer version 2 with no outer
+    body and two nested snapshots (a mixin: it is no snapshot class of its own)."""
 
     NESTED_ARITY = 2
     OUTER_VERSION = 2
@@ -145,7 +145,7 @@ class _FixedComposite(CompositeTypeSerializerSnapshot[Any]):
             )
 
 
-class TtlSerializerSnapshot(_FixedComposite, java_name=f"{_RUNTIME}ttl.TtlStateFactory$TtlSerializerSnapshot"):
+class TtlSerializerSnapshot(_OuterVersion2, CompositeTypeSerializerSnapshot[Any], java_name=f"{_RUNTIME}ttl.TtlStateFactory$TtlSerializerSnapshot"):
     """Flink's ``TtlSerializerSnapshot``: nested [timestamp serializer, value serializer]."""
 
     __module__ = "reference.serializers"  # stable identity
@@ -198,7 +198,8 @@ class TimerSerializer(TypeSerializer[Timer]):
 
 
 class TimerSerializerSnapshot(
-    _FixedComposite, java_name="org.apache.flink.streaming.api.operators.TimerSerializerSnapshot"
+    _OuterVersion2, CompositeTypeSerializerSnapshot[Any],
+    java_name="org.apache.flink.streaming.api.operators.TimerSerializerSnapshot",
 ):
     """Flink's ``TimerSerializerSnapshot``: nested [key serializer, namespace serializer]."""
 

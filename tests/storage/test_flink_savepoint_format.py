@@ -15,6 +15,7 @@ import pytest
 from reference import StateError, snapshot_from_bytes, snapshot_to_bytes
 from reference.savepoint import (
     SavepointFormatError,
+    SnappyFramedReader,
     Undecoded,
     UnreadSnapshot,
     murmur3_128,
@@ -22,6 +23,7 @@ from reference.savepoint import (
     parse_flink_metadata,
     read_flink_metadata,
     read_flink_savepoint,
+    snappy_decompress,
 )
 from reference.serializers import (
     EnumSerializer,
@@ -69,22 +71,20 @@ def test_murmur3_128_is_guavas_and_gives_flinks_operator_ids():
 
 
 def test_snappy_blocks_and_frames():
-    from reference.savepoint._snappy import FramedReader, decompress
-
     block = bytes([12, 0x08]) + b"abc" + bytes([0x15, 3])  # literal "abc", copy 9 bytes from 3 back
-    assert decompress(block) == b"abcabcabcabc", f"got {decompress(block)!r}, should repeat the overlapping copy"
+    assert snappy_decompress(block) == b"abcabcabcabc", f"got {snappy_decompress(block)!r}, should repeat the overlapping copy"
     for bad, why in [(bytes([12, 0x08]) + b"abc" + bytes([0x15, 0]), "a copy from offset 0"),
                      (bytes([13, 0x08]) + b"abc" + bytes([0x15, 3]), "a declared length not reached"),
                      (bytes([12, 0x08]) + b"ab", "a literal past the end")]:
         with pytest.raises(SavepointFormatError):
-            decompress(bad)
+            snappy_decompress(bad)
             pytest.fail(f"got no error for {why}")
     frames = b"\xff\x06\x00\x00sNaPpY" + b"\x01" + (4 + 5).to_bytes(3, "little") + b"\0\0\0\0hello"
     frames += b"\x00" + (4 + len(block)).to_bytes(3, "little") + b"\0\0\0\0" + block
-    reader = FramedReader(lambda n, rest=[frames]: _take(rest, n), "test")
+    reader = SnappyFramedReader(lambda n, rest=[frames]: _take(rest, n), "test")
     assert reader.read(17) == b"helloabcabcabcabc", "got other bytes from an uncompressed and a compressed chunk"
     with pytest.raises(SavepointFormatError, match="stream identifier"):
-        FramedReader(lambda n, rest=[frames[10:]]: _take(rest, n), "test").read(1)
+        SnappyFramedReader(lambda n, rest=[frames[10:]]: _take(rest, n), "test").read(1)
 
 
 def _take(rest: list[bytes], n: int) -> bytes:
