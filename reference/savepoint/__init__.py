@@ -17,7 +17,8 @@ This package owns everything a savepoint is on disk, for every engine that reads
 - **Flink's own canonical savepoints** (``_flink_metadata``, ``_flink_keyed``, ``_snappy``;
   docs/flink-savepoints.md), read without any user class: ``read_flink_savepoint`` (operators,
   keyed states, their entries decoded or raw, streamed), ``read_flink_metadata`` (the
-  ``_metadata`` file alone), ``operator_id_for_uid`` (Guava's ``murmur3_128`` of a uid).
+  ``_metadata`` file alone), ``operator_id_for_uid`` (Guava's ``murmur3_128`` of a uid),
+  ``snappy_decompress`` / ``SnappyFramedReader`` (Snappy, as Flink compresses key groups).
 
 Every failure is a ``reference.StateError``: ``SavepointFormatError`` for what was read,
 ``StorageError`` for the store.

@@ -37,6 +37,7 @@ values), one Snappy framed stream flushed per element when compressed.
 from __future__ import annotations
 
 import struct
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -262,14 +263,17 @@ class _Unknown(Exception):
 #: where they end (each unknown one multiplies the work of the search).
 _MAX_UNKNOWN = 3
 _MAX_RESYNC_BYTES = 1 << 18
-#: Bytes of header the search may parse again in all (its attempts times the header's size).
-_RESYNC_BUDGET = 2 << 20
+#: Bytes of header the search may parse again in all (over its attempts, each counted up to
+#: where it failed).
+_RESYNC_BUDGET = 1 << 20
+_progress = threading.local()
 
 
 def _read_snapshot_at(src: DataInputView, data: bytes, skip: dict[int, int]) -> Any:
     """The snapshot at the current position, or an ``UnreadSnapshot`` where ``skip`` says an
     unknown one ends; raises ``_Unknown`` for an unknown class not yet located."""
     start = src.position
+    _progress.at = max(getattr(_progress, "at", 0), start)
     end = skip.get(start)
     if end is not None:
         probe = DataInputView(data[start:end])
@@ -286,24 +290,26 @@ def _read_snapshot_at(src: DataInputView, data: bytes, skip: dict[int, int]) -> 
         raise _Unknown(start, name, start + probe.position + 4, str(exc)) from None
 
 
+def _utf_then_small_int(data: bytes, q: int) -> bool:
+    """Whether ``data[q:]`` starts with a non-empty UTF string followed by an int 0..3."""
+    if len(data) - q < 7:
+        return False
+    n = int.from_bytes(data[q : q + 2], "big")
+    after = q + 2 + n
+    return n > 0 and after + 4 <= len(data) and int.from_bytes(data[after : after + 4], "big") <= 3
+
+
 def _candidates(data: bytes, body: int) -> Iterator[int]:
-    """Where an unknown snapshot starting its body at ``body`` may end: the header's end, or a
-    UTF string followed by an int 0..3 (the next serializer entry: key, then proxy version 2;
-    or the next state: name, then backend type) or a short (operator headers: the broadcast
-    states' count, at most as many bytes as are left)."""
+    """Where an unknown snapshot starting its body at ``body`` may end: the header's end; the
+    next serializer entry (UTF key, then the proxy version 2) or the next state (UTF name, then
+    its backend type 0..3); a state count (a short, then such a state, or 0 states before the
+    end, or the 2-byte count of broadcast states)."""
     end = len(data)
     for q in range(body, end + 1):
-        if q == end:
+        if q == end or _utf_then_small_int(data, q):
             yield q
-            continue
-        if end - q >= 2 and end - q <= 3:
-            yield q
-            continue
-        if end - q < 6:
-            continue
-        n = int.from_bytes(data[q : q + 2], "big")
-        after = q + 2 + n
-        if n and after + 4 <= end and int.from_bytes(data[after : after + 4], "big") in (0, 1, 2, 3):
+        elif end - q >= 2 and int.from_bytes(data[q : q + 2], "big") < 0x8000 and (
+                end - q in (2, 4) or _utf_then_small_int(data, q + 2)):
             yield q
 
 
@@ -313,15 +319,16 @@ def _with_resync(parse: Callable[[bytes, str, dict[int, int]], KeyedStateHeader]
     body has no length), find where it ends: the first position from which the rest of the
     header parses to its exact end."""
 
-    budget = [max(16, _RESYNC_BUDGET // max(len(data), 1))]
+    budget = [_RESYNC_BUDGET]
 
     def attempt(skip: dict[int, int]) -> KeyedStateHeader:
-        budget[0] -= 1
         if budget[0] < 0:
             raise SavepointFormatError(f"{where}: gave up looking for where unknown serializer snapshots end")
+        _progress.at = 0
         try:
             return parse(data, where, skip)
         except _Unknown as unknown:
+            budget[0] -= _progress.at + 64
             if len(skip) >= _MAX_UNKNOWN or len(data) > _MAX_RESYNC_BYTES:
                 raise SavepointFormatError(
                     f"{where}: {unknown}; the reference cannot tell where a snapshot of that class "
@@ -331,8 +338,13 @@ def _with_resync(parse: Callable[[bytes, str, dict[int, int]], KeyedStateHeader]
                 try:
                     return attempt({**skip, unknown.pos: end})
                 except SavepointFormatError:
+                    budget[0] -= _progress.at + 64
                     if budget[0] < 0:
-                        raise
+                        raise SavepointFormatError(
+                            f"{where}: gave up looking for where a serializer snapshot of class "
+                            f"{unknown.name!r}, which the reference does not know, ends; register its "
+                            "snapshot class, or the file is corrupt"
+                        ) from None
                     continue
             raise SavepointFormatError(
                 f"{where}: a serializer snapshot of class {unknown.name!r}, which the reference does "
@@ -866,20 +878,22 @@ class FlinkOperator:
             state_id = part.state_id(name)
             if state_id is None:
                 continue
-            for key_group in part.handle.key_groups:
-                offset = part.handle.offset(key_group)
-                if offset <= 0 or (wanted is not None and key_group not in wanted):
-                    continue
-                if offset < part.header.size:
-                    raise SavepointFormatError(
-                        f"{part.source.where}: key group {key_group} starts at byte {offset}, inside the header"
-                    )
-                entries = _key_group_entries(part.source, offset, part.header.compressed, key_group,
-                                             len(part.header.states))
-                for found, key, value in entries:
-                    if found == state_id:
-                        yield part, key_group, found, key, value
-            part.source.close()
+            try:
+                for key_group in part.handle.key_groups:
+                    offset = part.handle.offset(key_group)
+                    if offset <= 0 or (wanted is not None and key_group not in wanted):
+                        continue
+                    if offset < part.header.size:
+                        raise SavepointFormatError(
+                            f"{part.source.where}: key group {key_group} starts at byte {offset}, inside the header"
+                        )
+                    entries = _key_group_entries(part.source, offset, part.header.compressed, key_group,
+                                                 len(part.header.states))
+                    for found, key, value in entries:
+                        if found == state_id:
+                            yield part, key_group, found, key, value
+            finally:
+                part.source.close()
 
 
 @dataclass(frozen=True, eq=False)
