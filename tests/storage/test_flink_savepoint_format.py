@@ -31,6 +31,7 @@ from reference.serializers import (
     PickleSerializer,
     PojoSerializer,
     Record,
+    StringSerializer,
     record_serializer,
 )
 
@@ -227,3 +228,35 @@ def test_a_snapshot_class_nobody_knows_is_skipped_and_its_values_stay_bytes(tmp_
         f"got {values[:2]}, should be Undecoded values naming the unknown snapshot class")
     counts = {e.value for e in operator.keyed_state("count").entries()}
     assert counts and all(isinstance(c, int) for c in counts), f"got {counts}, the other states should still decode"
+
+
+def _keyed_stream(key: bytes, value: bytes) -> bytes:
+    """A keyed-state stream of one VALUE state ``s`` with String keys, String namespaces and
+    String values, holding one entry in key group 0 (the header's layout: module docstring of
+    reference/savepoint/_flink_keyed.py)."""
+    string = snapshot_to_bytes(StringSerializer().snapshot_configuration(), dialect="flink")
+    header = struct.pack(">i?", 6, False) + string + struct.pack(">h", 1) + _utf("s") + struct.pack(">ii", 0, 1)
+    header += _utf("KEYED_STATE_TYPE") + _utf("VALUE") + struct.pack(">i", 2)
+    header += _utf("NAMESPACE_SERIALIZER") + string + _utf("VALUE_SERIALIZER") + string
+    marked = bytes([key[0] | 0x80]) + key[1:]
+    body = struct.pack(">hi", 0, len(marked)) + marked + struct.pack(">i", len(value)) + value + struct.pack(">h", -1)
+    stream = header + body
+    return b"\x07" + struct.pack(">iiq", 0, 1, len(header)) + b"\x01" + _utf("inline") + struct.pack(">i", len(stream)) + stream
+
+
+def test_variable_length_keys_and_namespaces_carry_their_lengths(tmp_path):
+    """Both serializers of variable length: the key and the namespace are each followed by their
+    length in bytes (CompositeKeySerializationUtils), which the reader checks."""
+    text = StringSerializer()
+    key, namespace = text.to_bytes("k" * 300), text.to_bytes("ns")
+    suffix = (len(key)).to_bytes(2, "little")  # 302 bytes: two length bytes, low byte first
+    composite = b"\x00" + key + suffix + namespace + bytes([len(namespace)])
+    directory = tmp_path / "sp"
+    directory.mkdir()
+    (directory / "_metadata").write_bytes(_metadata(6, _keyed_stream(composite, text.to_bytes("v"))))
+    state = read_flink_savepoint(directory).operators[0].keyed_state("s")
+    assert [tuple(e) for e in state.entries()] == [(0, "k" * 300, "ns", None, "v")], "got another entry"
+    bad = b"\x00" + key + (len(key) + 1).to_bytes(2, "little") + namespace + bytes([len(namespace)])
+    (directory / "_metadata").write_bytes(_metadata(6, _keyed_stream(bad, text.to_bytes("v"))))
+    with pytest.raises(SavepointFormatError, match="length suffix"):
+        list(read_flink_savepoint(directory).operators[0].keyed_state("s").entries())
