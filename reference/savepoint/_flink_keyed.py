@@ -265,7 +265,7 @@ _MAX_UNKNOWN = 3
 _MAX_RESYNC_BYTES = 1 << 18
 #: Bytes of header the search may parse again in all (over its attempts, each counted up to
 #: where it failed).
-_RESYNC_BUDGET = 256 << 10
+_RESYNC_BUDGET = 64 << 10
 _progress = threading.local()
 
 
