@@ -14,6 +14,11 @@ was being read:
   map entries, Avro array items and map entries of empty types). Elements that take bytes are
   bounded by ``n`` anyway; the allowance is what elements written as no bytes at all (an empty
   tuple or row, an Avro null or fixed(0)) may add, for the whole record rather than per level.
+- Flink savepoints (docs/flink-savepoints.md): a ``_metadata`` file is read whole only up to
+  ``MAX_FLINK_METADATA_BYTES``; a keyed-state file's header (its serializer snapshots) up to
+  ``MAX_FLINK_HEADER_BYTES``; an entry's key or value length is checked against the bytes left
+  in the file (times ``MAX_SNAPPY_EXPANSION`` when key groups are Snappy-compressed) before
+  anything is read for it.
 """
 
 from __future__ import annotations
@@ -24,6 +29,9 @@ __all__ = [
     "MAX_SNAPSHOT_DEPTH",
     "MAX_JSON_DEPTH",
     "ZERO_WIDTH_ALLOWANCE",
+    "MAX_FLINK_METADATA_BYTES",
+    "MAX_FLINK_HEADER_BYTES",
+    "MAX_SNAPPY_EXPANSION",
     "json_depth_exceeds",
     "pickle_length_problem",
 ]
@@ -35,6 +43,12 @@ MAX_SNAPSHOT_DEPTH = 100
 MAX_JSON_DEPTH = 512
 #: Collection elements one record may decode beyond one per byte of the record.
 ZERO_WIDTH_ALLOWANCE = 1 << 12
+#: Largest Flink ``_metadata`` file read (it is read whole; state inlined into it counts).
+MAX_FLINK_METADATA_BYTES = 1 << 30
+#: Largest header (key serializer and state meta data) of a Flink keyed-state file.
+MAX_FLINK_HEADER_BYTES = 64 << 20
+#: Most bytes Snappy decompresses from one stored byte (a 3-byte copy writes 64 bytes: 21.3).
+MAX_SNAPPY_EXPANSION = 22
 
 _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")

@@ -13,12 +13,44 @@ This package owns everything a savepoint is on disk, for every engine that reads
   ``Location``), configured by the standard environment only; ``shown`` renders a path with no
   secret in it; ``file_tree`` reads every file under a path (to prove nothing changed);
 - **key groups** (``_key_groups``): ``key_group_for`` a serialized key, the range each subtask
-  owns (``key_group_range``), as Flink assigns them.
+  owns (``key_group_range``), as Flink assigns them;
+- **Flink's own canonical savepoints** (``_flink_metadata``, ``_flink_keyed``, ``_snappy``;
+  docs/flink-savepoints.md), read without any user class: ``read_flink_savepoint`` (operators,
+  keyed states, their entries decoded or raw, streamed), ``read_flink_metadata`` (the
+  ``_metadata`` file alone), ``operator_id_for_uid`` (Guava's ``murmur3_128`` of a uid),
+  ``snappy_decompress`` / ``SnappyFramedReader`` (Snappy, as Flink compresses key groups).
 
 Every failure is a ``reference.StateError``: ``SavepointFormatError`` for what was read,
 ``StorageError`` for the store.
 """
 
+from ._flink_keyed import (
+    FlinkEntry,
+    FlinkKeyedState,
+    FlinkOperator,
+    FlinkOperatorState,
+    FlinkSavepoint,
+    FlinkStateMeta,
+    OperatorStateValue,
+    RawEntry,
+    Undecoded,
+    UnreadSnapshot,
+    read_flink_savepoint,
+)
+from ._flink_metadata import (
+    FlinkMetadata,
+    FlinkOperatorMetadata,
+    FlinkSubtaskState,
+    KeyGroupsHandle,
+    MasterState,
+    OperatorStateEntry,
+    OperatorStateHandle,
+    StreamHandle,
+    is_flink_savepoint,
+    operator_id_for_uid,
+    parse_flink_metadata,
+    read_flink_metadata,
+)
 from ._format import (
     ABANDONED_AFTER,
     LIST_DELIMITER,
@@ -64,7 +96,9 @@ from ._key_groups import (
     key_groups_for,
     subtask_for_key_group,
 )
-from ._murmur import murmur3_32, murmur3_32_many
+from ._murmur import murmur3_32, murmur3_32_many, murmur3_128
+from ._snappy import FramedReader as SnappyFramedReader
+from ._snappy import decompress as snappy_decompress
 from ._storage import Location, StorageError, is_uri, locate, same_bytes, shown, store_environment
 from ._tree import file_tree
 
@@ -113,7 +147,34 @@ __all__ = [
     "key_groups_for",
     "murmur3_32",
     "murmur3_32_many",
+    "murmur3_128",
     "subtask_for_key_group",
+    # Flink's canonical savepoints
+    "FlinkEntry",
+    "FlinkKeyedState",
+    "FlinkMetadata",
+    "FlinkOperator",
+    "FlinkOperatorMetadata",
+    "FlinkOperatorState",
+    "FlinkSavepoint",
+    "FlinkStateMeta",
+    "FlinkSubtaskState",
+    "KeyGroupsHandle",
+    "MasterState",
+    "OperatorStateEntry",
+    "OperatorStateHandle",
+    "OperatorStateValue",
+    "RawEntry",
+    "StreamHandle",
+    "Undecoded",
+    "UnreadSnapshot",
+    "is_flink_savepoint",
+    "operator_id_for_uid",
+    "parse_flink_metadata",
+    "read_flink_metadata",
+    "read_flink_savepoint",
+    "SnappyFramedReader",
+    "snappy_decompress",
     # storage
     "file_tree",
     "Location",

@@ -1,4 +1,6 @@
-"""Built-in serializers in Flink 2.x byte formats, each with its own snapshot class."""
+"""Built-in serializers in Flink 2.x byte formats, each with its own snapshot class; the
+serializers of Flink's state runtime read from Flink's savepoints (void namespace, TTL, timers);
+and ``record_serializer``, which reads state without the user's POJO and enum classes."""
 
 from ._avro import AvroSerializer, AvroSerializerSnapshot
 from ._avro_compat import AvroSchemaError
@@ -14,6 +16,22 @@ from ._composites import (
     TupleSerializerSnapshot,
 )
 from ._enum import EnumSerializer, EnumSerializerSnapshot
+from ._flink_runtime import (
+    GlobalWindowSerializer,
+    GlobalWindowSerializerSnapshot,
+    KryoSerializerSnapshot,
+    Timer,
+    TimerSerializer,
+    TimerSerializerSnapshot,
+    TimeWindow,
+    TimeWindowSerializer,
+    TimeWindowSerializerSnapshot,
+    TtlSerializer,
+    TtlSerializerSnapshot,
+    TtlValue,
+    VoidNamespaceSerializer,
+    VoidNamespaceSerializerSnapshot,
+)
 from ._pickle import PickleSerializer, PickleSerializerSnapshot
 from ._pojo import PojoSerializer, PojoSerializerSnapshot, field_serializer_for_annotation
 from ._primitives import (
@@ -36,6 +54,7 @@ from ._primitives import (
     StringSerializer,
     StringSerializerSnapshot,
 )
+from ._records import EnumNameSerializer, PojoRecordSerializer, Record, record_serializer
 from ._row import Row, RowKind, RowSerializer, RowSerializerSnapshot
 
 __all__ = [
@@ -44,7 +63,7 @@ __all__ = [
     "ByteSerializer", "ByteSerializerSnapshot",
     "BytesSerializer", "BytesSerializerSnapshot",
     "DoubleSerializer", "DoubleSerializerSnapshot",
-    "EnumSerializer", "EnumSerializerSnapshot",
+    "EnumNameSerializer", "EnumSerializer", "EnumSerializerSnapshot",
     "FloatSerializer", "FloatSerializerSnapshot",
     "generated_codecs", "generated_codecs_enabled", "set_generated_codecs",
     "IntSerializer", "IntSerializerSnapshot",
@@ -53,9 +72,15 @@ __all__ = [
     "MapSerializer", "MapSerializerSnapshot",
     "NullableSerializer", "NullableSerializerSnapshot",
     "PickleSerializer", "PickleSerializerSnapshot",
-    "PojoSerializer", "PojoSerializerSnapshot", "field_serializer_for_annotation",
+    "PojoRecordSerializer", "PojoSerializer", "PojoSerializerSnapshot", "field_serializer_for_annotation",
+    "Record", "record_serializer",
     "Row", "RowKind", "RowSerializer", "RowSerializerSnapshot",
     "ShortSerializer", "ShortSerializerSnapshot",
     "StringSerializer", "StringSerializerSnapshot",
+    "GlobalWindowSerializer", "GlobalWindowSerializerSnapshot", "KryoSerializerSnapshot",
+    "TimeWindow", "TimeWindowSerializer", "TimeWindowSerializerSnapshot",
+    "Timer", "TimerSerializer", "TimerSerializerSnapshot",
+    "TtlSerializer", "TtlSerializerSnapshot", "TtlValue",
     "TupleSerializer", "TupleSerializerSnapshot",
+    "VoidNamespaceSerializer", "VoidNamespaceSerializerSnapshot",
 ]

@@ -1,4 +1,4 @@
-"""A fuzzing campaign: N mutated inputs (records, snapshots, savepoints) against every reader.
+"""A fuzzing campaign: N mutated inputs (records, snapshots, savepoints, Flink savepoints) against every reader.
 
     python tests/fuzz/campaign.py --inputs 200000 --seed 1 --json campaign.json
 
@@ -39,13 +39,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--inputs", type=int, default=200_000)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--mix", default="60:30:10", help="records:snapshots:savepoints weights")
+    parser.add_argument("--mix", default="60:30:10:10",
+                        help="records:snapshots:savepoints:flink weights (flink: mutated real Flink savepoints)")
     parser.add_argument("--memory", type=int, default=1024, help="MiB of address space beyond the start")
     parser.add_argument("--json", default=None, help="write the summary here")
     parser.add_argument("--findings", type=int, default=100, help="findings kept in the summary")
     args = parser.parse_args(argv)
 
     weights = [int(w) for w in args.mix.split(":")]
+    weights += [0] * (4 - len(weights))
     rng = random.Random(args.seed)
     source = fuzzing.RandomSource(rng)
     root = tempfile.mkdtemp(prefix="fuzz-campaign-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
@@ -63,13 +65,15 @@ def main(argv: list[str] | None = None) -> int:
         limit = _address_space() + (args.memory << 20)
         resource.setrlimit(resource.RLIMIT_AS, (limit, resource.RLIM_INFINITY))
         for i in range(args.inputs):
-            kind = rng.choices(("record", "snapshot", "savepoint"), weights)[0]
+            kind = rng.choices(("record", "snapshot", "savepoint", "flink"), weights)[0]
             if kind == "record":
                 config, entry, data, call = fuzzing.record_input(source)
             elif kind == "snapshot":
                 config, entry, data, call = fuzzing.snapshot_input(source)
-            else:
+            elif kind == "savepoint":
                 config, entry, data, call = fuzzing.savepoint_input(source, bases, scratch)
+            else:
+                config, entry, data, call = fuzzing.flink_input(source, scratch)
             outcome = fuzzing.run_guarded(config, entry, data, call)
             counts[kind] += 1
             per_entry[entry.split("[")[0]] += 1
@@ -88,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(root, ignore_errors=True)
     summary = {
         "inputs": args.inputs, "seed": args.seed, "seconds": round(time.monotonic() - start, 1),
-        "by_kind": {k: counts[k] for k in ("record", "snapshot", "savepoint")},
+        "by_kind": {k: counts[k] for k in ("record", "snapshot", "savepoint", "flink")},
         "by_entry": dict(per_entry), "problems": {k: counts[k] for k in KINDS},
         "slowest_input_seconds": round(slowest, 3),
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10,

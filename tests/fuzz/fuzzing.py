@@ -70,6 +70,7 @@ from reference.backends._base import read_list_elements
 from reference.savepoint import (
     METADATA_FILE,
     decode_list_value,
+    read_flink_savepoint,
     read_savepoint_content,
     read_savepoint_metadata,
     state_data_files,
@@ -780,6 +781,76 @@ def _read_state(backend: Any, descriptor: Any) -> None:
             state.items()
 
 
+# -- Flink's canonical savepoints ------------------------------------------------------------
+#: Real Flink 2.3 savepoints (tests/data/flink_savepoints: inline state in _metadata; state
+#: files, Snappy-compressed; state files, two subtasks, two-byte key-group prefixes).
+def _flink_bases() -> list[str]:
+    root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "flink_savepoints")
+    found = []
+    for case in sorted(os.listdir(root)):
+        with open(os.path.join(root, case, "expected.json"), encoding="utf-8") as handle:
+            found.append(os.path.join(root, case, json.load(handle)["savepoint"]))
+    return found
+
+
+FLINK_BASES = _flink_bases()
+FLINK_CONFIG = Config("flink-savepoint", s.LongSerializer(), [0])
+
+
+def read_flink_everything(path: str) -> None:
+    """What a user of ``read_flink_savepoint`` does: every operator, every keyed state's
+    entries decoded and raw, every operator state's elements."""
+    savepoint = read_flink_savepoint(path)
+    for operator in savepoint.operators:
+        for operator_state in operator.operator_states:
+            for _ in operator_state.values():
+                pass
+        for state in operator.keyed_states:
+            for _ in state.entries():
+                pass
+            for _ in state.raw_entries():
+                pass
+
+
+def _fix_listed_size(directory: str, name: str, size: int) -> None:
+    """Set the size _metadata lists for the relative state file ``name`` (so that a mutated
+    file reaches the parsers instead of failing the size check)."""
+    file = os.path.join(directory, "_metadata")
+    with open(file, "rb") as handle:
+        data = bytearray(handle.read())
+    label = _utf(name)
+    at = data.find(label)
+    if at >= 0:
+        data[at + len(label): at + len(label) + 8] = struct.pack(">q", size)
+        with open(file, "wb") as handle:
+            handle.write(data)
+
+
+def flink_input(src: Source, scratch: str) -> tuple[Config, str, bytes, Callable[[], Any]]:
+    """A mutated copy of a real Flink savepoint: its ``_metadata`` or one of its state files
+    (then, usually, listed in ``_metadata`` with its new size)."""
+    base = src.choice(FLINK_BASES, "flink savepoint")
+    path = os.path.join(scratch, f"flink-{uuid.uuid4().hex}")
+    shutil.copytree(base, path)
+    files = sorted(f for f in os.listdir(path) if f != "_metadata")
+    target = "_metadata" if not files or src.boolean("mutate _metadata") else src.choice(files, "state file")
+    with open(os.path.join(path, target), "rb") as handle:
+        data = mutate_bytes(handle.read(), src)
+    with open(os.path.join(path, target), "wb") as handle:
+        handle.write(data)
+    if target != "_metadata" and src.integer(0, 4, "fix listed size"):
+        _fix_listed_size(path, target, len(data))
+    entry = f"read_flink_savepoint[{os.path.basename(os.path.dirname(base))}, {'metadata' if target == '_metadata' else 'state file'}]"
+
+    def run() -> None:
+        try:
+            read_flink_everything(path)
+        finally:
+            shutil.rmtree(path, ignore_errors=True)
+
+    return FLINK_CONFIG, entry, data, run
+
+
 def make_bases(directory: str) -> dict[str, str]:
     return {config.name: write_base_savepoint(config, directory) for config in CONFIGS}
 
@@ -797,6 +868,8 @@ def warm_up(bases: dict[str, str]) -> None:
                 pass
         for entry in SNAPSHOT_ENTRIES:
             _snapshot_call(config, entry, config.snapshot)()
+    for base in FLINK_BASES:
+        read_flink_everything(base)
     scratch = tempfile.mkdtemp(prefix="fuzz-warm-")
     try:
         for config in CONFIGS:

@@ -1,5 +1,6 @@
 """The fuzzing suite: hypothesis draws mutations of valid records, snapshots and savepoints of
-every configuration in ``fuzzing.CONFIGS`` and runs each against its entry points under the
+every configuration in ``fuzzing.CONFIGS`` (and of the real Flink savepoints in
+tests/data/flink_savepoints) and runs each against its entry points under the
 canary (no import, no unpickling without opt-in) and the limits (``TIME_LIMIT`` per input,
 ``MEMORY_LIMIT`` of peak growth). A fixed small budget runs in the fast suite; the ``slow``
 variants run many more examples; ``campaign.py`` runs hundreds of thousands."""
@@ -13,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-FAST = {"records": 150, "snapshots": 100, "savepoints": 25}
-SLOW = {"records": 20000, "snapshots": 10000, "savepoints": 1500}
+FAST = {"records": 150, "snapshots": 100, "savepoints": 25, "flink": 60}
+SLOW = {"records": 20000, "snapshots": 10000, "savepoints": 1500, "flink": 5000}
 _SETTINGS = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large]}
 
 
@@ -49,6 +50,23 @@ def _snapshots(bases, data):
 
 def _savepoints(bases, scratch, data):
     _check(fuzzing.run_guarded(*fuzzing.savepoint_input(fuzzing.HypothesisSource(data), bases, scratch)))
+
+
+def _flink(scratch, data):
+    _check(fuzzing.run_guarded(*fuzzing.flink_input(fuzzing.HypothesisSource(data), scratch)))
+
+
+@settings(max_examples=FAST["flink"], **_SETTINGS)
+@given(data=st.data())
+def test_fuzz_flink_savepoints(bases, scratch, data):
+    _flink(scratch, data)
+
+
+@pytest.mark.slow
+@settings(max_examples=SLOW["flink"], **_SETTINGS)
+@given(data=st.data())
+def test_fuzz_flink_savepoints_long(bases, scratch, data):
+    _flink(scratch, data)
 
 
 @settings(max_examples=FAST["records"], **_SETTINGS)

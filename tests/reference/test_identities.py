@@ -21,6 +21,9 @@ PINNED = sorted(
     + [f"reference.serializers:{n}SerializerSnapshot" for n in _NAMES]
     + ["reference:CompositeTypeSerializerSnapshot", "reference:PickledSerializerSnapshot",
        "reference:SimpleTypeSerializerSnapshot"]
+    # Flink's state-runtime serializers, read from Flink's own savepoints
+    + [f"reference.serializers:{n}SerializerSnapshot" for n in ("VoidNamespace", "Ttl", "Timer", "TimeWindow",
+                                                               "GlobalWindow", "Kryo")]
 )
 
 
