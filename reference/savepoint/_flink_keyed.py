@@ -466,7 +466,7 @@ def _element_bytes(source: _Source, start: int, end: int, compressed: bool, wher
     from ._snappy import FramedReader
 
     reader = FramedReader(_Bounded(_Cursor(source, start), end).read, where, started=True)
-    parts = []
+    parts: list[bytes] = []
     budget = (end - start) * MAX_SNAPPY_EXPANSION + (1 << 16)
     while True:
         piece = reader.read(_CHUNK)
@@ -827,6 +827,7 @@ class FlinkOperatorState:
     def _decode(self, subtask: int, data: bytes, key: Any, value: Any, value_why: _Why,
                 where: str) -> Iterator[OperatorStateValue]:
         src = DataInputView(data)
+        decoded: list[Any]
         try:
             if self.mode != "BROADCAST":
                 if value is None:

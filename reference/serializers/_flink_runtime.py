@@ -27,7 +27,7 @@ none of them is a serializer a user picks for a state of their own.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from .._errors import SerializationError, SnapshotFormatError, StateError
 from .._io import DataInputView, DataOutputView
@@ -131,7 +131,7 @@ class _OuterVersion2:
     """What Flink's TTL and timer snapshots share: a composite of outer version 2 with no outer
     body and two nested snapshots (a mixin: it is no snapshot class of its own)."""
 
-    NESTED_ARITY = 2
+    NESTED_ARITY: ClassVar[int | None] = 2
     OUTER_VERSION = 2
 
     def get_current_outer_snapshot_version(self) -> int:

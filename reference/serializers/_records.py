@@ -60,7 +60,7 @@ class EnumNameSerializer(TypeSerializer[str]):
     def __init__(self, snapshot: EnumSerializerSnapshot) -> None:
         self.class_name = snapshot.class_name
         self.symbols = tuple(snapshot.symbols)
-        self._cache_snapshot = snapshot
+        self._cache_snapshot: TypeSerializerSnapshot[Any] = snapshot  # an enum's, read as constant names
 
     def serialize(self, value: str, target: DataOutputView) -> None:
         if value not in self.symbols:
@@ -84,7 +84,7 @@ class EnumNameSerializer(TypeSerializer[str]):
     def length(self) -> int:
         return 4
 
-    def snapshot_configuration(self) -> EnumSerializerSnapshot:
+    def snapshot_configuration(self) -> TypeSerializerSnapshot[str]:
         return self._cache_snapshot
 
 
@@ -106,7 +106,7 @@ class PojoRecordSerializer(TypeSerializer[Record]):
         self.fields = tuple(zip(snapshot.field_names, fields, strict=True))
         self.registered = tuple(zip((n for n, _ in snapshot.registered_subclasses), registered, strict=True))
         self.non_registered = dict(non_registered)
-        self._cache_snapshot = snapshot
+        self._cache_snapshot: TypeSerializerSnapshot[Any] = snapshot  # an enum's, read as constant names
 
     def serialize(self, value: Record, target: DataOutputView) -> None:
         if value is None:
@@ -120,14 +120,14 @@ class PojoRecordSerializer(TypeSerializer[Record]):
                     target.write_byte(tag)
                     serializer.serialize(value, target)
                     return
-            serializer = self.non_registered.get(java_class)
-            if serializer is None:
+            other = self.non_registered.get(java_class)
+            if other is None:
                 raise SerializationError(
                     f"POJO record of {java_class} is not {self.class_name} nor one of its known subclasses"
                 )
             target.write_byte(FLAG_SUBCLASS)
             target.write_utf(java_class)
-            serializer.serialize(value, target)
+            other.serialize(value, target)
             return
         target.write_byte(FLAG_NO_SUBCLASS)
         for name, serializer in self.fields:
