@@ -106,7 +106,7 @@ class PojoRecordSerializer(TypeSerializer[Record]):
         self.fields = tuple(zip(snapshot.field_names, fields, strict=True))
         self.registered = tuple(zip((n for n, _ in snapshot.registered_subclasses), registered, strict=True))
         self.non_registered = dict(non_registered)
-        self._cache_snapshot: TypeSerializerSnapshot[Any] = snapshot  # an enum's, read as constant names
+        self._cache_snapshot = snapshot
 
     def serialize(self, value: Record, target: DataOutputView) -> None:
         if value is None:
