@@ -194,8 +194,8 @@ class ReadingSerializerSnapshot(TypeSerializerSnapshot[Reading]):
         return SchemaCompatibility.incompatible(
             f"format {new_serializer.format_version} cannot read records of format {self.format_version}")
 
-    def migrate_element(self, prior_serializer: Any, new_serializer: Any, element: Any,
-                        target: DataOutputView) -> Reading:
+    def migrate_element(self, prior_serializer: Any, new_serializer: Any, element: Any,  # type: ignore[override]
+                        target: DataOutputView) -> Reading:  # the writing form, target required: as users write it
         migrated = element
         if new_serializer.format_version == 2 and element.humidity is None:
             migrated = replace(element, humidity=0.0)
@@ -232,7 +232,7 @@ class EpochMillisSerializer(LongSerializer):
     def create_instance(self) -> datetime.datetime:
         return _EPOCH
 
-    def snapshot_configuration(self) -> EpochMillisSnapshot:
+    def snapshot_configuration(self) -> EpochMillisSnapshot:  # type: ignore[override]  # its own snapshot, not Long's: as users write it
         return EpochMillisSnapshot()
 
     def __repr__(self) -> str:
@@ -324,7 +324,7 @@ class TemperatureSnapshot(TypeSerializerSnapshot[float]):
             return SchemaCompatibility.compatible_after_migration()
         return SchemaCompatibility.incompatible(f"temperatures in {old_snapshot.unit} cannot become {self.unit}")
 
-    def migrate_element(self, prior_serializer: Any, new_serializer: Any, element: float) -> float:
+    def migrate_element(self, prior_serializer: Any, new_serializer: Any, element: float) -> float:  # type: ignore[override]  # the reading form, no target: as users write it
         return element + 273.15  # Celsius to Kelvin, the only migration resolved above
 
     def __repr__(self) -> str:

@@ -102,7 +102,7 @@ def _cell(report: Report, family: str) -> str:
     return f"FAIL {failed}" if failed else (f"ok {passed}" if passed else "skipped")
 
 
-def render_summary(reports: list[Report], *, tty: bool = False) -> str | None:
+def render_summary(reports: Sequence[Report], *, tty: bool = False) -> str | None:
     """A table of families per subject and the closing line with the run's seed (the
     reports'); printed with rich on a terminal (then None is returned), returned as plain text
     otherwise."""

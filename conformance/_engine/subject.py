@@ -143,7 +143,10 @@ class Evolution:
         if not self.has_target:
             raise SubjectError("this Evolution names no serializer (to=...): it only declares what a "
                                "recorded release must give (Subject(releases={...}))")
-        return self._instance if self._factory is None else self._factory()
+        if self._factory is not None:
+            return self._factory()
+        assert self._instance is not None  # one of the two, checked when made
+        return self._instance
 
     def expected_value(self, old_value: Any) -> Any:
         return old_value if self.migrate is None else self.migrate(old_value)
@@ -285,7 +288,10 @@ class Subject:
 
     def make_serializer(self) -> TypeSerializer[Any]:
         """The serializer under test (a fresh one each call when given a factory)."""
-        return self._instance if self._factory is None else self._factory()
+        if self._factory is not None:
+            return self._factory()
+        assert self._instance is not None  # one of the two, checked when made
+        return self._instance
 
     @property
     def display_name(self) -> str:

@@ -414,7 +414,7 @@ def build_machine(subject: TableSubject, *, concurrent: bool, faults: bool,
             """Writes of one key, single and bulk forms mixed, issued together: they take effect
             in the order issued (their calls complete in whatever order), then the key is read
             back."""
-            ops = []
+            ops: list[tuple[Any, ...]] = []
             for form, arg in writes:
                 if form in ("put", "update"):
                     ops.append((form, key, arg))

@@ -202,7 +202,7 @@ def _config(args: argparse.Namespace, **extra: Any) -> RunConfig:
     check id is told on standard error, once)."""
     from .._engine.registry import current_ids, current_keys
 
-    checks = None if args.check is None else current_ids((w.strip() for w in args.check), report=_told)
+    checks = None if args.check is None else tuple(current_ids((w.strip() for w in args.check), report=_told))
     try:
         return RunConfig(examples=args.examples, seed=args.seed, profile=args.profile, checks=checks,
                          expected_failures=current_keys(_expected(args.expect_failure), report=_told),

@@ -302,7 +302,9 @@ def _write_parts(
         from pyspark import TaskContext
 
         schema = savepoint_arrow_schema()
-        index = TaskContext.get().partitionId()
+        context = TaskContext.get()
+        assert context is not None, "runs in a Spark task"
+        index = context.partitionId()
         rows = 0
         pending: list[Any] = []
         pending_rows = 0

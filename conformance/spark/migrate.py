@@ -204,6 +204,7 @@ def _value_transform(plan: StatePlan) -> Callable[[Any], Any] | None:
         if kind == "list":
             if migration is not None:  # bytes mode: the plan walks Flink's list layout itself
                 return migration.migrate_list(value)
+            assert prior is not None, "a list state's elements are read by its prior serializer"
             return encode_list_value([convert(e) for e in decode_list_value(value, prior)])
         return convert(value)
 
