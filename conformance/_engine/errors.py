@@ -3,7 +3,9 @@
 A ``ConformanceError`` says the harness was asked something it cannot do: a check id that
 names nothing (``UnknownCheckError``), a ``Subject`` or ``TableSubject`` built wrong
 (``SubjectError``, ``TableSubjectError``), a run configuration out of range
-(``RunConfigError``), a command line that cannot be used (the CLI's ``UsageError``). It is
+(``RunConfigError``), a command line that cannot be used (the CLI's ``UsageError``), a Spark
+engine that cannot start or whose job failed (``conformance.spark``'s ``SparkSessionError``,
+``SparkJobError``, ``SerializerShippingError``, which are ``reference.StateError``s too). It is
 never a finding about the subject under test: those are check results. Every message says
 what was wrong and what to do instead. The classes that were ``ValueError``s keep that base,
 so ``except ValueError`` still catches them.

@@ -27,6 +27,7 @@ from .registry import (
     Violation,
     checks_for,
     current_id,
+    family_declaration,
     get_check,
     known_ids,
     select,
@@ -273,7 +274,7 @@ class Runner:
             from .warmup import warm_up_in_background
 
             warm_up_in_background()  # backends' one-time import and first-write costs overlap the early checks
-        if any(c.family == "spark" for c in checks):
+        if any(family_declaration(c.family).lane == "spark" for c in checks):
             from ..spark.session import HARNESS_CONFIG, start_in_background
 
             start_in_background(self.spark, config=HARNESS_CONFIG)  # Spark's start-up overlaps the checks before it

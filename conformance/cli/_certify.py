@@ -184,10 +184,10 @@ def add_parsers(sub: Any) -> None:
 
 def _list_checks(kind: str) -> int:
     """Every check of ``kind``'s families, the spark family's included (they run with --spark)."""
-    from .._engine.registry import checks_for
+    from .._engine.registry import checks_for, family_declaration
 
     for c in checks_for(kind, spark=kind == "serializer"):
-        runs = " (runs with --spark MASTER)" if c.family == "spark" else ""
+        runs = " (runs with --spark MASTER)" if family_declaration(c.family).lane == "spark" else ""
         was = f" (formerly {', '.join(c.former_ids)}, accepted until the next release)" if c.former_ids else ""
         print(f"{c.id:<32} {c.family:<10} {c.doc}{runs}{was}")
     return OK

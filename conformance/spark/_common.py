@@ -30,6 +30,8 @@ from reference.savepoint import (
     read_savepoint_metadata,
 )
 
+from .._engine.errors import ConformanceError
+
 __all__ = [
     "MODES", "MARK", "SparkJobError", "StatePlan", "normalize_descriptors", "plan_states", "snapshot_of",
     "restored_serializer", "refuse_unpickling", "short", "run_job",
@@ -43,7 +45,7 @@ MODES = ("bytes", "heap")
 MARK = "[state-conformance] "
 
 
-class SparkJobError(StateError):
+class SparkJobError(StateError, ConformanceError):
     """A Spark job failed while running (in an executor or in Spark itself)."""
 
 

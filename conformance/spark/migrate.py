@@ -45,6 +45,7 @@ from reference.savepoint import (
     state_row_groups,
 )
 
+from .._engine.errors import ConformanceError
 from . import datasets
 from ._common import MARK, MODES, StatePlan, normalize_descriptors, plan_states, run_job, short, snapshot_of
 
@@ -58,7 +59,7 @@ __all__ = [
 ]
 
 
-class SerializerShippingError(StateError):
+class SerializerShippingError(StateError, ConformanceError):
     """A serializer cannot be pickled and shipped to Spark executors."""
 
 

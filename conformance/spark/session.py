@@ -35,6 +35,8 @@ from typing import Any
 
 from reference import StateError
 
+from .._engine.errors import ConformanceError
+
 __all__ = [
     "DEFAULT_MASTER",
     "SUPPORTED_JAVA",
@@ -69,7 +71,7 @@ _scratch: str | None = None
 SCRATCH_PARENT = "state-conformance-spark"
 
 
-class SparkSessionError(StateError):
+class SparkSessionError(StateError, ConformanceError):
     """A Spark session could not be started or is not the one asked for."""
 
 
