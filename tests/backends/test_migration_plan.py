@@ -36,6 +36,7 @@ from reference.serializers import (
     TupleSerializer,
     generated_codecs,
 )
+from reference.serializers._codegen import Bail
 from reference.types import serializer_for
 
 
@@ -66,6 +67,11 @@ def _evolved(data: Any, verdict: str) -> tuple[Any, Any, Any, Any, list[Any]]:
     return ev, snapshot_from_bytes(snapshot_bytes, allow_pickle=True), new, stored, values
 
 
+#: How the byte path declines a record it does not take on itself (the plan then takes the
+#: object path): a step's detour, or a generated fragment leaving its fast path.
+DECLINES = (_Detour, Bail)
+
+
 @settings(max_examples=150)
 @given(st.data())
 def test_plan_gives_the_object_paths_bytes_and_the_oracles_values(data: Any) -> None:
@@ -81,7 +87,7 @@ def test_plan_gives_the_object_paths_bytes_and_the_oracles_values(data: Any) -> 
         source, target = DataInputView(raw), DataOutputView()
         try:
             plan.root.run(source, target)
-        except _Detour:
+        except DECLINES:
             pass
         else:
             assert (target.getvalue(), source.available()) == (want, 0), (

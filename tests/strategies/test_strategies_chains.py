@@ -47,7 +47,7 @@ def test_strategies_chain_direct_migration_equals_step_by_step(data: Any) -> Non
     values = data.draw(st.lists(strategies.values(schema), min_size=1, max_size=3), label="values")
     first, last = serializer_for(chain[0].old), serializer_for(chain[-1].new)
     stored = [to_bytes(first, v) for v in values]
-    old_snapshot = snapshot_from_bytes(snapshot_to_bytes(first.snapshot_configuration()))
+    old_snapshot = snapshot_from_bytes(snapshot_to_bytes(first.snapshot_configuration()), allow_pickle=True)
     strategies.activate(chain[-1].new)
     new_snapshot = last.snapshot_configuration()
     result = resolve_compatibility(new_snapshot, old_snapshot)
@@ -109,7 +109,7 @@ def test_strategies_found_row_migration_re_encodes_a_reconfigured_field() -> Non
     new = t.RowType((t.RowField("x", t.IntType()), t.RowField("e", new_enum, nullable=False)))
     first = serializer_for(old)
     data = to_bytes(first, (old_enum.cls.A,))
-    old_snapshot = snapshot_from_bytes(snapshot_to_bytes(first.snapshot_configuration()))
+    old_snapshot = snapshot_from_bytes(snapshot_to_bytes(first.snapshot_configuration()), allow_pickle=True)
     last = serializer_for(new)
     strategies.activate(new)
     snapshot = last.snapshot_configuration()
