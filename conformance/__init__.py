@@ -23,6 +23,7 @@ __all__ = [
     "CheckContext",
     "CheckResult",
     "Evolution",
+    "GoldenOverwriteError",
     "NotApplicable",
     "Report",
     "SerializerConformance",
@@ -45,7 +46,7 @@ __all__ = [
 _LAZY = {
     "CheckContext": "_engine.runner", "check_serializer": "_engine.runner", "certify": "_engine.schedule",
     "SerializerConformance": "_pytest_api", "TableConformance": "_pytest_api", "parametrize_checks": "_pytest_api",
-    "TableSubject": "_table", "certify_table": "_table",
+    "TableSubject": "_table", "certify_table": "_table", "GoldenOverwriteError": "_engine.golden",
 }
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from ._engine.golden import GoldenOverwriteError
 from ._engine.registry import checks_for, known_ids, select
 from ._engine.report import CheckResult
 from ._engine.runner import Runner
@@ -53,10 +54,13 @@ def _runner(config: Any, subject: Subject) -> Runner:
     seed = _option(config, "conformance_seed")
     if seed is None:  # stable across xdist workers and reruns: derived from the subject
         seed = zlib.crc32(subject_name(subject).encode("utf-8", "replace"))
-    key = (id(subject), examples, profile, backends, spark, seed)
+    update_golden = bool(_option(config, "conformance_update_golden", False))
+    force = bool(_option(config, "conformance_force", False))
+    key = (id(subject), examples, profile, backends, spark, seed, update_golden, force)
     cached = _RUNNERS.get(key)
     if cached is None or cached[0] is not subject:
-        runner = Runner(subject, examples=examples, profile=profile, backends=backends, spark=spark, seed=seed)
+        runner = Runner(subject, examples=examples, profile=profile, backends=backends, spark=spark, seed=seed,
+                        update_golden=update_golden, force=force)
         _RUNNERS[key] = (subject, runner)  # keeps the subject alive, so its id stays unique
         return runner
     return cached[1]
@@ -69,7 +73,10 @@ def run_check(config: Any, subject: Any, check_id: str, record_property: Callabl
     if subject_kind(subject) == "serializer":
         subject = as_subject(subject)
     runner = _runner(config, subject)
-    result = runner.result(check_id)
+    try:
+        result = runner.result(check_id)
+    except GoldenOverwriteError as exc:  # the recording was refused: no verdict on the subject
+        pytest.fail(f"{check_id}: {exc}", pytrace=False)
     expected = (expected_failures or {}).get(check_id)
     if record_property is not None:
         record_property("conformance_subject", subject_name(subject))

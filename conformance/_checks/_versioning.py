@@ -66,8 +66,8 @@ def golden(ctx) -> None:  # type: ignore[no-untyped-def]
         serializer = ctx.serializer()
         release = current_release(ctx.subject, serializer)
         values = _collect_values(ctx, min(ctx.examples, 50))
-        path = record_release(directory, release, serializer, values, {"seed": ctx.seed})
-        recorded_now = f"recorded release {release} ({len(values)} records) at {path}"
+        recorded_now = record_release(directory, release, serializer, values, {"seed": ctx.seed},
+                                      force=ctx.force).describe()
         ctx.take(RELEASES)  # read again, with the new recording
     found = releases(ctx)
     if not found:

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from .golden import GoldenOverwriteError
 from .property import for_all
 from .providers import Provided, Provider
 from .registry import (
@@ -85,8 +86,8 @@ def subject_distribution(subject: Any) -> dict[str, str] | None:
 
 class CheckContext:
     """What a check sees: the subject, hypothesis settings and seed, the run's options
-    (``examples``, ``backends``, ``spark`` master or "off", ``update_golden``, ``work_dir``,
-    ``options``), and the values other checks provide (``get``/``put``/``has``/``take`` of a
+    (``examples``, ``backends``, ``spark`` master or "off", ``update_golden`` and ``force``,
+    ``work_dir``, ``options``), and the values other checks provide (``get``/``put``/``has``/``take`` of a
     ``conformance._engine.providers.Provider``)."""
 
     def __init__(self, runner: Runner) -> None:
@@ -98,6 +99,7 @@ class CheckContext:
         self.backends: tuple[str, ...] = runner.backends
         self.spark: str = runner.spark
         self.update_golden: bool = runner.update_golden
+        self.force: bool = runner.force
         self.options: dict[str, Any] = runner.options
         self.notes: list[str] = []
 
@@ -162,6 +164,7 @@ class Runner:
         seed: int | None = None,
         profile: str | None = None,
         update_golden: bool = False,
+        force: bool = False,
         expected_failures: Mapping[str, str] | None = None,
         options: Mapping[str, Any] | None = None,
         strict: bool | None = None,
@@ -195,6 +198,7 @@ class Runner:
         self.backends = tuple(backends)
         self.spark = spark or "off"
         self.update_golden = update_golden
+        self.force = force
         self.strict = bool(strict_by_default(self.profile) if strict is None else strict)
         self.provided = Provided()
         self._results: dict[str, CheckResult] = {}
@@ -259,6 +263,8 @@ class Runner:
             check.func(context)
         except NotApplicable as exc:
             result = CheckResult(check.id, check.family, "skipped", str(exc), None, expected)
+        except GoldenOverwriteError:
+            raise  # a refused run, not a finding about the subject
         except Violation as exc:
             example = None if exc.example is None else exc.example if isinstance(exc.example, str) else str(exc.example)
             result = CheckResult(check.id, check.family, "xfailed" if expected is not None else "failed",
@@ -368,6 +374,7 @@ def check_serializer(
     expected_failures: Mapping[str, str] | None = None,
     checks: Iterable[str] | None = None,
     update_golden: bool = False,
+    force: bool = False,
     values: Any = None,
     options: Mapping[str, Any] | None = None,
     strict: bool | None = None,
@@ -380,12 +387,14 @@ def check_serializer(
     makes the run reproducible (a random one is chosen and recorded otherwise). ``options`` go
     to the checks (e.g. ``{"spark_entries": N}``, the size of the spark family's history, or
     ``{"steps": N}`` for a table). An unknown check or expected-failure id raises
-    ``conformance.UnknownCheckError``.
+    ``conformance.UnknownCheckError``. ``update_golden`` records the current release into the
+    subject's golden directory; a release already recorded with other bytes raises
+    ``conformance.GoldenOverwriteError`` unless ``force`` (a deliberate re-record).
     """
     target = subject if subject_kind(subject) == "table" else as_subject(subject, values)
     runner = Runner(
         target, examples=examples, backends=backends, spark=spark,
-        seed=seed, profile=profile, update_golden=update_golden,
+        seed=seed, profile=profile, update_golden=update_golden, force=force,
         expected_failures=expected_failures, options=options, strict=strict,
     )
     try:

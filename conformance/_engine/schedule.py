@@ -55,6 +55,8 @@ class Plan:
     exitfirst: bool = False
     #: Set when a subject failed under ``exitfirst`` (an Event shared with forked workers).
     stop: Any = None
+    #: With ``update_golden``: re-record a release already recorded with other bytes.
+    force: bool = False
 
     def runner(self, index: int) -> Runner:
         subject = self.subjects[index]
@@ -62,6 +64,7 @@ class Plan:
         options["peers"] = [p for p in self.peers if p[1] is not subject]
         return Runner(subject, examples=self.examples, backends=self.backends, spark=self.spark,
                       seed=self.seed, profile=self.profile, update_golden=self.update_golden,
+                      force=self.force,
                       expected_failures=self.expected_failures, options=options, strict=self.strict,
                       derandomize=self.derandomize, exitfirst=self.exitfirst,
                       should_stop=self.stop.is_set if self.stop is not None else None)
@@ -80,6 +83,7 @@ def certify(
     seed: int | None = None,
     profile: str | None = None,
     update_golden: bool = False,
+    force: bool = False,
     checks: Sequence[str] | None = None,
     expected_failures: Mapping[str, str] | None = None,
     options: Mapping[str, Any] | None = None,
@@ -95,14 +99,16 @@ def certify(
     (default: 2 when there are several; with the spark family, ``jobs`` processes run the
     other families while this one runs Spark's). Several serializer subjects
     see each other's serializers (``snapshot.not_shared``). ``exitfirst`` stops at the first
-    failed check (see the module's docstring)."""
+    failed check (see the module's docstring). ``update_golden`` records each subject's current
+    release; a release already recorded with other bytes raises ``GoldenOverwriteError``
+    unless ``force``."""
     subjects = list(subjects)
     if not subjects:
         raise ValueError("certify: no subject given")
     plan = Plan(subjects, examples, tuple(backends), spark or "off",
                 seed if seed is not None else random.SystemRandom().randrange(2**32), profile,
                 update_golden, tuple(checks) if checks is not None else None, dict(expected_failures or {}),
-                dict(options or {}), strict, derandomize, exitfirst=exitfirst)
+                dict(options or {}), strict, derandomize, exitfirst=exitfirst, force=force)
     several = len(subjects) > 1
     if several:
         plan.peers = [(s.display_name, s.make_serializer()) for s in subjects if hasattr(s, "make_serializer")]

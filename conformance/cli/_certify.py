@@ -147,7 +147,11 @@ def add_parsers(sub: Any) -> None:
     certify.add_argument("--spark-entries", type=positive_int, metavar="N",
                          help="entries in the spark family's history, rounded to whole keys (default 100000, or "
                               "$CONFORMANCE_SPARK_ENTRIES)")
-    certify.add_argument("--update-golden", action="store_true", help="record the current release into the golden directory")
+    certify.add_argument("--update-golden", action="store_true",
+                         help="record the current release into the golden directory (a release already "
+                              "recorded with other bytes is refused: exit 2)")
+    certify.add_argument("--force", action="store_true",
+                         help="with --update-golden: re-record a release already recorded, replacing its files")
     certify.add_argument("--jobs", type=positive_int, metavar="N", help="subjects certified in parallel (--builtins; default 2); with --spark, the "
                          "processes that run the other families while Spark runs")
     certify.set_defaults(func=run_certify)
@@ -176,6 +180,7 @@ def _list_checks(kind: str) -> int:
 
 
 def _run(subjects: list[Any], args: argparse.Namespace, **extra: Any) -> int:
+    from .._engine.golden import GoldenOverwriteError
     from .._engine.registry import UnknownCheckError
     from .._engine.render import render_report, render_summary
     from .._engine.report import reports_to_json
@@ -205,7 +210,7 @@ def _run(subjects: list[Any], args: argparse.Namespace, **extra: Any) -> int:
         reports = certify(subjects, examples=args.examples, seed=args.seed, profile=args.profile,
                           checks=args.check, expected_failures=_expected(args.expect_failure),
                           strict=args.strict, exitfirst=args.exitfirst, on_report=shown, **extra)
-    except UnknownCheckError as exc:
+    except (UnknownCheckError, GoldenOverwriteError) as exc:
         raise UsageError(str(exc)) from None
     finally:
         if progress is not None:
@@ -231,6 +236,8 @@ def run_certify(args: argparse.Namespace) -> int:
         raise UsageError("give either TARGET or --builtins, not both")
     if not args.builtins and not args.target:
         raise UsageError("give a TARGET (module:attribute) or --builtins")
+    if args.force and not args.update_golden:
+        raise UsageError("--force only re-records golden files: give it with --update-golden")
     json_target(args.json or args.certificate)
     import_modules(args.imports)
     if args.spark != "off":
@@ -254,7 +261,7 @@ def run_options(args: argparse.Namespace) -> dict[str, Any]:
     """What ``certify`` is asked for by a ``certify`` command line, beyond the shared options."""
     options = {"spark_entries": args.spark_entries} if args.spark_entries else {}
     return {"backends": args.backend, "spark": args.spark, "update_golden": args.update_golden,
-            "options": options, "jobs": args.jobs}
+            "force": args.force, "options": options, "jobs": args.jobs}
 
 
 def run_certify_table(args: argparse.Namespace) -> int:
