@@ -19,6 +19,7 @@ import pytest
 
 from ._engine.golden import GoldenOverwriteError
 from ._engine.registry import checks_for, known_ids, select
+from ._engine.render import example_line
 from ._engine.report import CheckResult
 from ._engine.runner import Runner
 from ._engine.subject import Subject, as_subject, subject_kind, subject_name
@@ -95,7 +96,7 @@ def run_check(config: Any, subject: Any, check_id: str, record_property: Callabl
             pytest.xfail(f"{check_id}: expected failure ({expected}): {result.message}")
         text = f"{check_id} [{result.family}]: {result.message}"
         if result.example is not None:
-            text += f"\nsmallest failing example: {result.example}"
+            text += f"\n{example_line(result.example)}"
         text += "".join(f"\n  at {frame}" for frame in result.trace)
         text += f"\n(reproduce with --conformance-seed {runner.seed})"
         pytest.fail(text, pytrace=False)

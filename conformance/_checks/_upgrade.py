@@ -37,7 +37,7 @@ from reference import (
 )
 
 from .._engine.canonical import show, stable_text, tree_difference, value_tree
-from .._engine.golden import GoldenRelease
+from .._engine.golden import GoldenRelease, recorded_example
 from .._engine.property import guarded
 from .._engine.providers import Provider, provider
 from .._engine.registry import Violation, check
@@ -84,7 +84,7 @@ OLD_SNAPSHOTS: Provider[dict[str, Any]] = provider("upgrade_old_snapshots", _rea
 
 def _recorded(rel: GoldenRelease, index: int) -> str | None:
     """Record ``index`` as the release recorded it (the example a failure shows)."""
-    return f"record {index}: {rel.values[index]}" if index < len(rel.values) else None
+    return recorded_example(rel, index)
 
 
 @contextlib.contextmanager

@@ -25,7 +25,7 @@ from reference import DataInputView, DataOutputView, snapshot_to_bytes
 from .canonical import stable_text, value_tree
 
 __all__ = ["GoldenRelease", "GoldenOverwriteError", "Recording", "record_release", "recorded_releases",
-           "current_release", "FORMAT"]
+           "current_release", "recorded_example", "RECORDED_EXAMPLE", "FORMAT"]
 
 #: 2 adds ``trees`` (each value's ``value_tree``); format 1 manifests have only ``values``.
 FORMAT = 2
@@ -70,10 +70,26 @@ class GoldenRelease:
         return list(self.manifest.get("values", []))
 
     @property
+    def data_path(self) -> str:
+        return os.path.join(self.path, DATA)
+
+    @property
     def trees(self) -> list[Any] | None:
         """Each recorded value's ``value_tree`` (None in manifests of format 1)."""
         trees = self.manifest.get("trees")
         return None if trees is None else list(trees)
+
+
+#: How a failure's example begins when it is a recorded record, not a drawn and shrunk value.
+RECORDED_EXAMPLE = "recorded example"
+
+
+def recorded_example(rel: GoldenRelease, index: int) -> str | None:
+    """Record ``index`` of ``rel`` as the release recorded it, labelled as what it is: a
+    record of a golden file (never shrunk), not hypothesis' smallest failing example."""
+    if index >= len(rel.values):
+        return None
+    return f"{RECORDED_EXAMPLE} (golden file {rel.data_path}, record {index}): {rel.values[index]}"
 
 
 def _release_key(name: str) -> tuple[Any, ...]:

@@ -2,7 +2,7 @@
 and the pytest plugin's summary.
 
 A subject reads as one verdict line with its counts, then one line per failure (check id,
-family, the sentence, the shrunk example), per expected failure, and per skip with its
+family, the sentence, the shrunk example or the golden file's record), per expected failure, and per skip with its
 reason; a run of several subjects ends with a table of families per subject.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from .golden import RECORDED_EXAMPLE
 from .registry import STATUSES
 
 if TYPE_CHECKING:
@@ -25,8 +26,14 @@ def render_result(result: CheckResult) -> str:
     if result.message:
         text += f": {result.message}"
     if result.example is not None and result.status in ("failed", "xfailed"):
-        text += f"\n    smallest failing example: {result.example}"
+        text += f"\n    {example_line(result.example)}"
     return text
+
+
+def example_line(example: str) -> str:
+    """A failure's example as it reads: a drawn value is hypothesis' shrunk one; a golden file's
+    record is labelled as recorded (it was never shrunk)."""
+    return example if example.startswith(RECORDED_EXAMPLE) else f"smallest failing example: {example}"
 
 
 def verdict_line(subject: str, certified: bool, counts: dict[str, int], seed: Any = None) -> str:
@@ -41,7 +48,7 @@ def _detail_lines(results: Iterable[CheckResult], *, skips: bool = True) -> list
         if r.status == "failed":
             lines.append(f"  FAILED {r.id} [{r.family}]: {r.message}")
             if r.example is not None:
-                lines.append(f"    smallest failing example: {r.example}")
+                lines.append(f"    {example_line(r.example)}")
             lines += [f"    at {frame}" for frame in r.trace]
         elif r.status == "xfailed":
             lines.append(f"  xfailed {r.id} [{r.family}] (expected: {r.expected_failure}): {r.message}")
