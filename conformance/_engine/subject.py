@@ -66,7 +66,9 @@ class Evolution:
     ``compatible_with_reconfigured_serializer``, ``incompatible``); ``migrate`` maps an old value
     to the value the new serializer must read back (identity when omitted for as-is and
     reconfigured, and for a recorded release's expectation; required for an after-migration
-    evolution to another serializer). ``reason_contains`` (incompatible only) is a
+    evolution to another serializer); it is the oracle, so it must be written independently of
+    the code it judges (``Subject`` refuses one that is, or calls, the new serializer's or its
+    snapshot's methods or the functions their migration calls). ``reason_contains`` (incompatible only) is a
     word the incompatibility reason must mention, such as the field name. ``schemas`` (old,
     new) are the ``reference.types`` schemas of both versions when their classes were generated
     from schemas (``strategies``): the harness makes the new classes current while the new
