@@ -166,8 +166,8 @@ def record_release(golden_dir: str, release: str, serializer: Any, values: list[
         return Recording(release, path, len(values), unchanged=True)
     if recorded and not force:
         raise GoldenOverwriteError(
-            f"release {release} is already recorded at {path}, and recording it again would change "
-            f"{', '.join(differing)}: a recorded release is the history later releases must read, so "
+            f"release {release} is already recorded at {path}{_recorded_seed(path, manifest)}, and "
+            f"recording it again would change {', '.join(differing)}: a recorded release is the history later releases must read, so "
             f"it is never overwritten silently; if this is a new release, bump Subject(release=...) "
             f"(now {release!r}) to its own name; to re-record {release} on purpose, pass --force "
             f"(pytest: --conformance-force; library: force=True)"
@@ -177,6 +177,16 @@ def record_release(golden_dir: str, release: str, serializer: Any, values: list[
         with open(os.path.join(path, name), "wb") as fh:
             fh.write(content)
     return Recording(release, path, len(values), replaced=tuple(differing) if recorded else ())
+
+
+def _recorded_seed(path: str, manifest: dict[str, Any]) -> str:
+    """`` (recorded with --seed S)`` when the recorded release was drawn with another seed than this run's."""
+    try:
+        with open(os.path.join(path, MANIFEST), encoding="utf-8") as fh:
+            seed = json.load(fh).get("seed")
+    except (OSError, ValueError, AttributeError):
+        return ""
+    return "" if seed is None or seed == manifest.get("seed") else f" (recorded with --seed {seed})"
 
 
 def _differing(path: str, files: dict[str, bytes]) -> list[str]:

@@ -66,6 +66,15 @@ def test_cli_re_recording_the_same_bytes_is_not_an_error(targets, capsys):
     assert _files(targets / "golden" / "n" / "1.0") == before
 
 
+def test_cli_refusal_names_the_seed_a_release_was_recorded_with(targets, capsys):
+    assert main(["certify", "golden_targets:OLD", *FAST, "--update-golden"]) == 0
+    capsys.readouterr()
+    other_seed = [*FAST[:2], "--seed", "8", *FAST[4:]]
+    status = main(["certify", "golden_targets:OLD", *other_seed, "--update-golden"])
+    err = capsys.readouterr().err
+    assert status == 2 and "recorded with --seed 7" in err, f"got exit {status}, stderr {err!r}"
+
+
 def test_cli_force_re_records_and_names_what_it_replaced(targets, capsys):
     assert main(["certify", "golden_targets:OLD", *FAST, "--update-golden"]) == 0
     release = targets / "golden" / "n" / "1.0"
