@@ -29,6 +29,7 @@ __all__ = [
     "CheckResult",
     "ConformanceError",
     "Evolution",
+    "GoldenOverwriteError",
     "NotApplicable",
     "Report",
     "RunConfig",
@@ -55,6 +56,7 @@ _LAZY = {
     "CheckContext": "_engine.runner", "check_serializer": "_engine.runner", "certify": "_engine.schedule",
     "SerializerConformance": "_pytest_api", "TableConformance": "_pytest_api", "parametrize_checks": "_pytest_api",
     "TableSubject": "_table", "TableSubjectError": "_table", "certify_table": "_table",
+    "GoldenOverwriteError": "_engine.golden",
 }
 
 

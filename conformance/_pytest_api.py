@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from ._engine.config import DEFAULT_BACKENDS, RunConfig
+from ._engine.golden import GoldenOverwriteError, example_line
 from ._engine.registry import checks_for, current_keys, known_ids, select
 from ._engine.report import CheckResult
 from ._engine.runner import Runner
@@ -61,7 +62,9 @@ def run_config(config: Any, subject: Any) -> RunConfig:
         seed = zlib.crc32(subject_name(subject).encode("utf-8", "replace"))
     return RunConfig(examples=_option(config, "conformance_examples"), profile=_option(config, "conformance_profile"),
                      backends=_option(config, "conformance_backend", DEFAULT_BACKENDS),
-                     spark=_option(config, "conformance_spark", "off"), seed=seed)
+                     spark=_option(config, "conformance_spark", "off"), seed=seed,
+                     update_golden=bool(_option(config, "conformance_update_golden", False)),
+                     force=bool(_option(config, "conformance_force", False)))
 
 
 def _runner(config: Any, subject: Subject) -> Runner:
@@ -82,7 +85,10 @@ def run_check(config: Any, subject: Any, check_id: str, record_property: Callabl
     if subject_kind(subject) == "serializer":
         subject = as_subject(subject)
     runner = _runner(config, subject)
-    result = runner.result(check_id)
+    try:
+        result = runner.result(check_id)
+    except GoldenOverwriteError as exc:  # the recording was refused: no verdict on the subject
+        pytest.fail(f"{check_id}: {exc}", pytrace=False)
     check_id = result.id
     expected = current_keys(expected_failures or {}, report=_quiet).get(result.id)
     if record_property is not None:
@@ -102,7 +108,7 @@ def run_check(config: Any, subject: Any, check_id: str, record_property: Callabl
             pytest.xfail(f"{check_id}: expected failure ({expected}): {result.message}")
         text = f"{check_id} [{result.family}]: {result.message}"
         if result.example is not None:
-            text += f"\nsmallest failing example: {result.example}"
+            text += f"\n{example_line(result.example)}"
         text += "".join(f"\n  at {frame}" for frame in result.trace)
         text += f"\n(reproduce with --conformance-seed {runner.seed})"
         pytest.fail(text, pytrace=False)

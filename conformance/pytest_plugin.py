@@ -27,6 +27,12 @@ def pytest_addoption(parser: Any) -> None:
                     help=f"state backends for the backends family (default {','.join(DEFAULT_BACKENDS)})")
     group.addoption("--conformance-spark", default="off", metavar="MASTER|off",
                     help="run the spark family on this master")
+    group.addoption("--conformance-update-golden", action="store_true", default=False,
+                    help="record the current release into each subject's golden directory (a release "
+                         "already recorded with other bytes is refused)")
+    group.addoption("--conformance-force", action="store_true", default=False,
+                    help="with --conformance-update-golden: re-record a release already recorded, "
+                         "replacing its files")
 
 
 def pytest_runtest_logreport(report: Any) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference import DataInputView, DataOutputView, class_identity
+from reference import DataInputView, DataOutputView
 
-from .._engine.canonical import first_difference, show, values_equal
+from .._engine.canonical import describe_difference, first_difference, values_equal
 from .._engine.property import guarded
 from .._engine.registry import Violation
 
@@ -33,14 +33,11 @@ def read_one(serializer: Any, data: bytes, what: str = "deserialize") -> Any:
 
 
 def expect_equal(got: Any, expected: Any, what: str) -> None:
+    """A Violation unless equal, saying what was compared and where it first differs: the full
+    path and both values there, never cut away (``describe_difference``)."""
     if not values_equal(got, expected):
-        where = first_difference(got, expected)
-        at = f" (first difference at {where})" if where else ""
-        shown_got, shown_expected = show(got), show(expected)
-        if shown_got == shown_expected:  # alike on screen: the types tell them apart
-            shown_got += f" (a {class_identity(type(got))})"
-            shown_expected += f" (a {class_identity(type(expected))})"
-        raise Violation(f"{what} got {shown_got}, should be {shown_expected}{at}")
+        differs = " differs" if first_difference(got, expected) else ""  # "differs at value.x: got ..."
+        raise Violation(f"{what}{differs} {describe_difference(got, expected)}")
 
 
 def hexdump(data: bytes, limit: int = 40) -> str:

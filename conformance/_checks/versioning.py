@@ -59,7 +59,13 @@ from reference import (
 )
 
 from .._engine.canonical import show, stable_text, tree_difference, value_tree
-from .._engine.golden import GoldenRelease, current_release, record_release, recorded_releases
+from .._engine.golden import (
+    GoldenRelease,
+    current_release,
+    record_release,
+    recorded_example,
+    recorded_releases,
+)
 from .._engine.property import guarded
 from .._engine.providers import Provider, provider
 from .._engine.registry import NotApplicable, Violation, check
@@ -119,8 +125,8 @@ def golden(ctx: CheckContext) -> None:
         serializer = ctx.serializer()
         release = current_release(ctx.subject, serializer)
         values = _collect_values(ctx, min(ctx.examples, 50))
-        path = record_release(directory, release, serializer, values, {"seed": ctx.seed})
-        recorded_now = f"recorded release {release} ({len(values)} records) at {path}"
+        recorded_now = record_release(directory, release, serializer, values, {"seed": ctx.seed},
+                                      force=ctx.force).describe()
         ctx.take(RELEASES)  # read again, with the new recording
     found = releases(ctx)
     if not found:
@@ -171,7 +177,7 @@ OLD_SNAPSHOTS: Provider[dict[str, Any]] = provider("upgrade_old_snapshots", _rea
 
 def _recorded(rel: GoldenRelease, index: int) -> str | None:
     """Record ``index`` as the release recorded it (the example a failure shows)."""
-    return f"record {index}: {rel.values[index]}" if index < len(rel.values) else None
+    return recorded_example(rel, index)
 
 
 @contextlib.contextmanager

@@ -17,8 +17,8 @@ from typing import Any
 
 from reference import canonical, class_identity, value_tree, values_equal
 
-__all__ = ["canonical", "values_equal", "show", "first_difference", "stable_text", "value_tree",
-           "tree_difference"]
+__all__ = ["canonical", "values_equal", "show", "first_difference", "describe_difference", "shown_apart",
+           "stable_text", "value_tree", "tree_difference"]
 
 _DOUBLE = struct.Struct(">d")
 
@@ -58,22 +58,71 @@ def show(value: Any) -> str:
 
 def first_difference(got: Any, expected: Any, path: str = "") -> str:
     """Where two values first differ, as a path like ``[2]['a']`` (empty: at the top)."""
+    return _descend(got, expected, path)[0]
+
+
+def _descend(got: Any, expected: Any, path: str) -> tuple[str, Any, Any]:
+    """(path, got there, expected there) of the first place two values differ."""
     if type(got) is not type(expected):
-        return path
+        return path, got, expected
     if isinstance(got, (list, tuple)) and len(got) == len(expected):
         for i, (g, e) in enumerate(zip(got, expected, strict=False)):
             if not values_equal(g, e):
-                return first_difference(g, e, f"{path}[{i}]")
+                return _descend(g, e, f"{path}[{i}]")
     if isinstance(got, dict) and set(map(canonical, got)) == set(map(canonical, expected)):
         for k in got:
             if k in expected and not values_equal(got[k], expected[k]):
-                return first_difference(got[k], expected[k], f"{path}[{k!r}]")
+                return _descend(got[k], expected[k], f"{path}[{k!r}]")
     if dataclasses.is_dataclass(got) and not isinstance(got, type):
         for f in dataclasses.fields(got):
             g, e = getattr(got, f.name), getattr(expected, f.name, None)
             if not values_equal(g, e):
-                return first_difference(g, e, f"{path}.{f.name}")
-    return path
+                return _descend(g, e, f"{path}.{f.name}")
+    return path, got, expected
+
+
+#: Characters kept on each side of the first differing one when two texts are shortened.
+_AROUND = 40
+
+
+def _exact_text(value: Any) -> str:
+    """repr of ``value`` in full, floats with their NaN bits (nothing cut)."""
+    if isinstance(value, float) and math.isnan(value):
+        return _REPR.repr_float(value, 0)
+    try:
+        return repr(value)
+    except Exception as exc:  # a user __repr__ that raises must not hide the verdict
+        return f"<{type(value).__name__} (repr raised {type(exc).__name__})>"
+
+
+def shown_apart(got_text: str, expected_text: str) -> tuple[str, str]:
+    """Two texts shortened only around their first differing character (``…`` where cut,
+    the difference always kept): for messages that must show where two long values differ."""
+    at = next((i for i, (g, e) in enumerate(zip(got_text, expected_text, strict=False)) if g != e),
+              min(len(got_text), len(expected_text)))
+
+    def cut(text: str) -> str:
+        if len(text) <= 4 * _AROUND:
+            return text
+        start, end = max(0, at - _AROUND), at + _AROUND
+        return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
+
+    return cut(got_text), cut(expected_text)
+
+
+def describe_difference(got: Any, expected: Any, root: str = "value") -> str:
+    """Where ``got`` first differs from ``expected`` and what each holds there: ``at
+    value.trades[3].price: got 101.5, should be 101.25`` (``got X, should be Y`` when they
+    differ as a whole: another type, length or key set). The path is complete; each value is
+    shortened only around where the two differ (see ``shown_apart``), and values that look
+    alike are told apart by their types."""
+    path, g, e = _descend(got, expected, "")
+    got_text, expected_text = _exact_text(g), _exact_text(e)
+    if got_text == expected_text:
+        got_text += f" (a {class_identity(type(g))})"
+        expected_text += f" (a {class_identity(type(e))})"
+    got_text, expected_text = shown_apart(got_text, expected_text)
+    return f"{f'at {root}{path}: ' if path else ''}got {got_text}, should be {expected_text}"
 
 
 def stable_text(value: Any) -> str:
@@ -133,5 +182,6 @@ def tree_difference(recorded: Any, got: Any, path: str = "") -> str | None:
                 return found
         return None
     if recorded != got:
-        return f"{path or 'the value'}: {json.dumps(got)[:120]}, should be {json.dumps(recorded)[:120]}"
+        got_text, recorded_text = shown_apart(json.dumps(got), json.dumps(recorded))
+        return f"{path or 'the value'}: {got_text}, should be {recorded_text}"
     return None

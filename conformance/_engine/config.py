@@ -96,7 +96,9 @@ class RunConfig:
     several). ``strict``: fail a subject when a family it declares data for was skipped (None:
     on in the ``certify`` profile). ``exitfirst``: stop at the first failed check.
     ``derandomize``: run a table's state machines derandomized instead of from the seed.
-    ``update_golden``: record the current release into the subject's golden directory.
+    ``update_golden``: record the current release into the subject's golden directory (a release
+    already recorded with other bytes raises ``GoldenOverwriteError``).
+    ``force``: with ``update_golden``, re-record such a release, replacing its files.
     ``checks``: the check ids, families or id prefixes to run (None: all that apply).
     ``expected_failures``: check id -> reason, for checks known to fail (they are ``xfailed``).
     ``options``: further values handed to the checks as ``ctx.options``.
@@ -114,6 +116,7 @@ class RunConfig:
     exitfirst: bool = False
     derandomize: bool = False
     update_golden: bool = False
+    force: bool = False
     checks: tuple[str, ...] | None = None
     expected_failures: Mapping[str, str] = field(default_factory=dict, hash=False)
     options: Mapping[str, Any] = field(default_factory=dict, hash=False)
@@ -142,7 +145,7 @@ class RunConfig:
                                  "'local[*]' or 'spark://host:7077', or 'off'")
         set_(self, "spark", spark)
         _flag("strict", self.strict, optional=True)
-        for name in ("exitfirst", "derandomize", "update_golden"):
+        for name in ("exitfirst", "derandomize", "update_golden", "force"):
             _flag(name, getattr(self, name))
         if self.checks is not None:
             if isinstance(self.checks, str) or not isinstance(self.checks, Iterable):

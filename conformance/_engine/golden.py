@@ -5,6 +5,11 @@ repository and read back by every later release (layout in docs/golden-files.md)
     <golden dir>/<release>/data.bin       the records, back to back
     <golden dir>/<release>/manifest.json  release, record count, each value as stable text and as
                                           a value tree (field by field), ...
+
+A recorded release is history: ``record_release`` never replaces one whose files would differ
+(``GoldenOverwriteError`` names the release, the directory and the two ways out: bump
+``release=`` or re-record deliberately with ``force=True`` / ``--force``); recording the same
+bytes again changes nothing.
 """
 
 from __future__ import annotations
@@ -18,12 +23,39 @@ from typing import Any
 from reference import DataInputView, DataOutputView, snapshot_to_bytes
 
 from .canonical import stable_text, value_tree
+from .errors import ConformanceError
 
-__all__ = ["GoldenRelease", "record_release", "recorded_releases", "current_release", "FORMAT"]
+__all__ = ["example_line", "GoldenRelease", "GoldenOverwriteError", "Recording", "record_release", "recorded_releases",
+           "current_release", "recorded_example", "RECORDED_EXAMPLE", "FORMAT"]
 
 #: 2 adds ``trees`` (each value's ``value_tree``); format 1 manifests have only ``values``.
 FORMAT = 2
 SNAPSHOT, DATA, MANIFEST = "snapshot.bin", "data.bin", "manifest.json"
+
+
+class GoldenOverwriteError(ConformanceError):
+    """Recording would replace a release already recorded with different files. Not a finding
+    about the serializer: the run is refused (``conformance certify`` exits 2)."""
+
+
+@dataclass
+class Recording:
+    """What ``record_release`` did: ``replaced`` names the files a forced re-record changed;
+    ``unchanged`` is true when the release was recorded already with the same bytes."""
+
+    release: str
+    path: str
+    records: int
+    replaced: tuple[str, ...] = ()
+    unchanged: bool = False
+
+    def describe(self) -> str:
+        if self.unchanged:
+            return f"release {self.release} already recorded at {self.path} with the same bytes; left as it was"
+        text = f"recorded release {self.release} ({self.records} records) at {self.path}"
+        if self.replaced:
+            text += f" (--force: replaced {', '.join(self.replaced)} of the earlier recording)"
+        return text
 
 
 @dataclass
@@ -39,10 +71,32 @@ class GoldenRelease:
         return list(self.manifest.get("values", []))
 
     @property
+    def data_path(self) -> str:
+        return os.path.join(self.path, DATA)
+
+    @property
     def trees(self) -> list[Any] | None:
         """Each recorded value's ``value_tree`` (None in manifests of format 1)."""
         trees = self.manifest.get("trees")
         return None if trees is None else list(trees)
+
+
+#: How a failure's example begins when it is a recorded record, not a drawn and shrunk value.
+RECORDED_EXAMPLE = "recorded example"
+
+
+def example_line(example: str) -> str:
+    """A failure's example as it reads: a drawn value is hypothesis' shrunk one; a golden file's
+    record is labelled as recorded (it was never shrunk)."""
+    return example if example.startswith(RECORDED_EXAMPLE) else f"smallest failing example: {example}"
+
+
+def recorded_example(rel: GoldenRelease, index: int) -> str | None:
+    """Record ``index`` of ``rel`` as the release recorded it, labelled as what it is: a
+    record of a golden file (never shrunk), not hypothesis' smallest failing example."""
+    if index >= len(rel.values):
+        return None
+    return f"{RECORDED_EXAMPLE} (golden file {rel.data_path}, record {index}): {rel.values[index]}"
 
 
 def _release_key(name: str) -> tuple[Any, ...]:
@@ -84,12 +138,13 @@ def current_release(subject: Any, serializer: Any) -> str:
 
 
 def record_release(golden_dir: str, release: str, serializer: Any, values: list[Any],
-                   extra: dict[str, Any] | None = None) -> str:
-    """Write (or overwrite) ``release``: snapshot, data and manifest. Returns its directory."""
+                   extra: dict[str, Any] | None = None, *, force: bool = False) -> Recording:
+    """Write ``release``: snapshot, data and manifest. A release already recorded with other
+    bytes raises ``GoldenOverwriteError`` unless ``force`` (then the files that differ are
+    replaced and named in the result); the same bytes again leave the files untouched."""
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._\-+]*", release):
         raise ValueError(f"release name {release!r} cannot be a directory name; use e.g. '1.2.0'")
     path = os.path.join(golden_dir, release)
-    os.makedirs(path, exist_ok=True)
     out = DataOutputView()
     for value in values:
         serializer.serialize(value, out)
@@ -107,11 +162,49 @@ def record_release(golden_dir: str, release: str, serializer: Any, values: list[
         "trees": [value_tree(v) for v in read],
         **(extra or {}),
     }
-    with open(os.path.join(path, SNAPSHOT), "wb") as fh:
-        fh.write(snapshot_to_bytes(serializer.snapshot_configuration()))
-    with open(os.path.join(path, DATA), "wb") as fh:
-        fh.write(out.getvalue())
-    with open(os.path.join(path, MANIFEST), "w", encoding="utf-8") as fh:
-        json.dump(manifest, fh, indent=1)
-        fh.write("\n")
-    return path
+    files = {
+        SNAPSHOT: snapshot_to_bytes(serializer.snapshot_configuration()),
+        DATA: out.getvalue(),
+        MANIFEST: (json.dumps(manifest, indent=1) + "\n").encode("utf-8"),
+    }
+    differing = _differing(path, files)
+    recorded = os.path.isfile(os.path.join(path, MANIFEST))
+    if recorded and not differing:
+        return Recording(release, path, len(values), unchanged=True)
+    if recorded and not force:
+        raise GoldenOverwriteError(
+            f"release {release} is already recorded at {path}{_recorded_seed(path, manifest)}, and "
+            f"recording it again would change {', '.join(differing)}: a recorded release is the history later releases must read, so "
+            f"it is never overwritten silently; if this is a new release, bump Subject(release=...) "
+            f"(now {release!r}) to its own name; to re-record {release} on purpose, pass --force "
+            f"(pytest: --conformance-force; library: force=True)"
+        )
+    os.makedirs(path, exist_ok=True)
+    for name, content in files.items():
+        with open(os.path.join(path, name), "wb") as fh:
+            fh.write(content)
+    return Recording(release, path, len(values), replaced=tuple(differing) if recorded else ())
+
+
+def _recorded_seed(path: str, manifest: dict[str, Any]) -> str:
+    """`` (recorded with --seed S)`` when the recorded release was drawn with another seed than this run's."""
+    try:
+        with open(os.path.join(path, MANIFEST), encoding="utf-8") as fh:
+            seed = json.load(fh).get("seed")
+    except (OSError, ValueError, AttributeError):
+        return ""
+    return "" if seed is None or seed == manifest.get("seed") else f" (recorded with --seed {seed})"
+
+
+def _differing(path: str, files: dict[str, bytes]) -> list[str]:
+    """The names among ``files`` whose content differs from (or is missing in) ``path``."""
+    differing = []
+    for name, content in files.items():
+        try:
+            with open(os.path.join(path, name), "rb") as fh:
+                same = fh.read() == content
+        except FileNotFoundError:
+            same = False
+        if not same:
+            differing.append(name)
+    return differing

@@ -4,7 +4,7 @@ and the pytest plugin's summary.
 It takes ``Report``s and nothing else, and shows their verdict (``Report.certified``, the one
 rule, in ``conformance._engine.report``) without deciding one. A subject reads as one verdict
 line with its counts, then one line per failure (check id, family, the sentence, the shrunk
-example), per expected failure, and per skip with its reason; a run of several subjects ends
+example or the golden file's record), per expected failure, and per skip with its reason; a run of several subjects ends
 with a table of families per subject. It imports no report, not even for annotations (it
 states what it reads of one as protocols): the one arrow points from the results
 (``Report.summary()``) to how they read.
@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Protocol
 
+from .golden import example_line
 from .registry import STATUSES
 
 
@@ -60,6 +61,7 @@ class Report(Protocol):
 __all__ = ["render_report", "render_summary", "verdict_line"]
 
 
+
 def verdict_line(report: Report) -> str:
     """``subject: CERTIFIED (n passed, ...; seed N)``."""
     counts = report.counts()
@@ -74,7 +76,7 @@ def _detail_lines(results: Iterable[CheckResult], *, skips: bool = True) -> list
         if r.status == "failed":
             lines.append(f"  FAILED {r.id} [{r.family}]: {r.message}")
             if r.example is not None:
-                lines.append(f"    smallest failing example: {r.example}")
+                lines.append(f"    {example_line(r.example)}")
             lines += [f"    at {frame}" for frame in r.trace]
         elif r.status == "xfailed":
             lines.append(f"  xfailed {r.id} [{r.family}] (expected: {r.expected_failure}): {r.message}")

@@ -17,6 +17,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from .golden import example_line
 from .registry import STATUSES, current_id
 
 __all__ = ["CheckResult", "Report", "RunOptions", "STATUSES", "reports_to_json", "dump", "CERTIFICATE_FORMAT"]
@@ -67,7 +68,7 @@ class CheckResult:
         if self.message:
             text += f": {self.message}"
         if self.example is not None and self.status in ("failed", "xfailed"):
-            text += f"\n    smallest failing example: {self.example}"
+            text += f"\n    {example_line(self.example)}"
         return text
 
 

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from .config import DEFAULT_BACKENDS, RunConfig, from_keywords
+from .golden import GoldenOverwriteError
 from .property import for_all
 from .providers import Provided, Provider
 from .registry import (
@@ -87,7 +88,7 @@ def subject_distribution(subject: Any) -> dict[str, str] | None:
 
 class CheckContext:
     """What a check sees: the subject, hypothesis settings and seed, the run's options
-    (``examples``, ``backends``, ``spark`` master or "off", ``update_golden``, ``work_dir``,
+    (``examples``, ``backends``, ``spark`` master or "off", ``update_golden`` and ``force``, ``work_dir``,
     ``options``), and the values other checks provide (``get``/``put``/``has``/``take`` of a
     ``conformance._engine.providers.Provider``)."""
 
@@ -100,6 +101,7 @@ class CheckContext:
         self.backends: tuple[str, ...] = runner.backends
         self.spark: str = runner.spark
         self.update_golden: bool = runner.update_golden
+        self.force: bool = runner.force
         self.options: dict[str, Any] = runner.options
         self.notes: list[str] = []
 
@@ -182,6 +184,7 @@ class Runner:
         self.backends = config.backends
         self.spark = config.spark
         self.update_golden = config.update_golden
+        self.force = config.force
         self.strict = bool(strict_by_default(self.profile) if config.strict is None else config.strict)
         self.provided = Provided()
         self._results: dict[str, CheckResult] = {}
@@ -248,6 +251,8 @@ class Runner:
             check.func(context)
         except NotApplicable as exc:
             result = CheckResult(check.id, check.family, "skipped", str(exc), None, expected)
+        except GoldenOverwriteError:
+            raise  # a refused run, not a finding about the subject
         except Violation as exc:
             example = None if exc.example is None else exc.example if isinstance(exc.example, str) else str(exc.example)
             result = CheckResult(check.id, check.family, "xfailed" if expected is not None else "failed",
@@ -355,8 +360,10 @@ def check_serializer(subject: Any, config: RunConfig | None = None, *, values: A
     ``subject`` is a ``conformance.Subject`` (or a serializer plus ``values=``, a hypothesis
     strategy of its values), or a ``conformance.TableSubject``. A random seed is chosen and
     recorded unless the config gives one. An unknown check or expected-failure id raises
-    ``conformance.UnknownCheckError``. The keywords taken before ``RunConfig``
-    (``examples=``, ``seed=``, ...) still work for one release, with a ``DeprecationWarning``.
+    ``conformance.UnknownCheckError``. With the config's ``update_golden``, a release already
+    recorded with other bytes raises ``conformance.GoldenOverwriteError`` unless ``force``. The
+    keywords taken before ``RunConfig`` (``examples=``, ``seed=``, ...) still work for one
+    release, with a ``DeprecationWarning``.
     """
     config = from_keywords(config, deprecated, "check_serializer")
     target = subject if subject_kind(subject) == "table" else as_subject(subject, values)

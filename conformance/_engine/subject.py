@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -66,7 +68,9 @@ class Evolution:
     ``compatible_with_reconfigured_serializer``, ``incompatible``); ``migrate`` maps an old value
     to the value the new serializer must read back (identity when omitted for as-is and
     reconfigured, and for a recorded release's expectation; required for an after-migration
-    evolution to another serializer). ``reason_contains`` (incompatible only) is a
+    evolution to another serializer); it is the oracle, so it must be written independently of
+    the code it judges (``Subject`` refuses one that is, or calls, the new serializer's or its
+    snapshot's methods or the functions their migration calls). ``reason_contains`` (incompatible only) is a
     word the incompatibility reason must mention, such as the field name. ``schemas`` (old,
     new) are the ``reference.types`` schemas of both versions when their classes were generated
     from schemas (``strategies``): the harness makes the new classes current while the new
@@ -160,6 +164,139 @@ class Evolution:
 
     def __repr__(self) -> str:
         return f"Evolution(to={self.to!r}, expect={self.expect.value!r})"
+
+
+#: Packages whose functions are not the code under test: the reference implementation (its
+#: default migrations are tested by its own suite), the oracles' library, the Python runtime.
+_NOT_UNDER_TEST = ("reference", "strategies", "hypothesis", "builtins", "functools", "dataclasses", "typing")
+
+
+def _user_function(obj: Any) -> Any:
+    """The plain function behind ``obj`` (a function, method, static or class method, or
+    partial), or None when it is none of these or lives in a library."""
+    while True:
+        if isinstance(obj, (staticmethod, classmethod)) or inspect.ismethod(obj):
+            obj = obj.__func__
+        elif isinstance(obj, functools.partial):
+            obj = obj.func
+        else:
+            break
+    if not inspect.isfunction(obj):
+        return None
+    return None if (obj.__module__ or "").split(".")[0] in _NOT_UNDER_TEST else obj
+
+
+def _reachable(start: Any) -> dict[Any, Any]:
+    """Every user function ``start`` calls by a module-level name (``helper(...)``,
+    ``module.helper(...)``, ``Class.method(...)``) or holds in a closure, transitively:
+    function -> the function it was reached from (``start`` maps to itself)."""
+    found = {start: start}
+    todo = [start]
+    while todo:
+        func = todo.pop()
+        codes, names = [func.__code__], set()
+        while codes:
+            code = codes.pop()
+            names.update(code.co_names)
+            codes += [c for c in code.co_consts if inspect.iscode(c)]
+        values = [cell.cell_contents for cell in (func.__closure__ or ()) if _filled(cell)]
+        for name in names:
+            value = func.__globals__.get(name)
+            if inspect.ismodule(value) or inspect.isclass(value):
+                values += [_attribute(value, other) for other in names]
+            else:
+                values.append(value)
+        for value in values:
+            reached = _user_function(value)
+            if reached is not None and reached not in found:
+                found[reached] = func
+                todo.append(reached)
+    return found
+
+
+def _filled(cell: Any) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018
+    except ValueError:
+        return False
+    return True
+
+
+def _attribute(owner: Any, name: str) -> Any:
+    """``owner.name`` without running descriptors or ``__getattr__`` (None when absent)."""
+    try:
+        return inspect.getattr_static(owner, name)
+    except AttributeError:
+        return None
+
+
+def _code_under_test(serializer: Any) -> dict[Any, str]:
+    """The functions an evolution's new serializer migrates with: the methods of its class and
+    of its snapshot's class, and the functions their ``migrate_element`` / ``migrate_state``
+    reach; each with where it is used, for the message."""
+    classes = [type(serializer)]
+    try:
+        classes.append(type(serializer.snapshot_configuration()))
+    except Exception:  # a broken snapshot is for the checks to report, not for this guard
+        pass
+    found: dict[Any, str] = {}
+    for cls in classes:
+        for klass in cls.__mro__:
+            for name, member in vars(klass).items():
+                func = _user_function(member)
+                if func is None or func in found:
+                    continue
+                found[func] = f"{klass.__qualname__}.{name}"
+    for cls in classes:
+        for method in ("migrate_element", "migrate_state"):
+            entry = _user_function(_attribute(cls, method))
+            if entry is None:
+                continue
+            for func in _reachable(entry):
+                found.setdefault(func, f"{func.__qualname__}, which {cls.__qualname__}.{method} calls")
+    return found
+
+
+def shared_oracle(migrate: Any, serializer: Any) -> str | None:
+    """What ``migrate`` (an evolution's expected-value oracle) shares with the code it is to
+    judge, or None: a method of the new serializer or of its snapshot (bound or not), or a
+    function their migration calls, used directly or called by ``migrate``. An oracle built on
+    the code under test agrees with it whatever it does."""
+    bound_to = getattr(migrate, "__self__", None)
+    if bound_to is not None and not inspect.ismodule(bound_to):
+        snapshot_class = None
+        try:
+            snapshot_class = type(serializer.snapshot_configuration())
+        except Exception:
+            pass
+        if isinstance(bound_to, type(serializer)) or (snapshot_class and isinstance(bound_to, snapshot_class)):
+            return f"a method bound to the new release's {type(bound_to).__qualname__}"
+    oracle = _user_function(migrate)
+    if oracle is None:
+        return None
+    under_test = _code_under_test(serializer)
+    if oracle in under_test:
+        return f"the function {under_test[oracle]}"
+    for func, caller in _reachable(oracle).items():
+        if func in under_test:
+            via = "" if caller is oracle else f" (through {caller.__qualname__})"
+            return f"built on {under_test[func]}{via}"
+    return None
+
+
+def _independent_oracle(evolution: Evolution, serializer: Any, where: str) -> None:
+    """SubjectError when ``evolution``'s ``migrate=`` is (built on) the code it is to judge."""
+    if evolution.migrate is None:
+        return
+    shared = shared_oracle(evolution.migrate, serializer)
+    if shared is not None:
+        raise SubjectError(
+            f"{where}: Evolution(migrate=...) is {shared}: an oracle built on the migration under "
+            "test agrees with it whatever it does, so it proves nothing; write migrate= "
+            "independently, from what the new release must read (e.g. lambda old: "
+            "Order(old.order_id, old.item, old.amount_cents, currency=None)), without calling the "
+            "serializer's or its snapshot's code"
+        )
 
 
 def _golden_path(golden: str | os.PathLike[str] | None, caller: Any) -> str | None:
@@ -272,6 +409,15 @@ class Subject:
                 "Subject(release=...) names the release recorded into golden files; give "
                 "golden='path/to/golden/dir' too"
             )
+        for i, evo in enumerate(evolutions):
+            _independent_oracle(evo, evo.serializer(), f"Subject(evolutions=[...]) item {i}")
+        for c, chain in enumerate(chains):
+            for i, evo in enumerate(chain):
+                _independent_oracle(evo, evo.serializer(), f"Subject(chains=...) chain {c} step {i}")
+        if releases:
+            current = self._instance if self._factory is None else self._factory()
+            for name_, evo in releases.items():
+                _independent_oracle(evo, current, f"Subject(releases={{{name_!r}: ...}})")
         if locator is not None and (":" not in locator or locator.startswith(":")):
             raise SubjectError(f"Subject(locator={locator!r}) must be 'module:attribute'")
         self.serializer = serializer

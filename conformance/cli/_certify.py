@@ -164,7 +164,11 @@ def add_parsers(sub: Any) -> None:
     certify.add_argument("--spark-entries", type=positive_int, metavar="N",
                          help="entries in the spark family's history, rounded to whole keys (default 100000, or "
                               "$CONFORMANCE_SPARK_ENTRIES)")
-    certify.add_argument("--update-golden", action="store_true", help="record the current release into the golden directory")
+    certify.add_argument("--update-golden", action="store_true",
+                         help="record the current release into the golden directory (a release already "
+                              "recorded with other bytes is refused: exit 2)")
+    certify.add_argument("--force", action="store_true",
+                         help="with --update-golden: re-record a release already recorded, replacing its files")
     certify.add_argument("--jobs", type=positive_int, metavar="N", help="subjects certified in parallel (--builtins; default 2); with --spark, the "
                          "processes that run the other families while Spark runs")
     certify.set_defaults(func=run_certify)
@@ -212,6 +216,7 @@ def _config(args: argparse.Namespace, **extra: Any) -> RunConfig:
 
 
 def _run(subjects: list[Any], args: argparse.Namespace, config: RunConfig) -> int:
+    from .._engine.golden import GoldenOverwriteError
     from .._engine.registry import UnknownCheckError
     from .._engine.render import render_report, render_summary
     from .._engine.report import reports_to_json
@@ -239,7 +244,7 @@ def _run(subjects: list[Any], args: argparse.Namespace, config: RunConfig) -> in
 
     try:
         reports = certify(subjects, config, on_report=shown)
-    except UnknownCheckError as exc:
+    except (UnknownCheckError, GoldenOverwriteError) as exc:
         raise UsageError(str(exc)) from None
     finally:
         if progress is not None:
@@ -265,6 +270,8 @@ def run_certify(args: argparse.Namespace) -> int:
         raise UsageError("give either TARGET or --builtins, not both")
     if not args.builtins and not args.target:
         raise UsageError("give a TARGET (module:attribute) or --builtins")
+    if args.force and not args.update_golden:
+        raise UsageError("--force only re-records golden files: give it with --update-golden")
     json_target(args.json)
     config = run_config(args)
     import_modules(args.imports)
@@ -288,7 +295,7 @@ def run_certify(args: argparse.Namespace) -> int:
 def run_config(args: argparse.Namespace) -> RunConfig:
     """The ``RunConfig`` a ``certify`` command line asks for."""
     return _config(args, backends=args.backend, spark=args.spark, spark_entries=args.spark_entries,
-                   update_golden=args.update_golden, jobs=args.jobs)
+                   update_golden=args.update_golden, force=args.force, jobs=args.jobs)
 
 
 def run_certify_table(args: argparse.Namespace) -> int:

@@ -167,4 +167,5 @@ def test_a_record_read_wrong_before_a_later_one_fails_is_reported_where_reading_
         message = str(caught.value)
         assert "record 0 read by restore_serializer()" in message and "record 1 then failed to read" in message, (
             f"got {message!r}, should report record 0, where the reading went wrong [trees: {trees is not None}]")
-        assert caught.value.example == f"record 0: {stable_text(1)}", f"got example {caught.value.example!r}"
+        shown = f"recorded example (golden file /golden/1.0.0/data.bin, record 0): {stable_text(1)}"
+        assert caught.value.example == shown, f"got example {caught.value.example!r}, should be {shown!r}"

@@ -1,0 +1,90 @@
+"""Failure messages show where two values differ: the full path and both values at that path,
+shortened only around the difference; a golden file's record is labelled as recorded, never as
+hypothesis' smallest failing example."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from hypothesis import strategies as st
+from test_harness_upgrade import SEED, UPGRADE, _v2_subject, recorded  # noqa: F401 (a fixture)
+
+from conformance import Subject, check_serializer
+from conformance._checks._support import expect_equal
+from conformance._engine.registry import Violation
+from conformance._engine.render import render_report
+from reference.serializers import ListSerializer, LongSerializer
+
+
+@dataclass
+class Trade:
+    symbol: str
+    price: float
+
+
+@dataclass
+class Book:
+    owner: str
+    trades: list
+
+
+def _book(price_of_3: float) -> Book:
+    return Book("x" * 300, [Trade("SYM" * 40, 100.0 + i if i != 3 else price_of_3) for i in range(12)])
+
+
+def _message(got, expected) -> str:
+    try:
+        expect_equal(got, expected, "reading back what serialize wrote")
+    except Violation as exc:
+        return exc.message
+    raise AssertionError("expect_equal raised nothing for different values")
+
+
+def test_the_full_path_and_both_values_at_it():
+    message = _message(_book(101.5), _book(101.25))
+    assert "value.trades[3].price" in message, f"got {message!r}, should name the path value.trades[3].price"
+    assert "got 101.5, should be 101.25" in message, f"got {message!r}, should show both prices"
+
+
+def test_a_long_text_is_shortened_around_the_difference_never_hiding_it():
+    from conformance._engine.canonical import describe_difference
+
+    expected = "a" * 1000
+    got = expected[:700] + "Z" + expected[701:]
+    text = describe_difference([got], [expected])
+    assert text.startswith("at value[0]: got "), f"got {text!r}, should begin with the path value[0]"
+    assert "aZa" in text, f"got {text!r}, should show the differing character with its neighbours"
+    assert len(text) < 300, f"got {len(text)} characters, should shorten the 1000-character texts"
+
+
+class _CorruptsTenth(ListSerializer):
+    """Writes element 9 of a long list as 1 more than it is: a bug past what a short display shows."""
+
+    def serialize(self, value, target):
+        if len(value) > 9:
+            value = value[:9] + [value[9] + 1] + value[10:]
+        super().serialize(value, target)
+
+
+def test_a_check_failure_names_the_element_hidden_behind_a_short_display():
+    subject = Subject(_CorruptsTenth(LongSerializer()), st.lists(st.integers(0, 2**40), min_size=12, max_size=20))
+    report = check_serializer(subject, examples=30, seed=3, checks=("roundtrip.bit_exact",), backends=("heap",))
+    result = report["roundtrip.bit_exact"]
+    assert result.failed, f"got {result}, should fail"
+    assert "value[9]: got 1, should be 0" in result.message, (
+        f"got {result.message!r}, should name value[9] and show both values there")
+
+
+@pytest.mark.parametrize("bug, check_id", [("format_changed_without_version", "upgrade.restore"),
+                                           ("migrates_by_position", "upgrade.records")])
+def test_golden_records_are_labelled_recorded_not_smallest(recorded, bug, check_id):  # noqa: F811
+    report = check_serializer(_v2_subject(recorded, bug), examples=10, seed=SEED, checks=UPGRADE,
+                              backends=("heap",))
+    result = report[check_id]
+    assert result.failed and result.example is not None, f"got {result}, should fail with a record"
+    data = recorded / "golden" / "1.0.0" / "data.bin"
+    assert result.example.startswith(f"recorded example (golden file {data}, record "), f"got {result.example!r}"
+    text = render_report(report)
+    assert f"    recorded example (golden file {data}, record " in text, f"got:\n{text}"
+    assert "smallest failing example" not in text, f"got:\n{text}\nshould not call a golden record the smallest example"

@@ -1,0 +1,141 @@
+"""A recorded release is history: ``--update-golden`` (CLI), ``update_golden=True`` (library)
+and ``--conformance-update-golden`` (pytest) never replace one whose files would differ, unless
+forced; recording the same bytes again is not an error."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+
+import pytest
+
+import conformance
+from conformance.cli import main
+
+pytest_plugins = ["pytester"]
+
+TARGETS = textwrap.dedent('''
+    from hypothesis import strategies as st
+    from conformance import Subject
+    from reference.serializers import IntSerializer, LongSerializer
+
+    # release 1.0 as recorded, and the next release's code with release="1.0" left in place
+    OLD = Subject(LongSerializer(), st.integers(-2**31, 2**31 - 1), golden="golden/n", release="1.0")
+    NEW = Subject(IntSerializer(), st.integers(-2**31, 2**31 - 1), golden="golden/n", release="1.0")
+''')
+
+FAST = ["--examples", "10", "--seed", "7", "--backend", "heap", "--check", "versioning"]
+
+
+@pytest.fixture
+def targets(tmp_path, monkeypatch):
+    (tmp_path / "golden_targets.py").write_text(TARGETS)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("golden_targets", None)
+    yield tmp_path
+    sys.modules.pop("golden_targets", None)
+
+
+def _files(directory):
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+
+def test_cli_refuses_to_overwrite_a_recorded_release_with_other_bytes(targets, capsys):
+    assert main(["certify", "golden_targets:OLD", *FAST, "--update-golden"]) == 0
+    release = targets / "golden" / "n" / "1.0"
+    before = _files(release)
+    capsys.readouterr()
+    status = main(["certify", "golden_targets:NEW", *FAST, "--update-golden"])
+    err = capsys.readouterr().err
+    assert status == 2, f"got exit {status}, should be 2 (refused); stderr {err!r}"
+    for words in ("release 1.0", str(release), "Subject(release=...)", "--force", "snapshot.bin", "data.bin"):
+        assert words in err, f"got stderr {err!r}, should mention {words!r}"
+    assert _files(release) == before, "the recorded release 1.0 was changed by a refused recording"
+
+
+def test_cli_re_recording_the_same_bytes_is_not_an_error(targets, capsys):
+    argv = ["certify", "golden_targets:OLD", *FAST, "--update-golden"]
+    assert main(argv) == 0
+    before = _files(targets / "golden" / "n" / "1.0")
+    capsys.readouterr()
+    status = main(argv)
+    out = capsys.readouterr().out
+    assert status == 0, f"got exit {status}, should be 0: the same release with the same bytes; {out}"
+    assert "same bytes" in out, f"got {out!r}, should say the release was left as it was"
+    assert _files(targets / "golden" / "n" / "1.0") == before
+
+
+def test_cli_refusal_names_the_seed_a_release_was_recorded_with(targets, capsys):
+    assert main(["certify", "golden_targets:OLD", *FAST, "--update-golden"]) == 0
+    capsys.readouterr()
+    other_seed = [*FAST[:2], "--seed", "8", *FAST[4:]]
+    status = main(["certify", "golden_targets:OLD", *other_seed, "--update-golden"])
+    err = capsys.readouterr().err
+    assert status == 2 and "recorded with --seed 7" in err, f"got exit {status}, stderr {err!r}"
+
+
+def test_cli_force_re_records_and_names_what_it_replaced(targets, capsys):
+    assert main(["certify", "golden_targets:OLD", *FAST, "--update-golden"]) == 0
+    release = targets / "golden" / "n" / "1.0"
+    before = _files(release)
+    capsys.readouterr()
+    assert main(["certify", "golden_targets:NEW", *FAST, "--update-golden", "--force"]) == 0
+    out = capsys.readouterr().out
+    after = _files(release)
+    changed = sorted(name for name in before if before[name] != after[name])
+    assert changed, "--force should have re-recorded release 1.0 with the new serializer's bytes"
+    for name in changed:
+        assert name in out, f"got {out!r}, should name the replaced file {name}"
+
+
+def test_cli_force_without_update_golden_is_a_usage_error(targets, capsys):
+    status = main(["certify", "golden_targets:OLD", *FAST, "--force"])
+    err = capsys.readouterr().err
+    assert status == 2 and "--update-golden" in err, f"got exit {status}, stderr {err!r}"
+
+
+def test_library_raises_golden_overwrite_error_unless_forced(targets):
+    sys.path.insert(0, str(targets))
+    import golden_targets
+
+    run = {"examples": 10, "seed": 7, "checks": ("versioning",), "backends": ("heap",), "update_golden": True}
+    assert conformance.check_serializer(golden_targets.OLD, **run).certified
+    release = targets / "golden" / "n" / "1.0"
+    before = _files(release)
+    with pytest.raises(conformance.GoldenOverwriteError, match=r"release 1\.0 is already recorded"):
+        conformance.check_serializer(golden_targets.NEW, **run)
+    assert _files(release) == before
+    forced = conformance.check_serializer(golden_targets.NEW, force=True, **run)
+    message = {r.id: r.message for r in forced}["versioning.golden"]
+    assert "replaced" in message and "data.bin" in message, f"got {message!r}"
+    assert _files(release) != before
+
+
+def test_pytest_option_refuses_to_overwrite(pytester):
+    pytester.makepyfile(golden_targets=TARGETS)
+    pytester.makepyfile(test_old='''
+        import conformance
+        from golden_targets import OLD
+
+        class TestOld(conformance.SerializerConformance):
+            subject = OLD
+            conformance_checks = ("versioning.golden",)
+    ''', test_new='''
+        import conformance
+        from golden_targets import NEW
+
+        class TestNew(conformance.SerializerConformance):
+            subject = NEW
+            conformance_checks = ("versioning.golden",)
+    ''')
+    options = ["-p", "no:cacheprovider", "--conformance-update-golden", "--conformance-seed", "7",
+               "--conformance-examples", "10"]
+    pytester.runpytest_subprocess("test_old.py", *options).assert_outcomes(passed=1)
+    before = _files(pytester.path / "golden" / "n" / "1.0")
+    result = pytester.runpytest_subprocess("test_new.py", *options)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*release 1.0 is already recorded*--conformance-force*"])
+    assert _files(pytester.path / "golden" / "n" / "1.0") == before
+    pytester.runpytest_subprocess("test_new.py", *options, "--conformance-force").assert_outcomes(passed=1)
+    assert _files(pytester.path / "golden" / "n" / "1.0") != before
