@@ -1032,6 +1032,33 @@ public class SavepointJob {
                 "config", c.toJson(), "savepoint", savepointName, "skipped", skipped, "operators", operators);
     }
 
+    /**
+     * A canonical savepoint of the running job. Flink refuses to trigger one while a subtask is
+     * still being deployed ("Not all required tasks are currently running"), which a loaded
+     * machine shows even after every record was processed: that refusal is retried for up to
+     * two minutes; any other failure is reported at once.
+     */
+    static String triggerSavepoint(JobClient client, File dir) throws Exception {
+        long deadline = System.currentTimeMillis() + 120_000;
+        while (true) {
+            try {
+                return client.triggerSavepoint(dir.toURI().toString(), SavepointFormatType.CANONICAL)
+                        .get(300, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.ExecutionException e) {
+                boolean starting = false;
+                for (Throwable t = e; t != null; t = t.getCause()) {
+                    String message = String.valueOf(t.getMessage());
+                    starting |= message.contains("Not all required tasks are currently running")
+                            || message.contains("is not being executed at the moment");
+                }
+                if (!starting || System.currentTimeMillis() > deadline) {
+                    throw e;
+                }
+                Thread.sleep(500);
+            }
+        }
+    }
+
     static void write(File out, List<String> caseArgs) throws Exception {
         File checkpoints = new File(out, ".checkpoints");
         for (String arg : caseArgs) {
@@ -1051,8 +1078,7 @@ public class SavepointJob {
                 long allRecords = records().size();
                 awaitRunning(client, "the records of case " + name, () -> emitted.getCount() == 0
                         && KEYED_SEEN.get() == stateRecords && OPSTATE_SEEN.get() == allRecords);
-                String path = client.triggerSavepoint(dir.toURI().toString(), SavepointFormatType.CANONICAL)
-                        .get(300, TimeUnit.SECONDS);
+                String path = triggerSavepoint(client, dir);
                 String savepointName = new File(new java.net.URI(path).getPath()).getName();
                 Files.write(new File(dir, "expected.json").toPath(),
                         (json(expected(c, savepointName)) + "\n").getBytes(StandardCharsets.UTF_8));
