@@ -873,6 +873,30 @@ class FlinkOperator:
         raise KeyError(f"operator {self.uid or self.operator_id} has no keyed state {name!r} "
                        f"(it has {[s.name for s in self.keyed_states]})")
 
+    def count_entries(self) -> dict[str, int]:
+        """Entries per keyed state (as ``entries()`` would yield them: a list state one per key
+        and namespace, a map state one per user key, timers one per timer), in one streamed walk
+        of every key group, nothing decoded."""
+        counts = {state.name: 0 for state in self.keyed_states}
+        for part in self._parts:
+            names = [meta.name for meta in part.header.states]
+            try:
+                for key_group in part.handle.key_groups:
+                    offset = part.handle.offset(key_group)
+                    if offset <= 0:
+                        continue
+                    if offset < part.header.size:
+                        raise SavepointFormatError(
+                            f"{part.source.where}: key group {key_group} starts at byte {offset}, inside the header"
+                        )
+                    for found, _, _ in _key_group_entries(part.source, offset, part.header.compressed, key_group,
+                                                          len(names)):
+                        if names[found] in counts:
+                            counts[names[found]] += 1
+            finally:
+                part.source.close()
+        return counts
+
     def _scan(self, name: str, key_groups: Iterable[int] | None) -> Iterator[tuple[_Part, int, int, bytes, bytes]]:
         wanted = None if key_groups is None else set(key_groups)
         for part in self._parts:
