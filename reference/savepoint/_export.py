@@ -25,6 +25,7 @@ written just before: after a failure nothing at ``DIR`` looks complete.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Iterator, Sequence
@@ -97,7 +98,7 @@ class ExportReport:
 
 
 def _quoted(name: str) -> str:
-    return quote(name, safe=" -_.,=+@")
+    return quote(name, safe=" -_.,+@")
 
 
 def _columns(forms: dict[str, ArrowForm], ttl: bool) -> pa.Schema:
@@ -194,10 +195,16 @@ def plan_export(path: Any, uid: str | None = None, state: str | None = None) -> 
     return kind, states
 
 
-def _flink_rows(path: str, state: ExportState, units: Sequence[Any]) -> Iterator[dict[str, Any]]:
+@functools.lru_cache(maxsize=2)
+def _flink_savepoint(path: str) -> Any:
+    """The savepoint read once per process for all the units a process exports."""
     from ._flink_keyed import read_flink_savepoint
 
-    savepoint = read_flink_savepoint(path)
+    return read_flink_savepoint(path)
+
+
+def _flink_rows(path: str, state: ExportState, units: Sequence[Any]) -> Iterator[dict[str, Any]]:
+    savepoint = _flink_savepoint(path)
     keyed = savepoint.operator(state.operator or "").keyed_state(state.name)
     groups = [kg for unit in units for kg in unit]
     forms = state.forms
