@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from conformance.cli import main
-from reference.savepoint import export_savepoint, inspect_savepoint, operator_id_for_uid
+from reference.savepoint import export_savepoint, operator_id_for_uid
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "flink_savepoints"
 KEPT = {p.parent.name: (p.parent / json.loads(p.read_text())["savepoint"], json.loads(p.read_text()))
@@ -299,7 +299,12 @@ def test_failed_export_leaves_nothing_that_looks_complete(tmp_path, monkeypatch)
 
 # -- this project's own savepoints ------------------------------------------------------------------
 def _own_savepoint(path: Path) -> str:
-    from reference.backends import BytesStateBackend, ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
+    from reference.backends import (
+        BytesStateBackend,
+        ListStateDescriptor,
+        MapStateDescriptor,
+        ValueStateDescriptor,
+    )
     from reference.serializers import LongSerializer, StringSerializer, TupleSerializer
 
     backend = BytesStateBackend(StringSerializer())
