@@ -115,9 +115,10 @@ def run_export(args: argparse.Namespace) -> int:
     try:
         plan_export(args.savepoint, args.uid, args.state)
     except KeyError as exc:
-        option = "--state" if args.state is not None and "keyed state" in str(exc.args[0] if exc.args else "") else "--uid"
-        raise UsageError(f"savepoint export {args.savepoint}: {exc.args[0] if exc.args else exc}; "
-                         f"give {option} one of those") from None
+        text = str(exc.args[0] if exc.args else exc)
+        option = "--uid" if text.startswith("no operator") else "--state"
+        hint = f"; give {option} one of those" if "(" in text else ""
+        raise UsageError(f"savepoint export {args.savepoint}: {text}{hint}") from None
     except (StateError, OSError) as exc:
         raise _unusable("export", args.savepoint, exc) from None
     try:

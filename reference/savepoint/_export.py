@@ -176,6 +176,8 @@ def plan_export(path: Any, uid: str | None = None, state: str | None = None) -> 
     if uid is not None:
         raise KeyError(f"--uid {uid!r}: this project's savepoints have no operators; leave --uid out")
     metadata = read_savepoint_metadata(path)
+    if state is not None and state not in [s.name for s in metadata.states]:
+        raise KeyError(f"no state {state!r} in the savepoint (it has {[s.name for s in metadata.states]})")
     chosen_states = [metadata.state(state)] if state is not None else list(metadata.states)
     key_form, _ = _restored(metadata.key_serializer_snapshot)
     for meta in chosen_states:

@@ -388,3 +388,12 @@ def test_spark_export_of_this_projects_savepoint(tmp_path):
     for name in ("count", "pair", "names", "amounts"):
         a, b = pq.read_table(tmp_path / "one" / name), pq.read_table(tmp_path / "spark" / name)
         assert a.equals(b), f"{name}: the Spark export differs from the one-process export"
+
+
+@pytest.mark.parametrize("option, value, named", [("--uid", "some-uid", "leave --uid out"),
+                                                  ("--state", "no-such-state", "amounts")])
+def test_unknown_uid_or_state_of_this_projects_savepoint(tmp_path, capsys, option, value, named):
+    savepoint = _own_savepoint(tmp_path / "sp")
+    assert main(["savepoint", "export", savepoint, "--out", str(tmp_path / "o"), option, value]) == 2
+    _one_sentence_error(capsys, value, named)
+    assert not (tmp_path / "o").exists()
