@@ -34,7 +34,7 @@ import pyarrow as pa
 
 from .. import StateError
 
-__all__ = ["ArrowForm", "arrow_form", "arrow_type"]
+__all__ = ["ArrowForm", "arrow_form", "arrow_type", "list_form"]
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,12 @@ def _struct(names: list[str], forms: list[ArrowForm], by_name: bool) -> ArrowFor
         return {n: c(v) for (n, c), v in zip(pairs, items, strict=True)}
 
     return ArrowForm(struct, convert)
+
+
+def list_form(element: ArrowForm) -> ArrowForm:
+    """A list of ``element`` (a List snapshot's values; a list state's value)."""
+    convert = element.convert
+    return ArrowForm(pa.list_(element.type), _nullable(lambda value: [convert(v) for v in value]))
 
 
 def _nested(snapshot: Any) -> list[Any]:
@@ -155,10 +161,7 @@ def arrow_form(snapshot: Any) -> ArrowForm:
             return None if value is None else {"value": convert(value.value), "ttl_last_access": value.last_access}
         return ArrowForm(struct, ttl)
     if isinstance(snapshot, ListSerializerSnapshot) and len(nested) == 1:
-        element = arrow_form(nested[0])
-        convert_element = element.convert
-        return ArrowForm(pa.list_(element.type),
-                         _nullable(lambda value: [convert_element(v) for v in value]))
+        return list_form(arrow_form(nested[0]))
     if isinstance(snapshot, MapSerializerSnapshot) and len(nested) == 2:
         key, value_form = arrow_form(nested[0]), arrow_form(nested[1])
         convert_key, convert_value = key.convert, value_form.convert

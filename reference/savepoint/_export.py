@@ -37,7 +37,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .. import StateError
-from ._arrow_types import _BINARY, ArrowForm, arrow_form
+from ._arrow_types import _BINARY, ArrowForm, arrow_form, list_form
 from ._flink_metadata import is_flink_savepoint
 from ._format import METADATA_FILE, SavepointFormatError, atomic_directory
 
@@ -187,13 +187,11 @@ def plan_export(path: Any, uid: str | None = None, state: str | None = None) -> 
         if meta.kind == "map":
             forms["user_key"] = _restored(meta.user_key_serializer_snapshot)[0]
         value_form, _ = _restored(meta.value_serializer_snapshot)
-        if meta.kind == "list":
-            element = value_form.convert
-            value_form = ArrowForm(pa.list_(value_form.type), lambda v, c=element: None if v is None else [c(x) for x in v])
-        forms["value"] = value_form
-        units = tuple((file, group) for file, groups in state_row_groups(os.fspath(path), meta) for group in range(groups))
-        states.append(ExportState(_quoted(meta.name), None, meta.name, meta.kind, _columns(forms, False), units,
-                                  False, forms))
+        forms["value"] = list_form(value_form) if meta.kind == "list" else value_form
+        row_groups: tuple[Any, ...] = tuple(
+            (file, group) for file, groups in state_row_groups(os.fspath(path), meta) for group in range(groups))
+        states.append(ExportState(_quoted(meta.name), None, meta.name, meta.kind, _columns(forms, False),
+                                  row_groups, False, forms))
     return kind, states
 
 
