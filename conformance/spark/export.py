@@ -3,8 +3,9 @@
 The same export as ``reference.savepoint.export_savepoint`` (the plan, the columns, the Arrow
 types and the rows are that module's: ``plan_export`` and ``write_units``), with its work units
 (a Flink savepoint: runs of consecutive key groups; this project's: Parquet row groups) run as
-one ``task_job``: each executor opens the savepoint itself, reads its units and writes one part
-file per unit (``part-NNNNN.parquet``, the unit's number, so that the parts read in name order
+one ``task_job`` of (group of ``export_groups``, unit) tasks: each executor opens the savepoint
+itself, reads its unit (all the states of an operator in one walk) and writes one part file per
+state and unit (``part-NNNNN.parquet``, the unit's number, so that the parts read in name order
 hold the rows in the one-process export's order). The driver only plans and commits: the parts
 go into a temporary sibling of ``out`` renamed into place once every task is done (with
 ``_export.json`` written last before it), so a failed job leaves nothing that looks complete.
@@ -18,7 +19,15 @@ import os
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from reference.savepoint import ExportReport, atomic_directory, commit_export, plan_export, write_units
+from reference.savepoint import (
+    ExportReport,
+    atomic_directory,
+    commit_export,
+    export_datasets,
+    export_groups,
+    plan_export,
+    write_units,
+)
 
 from ._common import run_job
 from .datasets import forward_store_environment, task_job
@@ -34,13 +43,18 @@ def export_savepoint_spark(savepoint: str | os.PathLike[str], out: str | os.Path
     source = os.fspath(savepoint)
     kind, states = plan_export(source, uid, state)
     flink = kind == "flink"
-    tasks = [(i, j) for i, chosen in enumerate(states) for j in range(len(chosen.units))]
+    groups = export_groups(states)
+    tasks = [(g, j) for g, group in enumerate(groups) for j in range(len(states[group[0]].units))]
     rows = [0] * len(states)
     with atomic_directory(out) as temp:
-        for i, chosen in enumerate(states):
-            os.makedirs(os.path.join(temp, chosen.path))
-            if not chosen.units:  # an empty dataset still has its (empty) part
-                rows[i] += write_units(source, chosen, [], os.path.join(temp, chosen.path, "part-00000.parquet"), flink)
+        for group in groups:
+            chosen = [states[i] for i in group]
+            for one in chosen:
+                os.makedirs(os.path.join(temp, one.path))
+            if not chosen[0].units:  # an empty dataset still has its (empty) part
+                files = [os.path.join(temp, one.path, "part-00000.parquet") for one in chosen]
+                for i, n in zip(group, write_units(source, chosen, [], files, flink), strict=True):
+                    rows[i] += n
         if tasks:
             if spark is None:
                 from .session import get_session
@@ -50,15 +64,14 @@ def export_savepoint_spark(savepoint: str | os.PathLike[str], out: str | os.Path
 
             def run(task_ids: Iterable[int]) -> Iterator[tuple[int, int]]:
                 for task in task_ids:
-                    i, j = tasks[task]
-                    chosen = states[i]
-                    file = os.path.join(temp, chosen.path, f"part-{j:05d}.parquet")
-                    yield i, write_units(source, chosen, [chosen.units[j]], file, flink)
+                    g, j = tasks[task]
+                    chosen = [states[i] for i in groups[g]]
+                    files = [os.path.join(temp, one.path, f"part-{j:05d}.parquet") for one in chosen]
+                    yield from zip(groups[g], write_units(source, chosen, [chosen[0].units[j]], files, flink),
+                                   strict=True)
 
             for i, n in run_job(f"exporting {source}", lambda: task_job(spark, len(tasks), run).collect()):
                 rows[i] += n
-        datasets = [{"path": chosen.path, "operator": chosen.operator, "state": chosen.name, "kind": chosen.kind,
-                     "rows": rows[i]} for i, chosen in enumerate(states)]
-        report = ExportReport(source, os.fspath(out), kind, datasets)
+        report = ExportReport(source, os.fspath(out), kind, export_datasets(states, rows))
         commit_export(temp, report)
     return report

@@ -7,9 +7,11 @@ keyed state: where its dataset goes (``<uid>/<state name>``, names percent-quote
 stays inside one directory; an operator without a uid is named by its operator id; this project's
 savepoints have no operators: ``<state name>``), its Arrow schema (``_arrow_types.arrow_form``,
 the one rule) and its work units (Flink: runs of consecutive key groups; this project: Parquet
-row groups). ``write_units(path, state, units, file)`` streams the entries of those units into
-one Parquet file (bounded memory: ``BATCH_ROWS`` rows at a time). ``export_savepoint`` runs
-every unit in this process; ``conformance.spark`` runs them in executors, one part file each.
+row groups). ``export_groups`` says which states are exported together (a Flink operator's, in
+one walk of its key groups, as Flink interleaves its states there); ``write_units(path, states,
+units, files)`` streams the entries of those units into one Parquet file per state (bounded
+memory: ``BATCH_ROWS`` rows per state at a time). ``export_savepoint`` runs every unit in this
+process; ``conformance.spark`` runs them in executors, one part file per state and unit.
 
 Columns: ``key_group`` (int32), ``key``, ``namespace`` (absent for the void namespace),
 ``user_key`` (map state only), ``value``, and ``ttl_last_access`` (int64, epoch ms) when the
@@ -42,6 +44,7 @@ from ._flink_metadata import is_flink_savepoint
 from ._format import METADATA_FILE, SavepointFormatError, atomic_directory
 
 __all__ = ["BATCH_ROWS", "EXPORT_MANIFEST", "ExportState", "ExportReport", "plan_export", "write_units",
+           "export_groups", "export_datasets",
            "export_savepoint", "savepoint_kind", "commit_export", "KEY_GROUPS_PER_UNIT", "inspect_savepoint",
            "format_inspection"]
 
@@ -203,26 +206,31 @@ def _flink_savepoint(path: str) -> Any:
     return read_flink_savepoint(path)
 
 
-def _flink_rows(path: str, state: ExportState, units: Sequence[Any]) -> Iterator[dict[str, Any]]:
-    savepoint = _flink_savepoint(path)
-    keyed = savepoint.operator(state.operator or "").keyed_state(state.name)
-    groups = [kg for unit in units for kg in unit]
+def _flink_row(state: ExportState, entry: Any) -> dict[str, Any]:
     forms = state.forms
-    key, value = forms["key"].convert, forms["value"].convert
-    namespace = forms["namespace"].convert if "namespace" in forms else None
-    user_key = forms["user_key"].convert if "user_key" in forms else None
-    for entry in keyed.entries(key_groups=groups):
-        row = {"key_group": entry.key_group, "key": key(entry.key)}
-        if namespace is not None:
-            row["namespace"] = namespace(entry.namespace)
-        if user_key is not None:
-            row["user_key"] = user_key(entry.user_key)
-        stored = entry.value
-        if state.ttl_column:
-            row["ttl_last_access"] = None if stored is None else stored.last_access
-            stored = None if stored is None else stored.value
-        row["value"] = value(stored)
-        yield row
+    row = {"key_group": entry.key_group, "key": forms["key"].convert(entry.key)}
+    if "namespace" in forms:
+        row["namespace"] = forms["namespace"].convert(entry.namespace)
+    if "user_key" in forms:
+        row["user_key"] = forms["user_key"].convert(entry.user_key)
+    stored = entry.value
+    if state.ttl_column:
+        row["ttl_last_access"] = None if stored is None else stored.last_access
+        stored = None if stored is None else stored.value
+    row["value"] = forms["value"].convert(stored)
+    return row
+
+
+def _flink_rows(path: str, states: Sequence[ExportState], units: Sequence[Any]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(index into ``states``, row) of the entries of ``units``: one walk of the operator's key
+    groups for all its states (Flink interleaves them within each key group)."""
+    operator = _flink_savepoint(path).operator(states[0].operator or "")
+    index = {state.name: i for i, state in enumerate(states)}
+    groups = [kg for unit in units for kg in unit]
+    for name, entry in operator.all_entries(key_groups=groups):
+        i = index.get(name)
+        if i is not None:
+            yield i, _flink_row(states[i], entry)
 
 
 def _own_rows(path: str, state: ExportState, units: Sequence[Any]) -> Iterator[dict[str, Any]]:
@@ -269,22 +277,43 @@ def _own_rows(path: str, state: ExportState, units: Sequence[Any]) -> Iterator[d
             yield row
 
 
-def write_units(path: str, state: ExportState, units: Sequence[Any], file: str, flink: bool) -> int:
-    """Write the entries of ``units`` of ``state`` into the Parquet file ``file`` (streamed,
-    ``BATCH_ROWS`` at a time); returns the rows written."""
-    rows = _flink_rows(path, state, units) if flink else _own_rows(path, state, units)
-    written = 0
-    with pq.ParquetWriter(file, state.schema) as writer:
-        batch: list[dict[str, Any]] = []
-        for row in rows:
+def export_groups(states: Sequence[ExportState]) -> list[list[int]]:
+    """The states exported together (indices into ``states``): a Flink operator's states share
+    one walk of its key groups (and so the same units); this project's states go alone."""
+    groups: dict[Any, list[int]] = {}
+    for i, state in enumerate(states):
+        groups.setdefault(state.operator if state.operator is not None else ("state", i), []).append(i)
+    return list(groups.values())
+
+
+def write_units(path: str, states: Sequence[ExportState], units: Sequence[Any], files: Sequence[str],
+                flink: bool) -> list[int]:
+    """Write the entries of ``units`` of ``states`` (one group of ``export_groups``) into the
+    Parquet files ``files`` (one per state), streamed: at most ``BATCH_ROWS`` rows per state
+    held at a time. Returns the rows written per state."""
+    if flink:
+        rows: Iterator[tuple[int, dict[str, Any]]] = _flink_rows(path, states, units)
+    else:
+        (state,) = states
+        rows = ((0, row) for row in _own_rows(path, state, units))
+    written = [0] * len(states)
+    batches: list[list[dict[str, Any]]] = [[] for _ in states]
+    writers = [pq.ParquetWriter(file, state.schema) for file, state in zip(files, states, strict=True)]
+    try:
+        for i, row in rows:
+            batch = batches[i]
             batch.append(row)
             if len(batch) >= BATCH_ROWS:
-                writer.write_table(pa.Table.from_pylist(batch, schema=state.schema))
-                written += len(batch)
-                batch = []
-        if batch or not written:
-            writer.write_table(pa.Table.from_pylist(batch, schema=state.schema))
-            written += len(batch)
+                writers[i].write_table(pa.Table.from_pylist(batch, schema=states[i].schema))
+                written[i] += len(batch)
+                batches[i] = []
+        for i, batch in enumerate(batches):
+            if batch or not written[i]:
+                writers[i].write_table(pa.Table.from_pylist(batch, schema=states[i].schema))
+                written[i] += len(batch)
+    finally:
+        for writer in writers:
+            writer.close()
     return written
 
 
@@ -301,18 +330,24 @@ def export_savepoint(path: Any, out: str | os.PathLike[str], *, uid: str | None 
     process."""
     source = os.fspath(path)
     kind, states = plan_export(source, uid, state)
-    datasets = []
+    rows = [0] * len(states)
     with atomic_directory(out) as temp:
         for chosen in states:
-            directory = os.path.join(temp, chosen.path)
-            os.makedirs(directory)
-            rows = write_units(source, chosen, chosen.units, os.path.join(directory, "part-00000.parquet"),
-                               kind == "flink")
-            datasets.append({"path": chosen.path, "operator": chosen.operator, "state": chosen.name,
-                             "kind": chosen.kind, "rows": rows})
-        report = ExportReport(source, os.fspath(out), kind, datasets)
+            os.makedirs(os.path.join(temp, chosen.path))
+        for group in export_groups(states):
+            chosen = [states[i] for i in group]
+            files = [os.path.join(temp, s.path, "part-00000.parquet") for s in chosen]
+            for i, n in zip(group, write_units(source, chosen, chosen[0].units, files, kind == "flink"), strict=True):
+                rows[i] += n
+        report = ExportReport(source, os.fspath(out), kind, export_datasets(states, rows))
         commit_export(temp, report)
     return report
+
+
+def export_datasets(states: Sequence[ExportState], rows: Sequence[int]) -> list[dict[str, Any]]:
+    """``_export.json``'s ``datasets``: per state its path, operator, name, kind and rows."""
+    return [{"path": s.path, "operator": s.operator, "state": s.name, "kind": s.kind, "rows": n}
+            for s, n in zip(states, rows, strict=True)]
 
 
 # -- inspect ----------------------------------------------------------------------------------------
