@@ -236,6 +236,7 @@ def _flink_rows(path: str, states: Sequence[ExportState], units: Sequence[Any]) 
 def _own_rows(path: str, state: ExportState, units: Sequence[Any]) -> Iterator[dict[str, Any]]:
     from .. import DataInputView
     from ._format import decode_list_value, read_savepoint_metadata
+    from ._storage import locate
 
     metadata = read_savepoint_metadata(path)
     meta = metadata.state(state.name)
@@ -256,7 +257,9 @@ def _own_rows(path: str, state: ExportState, units: Sequence[Any]) -> Iterator[d
 
     forms = state.forms
     for file, group in units:
-        table = pq.ParquetFile(file).read_row_group(group)
+        where = locate(file)
+        with where.guard("reading"):
+            table = pq.ParquetFile(where.open_input()).read_row_group(group)
         for kg, k, ns, uk, v in zip(*(table.column(c).to_pylist() for c in
                                       ("key_group", "key", "namespace", "user_key", "value")), strict=True):
             row = {"key_group": kg, "key": forms["key"].convert(decoded("key", k))}
