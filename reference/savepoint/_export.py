@@ -338,9 +338,10 @@ def export_savepoint(path: Any, out: str | os.PathLike[str], *, uid: str | None 
         for chosen in states:
             os.makedirs(os.path.join(temp, chosen.path))
         for group in export_groups(states):
-            chosen = [states[i] for i in group]
-            files = [os.path.join(temp, s.path, "part-00000.parquet") for s in chosen]
-            for i, n in zip(group, write_units(source, chosen, chosen[0].units, files, kind == "flink"), strict=True):
+            together = [states[i] for i in group]
+            files = [os.path.join(temp, s.path, "part-00000.parquet") for s in together]
+            for i, n in zip(group, write_units(source, together, together[0].units, files, kind == "flink"),
+                            strict=True):
                 rows[i] += n
         report = ExportReport(source, os.fspath(out), kind, export_datasets(states, rows))
         commit_export(temp, report)
