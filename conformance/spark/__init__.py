@@ -28,6 +28,10 @@ Jobs (each takes ``spark=`` a session, else starts or reuses this process's sess
     ``ComparisonReport`` (a ``StateComparison`` per state in both). ``identical_savepoints``
     says whether two savepoints are byte for byte the same, on the driver, without Spark.
     Module ``compare``.
+``export_savepoint_spark(savepoint, out, *, uid, state)``
+    Every keyed state of a Flink savepoint (or this project's) as a Parquet dataset typed from
+    its serializer snapshots, executors exporting key-group ranges in parallel: the export of
+    ``reference.savepoint.export_savepoint``, committed the same way. Module ``export``.
 ``refuse_unpickling(savepoint, allow_pickle)``
     Raise ``PickleNotAllowedError`` for a state only PickleSerializer reads, unless allowed:
     what verification and comparison do first, available to callers that check early.
@@ -55,6 +59,7 @@ modules' other names, and the private module ``_common`` the jobs share, are not
 from ._common import MODES, SparkJobError, normalize_descriptors, refuse_unpickling
 from .compare import ComparisonReport, StateComparison, compare_savepoints, identical_savepoints
 from .datasets import StateOutput, read_state_dataframe, write_savepoint
+from .export import export_savepoint_spark
 from .migrate import (
     MigrationReport,
     SerializerShippingError,
@@ -88,6 +93,7 @@ from .verify import (
 
 __all__ = [
     "MODES",
+    "export_savepoint_spark",
     "BatchSummary",
     "ComparisonReport",
     "EntryJudge",

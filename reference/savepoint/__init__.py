@@ -18,12 +18,32 @@ This package owns everything a savepoint is on disk, for every engine that reads
   docs/flink-savepoints.md), read without any user class: ``read_flink_savepoint`` (operators,
   keyed states, their entries decoded or raw, streamed), ``read_flink_metadata`` (the
   ``_metadata`` file alone), ``operator_id_for_uid`` (Guava's ``murmur3_128`` of a uid),
-  ``snappy_decompress`` / ``SnappyFramedReader`` (Snappy, as Flink compresses key groups).
+  ``snappy_decompress`` / ``SnappyFramedReader`` (Snappy, as Flink compresses key groups);
+- **inspecting and exporting** either kind of savepoint (``_export``, ``_arrow_types``):
+  ``savepoint_kind`` tells them apart by their files, ``inspect_savepoint`` /
+  ``format_inspection`` (what ``conformance savepoint inspect`` shows), ``plan_export`` /
+  ``write_units`` / ``export_savepoint`` (keyed state as typed Parquet datasets), and the one
+  rule from a serializer snapshot to an Arrow type (``arrow_form``, ``arrow_type``).
 
 Every failure is a ``reference.StateError``: ``SavepointFormatError`` for what was read,
 ``StorageError`` for the store.
 """
 
+from ._arrow_types import ArrowForm, arrow_form, arrow_type
+from ._export import (
+    EXPORT_MANIFEST,
+    ExportReport,
+    ExportState,
+    commit_export,
+    export_datasets,
+    export_groups,
+    export_savepoint,
+    format_inspection,
+    inspect_savepoint,
+    plan_export,
+    savepoint_kind,
+    write_units,
+)
 from ._flink_keyed import (
     FlinkEntry,
     FlinkKeyedState,
@@ -175,6 +195,22 @@ __all__ = [
     "read_flink_savepoint",
     "SnappyFramedReader",
     "snappy_decompress",
+    # inspecting and exporting either kind of savepoint; Arrow types of serializer snapshots
+    "ArrowForm",
+    "arrow_form",
+    "arrow_type",
+    "EXPORT_MANIFEST",
+    "ExportReport",
+    "ExportState",
+    "commit_export",
+    "export_datasets",
+    "export_groups",
+    "export_savepoint",
+    "format_inspection",
+    "inspect_savepoint",
+    "plan_export",
+    "savepoint_kind",
+    "write_units",
     # storage
     "file_tree",
     "Location",

@@ -873,11 +873,35 @@ class FlinkOperator:
         raise KeyError(f"operator {self.uid or self.operator_id} has no keyed state {name!r} "
                        f"(it has {[s.name for s in self.keyed_states]})")
 
-    def _scan(self, name: str, key_groups: Iterable[int] | None) -> Iterator[tuple[_Part, int, int, bytes, bytes]]:
+    def count_entries(self) -> dict[str, int]:
+        """Entries per keyed state (as ``entries()`` would yield them: a list state one per key
+        and namespace, a map state one per user key, timers one per timer), in one streamed walk
+        of every key group, nothing decoded."""
+        counts = {state.name: 0 for state in self.keyed_states}
+        for part, _, found, _, _ in self._scan(None, None):
+            name = part.header.states[found].name
+            if name in counts:
+                counts[name] += 1
+        return counts
+
+    def all_entries(self, key_groups: Iterable[int] | None = None) -> Iterator[tuple[str, FlinkEntry]]:
+        """(state name, entry) of every keyed state, decoded, in one streamed walk (the entries
+        of each state in the order ``entries()`` gives them); ``key_groups`` as there."""
+        for part, key_group, state_id, key, value in self._scan(None, key_groups):
+            decoder = part.decoders.get(state_id)
+            if decoder is None:
+                decoder = _Decoder(part.header.states[state_id], part.header.key_serializer, self.max_parallelism)
+                part.decoders[state_id] = decoder
+            name = part.header.states[state_id].name
+            for entry in decoder.decode(key_group, key, value, f"{part.source.where}, key group {key_group}"):
+                yield name, entry
+
+    def _scan(self, name: str | None, key_groups: Iterable[int] | None) -> Iterator[tuple[_Part, int, int, bytes, bytes]]:
+        """(part, key group, state id, key, value) of state ``name`` (None: of every state)."""
         wanted = None if key_groups is None else set(key_groups)
         for part in self._parts:
-            state_id = part.state_id(name)
-            if state_id is None:
+            state_id = part.state_id(name) if name is not None else None
+            if name is not None and state_id is None:
                 continue
             try:
                 for key_group in part.handle.key_groups:
@@ -891,7 +915,7 @@ class FlinkOperator:
                     entries = _key_group_entries(part.source, offset, part.header.compressed, key_group,
                                                  len(part.header.states))
                     for found, key, value in entries:
-                        if found == state_id:
+                        if name is None or found == state_id:
                             yield part, key_group, found, key, value
             finally:
                 part.source.close()

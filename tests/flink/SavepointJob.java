@@ -2,7 +2,9 @@
 //
 //   java SavepointJob write OUT_DIR CASE...
 //       CASE = name:backend=hashmap|rocksdb,storage=jobmanager|files,compression=true|false,
-//                   maxp=N,p=N,key=string|long|tuple
+//                   maxp=N,p=N,key=string|long|tuple[,bulk=N]
+//       bulk=N (benchmarks): N more keys, each with a "count" value and one "amounts" map entry,
+//       not listed in expected.json.
 //       For each case, runs one DataStream job in a local MiniCluster, waits until every record
 //       went through, takes a canonical savepoint into OUT_DIR/name/savepoint-*, cancels the job
 //       and writes OUT_DIR/name/expected.json (the form is specified in tests/flink/savepoints.py).
@@ -267,10 +269,17 @@ public class SavepointJob {
         int maxp = 128;
         int p = 1;
         String key = "string";
+        /** Extra keys for benchmarks: each gets a "count" value and one "amounts" map entry,
+         *  left out of expected.json (which then describes the case's own keys only). */
+        long bulk = 0;
 
         Map<String, Object> toJson() {
-            return obj("backend", backend, "storage", storage, "compression", compression,
+            Map<String, Object> out = obj("backend", backend, "storage", storage, "compression", compression,
                     "max_parallelism", (long) maxp, "parallelism", (long) p, "key_type", keyTypeName(key));
+            if (bulk > 0) {
+                out.put("bulk", bulk);
+            }
+            return out;
         }
     }
 
@@ -294,6 +303,7 @@ public class SavepointJob {
                 case "maxp": c.maxp = Integer.parseInt(v); break;
                 case "p": c.p = Integer.parseInt(v); break;
                 case "key": c.key = v; break;
+                case "bulk": c.bulk = Long.parseLong(v); break;
                 default:
                     if (!k.startsWith("state.") && !k.startsWith("ttl.")) {
                         throw new IllegalArgumentException("unknown option " + k);
@@ -357,6 +367,17 @@ public class SavepointJob {
             this.l = KEY_LONGS[index];
             this.amount = amount;
             this.ts = ts;
+        }
+
+        /** Bulk record i (kind 3): a key of its own, apart from every case key. */
+        static Rec bulk(long i) {
+            Rec r = new Rec();
+            r.kind = 3;
+            r.index = -1;
+            r.s = "bulk-" + i;
+            r.l = (1L << 50) + i;
+            r.amount = i;
+            return r;
         }
     }
 
@@ -489,6 +510,7 @@ public class SavepointJob {
     static volatile CountDownLatch emitted = new CountDownLatch(1);
     static final AtomicLong KEYED_SEEN = new AtomicLong();
     static final AtomicLong OPSTATE_SEEN = new AtomicLong();
+    static final AtomicLong BULK_SEEN = new AtomicLong();
 
     static void reset() {
         KEYED.clear();
@@ -498,6 +520,7 @@ public class SavepointJob {
         emitted = new CountDownLatch(1);
         KEYED_SEEN.set(0);
         OPSTATE_SEEN.set(0);
+        BULK_SEEN.set(0);
     }
 
     static void recordOperatorState(String uid, String state, int subtask, Iterable<?> elements) {
@@ -521,12 +544,14 @@ public class SavepointJob {
     /** Emits the records (write mode) or one probe per key (restore mode). */
     static final class Source extends RichSourceFunction<Rec> implements CheckpointedFunction {
         final boolean restore;
+        final long bulk;
         volatile boolean running = true;
         transient ListState<Long> emittedState;
         long count;
 
-        Source(boolean restore) {
+        Source(boolean restore, long bulk) {
             this.restore = restore;
+            this.bulk = bulk;
         }
 
         @Override
@@ -559,6 +584,10 @@ public class SavepointJob {
             synchronized (ctx.getCheckpointLock()) {
                 for (Rec r : records()) {
                     ctx.collectWithTimestamp(r, r.ts);
+                    count++;
+                }
+                for (long i = 0; i < bulk; i++) {
+                    ctx.collectWithTimestamp(Rec.bulk(i), 0L);
                     count++;
                 }
             }
@@ -595,7 +624,7 @@ public class SavepointJob {
 
         @Override
         public Rec map(Rec r) {
-            if (r.kind != 2) {
+            if (r.kind != 2 && r.kind != 3) {
                 seen.add("r" + r.kind + "-" + r.index + "-" + r.seq);
                 OPSTATE_SEEN.incrementAndGet();
             }
@@ -735,6 +764,12 @@ public class SavepointJob {
             Object key = ctx.getCurrentKey();
             if (r.kind == 2) {
                 READ.addAll(readAll(key));
+                return;
+            }
+            if (r.kind == 3) {
+                ((ValueState<Long>) states.get("count")).update(r.amount);
+                ((MapState<String, Long>) states.get("amounts")).put("b", r.amount);
+                BULK_SEEN.incrementAndGet();
                 return;
             }
             long running = 0;
@@ -884,7 +919,7 @@ public class SavepointJob {
     @SuppressWarnings({"unchecked", "rawtypes"})
     static void build(StreamExecutionEnvironment env, CaseConfig c, boolean restore, List<StateSpec> specs) {
         String keyKind = c.key;
-        DataStream<Rec> source = env.addSource(new Source(restore), "source", TypeInformation.of(Rec.class))
+        DataStream<Rec> source = env.addSource(new Source(restore, restore ? 0 : c.bulk), "source", TypeInformation.of(Rec.class))
                 .uid("source").name("source").setParallelism(1);
         DataStream<Rec> seen = source.map(new Seen()).uid("opstate").name("opstate");
         KeySelector<Rec, Object> selector = r -> keyOf(keyKind, r.s, r.l);
@@ -1077,7 +1112,8 @@ public class SavepointJob {
                 long stateRecords = records().stream().filter(r -> r.kind == 0).count();
                 long allRecords = records().size();
                 awaitRunning(client, "the records of case " + name, () -> emitted.getCount() == 0
-                        && KEYED_SEEN.get() == stateRecords && OPSTATE_SEEN.get() == allRecords);
+                        && KEYED_SEEN.get() == stateRecords && OPSTATE_SEEN.get() == allRecords
+                        && BULK_SEEN.get() == c.bulk);
                 String path = triggerSavepoint(client, dir);
                 String savepointName = new File(new java.net.URI(path).getPath()).getName();
                 Files.write(new File(dir, "expected.json").toPath(),

@@ -18,7 +18,10 @@ Cases
 (``execution.checkpointing.snapshot-compression``), ``maxp`` (max parallelism; above 128 the
 key-group prefix takes two bytes), ``p`` (parallelism of every operator but the source) and
 ``key`` (``string`` | ``long`` | ``tuple``: the keyed-states operator's key type, ``tuple`` being
-``Tuple2<String, Long>``). Every case runs the same job:
+``Tuple2<String, Long>``); ``bulk`` (optional, for benchmarks such as
+bench/bench_flink_export.py: N more keys ``bulk-<i>`` (a long key: 2**50 + i) with a ``count``
+value and one ``amounts`` entry each, so 2N more keyed entries, none of them listed in
+expected.json, which then says ``"bulk": N`` in its ``config``). Every case runs the same job:
 
 - ``source`` (parallelism 1): operator list state ``emitted`` (long: records emitted);
 - ``opstate``: operator list state ``seen-split`` (string) and union list state ``seen-union``
