@@ -1,4 +1,5 @@
-"""The ``conformance`` command: ``certify``, ``certify-table``, ``migrate`` and ``verify``.
+"""The ``conformance`` command: ``certify``, ``certify-table``, ``migrate``, ``verify`` and
+``savepoint check``.
 
 Every subcommand behaves alike: the same exit statuses (0 certified or clean, 1 a violation
 was found, 2 the target, the input or the command line could not be used), the same options
@@ -14,7 +15,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import _certify, _spark
+from . import _certify, _savepoint_check, _spark
 from ._certify import load_serializer, load_table_subject, load_target
 from ._common import OK, UNUSABLE, VIOLATION, UsageError, positive_int
 
@@ -32,6 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     _certify.add_parsers(sub)
     _spark.add_parsers(sub)
+    savepoint = sub.add_parser("savepoint", help="Flink's and this project's savepoints: check")
+    _savepoint_check.add_check_parser(savepoint.add_subparsers(dest="savepoint_command", metavar="SUBCOMMAND"))
     return parser
 
 
