@@ -197,11 +197,14 @@ def _refusal_location(state: Any, descriptor: Any, value: Any, user_key: Any, na
         ns = resolve_compatibility(new_ns, namespace)
         if not (ns.is_compatible_as_is() or ns.is_compatible_with_reconfigured_serializer()):
             return "namespace"
+    result = resolve_compatibility(descriptor.value_serializer, value)
+    if result.is_incompatible():
+        return "value"
     if state.kind == "map":
         uk = resolve_compatibility(descriptor.user_key_serializer, user_key)
-        if not uk.is_compatible_as_is() and not uk.is_compatible_with_reconfigured_serializer():
-            if uk.is_incompatible() or not resolve_compatibility(descriptor.value_serializer, value).is_incompatible():
-                return "user key"
+        migrates = result.is_compatible_after_migration() or uk.is_compatible_after_migration()
+        if uk.is_incompatible() or (migrates and not uk.is_compatible_as_is()):
+            return "user key"
     return "value"
 
 
@@ -392,23 +395,34 @@ def check_own_savepoint(path: str, serializers: Any, *, key_serializer: Any = No
             raise UsageError(f"--serializers {spec}: the savepoint has no state {name!r}; its states are "
                              f"{', '.join(map(repr, kinds)) or 'none'}")
     command = f"conformance migrate {path} --serializers {spec} --out NEW_SAVEPOINT --schema-evolution"
+    key_refusal = None
+    if key_serializer is not None:
+        try:
+            plan_migration(path, {}, key_serializer=key_serializer)
+        except StateError as exc:
+            key_refusal = str(exc)
     checks = []
     for name, descriptor in descriptors.items():
         where = f"state {name!r}"
+
+        def refused(location: str, reason: str, migratable: bool, migrate: str | None = None,
+                    name: str = name) -> StateCheck:
+            return StateCheck(None, name, kinds[name], "incompatible", None, reason, location, migratable, migrate)
+
+        if key_refusal is not None:
+            checks.append(refused("key", f"{where}: {key_refusal}", False))
+            continue
         try:
-            (plan,) = [p for p in plan_migration(path, {name: descriptor}, key_serializer=key_serializer)
-                       if p.name == name]
+            (plan,) = [p for p in plan_migration(path, {name: descriptor}) if p.name == name]
         except StateError as exc:
-            location = "key" if "key serializer" in str(exc) and "previous key serializer" in str(exc) else None
+            location = "kind" if descriptor.kind != kinds[name] else "value"
             try:
-                plan_migration(path, {name: descriptor}, config=SCHEMA_EVOLUTION_ENABLED, key_serializer=key_serializer)
+                plan_migration(path, {name: descriptor}, config=SCHEMA_EVOLUTION_ENABLED)
             except StateError:
-                checks.append(StateCheck(None, name, kinds[name], "incompatible", None, f"{where}: {exc}",
-                                         location or "value", False))
+                checks.append(refused(location, f"{where}: {exc}", False))
                 continue
-            checks.append(StateCheck(None, name, kinds[name], "incompatible", None,
-                                     f"{where}: {exc}. `conformance migrate --schema-evolution` migrates it: {command}",
-                                     "value", True, command))
+            checks.append(refused(location, f"{where}: {exc}. `conformance migrate --schema-evolution` migrates it: "
+                                            f"{command}", True, command))
             continue
         checks.append(StateCheck(None, name, kinds[name], plan.verdict, None,
                                  f"{where}: the reference restores it ({plan.verdict})", None, None))

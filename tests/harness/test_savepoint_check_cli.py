@@ -214,7 +214,7 @@ def test_no_savepoint_there_is_unusable(jobs, capsys):
 
 
 OWN = '''
-from reference.backends import ValueStateDescriptor
+from reference.backends import ListStateDescriptor, ValueStateDescriptor
 from reference.serializers import LongSerializer, RowSerializer, StringSerializer
 
 ROW = [("name", StringSerializer(), True), ("total", LongSerializer(), True)]
@@ -224,6 +224,8 @@ ROW_FIELD_ADDED = {"row": ValueStateDescriptor("row", RowSerializer(ROW + [("not
 LONG_TO_STRING = {"count": ValueStateDescriptor("count", StringSerializer())}
 NO_SUCH_STATE = {"counter": ValueStateDescriptor("counter", LongSerializer())}
 OLD_ROW = {"keyed-states": {"row": RowSerializer(ROW)}}
+VALUE_AS_LIST = [ListStateDescriptor("count", LongSerializer())]
+LONG_KEY = LongSerializer()
 '''
 
 
@@ -273,6 +275,13 @@ def test_this_projects_savepoints_are_judged_by_the_reference(own, tmp_path, cap
     row = _states(report)["row"]
     assert status == 1 and row["migratable_by_conformance"] is True, f"got exit {status}, {row}"
     assert row["migrate"].endswith("--schema-evolution") and "schema evolution is disabled" in row["reason"], f"got {row}"
+    status, report, output = _own(own, tmp_path, capsys, "VALUE_AS_LIST")
+    count = _states(report)["count"]
+    assert status == 1 and count["location"] == "kind" and count["kind"] == "value", f"got exit {status}, {count}"
+    status, report, output = _own(own, tmp_path, capsys, "UNCHANGED", "--key-serializer", "own_jobs:LONG_KEY")
+    assert status == 1, f"got exit {status}, should be 1:\n{output}"
+    for state in report["states"]:
+        assert state["location"] == "key" and state["migratable_by_conformance"] is False, f"got {state}"
 
 
 def test_this_projects_savepoints_name_what_exists(own, tmp_path, capsys):
