@@ -322,7 +322,7 @@ def _judge_flink(operator: str, state: Any, descriptor: Any, key_serializer: Any
 
 
 def check_flink_savepoint(path: str, serializers: Any, *, key_serializer: Any = None, old_row_types: Any = None,
-                          spec: str = "MODULE:ATTR") -> list[StateCheck]:
+                          spec: str = "MODULE:ATTR", old_row_spec: str = "MODULE:ATTR") -> list[StateCheck]:
     """Every named state of the Flink savepoint at ``path`` judged as Flink 2.3 restores it
     (this module's docstring); raises ``UsageError`` for what names nothing in the savepoint."""
     from reference import StateError, TypeSerializer
@@ -347,13 +347,13 @@ def check_flink_savepoint(path: str, serializers: Any, *, key_serializer: Any = 
                              f"{type(serializer).__name__}, not a reference TypeSerializer")
     old_rows: dict[tuple[str, str], Any] = {}
     if old_row_types is not None:
-        for uid, states in _operator_mapping(old_row_types, "--old-row-type", "").items():
+        for uid, states in _operator_mapping(old_row_types, "--old-row-type", old_row_spec).items():
             op = _find_operator(savepoint, uid, "--old-row-type")
             for name, row in states.items():
                 state = _find_state(op, name, "--old-row-type")
                 where = f"operator {uid!r}, state {name!r}"
-                old_row = _old_row_serializer(row, where, "")
-                _check_old_row(old_row, state, where, "")
+                old_row = _old_row_serializer(row, where, old_row_spec)
+                _check_old_row(old_row, state, where, old_row_spec)
                 old_rows[(op.operator_id, name)] = old_row
     command = f"conformance migrate {path} --serializers {spec} --out NEW_SAVEPOINT --schema-evolution"
     checks = []
@@ -430,7 +430,7 @@ def check_own_savepoint(path: str, serializers: Any, *, key_serializer: Any = No
 
 
 def check_savepoint(path: str, serializers: Any, *, key_serializer: Any = None, old_row_types: Any = None,
-                    spec: str = "MODULE:ATTR") -> tuple[str, list[StateCheck]]:
+                    spec: str = "MODULE:ATTR", old_row_spec: str = "MODULE:ATTR") -> tuple[str, list[StateCheck]]:
     """("flink" or "reference", the checks) for the savepoint at ``path``, told apart by its files."""
     from reference import StateError
     from reference.savepoint import is_flink_savepoint
@@ -441,7 +441,7 @@ def check_savepoint(path: str, serializers: Any, *, key_serializer: Any = None, 
         raise UsageError(f"SAVEPOINT {path}: {exc}") from None
     if flink:
         return "flink", check_flink_savepoint(path, serializers, key_serializer=key_serializer,
-                                              old_row_types=old_row_types, spec=spec)
+                                              old_row_types=old_row_types, spec=spec, old_row_spec=old_row_spec)
     if old_row_types is not None:
         raise UsageError(f"--old-row-type applies to Flink savepoints only; {path} is this project's own "
                          "savepoint, whose rows keep their field names")
@@ -455,7 +455,8 @@ def run_check(args: argparse.Namespace) -> int:
     key_serializer = _load(args.key_serializer, "--key-serializer") if args.key_serializer else None
     old_rows = _load(args.old_row_type, "--old-row-type") if args.old_row_type else None
     fmt, checks = check_savepoint(args.savepoint, serializers, key_serializer=key_serializer,
-                                  old_row_types=old_rows, spec=args.serializers)
+                                  old_row_types=old_rows, spec=args.serializers,
+                                  old_row_spec=args.old_row_type or "MODULE:ATTR")
     out = sys.stderr if args.json == "-" else sys.stdout
     refused = [c for c in checks if not c.restores]
     for c in checks:
