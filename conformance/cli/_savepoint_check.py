@@ -182,6 +182,15 @@ def _known(snapshot: Any, where: str) -> None:
             "which the reference does not know, so no verdict can be given; leave the state out")
 
 
+def _restored(snapshot: Any) -> str:
+    """The serializer a snapshot restores, for messages (a user class not known here: its
+    snapshot's class)."""
+    try:
+        return repr(snapshot.restore_serializer())
+    except Exception:  # the message must not fail on the savepoint's own classes
+        return f"the serializer of {type(snapshot).__name__}"
+
+
 def _strongest(kinds: list[str]) -> str:
     return max(kinds, key=_PRECEDENCE.index)
 
@@ -283,7 +292,7 @@ def _judge_flink(operator: str, state: Any, descriptor: Any, key_serializer: Any
         if not (key.is_compatible_as_is() or key.is_compatible_with_reconfigured_serializer()):
             why = key.reason or "it would need migration, and keys never migrate"
             return refused("key", f"{where}: the new key serializer ({key_serializer!r}) must read the old keys "
-                                  f"as is ({state.key_serializer.restore_serializer()!r}): {why}; Flink refuses a "
+                                  f"as is ({_restored(state.key_serializer)}): {why}; Flink refuses a "
                                   "changed key serializer (StateMigrationException)")
         kinds.append(key.kind.value)
     namespace = None if isinstance(state.namespace_serializer, VoidNamespaceSerializerSnapshot) else state.namespace_serializer
