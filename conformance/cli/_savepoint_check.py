@@ -39,7 +39,6 @@ unknown snapshot class; serializers that are not descriptors).
 from __future__ import annotations
 
 import argparse
-import copy
 import sys
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -227,12 +226,15 @@ def _named_row(value: Any, old_row: Any) -> tuple[Any, list[str]] | None:
     if old_row is not None:
         snapshot = old_row.snapshot_configuration()
         return snapshot, list(snapshot.field_names)
-    named = copy.copy(value)
-    named.positional = False
-    named.field_names = [f"f{i}" for i in range(len(value.nested_snapshots))]
-    named.nullables = [True] * len(value.nested_snapshots)
-    named._cache_plans = {}
-    return named, named.field_names
+    # Read in Flink's form, the row's fields are f0..fN, all nullable; written in this project's
+    # form and read back, the snapshot carries those names and FLIP-527 applies to them.
+    from reference import StateError, snapshot_from_bytes, snapshot_to_bytes
+
+    try:
+        named = snapshot_from_bytes(snapshot_to_bytes(value))
+    except StateError:
+        return None
+    return named, list(named.field_names)
 
 
 def _old_row_serializer(value: Any, where: str, spec: str) -> Any:
