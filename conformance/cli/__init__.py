@@ -1,5 +1,6 @@
 """The ``conformance`` command: ``certify``, ``certify-table``, ``migrate``, ``verify`` and the
-``savepoint`` group (``inspect``, ``export``; ``_savepoint`` says how a subcommand joins it).
+``savepoint`` group (``inspect``, ``export``, ``check``; ``_savepoint`` says how a subcommand
+joins it).
 
 Every subcommand behaves alike: the same exit statuses (0 certified or clean, 1 a violation
 was found, 2 the target, the input or the command line could not be used), the same options

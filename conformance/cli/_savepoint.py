@@ -27,7 +27,7 @@ from ._common import OK, UNUSABLE, UsageError, add_import, add_json, import_modu
 __all__ = ["SUBCOMMANDS", "add_parsers", "register"]
 
 #: Modules (beside this one) adding a subcommand of their own to ``conformance savepoint``.
-SUBCOMMANDS: tuple[str, ...] = ()
+SUBCOMMANDS: tuple[str, ...] = ("_savepoint_check",)
 
 
 def register(group: Any) -> None:
@@ -38,7 +38,7 @@ def register(group: Any) -> None:
 
 def add_parsers(sub: Any) -> None:
     savepoint = sub.add_parser(
-        "savepoint", help="inspect or export a savepoint (Flink's own or this project's)",
+        "savepoint", help="inspect, export or check a savepoint (Flink's own or this project's)",
         description="Work with a savepoint as it is: Flink's canonical savepoints (a directory with "
                     "_metadata) and this project's (_metadata.json), told apart by their files.",
     )

@@ -12,9 +12,11 @@
 //   java SavepointJob restore REQUESTS RESULTS
 //       REQUESTS: one restore per line, "request-name savepoint-dir option=value ...", options
 //       backend, maxp, p, key (as for write), state.NAME=TYPE (read the keyed state NAME with
-//       another type), ttl.NAME=on|off. For each line, runs the same topology restored from the
-//       savepoint, feeds one probe record per key, lets every event-time timer and window fire,
-//       and appends JSON lines to RESULTS: what each operator read, then the verdict.
+//       another type), ttl.NAME=on|off, skip.NAME=on (the restored job does not declare the
+//       keyed state NAME, so Flink neither judges nor reads it). For each line, runs the same
+//       topology restored from the savepoint, feeds one probe record per key, lets every
+//       event-time timer and window fire, and appends JSON lines to RESULTS: what each operator
+//       read, then the verdict.
 //
 // The job (same uids in both modes):
 //   source (legacy source, parallelism 1, operator list state "emitted")
@@ -305,7 +307,7 @@ public class SavepointJob {
                 case "key": c.key = v; break;
                 case "bulk": c.bulk = Long.parseLong(v); break;
                 default:
-                    if (!k.startsWith("state.") && !k.startsWith("ttl.")) {
+                    if (!k.startsWith("state.") && !k.startsWith("ttl.") && !k.startsWith("skip.")) {
                         throw new IllegalArgumentException("unknown option " + k);
                     }
             }
@@ -433,13 +435,20 @@ public class SavepointJob {
             String v = option.substring(eq + 1);
             boolean isType = k.startsWith("state.");
             boolean isTtl = k.startsWith("ttl.");
-            if (!isType && !isTtl) {
+            boolean isSkip = k.startsWith("skip.");
+            if (!isType && !isTtl && !isSkip) {
                 continue;
             }
             String name = k.substring(k.indexOf('.') + 1);
             boolean found = false;
             for (int i = 0; i < specs.size(); i++) {
                 StateSpec old = specs.get(i);
+                if (old.name.equals(name) && isSkip) {
+                    // Not declared by the restored job: Flink keeps its data without judging it.
+                    found = true;
+                    specs.remove(i);
+                    break;
+                }
                 if (old.name.equals(name)) {
                     found = true;
                     specs.set(i, isType

@@ -85,7 +85,9 @@ Restore
 savepoint, the job configuration (backend, maxp, p, key) and the new state descriptors:
 ``state_types`` (keyed state name -> a type as above, e.g. ``row<string,long>`` or ``string``;
 the user classes may be replaced by other versions compiled into a directory put first on the
-classpath with ``classpath_first``) and ``ttl`` (state name -> TTL on or off). The restored job
+classpath with ``classpath_first``), ``ttl`` (state name -> TTL on or off) and ``skip``
+(keyed states the restored job does not declare: Flink keeps their data without judging or
+reading them, so one run can restore requests that each change another user class). The restored job
 reads every keyed state of every key the writing job used, lets every event-time timer and
 window fire (the source ends, so the watermark reaches the end of time) and reports the restored
 operator state. Each read comes back as an entry of the same form as in expected.json plus
@@ -232,6 +234,7 @@ class RestoreRequest:
     key: str
     state_types: Mapping[str, str] = dataclasses.field(default_factory=dict)
     ttl: Mapping[str, bool] = dataclasses.field(default_factory=dict)
+    skip: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, name: str, savepoint: Path, expected: Mapping[str, Any], **changes: Any) -> RestoreRequest:
@@ -246,7 +249,7 @@ class RestoreRequest:
         return cls(name=name, savepoint=savepoint, **fields)
 
     def line(self) -> str:
-        for text in (self.name, str(self.savepoint), *self.state_types.values()):
+        for text in (self.name, str(self.savepoint), *self.state_types.values(), *self.skip):
             if not text or any(c.isspace() for c in text):
                 raise ValueError(f"restore request {self.name!r}: {text!r} is empty or has white space; "
                                  "SavepointJob reads space-separated fields")
@@ -254,6 +257,7 @@ class RestoreRequest:
                  f"p={self.p}", f"key={self.key}"]
         parts += [f"state.{k}={v}" for k, v in self.state_types.items()]
         parts += [f"ttl.{k}={'on' if v else 'off'}" for k, v in self.ttl.items()]
+        parts += [f"skip.{k}=on" for k in self.skip]
         return " ".join(parts)
 
 
