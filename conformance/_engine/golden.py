@@ -114,8 +114,7 @@ def record_release(golden_dir: str, release: str, serializer: Any, values: list[
     for value in values:
         serializer.serialize(value, out)
     # The values as this release reads them back: equal to the ones written (the roundtrip
-    # checks see to it), and in their text too where a value holds what its == ignores (a
-    # datetime's fold, which a long of epoch milliseconds cannot keep).
+    # checks see to it), and what a later release of the same format reads too.
     source = DataInputView(out.getvalue())
     read = [serializer.deserialize(source) for _ in values]
     manifest = {
