@@ -36,7 +36,7 @@ from ._snapshot import (
     write_serializer_snapshot,
     write_versioned_snapshot,
 )
-from ._values import canonical, value_tree, values_equal
+from ._values import TREE_FORM, canonical, value_tree, values_equal
 
 __all__ = [
     "ClassNotAllowedError",
@@ -59,6 +59,7 @@ __all__ = [
     "UnknownSnapshotClassError",
     "Verdict",
     "canonical",
+    "TREE_FORM",
     "class_identity",
     "lookup_type",
     "migrate_element_form",

@@ -5,11 +5,24 @@ itself, ``{1: 2, 3: 4} == {3: 4, 1: 2}``), so values are compared through ``cano
 a nested tuple that records each part's exact type, floats by their IEEE bits, sequences in
 order. Dicts and sets compare as collections: like Java's ``Map``, their iteration order is not
 part of the value, so a correct serializer may write map entries in any order (e.g. sorted).
+
+Values whose ``==`` ignores part of their meaning compare by that meaning (``canonical`` lists
+the rule type by type): a ``Decimal`` keeps its scale (``Decimal('21.00') != Decimal('21')``),
+an aware ``datetime`` or ``time`` keeps its ``tzinfo`` (the same instant in another zone is
+another value), and ``fold`` counts wherever it can change what the time means. This is the one
+rule: the checks compare with ``values_equal``, golden files record ``value_tree`` (and its text),
+the fresh-process restore compares value trees.
+
+``TREE_FORM`` numbers the rule's tree form; ``value_tree(value, form=2)`` gives the form of
+releases before the exact time and decimal rule (those values as ``["object", class, repr]``),
+so golden manifests written then are compared with the rule that wrote them.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import datetime
+import decimal
 import enum
 import json
 import struct
@@ -17,7 +30,11 @@ from typing import Any
 
 from ._classes import class_identity
 
-__all__ = ["canonical", "values_equal", "value_tree"]
+__all__ = ["canonical", "values_equal", "value_tree", "TREE_FORM"]
+
+#: The form ``value_tree`` writes: 2 compared decimals, times, dates and durations by ``==`` (and
+#: wrote their ``repr``); 3 compares them exactly (``canonical``).
+TREE_FORM = 3
 
 _DOUBLE = struct.Struct(">d")
 
@@ -29,11 +46,41 @@ def _type_name(value: Any) -> str:
 def canonical(value: Any) -> Any:
     """A hashable, ``==``-comparable form of ``value`` that is exact where ``==`` is not.
 
-    Floats compare by bits (NaN payloads, -0.0), bool/int/float never mix, lists and tuples
-    compare in order, dicts and sets as collections, dataclasses by class name and fields, enum
-    members by class name and member name, tuple subclasses (row kinds) by their class and
-    ``kind`` (an INSERT row equals the plain tuple, as in ``reference``).
+    =========================  ======================================================================
+    type                       compared by
+    =========================  ======================================================================
+    None, bool, int, str,      exact type and ``==`` (bool, int and float never mix)
+    bytes
+    float                      its IEEE-754 bits (NaN payloads, -0.0); a float subclass keeps its type
+    list, tuple                exact type, items in order
+    dict, set, frozenset       exact type, entries as a collection (iteration order is not the value)
+    enum member                class and member name
+    dataclass                  class and each field by name
+    tuple subclass (row)       class, ``kind`` and items (an INSERT row is the plain tuple)
+    bytearray, memoryview      exact type and bytes
+    decimal.Decimal            sign, digits and exponent (``Decimal('21.00') != Decimal('21')``);
+                               NaN, sNaN and Infinity by kind, sign and NaN payload
+    datetime.datetime          fields to the microsecond, ``tzinfo`` and ``fold`` (below)
+    datetime.time              fields to the microsecond, ``tzinfo`` and ``fold`` (below)
+    datetime.date              year, month, day
+    datetime.timedelta         days, seconds, microseconds
+    anything else              exact type and ``==`` (e.g. a user object in a Pickle value)
+    =========================  ======================================================================
+
+    A ``tzinfo`` compares by the identity of its meaning: a fixed ``datetime.timezone`` by offset
+    and name, a ``zoneinfo.ZoneInfo`` by key, any other by class and ``repr``. ``fold`` counts
+    where it can change what a time means: always on a naive value (which wall-clock moment it
+    is depends on the reading process's local zone), and on an aware one when the two folds give
+    different UTC offsets (an ambiguous or skipped time of a zone with transitions). A fixed
+    offset has no folds: there, and at any unambiguous time, ``fold`` is not part of the value
+    (a serializer that stores the instant rightly reads it back as 0). Subclasses of these types
+    (e.g. ``pandas.Timestamp``) compare by exact type and ``==``.
     """
+    return _form(value, True)
+
+
+def _form(value: Any, exact: bool) -> Any:
+    """``canonical`` (``exact``) or the tree form 2 rule (decimals and times by ``==``)."""
     cls = type(value)
     if value is None:
         return ("None",)
@@ -42,28 +89,30 @@ def canonical(value: Any) -> Any:
     if cls is bool or cls is int or cls is str or cls is bytes:
         return (cls.__name__, value)
     if cls is list:
-        return ("list", tuple(canonical(v) for v in value))
+        return ("list", tuple(_form(v, exact) for v in value))
     if cls is tuple:
-        return ("tuple", tuple(canonical(v) for v in value))
+        return ("tuple", tuple(_form(v, exact) for v in value))
     if cls is dict:
-        return ("dict", frozenset((canonical(k), canonical(v)) for k, v in value.items()))
+        return ("dict", frozenset((_form(k, exact), _form(v, exact)) for k, v in value.items()))
     if cls is set or cls is frozenset:
-        return (cls.__name__, frozenset(canonical(v) for v in value))
+        return (cls.__name__, frozenset(_form(v, exact) for v in value))
+    if exact and cls in _EXACT:
+        return _EXACT[cls](value)
     if isinstance(value, enum.Enum):
         return ("enum", _type_name(value), value.name)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return (
             "dataclass",
             _type_name(value),
-            tuple((f.name, canonical(getattr(value, f.name))) for f in dataclasses.fields(value)),
+            tuple((f.name, _form(getattr(value, f.name), exact)) for f in dataclasses.fields(value)),
         )
     if isinstance(value, tuple):
         kind = getattr(value, "kind", None)
         kind_name = getattr(kind, "name", kind)
         if kind_name == "INSERT":
             # reference.serializers.Row: an INSERT row *is* the plain tuple of its values.
-            return ("tuple", tuple(canonical(v) for v in value))
-        return (_type_name(value), repr(kind_name), tuple(canonical(v) for v in value))
+            return ("tuple", tuple(_form(v, exact) for v in value))
+        return (_type_name(value), repr(kind_name), tuple(_form(v, exact) for v in value))
     if isinstance(value, (bytearray, memoryview)):
         return (cls.__name__, bytes(value))
     if isinstance(value, float):  # a float subclass: keep its type
@@ -72,6 +121,56 @@ def canonical(value: Any) -> Any:
         raise TypeError(f"canonical: unsupported container subclass {_type_name(value)}")
     # Anything else (e.g. a user object inside a Pickle value) compares by type and ==.
     return ("object", _type_name(value), value)
+
+
+def _decimal(value: decimal.Decimal) -> Any:
+    sign, digits, exponent = value.as_tuple()
+    # exponent: an int, or "n" (NaN), "N" (sNaN), "F" (Infinity); digits: a NaN's payload too.
+    return ("decimal:Decimal", sign, "".join(map(str, digits)), exponent)
+
+
+def _tz(tzinfo: Any) -> Any:
+    if tzinfo is None:
+        return None
+    if type(tzinfo) is datetime.timezone:
+        offset = tzinfo.utcoffset(None)
+        return ("timezone", offset.days, offset.seconds, offset.microseconds, tzinfo.tzname(None))
+    key = getattr(tzinfo, "key", None)
+    if class_identity(type(tzinfo)) == "zoneinfo:ZoneInfo" and isinstance(key, str):
+        return ("zoneinfo:ZoneInfo", key)
+    return (class_identity(type(tzinfo)), repr(tzinfo))
+
+
+def _fold(value: Any) -> int:
+    """``value.fold`` where it can change the value's meaning, else 0 (see ``canonical``)."""
+    if not value.fold or value.tzinfo is None:
+        return value.fold
+    if type(value.tzinfo) is datetime.timezone:
+        return 0
+    try:
+        differs = value.utcoffset() != value.replace(fold=0).utcoffset()
+    except Exception:  # a tzinfo that cannot say: keep fold, as for a naive value
+        return value.fold
+    return value.fold if differs else 0
+
+
+def _datetime(value: datetime.datetime) -> Any:
+    return ("datetime:datetime", (value.year, value.month, value.day, value.hour, value.minute,
+                                  value.second, value.microsecond), _fold(value), _tz(value.tzinfo))
+
+
+def _time(value: datetime.time) -> Any:
+    return ("datetime:time", (value.hour, value.minute, value.second, value.microsecond),
+            _fold(value), _tz(value.tzinfo))
+
+
+_EXACT: dict[type, Any] = {
+    decimal.Decimal: _decimal,
+    datetime.datetime: _datetime,
+    datetime.time: _time,
+    datetime.date: lambda v: ("datetime:date", (v.year, v.month, v.day)),
+    datetime.timedelta: lambda v: ("datetime:timedelta", (v.days, v.seconds, v.microseconds)),
+}
 
 
 def values_equal(a: Any, b: Any) -> bool:
@@ -97,8 +196,12 @@ def _tree(form: Any) -> Any:
     return repr(form)
 
 
-def value_tree(value: Any) -> Any:
+def value_tree(value: Any, form: int = TREE_FORM) -> Any:
     """A JSON-able form of ``value`` that keeps exactly what ``canonical`` compares (exact
     types, float bits, order of sequences, dataclass fields by name): golden files record it,
-    so a later release can compare what it reads field by field."""
-    return _tree(canonical(value))
+    so a later release can compare what it reads field by field. ``form`` 2 is the form of
+    earlier releases (decimals, dates, times and durations as ``["object", class, repr]``), for
+    reading what they recorded; 3 is ``canonical``'s."""
+    if form not in (2, TREE_FORM):
+        raise ValueError(f"value_tree: form {form!r} is not one this release writes or reads; use 2 or {TREE_FORM}")
+    return _tree(_form(value, form == TREE_FORM))

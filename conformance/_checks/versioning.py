@@ -58,7 +58,7 @@ from reference import (
     snapshot_from_bytes,
 )
 
-from .._engine.canonical import show, stable_text, tree_difference, value_tree
+from .._engine.canonical import show, tree_difference, value_tree
 from .._engine.golden import (
     GoldenRelease,
     current_release,
@@ -279,14 +279,15 @@ def _first_difference(rel: GoldenRelease, values: list[Any], who: str) -> tuple[
     trees = rel.trees
     for i, value in enumerate(values):
         if trees is not None:
-            where = tree_difference(trees[i], value_tree(value))
+            # Compared with the rule that wrote the manifest (older ones: times and decimals by repr).
+            where = tree_difference(trees[i], value_tree(value, rel.tree_form))
             if where:
                 return i, (f"{_where(rel)}: record {i} read by {who} differs at {where} "
                            f"({who} must read what that release wrote: its recorded fields by "
                            "name, in its byte format; a format change needs a new snapshot version that "
                            "read_snapshot branches on)")
-        elif i < len(rel.values) and stable_text(value) != rel.values[i]:
-            return i, (f"{_where(rel)}: record {i} read by {who} is {stable_text(value)}, should "
+        elif i < len(rel.values) and rel.text(value) != rel.values[i]:
+            return i, (f"{_where(rel)}: record {i} read by {who} is {rel.text(value)}, should "
                        f"be {rel.values[i]} as recorded")
     return None
 

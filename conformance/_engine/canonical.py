@@ -1,8 +1,11 @@
 """Readable display and exact comparison of state values for the checks' verdicts.
 
-Equality is ``strategies.canonical`` / ``values_equal`` (one definition for the oracle and the
-harness): exact types, floats by their IEEE bits, sequences in order, dicts and sets as
-collections.
+Equality is ``reference.canonical`` / ``values_equal`` (one definition for the oracle, the
+harness, golden files and the fresh-process restore): exact types, floats by their IEEE bits,
+sequences in order, dicts and sets as collections, decimals by digits and exponent, times with
+their ``tzinfo`` and meaningful ``fold``. ``stable_text`` is a rendering of ``value_tree`` (the
+same rule as text); ``legacy_text`` is the text rule manifests of format 1 were written with,
+kept only to read them.
 """
 
 from __future__ import annotations
@@ -15,10 +18,10 @@ import reprlib
 import struct
 from typing import Any
 
-from reference import canonical, class_identity, value_tree, values_equal
+from reference import TREE_FORM, canonical, class_identity, value_tree, values_equal
 
 __all__ = ["canonical", "values_equal", "show", "first_difference", "describe_difference", "shown_apart",
-           "stable_text", "value_tree", "tree_difference"]
+           "stable_text", "value_tree", "tree_difference", "legacy_text", "TREE_FORM"]
 
 _DOUBLE = struct.Struct(">d")
 
@@ -126,8 +129,16 @@ def describe_difference(got: Any, expected: Any, root: str = "value") -> str:
 
 
 def stable_text(value: Any) -> str:
-    """A text form of ``value`` that is identical across processes and runs (golden files):
-    exact types, float bits, dict and set entries sorted by their own text."""
+    """A text form of ``value`` that is identical across processes and runs (golden files): its
+    ``value_tree`` as compact JSON (keys sorted): the rule ``values_equal`` applies, as text
+    (only a value compared by ``==``, a user object, shows as its ``repr``)."""
+    return json.dumps(value_tree(value), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def legacy_text(value: Any) -> str:
+    """The stable text golden manifests of format 1 hold (exact types, float bits, dict and set
+    entries sorted, anything else by ``repr``): frozen, only to compare what they recorded with
+    the rule that wrote it. New text is ``stable_text``."""
     cls = type(value)
     if value is None:
         return "None"
@@ -136,22 +147,22 @@ def stable_text(value: Any) -> str:
     if cls in (bool, int, str, bytes):
         return f"{cls.__name__}:{value!r}"
     if cls is list:
-        return "[" + ", ".join(stable_text(v) for v in value) + "]"
+        return "[" + ", ".join(legacy_text(v) for v in value) + "]"
     if cls is tuple:
-        return "(" + ", ".join(stable_text(v) for v in value) + ")"
+        return "(" + ", ".join(legacy_text(v) for v in value) + ")"
     if isinstance(value, dict):
-        items = sorted(f"{stable_text(k)}: {stable_text(v)}" for k, v in value.items())
+        items = sorted(f"{legacy_text(k)}: {legacy_text(v)}" for k, v in value.items())
         return f"{_name(value)}{{" + ", ".join(items) + "}"
     if isinstance(value, (set, frozenset)):
-        return f"{_name(value)}{{" + ", ".join(sorted(stable_text(v) for v in value)) + "}"
+        return f"{_name(value)}{{" + ", ".join(sorted(legacy_text(v) for v in value)) + "}"
     if isinstance(value, enum.Enum):
         return f"{_name(value)}.{value.name}"
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = ", ".join(f"{f.name}={stable_text(getattr(value, f.name))}" for f in dataclasses.fields(value))
+        fields = ", ".join(f"{f.name}={legacy_text(getattr(value, f.name))}" for f in dataclasses.fields(value))
         return f"{_name(value)}({fields})"
     if isinstance(value, tuple):
         kind = getattr(value, "kind", None)
-        return f"{_name(value)}[{getattr(kind, 'name', kind)}](" + ", ".join(stable_text(v) for v in value) + ")"
+        return f"{_name(value)}[{getattr(kind, 'name', kind)}](" + ", ".join(legacy_text(v) for v in value) + ")"
     if isinstance(value, (bytearray, memoryview)):
         return f"{cls.__name__}:{bytes(value)!r}"
     if isinstance(value, float):

@@ -22,14 +22,17 @@ from typing import Any
 
 from reference import DataInputView, DataOutputView, snapshot_to_bytes
 
-from .canonical import stable_text, value_tree
+from .canonical import legacy_text, stable_text, value_tree
 from .errors import ConformanceError
 
 __all__ = ["example_line", "GoldenRelease", "GoldenOverwriteError", "Recording", "record_release", "recorded_releases",
            "current_release", "recorded_example", "RECORDED_EXAMPLE", "FORMAT"]
 
-#: 2 adds ``trees`` (each value's ``value_tree``); format 1 manifests have only ``values``.
-FORMAT = 2
+#: 2 adds ``trees`` (each value's ``value_tree``); format 1 manifests have only ``values``;
+#: 3 writes trees and text by the exact rule for decimals, dates, times and durations
+#: (``reference.TREE_FORM`` 3). A manifest is compared with the rule that wrote it
+#: (``GoldenRelease.tree_form``, ``GoldenRelease.text_rule``).
+FORMAT = 3
 SNAPSHOT, DATA, MANIFEST = "snapshot.bin", "data.bin", "manifest.json"
 
 
@@ -79,6 +82,23 @@ class GoldenRelease:
         """Each recorded value's ``value_tree`` (None in manifests of format 1)."""
         trees = self.manifest.get("trees")
         return None if trees is None else list(trees)
+
+    @property
+    def format(self) -> int:
+        """The manifest's format (1 when it does not say: the first manifests had no field)."""
+        found = self.manifest.get("format", 1)
+        return found if type(found) is int else 1
+
+    @property
+    def tree_form(self) -> int:
+        """The ``value_tree`` form ``trees`` were written in: 2 up to manifest format 2 (times
+        and decimals as their repr), the manifest's own form from format 3 on."""
+        return 2 if self.format <= 2 else 3
+
+    def text(self, value: Any) -> str:
+        """``value`` as the text rule of this manifest's ``values`` renders it (format 1 and 2:
+        ``legacy_text``; 3: ``stable_text``)."""
+        return legacy_text(value) if self.format <= 2 else stable_text(value)
 
 
 #: How a failure's example begins when it is a recorded record, not a drawn and shrunk value.
@@ -149,8 +169,7 @@ def record_release(golden_dir: str, release: str, serializer: Any, values: list[
     for value in values:
         serializer.serialize(value, out)
     # The values as this release reads them back: equal to the ones written (the roundtrip
-    # checks see to it), and in their text too where a value holds what its == ignores (a
-    # datetime's fold, which a long of epoch milliseconds cannot keep).
+    # checks see to it), and what a later release of the same format reads too.
     source = DataInputView(out.getvalue())
     read = [serializer.deserialize(source) for _ in values]
     manifest = {

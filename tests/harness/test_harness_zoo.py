@@ -13,15 +13,20 @@ from zoo_base import (
     INT_PAIRS,
     LABELS,
     MATRIX,
+    OFFSET_TIMES,
+    PRICES,
     RECORD_VALUES,
     TAGS,
     TEXT,
+    DecimalText,
     DictRecordSerializer,
     FixedIntSerializer,
     IntPairSerializer,
     LabelsSerializer,
     Matrix,
     MemoizingText,
+    OffsetTimestamps,
+    PaddedKeyText,
     PairSerializer,
     RecordSerializer,
     TagSetSerializer,
@@ -177,6 +182,9 @@ CORRECT = {
         Evolution(IntPairSerializer(FixedIntSerializer(4), FixedIntSerializer(2)), "incompatible", reason_contains="narrows"),
     ]),
     "labels": lambda: Subject(LabelsSerializer(), LABELS, key=True),
+    "decimal text": lambda: Subject(DecimalText(), PRICES | st.decimals(), key=True),
+    "offset timestamps": lambda: Subject(OffsetTimestamps(), OFFSET_TIMES, key=True),
+    "padded key text": lambda: Subject(PaddedKeyText(), TEXT, key=True),
     "pair": lambda: Subject(PairSerializer(FixedIntSerializer(4), TextSerializer()),
                             st.tuples(fixed_int_values(4), TEXT), evolutions=[
         Evolution(PairSerializer(FixedIntSerializer(8), TextSerializer()), "compatible_after_migration",
@@ -235,3 +243,37 @@ def test_a_pre_17_golden_snapshot_is_reported_non_conforming(tmp_path):
                               RunConfig(examples=EXAMPLES, seed=SEED,
                                         checks=("versioning",)))["upgrade.snapshot"]
     assert result.failed and "pre-1.7" in result.message and "non-conforming" in result.message, f"got {result}"
+
+
+def test_history_dependent_key_bytes_are_blamed_on_key_determinism_not_on_duplicate():
+    """A key built in a scratch buffer with stale padding: the original and a duplicate() write
+    one key to different bytes because of what each wrote before, not because duplicate() lost
+    configuration; duplicate, concurrent and pickle must not say so, key_determinism must, showing
+    both writes."""
+    check_id, make = ZOO["key padding from a stale scratch buffer"]
+    report = check_serializer(make(), RunConfig(examples=EXAMPLES, seed=SEED, checks=("roundtrip",),
+                                                backends=("heap",)))
+    for other in ("roundtrip.duplicate", "roundtrip.concurrent", "roundtrip.pickle"):
+        assert report[other].passed, f"got {other} {report[other].status} ({report[other].message}), should pass"
+    message = report[check_id].message
+    assert message.startswith("key determinism:") and message.count(" 00 00 00 ") >= 2, (
+        f"got {message!r}, should name key determinism and show the two writes")
+    # A duplicate() that really loses configuration, and compares equal, is still caught by
+    # its bytes in roundtrip.duplicate.
+    forgetful = check_serializer(Subject(_EqualForgetfulDuplicate(4), fixed_int_values(4)),
+                                 RunConfig(examples=EXAMPLES, seed=SEED, checks=("roundtrip.duplicate",)))
+    result = forgetful["roundtrip.duplicate"]
+    assert result.failed and "lost configuration" in result.message, f"got {result.status} ({result.message})"
+
+
+class _EqualForgetfulDuplicate(FixedIntSerializer):
+    """duplicate() forgets the width, and serializers compare equal whatever their width."""
+
+    def duplicate(self) -> FixedIntSerializer:
+        return _EqualForgetfulDuplicate()
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return hash(type(self).__name__)

@@ -24,10 +24,13 @@ from zoo_base import (
     INT_PAIRS,
     LABELS,
     MATRIX,
+    OFFSET_TIMES,
+    PRICES,
     RECORD_VALUES,
     TAGS,
     TEXT,
     ConfigFreeSnapshot,
+    DecimalText,
     DictRecordSerializer,
     DictRecordSnapshot,
     FixedIntSerializer,
@@ -38,6 +41,8 @@ from zoo_base import (
     LabelsSnapshot,
     Matrix,
     MatrixSnapshot,
+    OffsetTimestamps,
+    PaddedKeyText,
     PairSerializer,
     RecordSerializer,
     RecordSnapshot,
@@ -981,6 +986,50 @@ LOCAL_TIMES = st.datetimes(datetime.datetime(1971, 1, 1), datetime.datetime(2037
     lambda d: d.replace(microsecond=0, fold=0))
 
 
+
+class NormalisingDecimal(DecimalText):
+    """Writes ``value.normalize()``: the same number, shorter text, but 21.00 comes back as 21
+    (the scale a price keeps is lost)."""
+
+    def serialize(self, value: Any, target: DataOutputView) -> None:
+        TextSerializer.serialize(self, str(value.normalize()), target)
+
+
+class UtcTimestamps(OffsetTimestamps):
+    """Stores the instant only and reads it back in UTC: the same instant, but a value written
+    at +09:00 comes back in another time zone (its local date and hour changed)."""
+
+    def deserialize(self, source: DataInputView) -> datetime.datetime:
+        instant = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+        instant += source.read_long() * datetime.timedelta(microseconds=1)
+        source.read_int()
+        return instant
+
+
+class StaleScratchKeyText(PaddedKeyText):
+    """PaddedKeyText through a scratch buffer kept per instance (duplicate() makes a new one)
+    that grows but is never cleared: a key's padding holds the tail of a longer key written
+    before, so one key gets other bytes, and another key group, after a longer one."""
+
+    def __init__(self) -> None:
+        self._scratch = bytearray()
+
+    def serialize(self, value: str, target: DataOutputView) -> None:
+        data = value.encode("utf-8", "surrogatepass")
+        size = len(data) + -len(data) % 8
+        if len(self._scratch) < size:
+            self._scratch.extend(bytes(size - len(self._scratch)))
+        self._scratch[:len(data)] = data
+        target.write_int(len(data))
+        target.write(bytes(self._scratch[:size]))
+
+    def duplicate(self) -> StaleScratchKeyText:
+        return StaleScratchKeyText()
+
+    def __reduce__(self) -> Any:
+        return (StaleScratchKeyText, ())
+
+
 def _int(cls: type, **kw: Any) -> Callable[[], Subject]:
     return lambda: Subject(cls(4), fixed_int_values(4), **kw)
 
@@ -1050,6 +1099,11 @@ ZOO: dict[str, tuple[str, Callable[[], Subject]]] = {
         InterningText(), st.text(min_size=1, max_size=5), locator=None)),
     "timestamps in the process's local time": ("backends.fresh_process", lambda: Subject(
         LocalTimeStamps(), LOCAL_TIMES)),
+    "decimal scale lost": ("roundtrip.bit_exact", lambda: Subject(NormalisingDecimal(), PRICES)),
+    "aware datetime read back in another time zone": ("roundtrip.bit_exact", lambda: Subject(
+        UtcTimestamps(), OFFSET_TIMES)),
+    "key padding from a stale scratch buffer": ("roundtrip.key_determinism", lambda: Subject(
+        StaleScratchKeyText(), TEXT, key=True)),
 }
 
 # == domain (values outside the serializer's domain) ============================================

@@ -6,6 +6,8 @@ harness noticing the one bug it carries, not noise.
 
 from __future__ import annotations
 
+import datetime
+import decimal
 from typing import Any, TypeVar
 
 from hypothesis import strategies as st
@@ -508,3 +510,124 @@ class LabelsSnapshot(ConfigFreeSnapshot[dict]):
 
 
 LABELS = st.dictionaries(st.text("abcdef", min_size=1, max_size=3), st.text("xyz", max_size=3), max_size=4)
+
+
+# -- G: values whose == ignores part of their meaning ------------------------------------------
+class DecimalText(TextSerializer):
+    """A Decimal as its text (``str`` keeps sign, digits and exponent: the scale too)."""
+
+    def serialize(self, value: Any, target: DataOutputView) -> None:
+        super().serialize(str(value), target)
+
+    def deserialize(self, source: DataInputView) -> Any:
+        return decimal.Decimal(super().deserialize(source))
+
+    def create_instance(self) -> Any:
+        return decimal.Decimal(0)
+
+    def snapshot_configuration(self) -> DecimalTextSnapshot:
+        return DecimalTextSnapshot()
+
+
+class DecimalTextSnapshot(ConfigFreeSnapshot[Any]):
+    def restore_serializer(self) -> DecimalText:
+        return DecimalText()
+
+    def resolve_schema_compatibility(self, old_snapshot: TypeSerializerSnapshot[Any]) -> SchemaCompatibility[Any]:
+        if type(old_snapshot) is DecimalTextSnapshot:
+            return SchemaCompatibility.compatible_as_is()
+        return SchemaCompatibility.incompatible("not decimal text")
+
+
+#: Prices: two decimal places, the scale is part of the value (21.00 is not 21).
+PRICES = st.decimals(min_value=-(10**6), max_value=10**6, places=2, allow_nan=False, allow_infinity=False)
+
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+_MICRO = datetime.timedelta(microseconds=1)
+
+
+class OffsetTimestamps(TypeSerializer[datetime.datetime]):
+    """An aware datetime with a fixed offset: epoch microseconds (long), then the offset in
+    seconds (int); read back in the same offset, so the value keeps its zone."""
+
+    def serialize(self, value: datetime.datetime, target: DataOutputView) -> None:
+        offset = value.utcoffset()
+        if offset is None:
+            raise SerializationError(f"{type(self).__name__}: {value!r} is naive, should be aware")
+        target.write_long((value - _EPOCH) // _MICRO)
+        target.write_int(int(offset.total_seconds()))
+
+    def deserialize(self, source: DataInputView) -> datetime.datetime:
+        instant = _EPOCH + source.read_long() * _MICRO
+        return instant.astimezone(datetime.timezone(datetime.timedelta(seconds=source.read_int())))
+
+    def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
+        target.write(source.read_fully(12))
+
+    @property
+    def is_immutable_type(self) -> bool:
+        return True
+
+    @property
+    def length(self) -> int:
+        return 12
+
+    def create_instance(self) -> datetime.datetime:
+        return _EPOCH
+
+    def snapshot_configuration(self) -> OffsetTimestampsSnapshot:
+        return OffsetTimestampsSnapshot()
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return hash(type(self).__name__)
+
+
+class OffsetTimestampsSnapshot(ConfigFreeSnapshot[datetime.datetime]):
+    def restore_serializer(self) -> OffsetTimestamps:
+        return OffsetTimestamps()
+
+    def resolve_schema_compatibility(self, old_snapshot: Any) -> SchemaCompatibility[datetime.datetime]:
+        if type(old_snapshot) is OffsetTimestampsSnapshot:
+            return SchemaCompatibility.compatible_as_is()
+        return SchemaCompatibility.incompatible("not offset timestamps")
+
+
+#: Aware datetimes in a few fixed offsets (hypothesis also draws fold=1: no meaning at a fixed offset).
+OFFSET_TIMES = st.datetimes(datetime.datetime(1900, 1, 1), datetime.datetime(2100, 1, 1), timezones=st.sampled_from([
+    datetime.timezone.utc, datetime.timezone(datetime.timedelta(hours=1)),
+    datetime.timezone(datetime.timedelta(hours=-5, minutes=-30)), datetime.timezone(datetime.timedelta(hours=9))]))
+
+
+class PaddedKeyText(TextSerializer):
+    """Text keys in 8-byte blocks: int length, then the UTF-8 bytes padded with zeros to a
+    multiple of 8 (a fixed-block key layout)."""
+
+    def serialize(self, value: str, target: DataOutputView) -> None:
+        data = value.encode("utf-8", "surrogatepass")
+        target.write_int(len(data))
+        target.write(data + bytes(-len(data) % 8))
+
+    def deserialize(self, source: DataInputView) -> str:
+        size = source.read_int()
+        return source.read_fully(size + -size % 8)[:size].decode("utf-8", "surrogatepass")
+
+    def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
+        size = source.read_int()
+        target.write_int(size)
+        target.write(source.read_fully(size + -size % 8))
+
+    def snapshot_configuration(self) -> PaddedKeyTextSnapshot:
+        return PaddedKeyTextSnapshot()
+
+
+class PaddedKeyTextSnapshot(ConfigFreeSnapshot[str]):
+    def restore_serializer(self) -> PaddedKeyText:
+        return PaddedKeyText()
+
+    def resolve_schema_compatibility(self, old_snapshot: TypeSerializerSnapshot[str]) -> SchemaCompatibility[str]:
+        if type(old_snapshot) is PaddedKeyTextSnapshot:
+            return SchemaCompatibility.compatible_as_is()
+        return SchemaCompatibility.incompatible("not padded key text")
