@@ -1,5 +1,7 @@
 """pytest plugin (``pytest11`` entry point): options, and a terminal summary of per-check
-conformance results that also works under pytest-xdist. Imports nothing heavy until used.
+conformance results that also works under pytest-xdist (each subject as ``conformance
+certify`` shows it: skips one line per reason, each skipped check under pytest's ``-v``).
+Imports nothing heavy until used.
 
 The options are the fields of a ``conformance.RunConfig`` (examples, profile, seed, backends,
 spark); a backend or profile name it does not know is a usage error, as on the CLI (both parse
