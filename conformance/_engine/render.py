@@ -9,7 +9,8 @@ checks skipped for the same reason counted on one line (a failed prerequisite an
 of checks it blocks read as one failure and one line). ``verbose`` (the CLI's ``-v``,
 pytest's own ``-v`` for the plugin's summary) lists each skipped check on a line of its own
 instead; the certificate always holds every check. Then why a subject with no failed check
-is not certified (its ``strict_failures``). A run of several subjects ends with a table of
+is not certified (its ``nothing_certified``: no selected check passed; its
+``declared_skipped``: ``--strict``'s families skipped as a whole). A run of several subjects ends with a table of
 families per subject. It imports no report, not even for annotations (it
 states what it reads of one as protocols): the one arrow points from the results
 (``Report.summary()``) to how they read.

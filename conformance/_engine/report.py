@@ -7,9 +7,10 @@ subject is certified when no check failed, at least one selected check passed (a
 checks were all skipped certifies nothing; ``RunConfig(allow_all_skipped=True)`` accepts it)
 and, under ``--strict``, no family the subject declares data for (its evolutions, its golden
 directory) was skipped as a whole: that rule is ``Report.certified``, here and nowhere else
-(the renderer, the CLI's exit status and the JSON read it). The two reasons a subject with
-no failed check is not certified are its ``strict_failures``. How reports read is ``conformance._engine.render``'s; ``Report.summary()`` hands
-the report to it.
+(the renderer, the CLI's exit status and the JSON read it). Why a subject with no failed
+check is not certified is its ``strict_failures`` (``nothing_certified``, then
+``declared_skipped``). How reports read is ``conformance._engine.render``'s;
+``Report.summary()`` hands the report to it.
 """
 
 from __future__ import annotations

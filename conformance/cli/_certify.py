@@ -156,7 +156,7 @@ def _common_run_options(parser: argparse.ArgumentParser, examples_help: str) -> 
 def add_parsers(sub: Any) -> None:
     certify = sub.add_parser(
         "certify", help="run every check against a serializer (or every built-in one)",
-        description="Exit status: 0 certified, 1 a check failed, 2 unusable target or options.")
+        description="Exit status: 0 certified, 1 a check failed (or none passed), 2 unusable target or options.")
     certify.add_argument("target", nargs="?", metavar="TARGET",
                          help="module:attribute naming a conformance.Subject, a serializer or a zero-argument factory")
     certify.add_argument("--builtins", action="store_true", help="certify every built-in serializer")
@@ -180,7 +180,7 @@ def add_parsers(sub: Any) -> None:
         description="Drive random sequences of put/get/delete/update/update_all (with and without "
                     "defaults, both contracts, concurrent batches, injected failures) against the "
                     "table and the model built from its apply_update. Exit status: 0 certified, 1 a "
-                    "check failed, 2 unusable target or options.")
+                    "check failed (or none passed), 2 unusable target or options.")
     table.add_argument("target", nargs="?", metavar="TARGET", help="module:attribute naming a conformance.TableSubject")
     _common_run_options(table, "state machine runs per check (default 30)")
     table.add_argument("--steps", type=positive_int, metavar="N", help="operations per run (default 20)")
