@@ -1,5 +1,7 @@
 """pytest plugin (``pytest11`` entry point): options, and a terminal summary of per-check
-conformance results that also works under pytest-xdist. Imports nothing heavy until used.
+conformance results that also works under pytest-xdist (each subject as ``conformance
+certify`` shows it: skips one line per reason, each skipped check under pytest's ``-v``).
+Imports nothing heavy until used.
 
 The options are the fields of a ``conformance.RunConfig`` (examples, profile, seed, backends,
 spark); a backend or profile name it does not know is a usage error, as on the CLI (both parse
@@ -50,7 +52,8 @@ _STORE: list[dict[str, Any]] = []
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any) -> None:
-    """One section, each subject rendered as ``conformance certify`` renders it."""
+    """One section, each subject rendered as ``conformance certify`` renders it: skips one
+    line per reason, or one per check under pytest's ``-v``."""
     if not _STORE:
         return
     from conformance._engine.render import render_report
@@ -65,8 +68,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any)
         subjects.setdefault(props.get("conformance_subject", "?"), []).append(CheckResult(
             props["conformance_check"], props.get("conformance_family", "?"), status,
             props.get("conformance_message", ""), props.get("conformance_example"), expected))
+    verbose = (getattr(config.option, "verbose", 0) or 0) > 0
     terminalreporter.section("conformance")
     for subject, results in subjects.items():
-        for line in render_report(Report(subject, sorted(results, key=lambda r: r.id))).splitlines():
+        report = Report(subject, sorted(results, key=lambda r: r.id))
+        for line in render_report(report, verbose=verbose).splitlines():
             terminalreporter.write_line(line)
     _STORE.clear()

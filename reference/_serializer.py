@@ -21,7 +21,10 @@ class TypeSerializer(abc.ABC, Generic[T]):
     """Writes and reads values of one type, and snapshots its own configuration.
 
     Subclasses implement ``serialize``, ``deserialize`` and ``snapshot_configuration``; the other
-    methods have defaults that are correct for stateless serializers of immutable values.
+    members have defaults that are correct for a serializer keeping no state between calls
+    (``copy`` deep-copies unless ``is_immutable_type``, ``duplicate`` returns ``self``; the table
+    in docs/semantics.md says when to override each). ``is_immutable_type`` and ``length`` are
+    read-only properties, read and never called: override them with ``@property``.
     Equality is by class and configuration: by default the instance ``__dict__`` (entries whose
     name starts with ``_cache`` are ignored), so a serializer whose configuration lives in plain
     attributes gets a correct ``__eq__`` for free.

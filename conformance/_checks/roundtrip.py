@@ -4,7 +4,8 @@ value holds for every value of the subject (and refuses what is outside its doma
 The api layer (runs first; every other check needs it):
 
 - ``roundtrip.api_valid``: the serializer is a ``reference.TypeSerializer`` whose ``length`` is -1
-  or a positive byte count, whose ``is_immutable_type`` is a bool, and whose
+  or a positive byte count, whose ``is_immutable_type`` is a bool (both read-only properties: one
+  written as a plain method is named, with the fix, ``@property``), and whose
   ``snapshot_configuration()`` is a ``TypeSerializerSnapshot`` with a non-negative int version.
 - ``roundtrip.create_instance``: ``create_instance()`` (what a restore fills a new field with) is
   the schema's zero (``strategies.zero_value``: Java's defaults) and round-trips through
@@ -56,6 +57,7 @@ from __future__ import annotations
 import copy as _copy
 import dataclasses
 import enum
+import inspect
 import math
 import pickle
 import struct
@@ -107,12 +109,41 @@ def float_siblings(value: Any) -> Any:
     return value
 
 
+#: ``TypeSerializer``'s read-only properties, which a subclass overrides with ``@property``, and
+#: what a plain method in their place does (it is read, never called).
+_PROPERTIES = {"is_immutable_type": "a method there is always true, so copy() hands out mutable values uncopied",
+               "length": "a method there is no byte count"}
+
+
+def _properties_as_methods(cls: type) -> list[str]:
+    """The properties of ``_PROPERTIES`` that ``cls`` (or a base below TypeSerializer) defines as
+    plain methods: read without a call, such a method is truthy and never a byte count."""
+    found = []
+    for name in _PROPERTIES:
+        attribute = inspect.getattr_static(cls, name, None)
+        if inspect.isfunction(attribute) or isinstance(attribute, (staticmethod, classmethod)):
+            found.append(name)
+    return found
+
+
 @check(id="roundtrip.api_valid", family="roundtrip", layer="api")
 def api_valid(ctx: CheckContext) -> None:
-    """The serializer is a TypeSerializer with sane length/immutability and a snapshot."""
+    """The serializer is a TypeSerializer with sane length/immutability (read-only properties)
+    and a snapshot."""
     serializer = ctx.serializer()
     if not isinstance(serializer, TypeSerializer):
         raise Violation(f"got a {type(serializer).__name__}, should be a reference.TypeSerializer")
+    methods = _properties_as_methods(type(serializer))
+    if methods:
+        names = " and ".join(methods)
+        defs = " and ".join(f"def {name}(self)" for name in methods)
+        one = len(methods) == 1
+        raise Violation(
+            f"{type(serializer).__qualname__} defines {names} as {'a plain method' if one else 'plain methods'}, "
+            f"should be {'a read-only property' if one else 'read-only properties'} as on "
+            f"reference.TypeSerializer ({'it is' if one else 'they are'} read, never called: "
+            f"{'; '.join(_PROPERTIES[name] for name in methods)}): put @property above {defs}"
+        )
     length = serializer.length
     if type(length) is not int or not (length == -1 or length > 0):
         raise Violation(f"length is {length!r}, should be -1 (variable) or a positive byte count")

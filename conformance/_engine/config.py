@@ -102,6 +102,9 @@ class RunConfig:
     ``checks``: the check ids, families or id prefixes to run (None: all that apply).
     ``expected_failures``: check id -> reason, for checks known to fail (they are ``xfailed``).
     ``options``: further values handed to the checks as ``ctx.options``.
+    ``allow_all_skipped``: certify a run in which no selected check passed (all skipped, e.g.
+    ``checks=("versioning",)`` before any golden file exists); by default such a run certifies
+    nothing and is not certified (``Report.certified``).
     """
 
     examples: int | None = None
@@ -120,6 +123,7 @@ class RunConfig:
     checks: tuple[str, ...] | None = None
     expected_failures: Mapping[str, str] = field(default_factory=dict, hash=False)
     options: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    allow_all_skipped: bool = False
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -145,7 +149,7 @@ class RunConfig:
                                  "'local[*]' or 'spark://host:7077', or 'off'")
         set_(self, "spark", spark)
         _flag("strict", self.strict, optional=True)
-        for name in ("exitfirst", "derandomize", "update_golden", "force"):
+        for name in ("exitfirst", "derandomize", "update_golden", "force", "allow_all_skipped"):
             _flag(name, getattr(self, name))
         if self.checks is not None:
             if isinstance(self.checks, str) or not isinstance(self.checks, Iterable):

@@ -4,15 +4,21 @@ and the pytest plugin's summary.
 It takes ``Report``s and nothing else, and shows their verdict (``Report.certified``, the one
 rule, in ``conformance._engine.report``) without deciding one. A subject reads as one verdict
 line with its counts, then one line per failure (check id, family, the sentence, the shrunk
-example or the golden file's record), per expected failure, and per skip with its reason; a run of several subjects ends
-with a table of families per subject. It imports no report, not even for annotations (it
+example or the golden file's record), per expected failure, and per skip reason: ``skipped N: reason [families]``, the
+checks skipped for the same reason counted on one line (a failed prerequisite and the dozens
+of checks it blocks read as one failure and one line). ``verbose`` (the CLI's ``-v``,
+pytest's own ``-v`` for the plugin's summary) lists each skipped check on a line of its own
+instead; the certificate always holds every check. Then why a subject with no failed check
+is not certified (its ``nothing_certified``: no selected check passed; its
+``declared_skipped``: ``--strict``'s families skipped as a whole). A run of several subjects ends with a table of
+families per subject. It imports no report, not even for annotations (it
 states what it reads of one as protocols): the one arrow points from the results
 (``Report.summary()``) to how they read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Protocol
 
 from .golden import example_line
@@ -54,7 +60,9 @@ class Report(Protocol):
     @property
     def certified(self) -> bool: ...
     @property
-    def strict_failures(self) -> list[str]: ...
+    def nothing_certified(self) -> str | None: ...
+    @property
+    def declared_skipped(self) -> list[str]: ...
     def counts(self) -> dict[str, int]: ...
 
 
@@ -70,8 +78,19 @@ def verdict_line(report: Report) -> str:
     return f"{report.subject}: {'CERTIFIED' if report.certified else 'NOT CERTIFIED'} ({shown}{tail})"
 
 
-def _detail_lines(results: Iterable[CheckResult], *, skips: bool = True) -> list[str]:
+def _families(results: Sequence[CheckResult]) -> str:
+    """``[versioning]``, or ``[migration 2, backends 1]`` for checks of several families."""
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r.family] = counts.get(r.family, 0) + 1
+    if len(counts) == 1:
+        return f"[{next(iter(counts))}]"
+    return "[" + ", ".join(f"{family} {n}" for family, n in counts.items()) + "]"
+
+
+def _detail_lines(results: Sequence[CheckResult], *, verbose: bool = False) -> list[str]:
     lines = []
+    skipped: dict[str, list[CheckResult]] = {}
     for r in results:
         if r.status == "failed":
             lines.append(f"  FAILED {r.id} [{r.family}]: {r.message}")
@@ -80,18 +99,25 @@ def _detail_lines(results: Iterable[CheckResult], *, skips: bool = True) -> list
             lines += [f"    at {frame}" for frame in r.trace]
         elif r.status == "xfailed":
             lines.append(f"  xfailed {r.id} [{r.family}] (expected: {r.expected_failure}): {r.message}")
-        elif r.status == "skipped" and skips:
+        elif r.status == "skipped" and verbose:
             lines.append(f"  skipped {r.id}: {r.message}")
+        elif r.status == "skipped":
+            skipped.setdefault(r.message, []).append(r)
         elif r.status == "passed" and r.message:
             lines.append(f"  note {r.id}: {r.message}")
+    lines += [f"  skipped {len(rs)}: {reason} {_families(rs)}" for reason, rs in skipped.items()]
     return lines
 
 
-def render_report(report: Report, *, skips: bool = True) -> str:
-    """The subject's verdict line, then its failures, expected failures and skips."""
+def render_report(report: Report, *, verbose: bool = False) -> str:
+    """The subject's verdict line, then its failures, expected failures and skips (one line
+    per reason; ``verbose``: one per skipped check), then why it is not certified when no
+    check failed (nothing certified; ``--strict``'s declared families skipped)."""
     lines = [verdict_line(report)]
-    lines += _detail_lines(report.results, skips=skips)
-    lines += [f"  FAILED --strict: {problem}" for problem in report.strict_failures]
+    lines += _detail_lines(report.results, verbose=verbose)
+    if report.nothing_certified is not None:
+        lines.append(f"  NOT CERTIFIED: {report.nothing_certified}")
+    lines += [f"  FAILED --strict: {problem}" for problem in report.declared_skipped]
     return "\n".join(lines)
 
 

@@ -3,11 +3,14 @@
 
 A check's ``status`` is ``passed``, ``failed``, ``skipped`` (with the reason), or ``xfailed``:
 it failed and was listed as an expected failure, which does not block certification. A
-subject is certified when no check failed and, under ``--strict``, no family the subject
-declares data for (its evolutions, its golden directory) was skipped as a whole: that rule is
-``Report.certified``, here and nowhere else (the renderer, the CLI's exit status and the JSON
-read it). How reports read is ``conformance._engine.render``'s; ``Report.summary()`` hands
-the report to it.
+subject is certified when no check failed, at least one selected check passed (a run whose
+checks were all skipped certifies nothing; ``RunConfig(allow_all_skipped=True)`` accepts it)
+and, under ``--strict``, no family the subject declares data for (its evolutions, its golden
+directory) was skipped as a whole: that rule is ``Report.certified``, here and nowhere else
+(the renderer, the CLI's exit status and the JSON read it). Why a subject with no failed
+check is not certified is its ``strict_failures`` (``nothing_certified``, then
+``declared_skipped``). How reports read is ``conformance._engine.render``'s;
+``Report.summary()`` hands the report to it.
 """
 
 from __future__ import annotations
@@ -81,10 +84,12 @@ class RunOptions:
     spark_entries: int | None = None
     steps: int | None = None
     derandomize: bool = False
+    allow_all_skipped: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {"backends": list(self.backends), "spark": self.spark, "spark_entries": self.spark_entries,
-                "steps": self.steps, "derandomize": self.derandomize}
+                "steps": self.steps, "derandomize": self.derandomize,
+                "allow_all_skipped": self.allow_all_skipped}
 
 
 @dataclass
@@ -105,7 +110,29 @@ class Report:
     distribution: dict[str, str] | None = None
 
     @property
-    def strict_failures(self) -> list[str]:
+    def nothing_certified(self) -> str | None:
+        """Why the run certified nothing: no selected check passed (all skipped, or skipped and
+        expected failures), unless the run allowed it (``RunConfig(allow_all_skipped=True)``);
+        None when a check passed, one failed, or it was allowed."""
+        if self.options.allow_all_skipped or self.failures or any(r.passed for r in self.results):
+            return None
+        fix = ("(select checks that apply to the subject, or accept such a run with "
+               "RunConfig(allow_all_skipped=True) or --allow-all-skipped)")
+        if not self.results:
+            return f"no check ran; nothing was certified {fix}"
+        n = len(self.results)
+        skipped = [r for r in self.results if r.status == "skipped"]
+        reasons: dict[str, int] = {}
+        for r in skipped:
+            reasons[r.message] = reasons.get(r.message, 0) + 1
+        why = "; ".join(f"{reason} ({count} checks)" if count > 1 else reason for reason, count in reasons.items())
+        if len(skipped) == n:
+            return f"all {n} selected checks were skipped: {why}; nothing was certified {fix}"
+        return (f"none of the {n} selected checks passed ({n - len(skipped)} expected to fail, {len(skipped)} "
+                f"skipped: {why}); nothing was certified {fix}")
+
+    @property
+    def declared_skipped(self) -> list[str]:
         """Under ``--strict``: each declared family whose every check was skipped."""
         if not self.strict:
             return []
@@ -116,6 +143,13 @@ class Report:
                 reasons = "; ".join(dict.fromkeys(r.message for r in rs))
                 found.append(f"the subject declares {what}, but every {family} check was skipped ({reasons})")
         return found
+
+    @property
+    def strict_failures(self) -> list[str]:
+        """Why a subject with no failed check is not certified: ``nothing_certified`` and
+        ``declared_skipped`` (the certificate's ``strict_failures``)."""
+        nothing = self.nothing_certified
+        return ([] if nothing is None else [nothing]) + self.declared_skipped
 
     @property
     def certified(self) -> bool:
@@ -151,12 +185,13 @@ class Report:
             "versions": dict(self.versions), "distribution": self.distribution,
         }
 
-    def summary(self) -> str:
+    def summary(self, verbose: bool = False) -> str:
         """How the CLI shows this report: the verdict line, then failures, expected failures
-        and skips (``conformance._engine.render``)."""
+        and skips, one line per reason (``verbose``: one per check)
+        (``conformance._engine.render``)."""
         from .render import render_report
 
-        return render_report(self)
+        return render_report(self, verbose=verbose)
 
 
 def reports_to_json(reports: list[Report]) -> dict[str, Any]:

@@ -305,7 +305,7 @@ class Runner:
                           spark=self.spark if self.kind == "serializer" else "off",
                           spark_entries=self.config.spark_entries,
                           steps=self.options.get("steps") if self.kind == "table" else None,
-                          derandomize=self.derandomize)
+                          derandomize=self.derandomize, allow_all_skipped=self.config.allow_all_skipped)
 
 
 def _library_folders() -> tuple[str, ...]:
@@ -317,7 +317,7 @@ def _library_folders() -> tuple[str, ...]:
     import reference
     import strategies
 
-    folders = [os.path.dirname(os.path.abspath(__file__))]  # conformance
+    folders = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]  # conformance (this is _engine)
     folders += [os.path.dirname(os.path.abspath(m.__file__ or "")) for m in (reference, strategies, hypothesis)]
     folders += [sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib")]
     return tuple(os.path.join(os.path.realpath(f), "") for f in folders)

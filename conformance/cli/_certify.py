@@ -143,6 +143,11 @@ def _common_run_options(parser: argparse.ArgumentParser, examples_help: str) -> 
     parser.add_argument("-x", "--exitfirst", action="store_true",
                         help="stop at the first failed check: report that subject (NOT CERTIFIED) "
                              "and run no further check or subject")
+    parser.add_argument("--allow-all-skipped", action="store_true",
+                        help="certify a subject none of whose selected checks passed (all skipped); "
+                             "by default such a run certifies nothing and exits 1")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="list each skipped check with its reason (default: one line per reason)")
     parser.add_argument("--list-checks", action="store_true", help="list every check (id, family, what it verifies) and exit")
     add_json(parser, "the certificate (results, seed, options, versions)")
     add_import(parser)
@@ -151,7 +156,7 @@ def _common_run_options(parser: argparse.ArgumentParser, examples_help: str) -> 
 def add_parsers(sub: Any) -> None:
     certify = sub.add_parser(
         "certify", help="run every check against a serializer (or every built-in one)",
-        description="Exit status: 0 certified, 1 a check failed, 2 unusable target or options.")
+        description="Exit status: 0 certified, 1 a check failed (or none passed), 2 unusable target or options.")
     certify.add_argument("target", nargs="?", metavar="TARGET",
                          help="module:attribute naming a conformance.Subject, a serializer or a zero-argument factory")
     certify.add_argument("--builtins", action="store_true", help="certify every built-in serializer")
@@ -179,7 +184,7 @@ def add_parsers(sub: Any) -> None:
         description="Drive random sequences of put/get/delete/update/update_all (with and without "
                     "defaults, both contracts, concurrent batches, injected failures) against the "
                     "table and the model built from its apply_update. Exit status: 0 certified, 1 a "
-                    "check failed, 2 unusable target or options.")
+                    "check failed (or none passed), 2 unusable target or options.")
     table.add_argument("target", nargs="?", metavar="TARGET", help="module:attribute naming a conformance.TableSubject")
     _common_run_options(table, "state machine runs per check (default 30)")
     table.add_argument("--steps", type=positive_int, metavar="N", help="operations per run (default 20)")
@@ -210,7 +215,8 @@ def _config(args: argparse.Namespace, **extra: Any) -> RunConfig:
     try:
         return RunConfig(examples=args.examples, seed=args.seed, profile=args.profile, checks=checks,
                          expected_failures=current_keys(_expected(args.expect_failure), report=_told),
-                         strict=args.strict, exitfirst=args.exitfirst, **extra)
+                         strict=args.strict, exitfirst=args.exitfirst,
+                         allow_all_skipped=args.allow_all_skipped, **extra)
     except RunConfigError as exc:
         raise UsageError(str(exc)) from None
 
@@ -235,7 +241,7 @@ def _run(subjects: list[Any], args: argparse.Namespace, config: RunConfig) -> in
         progress.start()
 
     def shown(report: Any) -> None:
-        text = render_report(report)
+        text = render_report(report, verbose=args.verbose)
         if progress is not None:
             progress.advance(progress.task_ids[0])
             progress.console.print(text, markup=False, highlight=False)

@@ -271,15 +271,19 @@ def test_json_dash_writes_the_certificate_to_stdout_and_the_verdict_to_stderr(ta
     assert not (targets / "-").exists(), "got a file named '-', should write to standard output"
 
 
-def test_the_terminal_shows_each_skip_with_its_reason(targets, capsys):
+def test_the_terminal_shows_each_skip_reason_and_with_verbose_each_skip(targets, capsys):
     assert main(["certify", "cli_targets:GOOD", *FAST, "--check", "roundtrip"]) == 0
+    out = capsys.readouterr().out
+    assert "skipped 1: not a key serializer" in out, f"got:\n{out}"
+    assert main(["certify", "cli_targets:GOOD", *FAST, "--check", "roundtrip", "--verbose"]) == 0
     out = capsys.readouterr().out
     assert "skipped roundtrip.key_determinism: not a key serializer" in out, f"got:\n{out}"
 
 
 def test_strict_fails_a_subject_whose_declared_evolutions_were_never_checked(targets, capsys):
     # GOOD declares an (incompatible) evolution; migrate_element has nothing to check for it.
-    argv = ["certify", "cli_targets:GOOD", *FAST, "--check", "migration.migrate_element"]
+    argv = ["certify", "cli_targets:GOOD", *FAST, "--check", "roundtrip.api_valid", "--check",
+            "migration.migrate_element"]
     assert main(argv) == 0, "without --strict a skipped family is reported, not a failure"
     capsys.readouterr()
     assert main([*argv, "--strict"]) == 1, "with --strict it should fail the subject"
