@@ -118,3 +118,9 @@ def write_json(data: Any, path: str | None) -> None:
         dump(data, path)
     except OSError as exc:
         raise UsageError(f"--json {path}: cannot write it ({exc.strerror or exc})") from None
+
+
+def evolution_hint(text: str, option: str) -> str:
+    """``text`` telling a CLI user to pass ``--schema-evolution`` (not to set ``option``)."""
+    hinted = text.replace(f"set the config option '{option}' to True", "pass --schema-evolution")
+    return hinted if hinted != text else f"{text}; pass --schema-evolution to allow it"

@@ -50,6 +50,7 @@ from ._common import (
     UsageError,
     add_import,
     add_json,
+    evolution_hint,
     import_modules,
     import_object,
     json_target,
@@ -390,7 +391,7 @@ def check_own_savepoint(path: str, serializers: Any, *, key_serializer: Any = No
     """Every named state of this project's savepoint at ``path`` judged as ``conformance
     migrate`` judges it (``plan_migration``), with and without row schema evolution."""
     from reference import StateError
-    from reference.backends import SCHEMA_EVOLUTION_ENABLED
+    from reference.backends import SCHEMA_EVOLUTION_ENABLED, SCHEMA_EVOLUTION_OPTION
     from reference.savepoint import read_savepoint_metadata
 
     from ..spark import normalize_descriptors, plan_migration
@@ -427,12 +428,14 @@ def check_own_savepoint(path: str, serializers: Any, *, key_serializer: Any = No
             (plan,) = [p for p in plan_migration(path, {name: descriptor}) if p.name == name]
         except StateError as exc:
             location = "kind" if descriptor.kind != kinds[name] else "value"
+            said = str(exc) if str(exc).startswith(where) else f"{where}: {exc}"
             try:
                 plan_migration(path, {name: descriptor}, config=SCHEMA_EVOLUTION_ENABLED)
             except StateError:
-                checks.append(refused(location, f"{where}: {exc}", False))
+                checks.append(refused(location, said, False))
                 continue
-            checks.append(refused(location, f"{where}: {exc}. `conformance migrate --schema-evolution` migrates it: "
+            said = evolution_hint(said, SCHEMA_EVOLUTION_OPTION)
+            checks.append(refused(location, f"{said}. `conformance migrate --schema-evolution` migrates it: "
                                             f"{command}", True, command))
             continue
         checks.append(StateCheck(None, name, kinds[name], plan.verdict, None,

@@ -22,6 +22,7 @@ from ._common import (
     UsageError,
     add_import,
     add_json,
+    evolution_hint,
     import_modules,
     import_object,
     json_target,
@@ -213,18 +214,12 @@ def _refusal(args: argparse.Namespace, serializers: Any, config: Any,
             except StateError:
                 pass
         if verdict != "incompatible":
-            reason = _evolution_hint(reason, SCHEMA_EVOLUTION_OPTION)
+            reason = evolution_hint(reason, SCHEMA_EVOLUTION_OPTION)
         refused.append({"name": state.name, "kind": state.kind, "verdict": verdict, "message": reason})
     message = str(exc)
     if any(r["verdict"] != "incompatible" for r in refused):
-        message = _evolution_hint(message, SCHEMA_EVOLUTION_OPTION)
+        message = evolution_hint(message, SCHEMA_EVOLUTION_OPTION)
     return message, refused
-
-
-def _evolution_hint(text: str, option: str) -> str:
-    """``text`` telling a CLI user to pass ``--schema-evolution`` (not to set ``option``)."""
-    hinted = text.replace(f"set the config option '{option}' to True", "pass --schema-evolution")
-    return hinted if hinted != text else f"{text}; pass --schema-evolution to allow it"
 
 
 def explain_migration(savepoint: str, serializers: Any, config: Any = None,

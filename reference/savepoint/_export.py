@@ -62,6 +62,8 @@ def savepoint_kind(path: Any) -> str:
     from ._storage import locate
 
     where = locate(path)
+    if not where.remote and not os.path.exists(where.path):
+        raise SavepointFormatError(f"{where.uri!r} does not exist; give the savepoint's directory")
     if where.child(METADATA_FILE).exists():
         return "state-conformance"
     if is_flink_savepoint(path):
@@ -164,7 +166,10 @@ def plan_export(path: Any, uid: str | None = None, state: str | None = None) -> 
         operators = [savepoint.operator(uid)] if uid is not None else list(savepoint.operators)
         for op in operators:
             name = op.uid or op.operator_id
-            chosen = [op.keyed_state(state)] if state is not None else list(op.keyed_states)
+            if state is not None and uid is None:  # every operator holding a state of that name
+                chosen = [k for k in op.keyed_states if k.name == state]
+            else:
+                chosen = [op.keyed_state(state)] if state is not None else list(op.keyed_states)
             for keyed in chosen:
                 forms, ttl = _flink_forms(keyed)
                 groups = list(keyed.key_groups)
@@ -172,7 +177,8 @@ def plan_export(path: Any, uid: str | None = None, state: str | None = None) -> 
                 states.append(ExportState(f"{_quoted(name)}/{_quoted(keyed.name)}", name, keyed.name, keyed.kind,
                                           _columns(forms, ttl), units, ttl, forms))
         if state is not None and not states:
-            raise KeyError(f"no keyed state {state!r} in the savepoint")
+            held = sorted({k.name for op in savepoint.operators for k in op.keyed_states})
+            raise KeyError(f"no keyed state {state!r} in the savepoint (it has {held})")
         return kind, states
     from ._format import read_savepoint_metadata, state_row_groups
 

@@ -22,7 +22,7 @@ def test_the_page_has_python_examples():
 
 
 def test_the_python_blocks_run_as_written_and_certify():
-    namespace: dict = {"__name__": "tables_doc"}
+    namespace: dict = {"__name__": "__main__"}  # as ``python tables.py``: its main block runs too
     for index, block in enumerate(python_blocks()):
         namespace.pop("results", None)
         try:
