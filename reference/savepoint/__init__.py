@@ -18,7 +18,10 @@ This package owns everything a savepoint is on disk, for every engine that reads
   docs/flink-savepoints.md), read without any user class: ``read_flink_savepoint`` (operators,
   keyed states, their entries decoded or raw, streamed), ``read_flink_metadata`` (the
   ``_metadata`` file alone), ``operator_id_for_uid`` (Guava's ``murmur3_128`` of a uid),
-  ``snappy_decompress`` / ``SnappyFramedReader`` (Snappy, as Flink compresses key groups).
+  ``snappy_decompress`` / ``SnappyFramedReader`` (Snappy, as Flink compresses key groups);
+  and written (``_flink_writer``): ``write_flink_savepoint`` (a savepoint read, some keyed
+  states replaced through ``StateReplacement``, written anew with the commit protocol),
+  ``snappy_frame`` (the framing format's compressor side).
 
 Every failure is a ``reference.StateError``: ``SavepointFormatError`` for what was read,
 ``StorageError`` for the store.
@@ -51,6 +54,7 @@ from ._flink_metadata import (
     parse_flink_metadata,
     read_flink_metadata,
 )
+from ._flink_writer import INLINE_THRESHOLD, StateReplacement, write_flink_savepoint
 from ._format import (
     ABANDONED_AFTER,
     LIST_DELIMITER,
@@ -99,6 +103,7 @@ from ._key_groups import (
 from ._murmur import murmur3_32, murmur3_32_many, murmur3_128
 from ._snappy import FramedReader as SnappyFramedReader
 from ._snappy import decompress as snappy_decompress
+from ._snappy import frame as snappy_frame
 from ._storage import Location, StorageError, is_uri, locate, same_bytes, shown, store_environment
 from ._tree import file_tree
 
@@ -175,6 +180,10 @@ __all__ = [
     "read_flink_savepoint",
     "SnappyFramedReader",
     "snappy_decompress",
+    "snappy_frame",
+    "INLINE_THRESHOLD",
+    "StateReplacement",
+    "write_flink_savepoint",
     # storage
     "file_tree",
     "Location",
