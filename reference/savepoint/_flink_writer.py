@@ -37,8 +37,8 @@ directory a reader takes for a savepoint, and an existing output is never overwr
 is only read. Replacements are checked before anything is written: an operator or state the
 savepoint does not hold is a ``SavepointFormatError`` naming it.
 
-Memory: a rewritten key group is assembled whole (bounded by the largest key group); copied
-streams go in 1 MiB pieces.
+Memory: a rewritten stream goes to its file key group by key group, each key group assembled
+whole (bounded by the largest key group); copied streams go in 1 MiB pieces.
 """
 
 from __future__ import annotations
@@ -197,13 +197,16 @@ class _Output:
         name = str(uuid.uuid4())
         return name, open(os.path.join(self.directory, name), "xb")  # noqa: SIM115
 
-    def bytes_handle(self, data: bytes, old: StreamHandle) -> StreamHandle:
-        if old.kind == "inline" and len(data) <= max(old.size, INLINE_THRESHOLD):
+    def settle(self, name: str, size: int, old: StreamHandle) -> StreamHandle:
+        """The handle of the new file ``name``: inline again (the file removed) when the old
+        stream was inline and the new one fits (see the module docstring)."""
+        path = os.path.join(self.directory, name)
+        if old.kind == "inline" and size <= max(old.size, INLINE_THRESHOLD):
+            with open(path, "rb") as handle:
+                data = handle.read()
+            os.remove(path)
             return StreamHandle("inline", old.name, len(data), data)
-        name, handle = self.new_file()
-        with handle:
-            handle.write(data)
-        return StreamHandle("relative", name, len(data))
+        return StreamHandle("relative", name, size)
 
     def copy(self, source: _Source) -> StreamHandle:
         """The stream of ``source`` unchanged."""
@@ -264,44 +267,50 @@ def _header(part: _Part, replaced: Mapping[str, StateReplacement]) -> bytes:
 
 
 def _rewrite(part: _Part, replaced: Mapping[str, StateReplacement], output: _Output) -> KeyGroupsHandle:
-    """One keyed-state stream written anew (see the module docstring)."""
+    """One keyed-state stream written anew (see the module docstring), to a file as it goes."""
     functions = {i: replaced[m.name].value for i, m in enumerate(part.header.states) if m.name in replaced}
     header = _header(part, replaced)
-    pieces: list[bytes] = [header]
-    position = len(header)
     offsets = []
     old = part.handle
+    name, target = output.new_file()
     try:
-        for key_group in old.key_groups:
-            offset = old.offset(key_group)
-            if offset <= 0:
-                offsets.append(0)
-                continue
-            if offset < part.header.size:
-                raise SavepointFormatError(
-                    f"{part.source.where}: key group {key_group} starts at byte {offset}, inside the header")
-            body = bytearray()
-            entries = _key_group_entries(part.source, offset, part.header.compressed, key_group,
-                                         len(part.header.states))
-            for state_id, run in _runs(entries):
-                body += struct.pack(">h", state_id)
-                change = functions.get(state_id)
-                for i, (key, value) in enumerate(run):
-                    if change is not None:
-                        value = change(value)
-                    stored = bytearray(key)
-                    if i == len(run) - 1:
-                        stored[0] |= _LAST_ENTRY_BIT
-                    body += struct.pack(">i", len(stored)) + stored + struct.pack(">i", len(value)) + value
-            body += _END_OF_KEY_GROUP
-            data = frame(bytes(body)) if part.header.compressed else bytes(body)
-            offsets.append(position)
-            pieces.append(data)
-            position += len(data)
+        with target:
+            target.write(header)
+            position = len(header)
+            for key_group in old.key_groups:
+                offset = old.offset(key_group)
+                if offset <= 0:
+                    offsets.append(0)
+                    continue
+                if offset < part.header.size:
+                    raise SavepointFormatError(
+                        f"{part.source.where}: key group {key_group} starts at byte {offset}, inside the header")
+                data = _key_group(part, key_group, offset, functions)
+                offsets.append(position)
+                target.write(data)
+                position += len(data)
     finally:
         part.source.close()
-    stream = output.bytes_handle(b"".join(pieces), old.stream)
-    return KeyGroupsHandle(old.first, tuple(offsets), stream)
+    return KeyGroupsHandle(old.first, tuple(offsets), output.settle(name, position, old.stream))
+
+
+def _key_group(part: _Part, key_group: int, offset: int,
+               functions: Mapping[int, Callable[[bytes], bytes] | None]) -> bytes:
+    """One key group's entries as stored, the replaced states' values changed."""
+    body = bytearray()
+    entries = _key_group_entries(part.source, offset, part.header.compressed, key_group, len(part.header.states))
+    for state_id, run in _runs(entries):
+        body += struct.pack(">h", state_id)
+        change = functions.get(state_id)
+        for i, (key, value) in enumerate(run):
+            if change is not None:
+                value = change(value)
+            stored = bytearray(key)
+            if i == len(run) - 1:
+                stored[0] |= _LAST_ENTRY_BIT
+            body += struct.pack(">i", len(stored)) + stored + struct.pack(">i", len(value)) + value
+    body += _END_OF_KEY_GROUP
+    return frame(bytes(body)) if part.header.compressed else bytes(body)
 
 
 def _copy_keyed(handle: KeyGroupsHandle | None, source_of: Callable[[StreamHandle], _Source],
