@@ -180,3 +180,57 @@ def test_flink_restores_migrated_savepoints_with_the_new_types(flink_savepoints,
         got = savepoints.read_back(result)
         assert got == want, (f"{name}: Flink read back differs; missing {sorted(set(want) - set(got))[:3]}, "
                              f"unexpected {sorted(set(got) - set(want))[:3]}")
+
+
+NEW_JOB = '''
+import dataclasses
+
+import reference
+from reference import serializers as s
+from reference.backends import ValueStateDescriptor
+
+
+@dataclasses.dataclass
+class PojoWithNote:
+    name: str | None = dataclasses.field(default=None, metadata={"serializer": s.StringSerializer()})
+    total: int = dataclasses.field(default=0, metadata={"serializer": s.LongSerializer()})
+    ratio: float = dataclasses.field(default=0.0, metadata={"serializer": s.DoubleSerializer()})
+    tag: int | None = dataclasses.field(default=None, metadata={"serializer": s.IntSerializer()})
+    note: str | None = dataclasses.field(default=None, metadata={"serializer": s.StringSerializer()})
+
+
+reference.register_type(PojoWithNote, "SavepointPojo")
+ROW = s.RowSerializer([("f0", s.StringSerializer(), True), ("f1", s.LongSerializer(), True),
+                       ("f2", s.DoubleSerializer(), True), ("f3", s.StringSerializer(), True)])
+STATES = {"keyed-states": {"pojo": ValueStateDescriptor("pojo", s.PojoSerializer(PojoWithNote)),
+                           "row": ValueStateDescriptor("row", ROW)}}
+'''
+
+
+def _cli(tmp_path: Path, *argv: str) -> Any:
+    import subprocess
+    import sys
+
+    (tmp_path / "new_job.py").write_text(NEW_JOB, encoding="utf-8")
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run([sys.executable, "-m", "conformance", "migrate", *argv], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_cli_migrates_a_flink_savepoint(tmp_path):
+    directory = KEPT[0]
+    refused = _cli(tmp_path, str(directory), "--serializers", "new_job:STATES", "--out", str(tmp_path / "a"))
+    assert refused.returncode == 1, f"exit {refused.returncode}, should be 1 (row evolution refused): {refused.stderr}"
+    assert "state 'row'" in refused.stderr and "--schema-evolution" in refused.stderr, refused.stderr
+    assert not (tmp_path / "a").exists(), "a refused migration wrote its output"
+    spark_only = _cli(tmp_path, str(directory), "--serializers", "new_job:STATES", "--out", str(tmp_path / "b"),
+                      "--parallelism", "3")
+    assert spark_only.returncode == 2 and "--parallelism" in spark_only.stderr, spark_only.stderr
+    done = _cli(tmp_path, str(directory), "--serializers", "new_job:STATES", "--out", str(tmp_path / "c"),
+                "--schema-evolution", "--json", str(tmp_path / "c.json"))
+    assert done.returncode == 0, f"exit {done.returncode}: {done.stderr}"
+    report = json.loads((tmp_path / "c.json").read_text(encoding="utf-8"))
+    assert report["format"] == "flink" and len(report["states"]) == 2, report
+    rows = _values(str(tmp_path / "c"), "row")
+    assert rows and all(len(r) == 4 and r[3] is None for r in rows.values()), f"rows after the CLI: {rows}"
