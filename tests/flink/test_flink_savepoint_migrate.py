@@ -26,7 +26,7 @@ import reference
 from reference import StateMigrationError
 from reference import serializers as s
 from reference.backends import ListStateDescriptor, ValueStateDescriptor, migrate_flink_savepoint
-from reference.savepoint import file_tree, read_flink_savepoint
+from reference.savepoint import decode_list_value, file_tree, read_flink_savepoint
 
 
 @dataclasses.dataclass
@@ -234,3 +234,33 @@ def test_cli_migrates_a_flink_savepoint(tmp_path):
     assert report["format"] == "flink" and len(report["states"]) == 2, report
     rows = _values(str(tmp_path / "c"), "row")
     assert rows and all(len(r) == 4 and r[3] is None for r in rows.values()), f"rows after the CLI: {rows}"
+
+
+def test_list_map_and_ttl_values_migrate_element_by_element():
+    from reference.backends._flink_migrate import _list_function, _map_function, _value_function
+    from reference.backends._plan import migration_plan
+
+    state = read_flink_savepoint(KEPT[0]).operator("keyed-states").keyed_state("pojo")
+    raws = [raw.value for raw in state.raw_entries()][:3]
+    new = s.PojoSerializer(PojoWithNote)
+    plan = migration_plan(state.value_serializer, new)
+    old = state.value_serializer.restore_serializer()
+    want = [PojoWithNote(**{f: getattr(old.from_bytes(r), f) for f in ("name", "total", "ratio", "tag")}) for r in raws]
+    stamp = (1234567).to_bytes(8, "big")
+
+    got = new.from_bytes(_value_function(plan, False)(raws[0]))
+    assert got == want[0], f"value: got {got!r}, should be {want[0]!r}"
+    ttl = _value_function(plan, True)(stamp + raws[0])
+    assert ttl[:8] == stamp and new.from_bytes(ttl[8:]) == want[0], f"TTL value: got {ttl.hex()}"
+    assert _map_function(plan, False)(b"\x01") == b"\x01", "a null map value should stay null"
+    mapped = _map_function(plan, True)(b"\x00" + stamp + raws[1])
+    assert mapped[:9] == b"\x00" + stamp and new.from_bytes(mapped[9:]) == want[1], f"TTL map value: got {mapped.hex()}"
+    for ttl_on in (False, True):
+        prefix = stamp if ttl_on else b""
+        listed = _list_function(plan, ttl_on)(b",".join(prefix + r for r in raws))
+        element = s.TtlSerializer(s.LongSerializer(), new) if ttl_on else new
+        elements = [element.from_bytes(e) for e in decode_list_value(listed, element)]
+        values = [e.value if ttl_on else e for e in elements]
+        assert values == want, f"list (TTL {ttl_on}): got {values!r}, should be {want!r}"
+        if ttl_on:
+            assert all(e.last_access == 1234567 for e in elements), f"TTL timestamps changed: {elements!r}"
