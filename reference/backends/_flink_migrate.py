@@ -80,6 +80,7 @@ def _named_row(snapshot: TypeSerializerSnapshot[Any]) -> TypeSerializerSnapshot[
     if not isinstance(snapshot, RowSerializerSnapshot) or not snapshot.positional:
         return snapshot
     restored = snapshot.restore_serializer()
+    assert isinstance(restored, RowSerializer)
     named = RowSerializer(restored.fields, restored.supports_row_kind)
     return named.snapshot_configuration()
 
@@ -131,6 +132,7 @@ def _replacement(operator: str, state: FlinkKeyedState, descriptor: StateDescrip
         return None
     plan = access.migration
     value = _rewrap_ttl(inner, state.ttl, plan.reader)
+    new_snapshot: TypeSerializerSnapshot[Any]
     if state.kind == "list":
         new_snapshot = ListSerializer(value).snapshot_configuration()
         change = _list_function(plan, state.ttl)

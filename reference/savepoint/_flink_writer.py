@@ -52,7 +52,7 @@ from typing import Any
 
 from .._io import DataOutputView
 from .._snapshot import TypeSerializerSnapshot, snapshot_to_bytes
-from ._flink_keyed import FlinkOperator, FlinkSavepoint, _key_group_entries, _Part, _Source
+from ._flink_keyed import _CORRUPT, FlinkOperator, FlinkSavepoint, _key_group_entries, _Part, _Source
 from ._flink_metadata import (
     DISTRIBUTION_MODES,
     FLINK_METADATA_FILE,
@@ -304,7 +304,13 @@ def _key_group(part: _Part, key_group: int, offset: int,
         change = functions.get(state_id)
         for i, (key, value) in enumerate(run):
             if change is not None:
-                value = change(value)
+                try:
+                    value = change(value)
+                except _CORRUPT as exc:  # a StateError passes as it is
+                    raise SavepointFormatError(
+                        f"{part.source.where}, key group {key_group}: a value of state "
+                        f"{part.header.states[state_id].name!r} cannot be migrated ({type(exc).__name__}: {exc}); "
+                        "the savepoint is corrupt or its snapshots do not describe its bytes") from None
             stored = bytearray(key)
             if i == len(run) - 1:
                 stored[0] |= _LAST_ENTRY_BIT
@@ -336,6 +342,7 @@ def _operator_out(op: FlinkOperator, replaced: Mapping[str, StateReplacement], o
             continue
         managed = subtask.managed_keyed_state
         part = next((p for p in op._parts if p.handle is managed), None) if managed is not None else None
+        new_managed: KeyGroupsHandle | None
         if part is not None and any(m.name in replaced for m in part.header.states):
             new_managed = _rewrite(part, replaced, output)
         else:

@@ -154,3 +154,14 @@ def test_flink_restores_savepoints_written_again(flink_savepoints, flink_restore
         got = savepoints.read_back(result)
         assert got == want, (f"{request.name}: Flink read back differs from expected.json; missing "
                              f"{sorted(set(want) - set(got))[:3]}, unexpected {sorted(set(got) - set(want))[:3]}")
+
+
+def test_a_replacement_failing_on_corrupt_bytes_is_a_state_error(tmp_path):
+    savepoint = read_flink_savepoint(KEPT[0])
+
+    def corrupt(value: bytes) -> bytes:
+        return value[10**6]  # type: ignore[return-value]  (an IndexError, as corrupt bytes may raise)
+
+    with pytest.raises(SavepointFormatError, match="a value of state 'count' cannot be migrated .IndexError"):
+        write_flink_savepoint(savepoint, tmp_path / "out", {"keyed-states": {"count": StateReplacement({}, corrupt)}})
+    assert os.listdir(tmp_path) == [], f"a failed write left {os.listdir(tmp_path)}"
