@@ -23,7 +23,7 @@ import savepoints
 from test_flink_savepoint_writer import KEPT, _content
 
 import reference
-from reference import StateMigrationError
+from reference import StateMigrationError, _classes
 from reference import serializers as s
 from reference.backends import ListStateDescriptor, ValueStateDescriptor, migrate_flink_savepoint
 from reference.savepoint import decode_list_value, file_tree, read_flink_savepoint
@@ -40,7 +40,13 @@ class PojoWithNote:
     note: str | None = dataclasses.field(default=None, metadata={"serializer": s.StringSerializer()})
 
 
-reference.register_type(PojoWithNote, "SavepointPojo")
+@pytest.fixture(autouse=True)
+def _pojo_with_note_is_savepoint_pojo(monkeypatch):
+    """PojoWithNote stands in for the Java class SavepointPojo during each test only (a
+    registration for the whole session would change how other tests read that class)."""
+    monkeypatch.setitem(_classes._TYPES, "SavepointPojo", PojoWithNote)
+    monkeypatch.setitem(_classes._JAVA_NAMES, PojoWithNote, "SavepointPojo")
+
 
 POJO_WITH_A_NOTE = """
 public class SavepointPojo {
@@ -55,8 +61,11 @@ public class SavepointPojo {
 """
 ROW_WITH_F3 = s.RowSerializer([("f0", s.StringSerializer(), True), ("f1", s.LongSerializer(), True),
                                ("f2", s.DoubleSerializer(), True), ("f3", s.StringSerializer(), True)])
-NEW_STATES = {"keyed-states": {"pojo": ValueStateDescriptor("pojo", s.PojoSerializer(PojoWithNote)),
-                               "row": ValueStateDescriptor("row", ROW_WITH_F3)}}
+
+
+def _new_states() -> dict[str, dict[str, ValueStateDescriptor]]:
+    return {"keyed-states": {"pojo": ValueStateDescriptor("pojo", s.PojoSerializer(PojoWithNote)),
+                             "row": ValueStateDescriptor("row", ROW_WITH_F3)}}
 
 
 def _expected(directory: Path) -> dict[str, Any]:
@@ -78,7 +87,7 @@ def _values(path: str, state: str) -> dict[str, Any]:
 @pytest.mark.parametrize("directory", KEPT, ids=lambda p: p.parent.name)
 def test_pojo_and_row_migrate_with_every_value_in_place(directory, tmp_path):
     before = file_tree(directory)
-    out = migrate_flink_savepoint(directory, tmp_path / "out", NEW_STATES, schema_evolution=True)
+    out = migrate_flink_savepoint(directory, tmp_path / "out", _new_states(), schema_evolution=True)
     assert file_tree(directory) == before, f"{directory}: migrating modified the input"
     states = _expected(directory)["operators"]["keyed-states"]["states"]
     pojos = _values(out, "pojo")
@@ -110,12 +119,12 @@ def test_pojo_and_row_migrate_with_every_value_in_place(directory, tmp_path):
 
 def test_row_evolution_needs_schema_evolution(tmp_path):
     with pytest.raises(StateMigrationError, match=r"operator 'keyed-states': state 'row' needs migration of row fields f3.*schema_evolution=True"):
-        migrate_flink_savepoint(KEPT[0], tmp_path / "out", {"keyed-states": {"row": NEW_STATES["keyed-states"]["row"]}})
+        migrate_flink_savepoint(KEPT[0], tmp_path / "out", {"keyed-states": {"row": _new_states()["keyed-states"]["row"]}})
     assert os.listdir(tmp_path) == [], f"a refused migration left {os.listdir(tmp_path)}"
 
 
 def test_pojo_migrates_without_schema_evolution(tmp_path):
-    out = migrate_flink_savepoint(KEPT[0], tmp_path / "out", {"keyed-states": {"pojo": NEW_STATES["keyed-states"]["pojo"]}})
+    out = migrate_flink_savepoint(KEPT[0], tmp_path / "out", {"keyed-states": {"pojo": _new_states()["keyed-states"]["pojo"]}})
     values = _values(out, "pojo")
     assert values and all(isinstance(v, PojoWithNote) and v.note is None for v in values.values()), f"got {values}"
 
@@ -128,7 +137,7 @@ def test_pojo_migrates_without_schema_evolution(tmp_path):
      "a timers state cannot be migrated"),
 ])
 def test_incompatible_states_are_refused_before_anything_is_written(state, descriptor, why, tmp_path):
-    descriptors = {"keyed-states": {"pojo": NEW_STATES["keyed-states"]["pojo"], state: descriptor}}
+    descriptors = {"keyed-states": {"pojo": _new_states()["keyed-states"]["pojo"], state: descriptor}}
     with pytest.raises(StateMigrationError, match=f"operator 'keyed-states'.*{why}"):
         migrate_flink_savepoint(KEPT[0], tmp_path / "out", descriptors, schema_evolution=True)
     assert os.listdir(tmp_path) == [], f"a refused migration left {os.listdir(tmp_path)}"
@@ -157,7 +166,7 @@ def test_flink_restores_migrated_savepoints_with_the_new_types(flink_savepoints,
     requests, wants = [], {}
     new_row = {"row": "row<string,long,double,string>"}
     for name, (directory, expected) in sorted(flink_savepoints.items()):
-        out = migrate_flink_savepoint(directory, tmp_path / name, NEW_STATES, schema_evolution=True)
+        out = migrate_flink_savepoint(directory, tmp_path / name, _new_states(), schema_evolution=True)
         requests.append(savepoints.RestoreRequest.of(name, Path(out), expected, state_types=new_row))
         want = []
         for line in savepoints.restorable(expected):
