@@ -1,4 +1,5 @@
-"""``conformance migrate`` and ``conformance verify``: the Spark jobs from the command line.
+"""``conformance migrate`` and ``conformance verify``: the Spark jobs from the command line
+(``migrate`` of a Flink savepoint, told apart by its files, goes to ``_flink``).
 
 Exit status: 0 done and clean, 1 the job found a problem (a state refused as incompatible, a
 value that fails to migrate or decode, a mismatch against the expected savepoint), 2 the input
@@ -44,11 +45,12 @@ def add_parsers(sub: Any) -> None:
         ),
     )
     migrate.add_argument("savepoint", help="savepoint to read, a directory or a URI such as s3://bucket/prefix "
-                         "(never modified; credentials from the environment)")
+                         "(never modified; credentials from the environment); a Flink canonical savepoint "
+                         "is migrated in one process to a new Flink savepoint in a local directory")
     migrate.add_argument(
         "--serializers", required=True, metavar="MODULE:ATTR",
         help="a mapping state name -> state descriptor, a list of descriptors, or a zero-argument "
-        "function returning either",
+        "function returning either; for a Flink savepoint {operator uid: {state name: descriptor}}",
     )
     migrate.add_argument("--out", default=None, metavar="DIR|URI",
                          help="new savepoint, a directory or a URI (no savepoint may be there; "
@@ -124,6 +126,18 @@ def _readable(savepoint: str, what: str) -> None:
         raise UsageError(f"{what} {shown(savepoint)}: {exc.strerror or exc}") from None
 
 
+def _is_flink(savepoint: str) -> bool:
+    """Whether ``savepoint`` is a Flink savepoint (told apart by its files; a store that cannot
+    be read answers no, and the project's reader says why)."""
+    from reference import StateError
+    from reference.savepoint import is_flink_savepoint
+
+    try:
+        return is_flink_savepoint(savepoint)
+    except (StateError, OSError):
+        return False
+
+
 def _failed(exc: Exception) -> int:
     """The exit status of an error the job raised."""
     from reference import SnapshotFormatError, StateMigrationError
@@ -146,6 +160,10 @@ def run_migrate(args: argparse.Namespace) -> int:
     json_target(args.json)
     import_modules(args.imports)
     serializers = load_attribute(args.serializers, "--serializers")
+    if _is_flink(args.savepoint):
+        from ._flink import run_flink_migrate
+
+        return run_flink_migrate(args, serializers)
     key_serializer = load_attribute(args.key_serializer, "--key-serializer") if args.key_serializer else None
     _readable(args.savepoint, "SAVEPOINT")
     from reference.backends import SCHEMA_EVOLUTION_ENABLED

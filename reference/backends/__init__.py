@@ -15,12 +15,16 @@ state's ``MigrationPlan`` (``migration_plan(old_snapshot, new_serializer)``, com
 pair; ``str(plan)`` shows it): the bytes backend rewrites every entry eagerly, copying the
 unchanged parts as bytes; the heap backend brings every object to the new shape.
 
+``migrate_flink_savepoint`` brings the values of a Flink canonical savepoint to a new job's
+descriptors through the same verdicts and plans, writing a new Flink savepoint.
+
 Savepoints themselves (their layout, storage, commit protocol and key groups) are the
 ``reference.savepoint`` package's; the backends write and restore them through it.
 """
 
 from ._bytes import BytesStateBackend
 from ._descriptors import ListStateDescriptor, MapStateDescriptor, StateDescriptor, ValueStateDescriptor
+from ._flink_migrate import migrate_flink_savepoint
 from ._heap import HeapStateBackend
 from ._plan import MigrationPlan, migration_plan
 from ._resolve import (
@@ -49,6 +53,7 @@ __all__ = [
     "MapState",
     "MigrationPlan",
     "migration_plan",
+    "migrate_flink_savepoint",
     "AccessPlan",
     "plan_access",
     "SCHEMA_EVOLUTION_ENABLED",

@@ -19,6 +19,9 @@ This package owns everything a savepoint is on disk, for every engine that reads
   keyed states, their entries decoded or raw, streamed), ``read_flink_metadata`` (the
   ``_metadata`` file alone), ``operator_id_for_uid`` (Guava's ``murmur3_128`` of a uid),
   ``snappy_decompress`` / ``SnappyFramedReader`` (Snappy, as Flink compresses key groups);
+  and written (``_flink_writer``): ``write_flink_savepoint`` (a savepoint read, some keyed
+  states replaced through ``StateReplacement``, written anew with the commit protocol),
+  ``snappy_frame`` (the framing format's compressor side).
 - **inspecting and exporting** either kind of savepoint (``_export``, ``_arrow_types``):
   ``savepoint_kind`` tells them apart by their files, ``inspect_savepoint`` /
   ``format_inspection`` (what ``conformance savepoint inspect`` shows), ``plan_export`` /
@@ -71,6 +74,7 @@ from ._flink_metadata import (
     parse_flink_metadata,
     read_flink_metadata,
 )
+from ._flink_writer import INLINE_THRESHOLD, StateReplacement, write_flink_savepoint
 from ._format import (
     ABANDONED_AFTER,
     LIST_DELIMITER,
@@ -119,6 +123,7 @@ from ._key_groups import (
 from ._murmur import murmur3_32, murmur3_32_many, murmur3_128
 from ._snappy import FramedReader as SnappyFramedReader
 from ._snappy import decompress as snappy_decompress
+from ._snappy import frame as snappy_frame
 from ._storage import Location, StorageError, is_uri, locate, same_bytes, shown, store_environment
 from ._tree import file_tree
 
@@ -211,6 +216,10 @@ __all__ = [
     "plan_export",
     "savepoint_kind",
     "write_units",
+    "snappy_frame",
+    "INLINE_THRESHOLD",
+    "StateReplacement",
+    "write_flink_savepoint",
     # storage
     "file_tree",
     "Location",

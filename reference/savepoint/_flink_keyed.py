@@ -132,6 +132,11 @@ class FlinkStateMeta:
     backend_type: str
     options: dict[str, str]
     serializers: dict[str, TypeSerializerSnapshot[Any]]
+    #: Each serializer snapshot's bytes as stored (its top-level form), by the same keys (what a
+    #: writer carries over unchanged).
+    snapshot_bytes: dict[str, bytes] = field(default_factory=dict, repr=False, compare=False)
+    #: The whole StateMetaInfo as stored.
+    raw: bytes = field(default=b"", repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -140,6 +145,8 @@ class KeyedStateHeader:
     key_serializer: TypeSerializerSnapshot[Any]
     states: tuple[FlinkStateMeta, ...]
     size: int
+    #: The key serializer snapshot's bytes as stored.
+    key_serializer_bytes: bytes = field(default=b"", repr=False, compare=False)
 
 
 # -- byte sources -------------------------------------------------------------------------------
@@ -362,6 +369,7 @@ def _read_metas(src: DataInputView, where: str, data: bytes = b"", skip: dict[in
         raise SavepointFormatError(f"{where}: state count {count} does not fit the header")
     states = []
     for _ in range(count):
+        begin = src.position
         name = src.read_utf()
         kind = src.read_int()
         if not 0 <= kind < len(BACKEND_STATE_TYPES):
@@ -374,15 +382,19 @@ def _read_metas(src: DataInputView, where: str, data: bytes = b"", skip: dict[in
         if n < 0 or n * 8 > src.available():
             raise SavepointFormatError(f"{where}: state {name!r}: serializer count {n} does not fit the header")
         serializers: dict[str, TypeSerializerSnapshot[Any]] = {}
+        stored: dict[str, bytes] = {}
         for _ in range(n):
             key = src.read_utf()
+            at = src.position
             try:
                 serializers[key] = _read_snapshot_at(src, data, skip or {})
+                stored[key] = data[at : src.position]
             except _Unknown:
                 raise
             except (StateError, *_CORRUPT) as exc:
                 raise SavepointFormatError(f"{where}: state {name!r}, {key}: {exc}") from None
-        states.append(FlinkStateMeta(name, BACKEND_STATE_TYPES[kind], options, serializers))
+        states.append(FlinkStateMeta(name, BACKEND_STATE_TYPES[kind], options, serializers, stored,
+                                     data[begin : src.position]))
     return states
 
 
@@ -397,7 +409,9 @@ def _parse_header(data: bytes, where: str, skip: dict[int, int] | None = None) -
                 f"{HEADER_VERSION} (Flink 1.7 and later)"
             )
         compressed = src.read_boolean()
+        key_at = src.position
         key_snapshot = _read_snapshot_at(src, data, skip)
+        key_bytes = data[key_at : src.position]
         states = _read_metas(src, where, data, skip)
     except SavepointFormatError:
         raise
@@ -408,7 +422,7 @@ def _parse_header(data: bytes, where: str, skip: dict[int, int] | None = None) -
     names = [s.name for s in states]
     if len(set(names)) != len(names):
         raise SavepointFormatError(f"{where}: the header names a state twice ({names})")
-    return KeyedStateHeader(compressed, key_snapshot, tuple(states), src.position)
+    return KeyedStateHeader(compressed, key_snapshot, tuple(states), src.position, key_bytes)
 
 
 def read_keyed_header(source: _Source, handle: KeyGroupsHandle) -> KeyedStateHeader:

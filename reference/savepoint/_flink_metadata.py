@@ -33,7 +33,7 @@ from __future__ import annotations
 import os
 import posixpath
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .._bounds import MAX_FLINK_METADATA_BYTES
@@ -156,6 +156,8 @@ class FlinkOperatorMetadata:
     coordinator_state: bytes | None = None
     subtasks: tuple[FlinkSubtaskState, ...] = ()
     fully_finished: bool = False
+    #: The coordinator state's handle as stored (its name kept for a writer).
+    coordinator_handle: StreamHandle | None = field(default=None, repr=False, compare=False)
 
     @property
     def uid_matches_id(self) -> bool | None:
@@ -326,7 +328,7 @@ def _operator(r: _Reader, version: int, number: int) -> FlinkOperatorMetadata:
     n = src.read_int()
     if n < 0:
         return FlinkOperatorMetadata(operator_id, parallelism, max_parallelism, uid, name,
-                                     coordinator.data if coordinator else None, (), True)
+                                     coordinator.data if coordinator else None, (), True, coordinator)
     if n * 4 > src.available():
         raise r.fail(f"{what}: subtask count {n} does not fit the {src.available()} bytes left")
     subtasks = [_subtask(r, src.read_int(), parallelism, max_parallelism, what) for _ in range(n)]
@@ -334,7 +336,7 @@ def _operator(r: _Reader, version: int, number: int) -> FlinkOperatorMetadata:
     if len(set(seen)) != len(seen):
         raise r.fail(f"{what}: subtask indexes {seen} repeat")
     return FlinkOperatorMetadata(operator_id, parallelism, max_parallelism, uid, name,
-                                 coordinator.data if coordinator else None, tuple(subtasks))
+                                 coordinator.data if coordinator else None, tuple(subtasks), False, coordinator)
 
 
 def _master_state(r: _Reader) -> MasterState:

@@ -7,6 +7,12 @@ blocks). ``FramedReader`` reads such a stream chunk by chunk from a byte source:
 chunk (at most 64 KiB once decompressed, 16 MiB as stored) is held at a time. Chunk checksums
 are not verified, as Flink's own reader does not (``SnappyFramedInputStream(in, false)``); a
 damaged stream still fails, on its structure, as a ``SavepointFormatError``.
+
+The compressor side (``frame``) writes the stream identifier, then one compressed-data chunk
+(type 0x00) per 64 KiB of input, each holding a Snappy block made of literals only (no copies:
+a valid block any Snappy decompressor reads, a few bytes longer than its input) with the
+chunk's masked CRC-32C as the format asks. It trades size for simplicity: the output is never
+smaller than the input, which a savepoint writer may accept.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from collections.abc import Callable
 
 from ._format import SavepointFormatError
 
-__all__ = ["FramedReader", "decompress", "MAX_BLOCK"]
+__all__ = ["FramedReader", "decompress", "frame", "literal_block", "MAX_BLOCK"]
 
 #: The largest uncompressed chunk the framing format allows.
 MAX_BLOCK = 65536
@@ -171,3 +177,66 @@ class FramedReader:
             self._pos = take
             need -= take
         return b"".join(parts)
+
+
+# -- the compressor side ------------------------------------------------------------------------
+def _crc32c_table() -> tuple[int, ...]:
+    table = []
+    for n in range(256):
+        c = n
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        table.append(c)
+    return tuple(table)
+
+
+_CRC32C = _crc32c_table()
+
+
+def _masked_crc32c(data: bytes) -> int:
+    """CRC-32C (Castagnoli) of ``data``, masked as the framing format says."""
+    crc = 0xFFFFFFFF
+    table = _CRC32C
+    for byte in data:
+        crc = table[(crc ^ byte) & 0xFF] ^ (crc >> 8)
+    crc ^= 0xFFFFFFFF
+    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def _varint_bytes(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def literal_block(data: bytes) -> bytes:
+    """A raw Snappy block of ``data`` (at most ``MAX_BLOCK`` bytes) made of one literal."""
+    if len(data) > MAX_BLOCK:
+        raise ValueError(f"a Snappy block of {len(data)} bytes, at most {MAX_BLOCK} allowed here")
+    out = bytearray(_varint_bytes(len(data)))
+    if data:
+        n = len(data) - 1
+        if n < 60:
+            out.append(n << 2)
+        else:
+            width = (n.bit_length() + 7) // 8
+            out.append((59 + width) << 2)
+            out += n.to_bytes(width, "little")
+        out += data
+    return bytes(out)
+
+
+def frame(data: bytes) -> bytes:
+    """``data`` as one Snappy framed stream (see the module docstring)."""
+    out = bytearray(b"\xff" + len(_STREAM_ID).to_bytes(3, "little") + _STREAM_ID)
+    for start in range(0, len(data), MAX_BLOCK):
+        piece = data[start : start + MAX_BLOCK]
+        body = _masked_crc32c(piece).to_bytes(4, "little") + literal_block(piece)
+        out += b"\x00" + len(body).to_bytes(3, "little") + body
+    return bytes(out)

@@ -1,0 +1,73 @@
+"""``conformance migrate`` with a Flink canonical savepoint in: a Flink savepoint out, in one
+process (``reference.backends.migrate_flink_savepoint``; migrating one on Spark is not done yet).
+
+``run_migrate`` in ``_spark`` tells the formats apart by their files (``is_flink_savepoint``: a
+``_metadata`` with Flink's magic number) and hands a Flink savepoint here. ``--serializers``
+names ``{operator uid (or 32-hex-digit operator id): {state name: StateDescriptor}}``. The
+options of the Spark pipeline that mean nothing here (``--spark``, ``--parallelism``,
+``--key-serializer``, ``--backend heap``, ``--explain``) are refused as usage errors (exit 2)
+before anything is read. Exit 0 written, 1 a state refused (its operator, name and why), 2
+unusable input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from ._common import OK, UNUSABLE, VIOLATION, UsageError, write_json
+
+__all__ = ["run_flink_migrate"]
+
+
+def _descriptors(serializers: Any) -> dict[str, dict[str, Any]]:
+    from reference.backends import StateDescriptor
+
+    shape = ("for a Flink savepoint, --serializers names a dict {operator uid: {state name: "
+             "StateDescriptor}} (an operator without a uid named by its 32-hex-digit operator id)")
+    if not isinstance(serializers, Mapping):
+        raise UsageError(f"{shape}; got {type(serializers).__name__}")
+    out: dict[str, dict[str, Any]] = {}
+    for operator, states in serializers.items():
+        if not isinstance(operator, str) or not isinstance(states, Mapping):
+            raise UsageError(f"{shape}; got {operator!r}: {type(states).__name__}")
+        for name, descriptor in states.items():
+            if not isinstance(descriptor, StateDescriptor):
+                raise UsageError(f"{shape}; operator {operator!r}, state {name!r} is a {type(descriptor).__name__}")
+        out[operator] = dict(states)
+    return out
+
+
+def run_flink_migrate(args: argparse.Namespace, serializers: Any) -> int:
+    """``conformance migrate`` of the Flink savepoint ``args.savepoint`` (see the module docstring)."""
+    from reference import StateError, StateMigrationError
+    from reference.backends import migrate_flink_savepoint
+
+    spark_only = [flag for flag, used in (
+        ("--spark", args.spark is not None), ("--parallelism", args.parallelism is not None),
+        ("--key-serializer", args.key_serializer is not None), ("--backend heap", args.backend == "heap"),
+        ("--explain", args.explain)) if used]
+    if spark_only:
+        raise UsageError(f"{', '.join(spark_only)}: not available for a Flink savepoint, which is migrated in one "
+                         "process with the key serializer and parallelism it was written with; leave them out")
+    if args.out is None:
+        raise UsageError("conformance migrate needs --out DIR")
+    descriptors = _descriptors(serializers)
+    states = [{"operator": op, "state": name} for op, named in descriptors.items() for name in named]
+    try:
+        out = migrate_flink_savepoint(args.savepoint, args.out, descriptors, schema_evolution=args.schema_evolution)
+    except StateMigrationError as exc:
+        message = str(exc).replace("migrate_flink_savepoint(..., schema_evolution=True)", "--schema-evolution")
+        print(f"conformance migrate: {message}", file=sys.stderr)
+        write_json({"format": "flink", "source": args.savepoint, "out": args.out, "refused": True,
+                    "message": message}, args.json)
+        return VIOLATION
+    except (StateError, OSError) as exc:
+        print(f"conformance migrate: {exc}", file=sys.stderr)
+        return UNUSABLE
+    report = sys.stderr if args.json == "-" else sys.stdout
+    print(f"migrated Flink savepoint {args.savepoint} -> {out} ({len(states)} states named)", file=report)
+    write_json({"format": "flink", "source": args.savepoint, "out": out, "states": states}, args.json)
+    return OK
