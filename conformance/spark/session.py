@@ -140,6 +140,11 @@ def get_session(master: str | None = None, *, config: dict[str, str] | None = No
     """
     global _session, _master
     wanted = master or DEFAULT_MASTER
+    if wanted == "off":
+        raise SparkSessionError(
+            "master 'off' means without Spark: there is no session for it; run the job with "
+            "master='off' (migrate_savepoint, verify_savepoint, compare_savepoints) instead"
+        )
     with _lock:
         if _session is not None and _session_alive(_session):
             if master is not None and master != _master:
