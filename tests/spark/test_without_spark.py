@@ -136,3 +136,40 @@ def test_verify_off_gives_spark_s_report(spark, small, tmp_path):
             reports[master] = (status, report)
         assert reports["off"] == reports["local[2]"], (
             f"--expect {expect}: got {reports['off']} without Spark, should be Spark's {reports['local[2]']}")
+
+
+# -- Spark's start-up log lines ------------------------------------------------------------------------
+#: What Spark's default log4j profile prints on every start, none of which a user can act on.
+STARTUP_NOISE = ("NativeCodeLoader", "Using Spark's default log4j profile", "resolves to a loopback address",
+                 "SPARK_LOCAL_IP", "Setting default log level", "sc.setLogLevel", " WARN ")
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_spark_start_up_warnings_are_silenced_and_real_failures_still_shown(tmp_path):
+    (tmp_path / "bound_states.py").write_text(textwrap.dedent("""
+        import spark_support as sup
+        from reference.backends import ValueStateDescriptor
+
+        def descriptors():
+            return [ValueStateDescriptor("profile", sup.ProcessBoundRow(sup.new_row().fields))]
+    """))
+    proc = _run(tmp_path, f"""
+        import sys
+        import spark_support as sup
+        from conformance.cli import main
+
+        sup.write_history("sp", {KEYS})
+        first = main(["verify", "sp", "--spark", "local[1]"])
+        print(f"verify exit {{first}}", file=sys.stderr)
+        second = main(["migrate", "sp", "--serializers", "bound_states:descriptors", "--out", "out",
+                       "--backend", "heap", "--schema-evolution", "--spark", "local[1]"])
+        print(f"migrate exit {{second}}", file=sys.stderr)
+    """)
+    err = proc.stderr
+    assert proc.returncode == 0, f"got exit {proc.returncode}: {err[-2000:]}, should run"
+    assert "verify exit 0" in err and "migrate exit 1" in err, f"got {err[-3000:]!r}, should be exit 0 then exit 1"
+    noise = [line for line in err.splitlines() if any(word in line for word in STARTUP_NOISE)]
+    assert not noise, f"got Spark's start-up log lines {noise} on stderr, should be silenced"
+    assert "ProcessBoundRow created in process" in err and "failed in Spark" in err, (
+        f"got {err[-3000:]!r}, should still show the executor's failure")
