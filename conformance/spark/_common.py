@@ -228,11 +228,14 @@ def without_spark(spark: Any, master: str | None) -> bool:
 def run_job(what: str, job: Callable[[], Any], *, in_process: bool = False) -> Any:
     """``job()``; a failure that is not a ``StateError`` (Spark's, py4j's, an executor's) is
     raised as ``SparkJobError`` saying ``what`` failed and the executor's own message.
-    ``in_process``: the job's executor side runs in this process (``OFF``), and a failure
-    is raised the same way, saying so."""
+    ``in_process``: the job's executor side runs in this process (``OFF``), and its failures
+    (any but a ``StateError``, or one marked as the executor side's, ``MARK``) are raised the
+    same way, saying so."""
     try:
         return job()
-    except StateError:
+    except StateError as exc:
+        if in_process and MARK in str(exc):  # raised by the executor side: as Spark reports it
+            raise SparkJobError(f"{what} failed (without Spark, in this process): {_executor_message(exc)}") from exc
         raise
     except Exception as exc:
         if in_process:

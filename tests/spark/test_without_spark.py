@@ -30,6 +30,20 @@ def _run(tmp_path, script: str) -> subprocess.CompletedProcess[str]:
 
 def test_migrate_and_verify_off_run_without_spark_with_the_same_rules(tmp_path):
     """Exit statuses and refusals of both commands without Spark, and pyspark never imported."""
+    (tmp_path / "failing_states.py").write_text(textwrap.dedent("""
+        import spark_support as sup
+        from reference import SerializationError
+        from reference.serializers import RowSerializer
+
+        class FailingRow(RowSerializer):
+            def serialize(self, value, target):
+                if value[2] == 70:
+                    raise SerializationError("id 70 refused")
+                super().serialize(value, target)
+
+        def descriptors():
+            return sup.descriptors(FailingRow(sup.new_row().fields))
+    """))
     proc = _run(tmp_path, f"""
         import json, sys
         import spark_support as sup
@@ -44,6 +58,8 @@ def test_migrate_and_verify_off_run_without_spark_with_the_same_rules(tmp_path):
         status["refused"] = main(["migrate", "sp", "--serializers", "{SPEC}", "--out", "again", "--spark", "off"])
         status["rescaled"] = main(["migrate", "sp", "--serializers", "{SPEC}", "--out", "out3", "--schema-evolution",
                                    "--parallelism", "3", "--spark", "off"])
+        status["fails"] = main(["migrate", "sp", "--serializers", "failing_states:descriptors", "--out", "failed",
+                                "--schema-evolution", "--backend", "heap", "--spark", "off"])
         status["verify"] = main(["verify", "out", "--spark", "off", "--json", "verify.json"])
         status["same"] = main(["verify", "out3", "--expect", "out", "--spark", "off"])
         status["differs"] = main(["verify", "out", "--expect", "sp", "--spark", "off", "--json", "differs.json"])
@@ -60,12 +76,14 @@ def test_migrate_and_verify_off_run_without_spark_with_the_same_rules(tmp_path):
     """)
     assert proc.returncode == 0, f"got exit {proc.returncode}: {proc.stderr[-2000:]}, should run"
     status, imported = (json.loads(line) for line in proc.stdout.strip().splitlines()[-2:])
-    want = {"migrate": 0, "refused": 1, "rescaled": 0, "verify": 0, "same": 0, "differs": 1, "pickle": 2,
-            "pickle_allowed": 0}
+    want = {"migrate": 0, "refused": 1, "rescaled": 0, "fails": 1, "verify": 0, "same": 0, "differs": 1,
+            "pickle": 2, "pickle_allowed": 0}
     assert status == want, f"got exit statuses {status}, should be {want}; stderr: {proc.stderr[-2000:]}"
     assert imported is False, "got pyspark imported by --spark off, should never be"
     assert "pass --schema-evolution" in proc.stderr, f"got {proc.stderr[-1000:]!r}, should name --schema-evolution"
     assert "--allow-pickle blobs" in proc.stderr, f"got {proc.stderr[-1000:]!r}, should refuse to unpickle"
+    assert "id 70 refused" in proc.stderr, f"got {proc.stderr[-1000:]!r}, should show the failing value's error"
+    assert not (tmp_path / "failed").exists(), "got output of a failed migration, should be none"
     migrated = json.loads((tmp_path / "migrate.json").read_text())
     content = sup.history(KEYS)
     rows = len(content["profile"]) + len(content["events"]) + sum(len(m) for m in content["by-slot"].values())
