@@ -647,6 +647,7 @@ def _release_savepoint(ctx: Any, prior: Any, values: list[Any], records: list[by
             return records[key % n]
         if kind == "list":
             return encode_list_value([records[(key + j) % n] for j in range(3)])
+        assert user_key is not None  # every map entry has its key
         return records[(key + (0 if map_keys.from_bytes(user_key) == "a" else 1)) % n]
 
     def states() -> Any:
