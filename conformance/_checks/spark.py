@@ -9,7 +9,12 @@ at a fraction of the cost); executors read every data file themselves, decode ev
 compare it with what was written; each compatible evolution is migrated by the Spark migrate
 job in bytes and heap mode and compared with the oracle (in the executors) and with the
 single-process bytes backend's savepoint (byte for byte); each incompatible evolution must be
-refused before anything is written. The history cycles through the few dozen drawn values,
+refused before anything is written; each release recorded in the subject's golden directory
+(``Subject(golden=..., releases={...})``) is upgraded the same way (``spark.releases``): a
+savepoint of that release's recorded records, its own bytes under its own snapshot, migrated
+by the Spark migrate job to the values its ``Evolution`` declares (undeclared: as recorded;
+a release read as is in heap mode only, bytes mode would only copy), or refused when declared
+incompatible. The history cycles through the few dozen drawn values,
 the biggest less often (``history_cycle``: a 16 KB value once per cycle, values up to 256
 bytes 16 times), so the executors' work is per distinct value (the jobs convert and decode
 each distinct value of a batch once) while every row is still read, migrated, written and
@@ -433,7 +438,8 @@ def _single_process(ctx: Any, savepoint: str, new: Any) -> str:
         backend.close()
 
 
-def _migrate_both_modes(ctx: Any, step: Any, savepoint: str, spark: Any) -> dict[str, tuple[str, Any]]:
+def _migrate_both_modes(ctx: Any, step: Any, savepoint: str, spark: Any,
+                        modes: tuple[str, ...] = ("bytes", "heap")) -> dict[str, tuple[str, Any]]:
     """Start the bytes-mode and heap-mode migrate jobs of ``step`` at once, from two threads
     (Spark runs concurrent jobs; their tasks share the cores): mode -> (output, future).
     Each job gets its own unpickled copy of the new serializer, as executors do, so that no
@@ -447,7 +453,7 @@ def _migrate_both_modes(ctx: Any, step: Any, savepoint: str, spark: Any) -> dict
 
     pool = ThreadPoolExecutor(2, thread_name_prefix="conformance-spark-migrate")
     jobs = {}
-    for mode in ("bytes", "heap"):
+    for mode in modes:
         out = _work(ctx, f"migrated-{mode}")
         new = cloudpickle.loads(cloudpickle.dumps(step.new))
         jobs[mode] = (out, pool.submit(migrate_savepoint, savepoint, descriptors(new), out, mode=mode,
@@ -465,7 +471,6 @@ def _wait(jobs: dict[str, tuple[str, Any]]) -> None:
 def spark_migration(ctx: CheckContext) -> None:
     """Each compatible evolution migrates the large history on Spark (bytes and heap mode) to
     the oracle's values and to the single-process bytes backend's savepoint, byte for byte."""
-    from ..spark import SerializerShippingError, SparkJobError, identical_savepoints
     from .migration import declared_steps
 
     steps = [s for s in declared_steps(ctx) if s.expect != Verdict.INCOMPATIBLE]
@@ -474,55 +479,62 @@ def spark_migration(ctx: CheckContext) -> None:
     savepoint, cycle, rows = _history(ctx)
     spark = _spark(ctx)
     for step in steps:
-        with step.active():
-            _shippable(step.new, f"{step.label}: the new serializer")
-            jobs = _migrate_both_modes(ctx, step, savepoint, spark)
-            try:
-                reference = _single_process(ctx, savepoint, step.new)  # while the jobs run
-            except StateError as exc:
-                _wait(jobs)
-                raise Violation(f"{step.label}: the single-process bytes backend refused the large history: {exc}") from None
-            try:
-                verified = None
-                for mode in ("bytes", "heap"):
-                    where = f"{step.label}, Spark {mode} mode"
-                    out, job = jobs[mode]
-                    try:
-                        job.result()
-                    except (SparkJobError, SerializerShippingError) as exc:
-                        raise Violation(f"{where}: the migrate job failed: {exc}", example=step.label) from None
-                    except StateError as exc:
-                        raise Violation(f"{where}: the migrate job raised {type(exc).__name__}: {exc}, should migrate",
-                                        example=step.label) from None
-                    if verified is not None and identical_savepoints(out, verified):
-                        # The same bytes as the other mode's output, whose every entry decoded in
-                        # executors and equalled the oracle and the reference: reading them back
-                        # again would repeat that verdict.
-                        continue
-                    try:
-                        verification, judge = _read_back(spark, out, cycle, step.migrate, rows, where, expect=reference)
-                    except StateError as exc:
-                        raise Violation(f"{where}: {exc}") from None
-                    judge()
-                    report = verification()
-                    if not report.ok:
-                        samples = [x for s in report.states for x in s.samples[:2]] + report.problems
-                        raise Violation(
-                            f"{where}: the migrated savepoint differs from the single-process bytes "
-                            f"backend's, should be identical", example="; ".join(samples[:4]))
-                    verified = out
-            finally:
-                _wait(jobs)  # a failure in one mode leaves no job running behind the check
+        _migrate_on_spark(ctx, step, savepoint, cycle, rows, spark)
+
+
+def _migrate_on_spark(ctx: Any, step: Any, savepoint: str, cycle: list[Any], rows: int, spark: Any,
+                      what: str = "the large history", modes: tuple[str, ...] = ("bytes", "heap")) -> None:
+    """Migrate ``savepoint`` (cycling through ``cycle``, ``rows`` entries) with ``step``'s new
+    serializer on Spark, in ``modes``, and compare with the oracle (``step.migrate``, in the
+    executors) and with the single-process bytes backend's savepoint, byte for byte."""
+    from ..spark import SerializerShippingError, SparkJobError, identical_savepoints
+
+    with step.active():
+        _shippable(step.new, f"{step.label}: the new serializer")
+        jobs = _migrate_both_modes(ctx, step, savepoint, spark, modes)
+        try:
+            reference = _single_process(ctx, savepoint, step.new)  # while the jobs run
+        except StateError as exc:
+            _wait(jobs)
+            raise Violation(f"{step.label}: the single-process bytes backend refused {what}: {exc}") from None
+        try:
+            verified = None
+            for mode in modes:
+                where = f"{step.label}, Spark {mode} mode"
+                out, job = jobs[mode]
+                try:
+                    job.result()
+                except (SparkJobError, SerializerShippingError) as exc:
+                    raise Violation(f"{where}: the migrate job failed: {exc}", example=step.label) from None
+                except StateError as exc:
+                    raise Violation(f"{where}: the migrate job raised {type(exc).__name__}: {exc}, should migrate",
+                                    example=step.label) from None
+                if verified is not None and identical_savepoints(out, verified):
+                    # The same bytes as the other mode's output, whose every entry decoded in
+                    # executors and equalled the oracle and the reference: reading them back
+                    # again would repeat that verdict.
+                    continue
+                try:
+                    verification, judge = _read_back(spark, out, cycle, step.migrate, rows, where, expect=reference)
+                except StateError as exc:
+                    raise Violation(f"{where}: {exc}") from None
+                judge()
+                report = verification()
+                if not report.ok:
+                    samples = [x for s in report.states for x in s.samples[:2]] + report.problems
+                    raise Violation(
+                        f"{where}: the migrated savepoint differs from the single-process bytes "
+                        f"backend's, should be identical", example="; ".join(samples[:4]))
+                verified = out
+        finally:
+            _wait(jobs)  # a failure in one mode leaves no job running behind the check
 
 
 @check(id="spark.incompatible", family="spark", requires=("spark.history", "migration.verdict"))
 def spark_incompatible(ctx: CheckContext) -> None:
     """Each incompatible evolution is refused by the Spark migrate job before anything is
     written, and the input savepoint is untouched."""
-    from reference.savepoint import file_tree
 
-    from .._fresh.layout import descriptors
-    from ..spark import migrate_savepoint
     from .migration import declared_steps
 
     steps = [s for s in declared_steps(ctx) if s.expect == Verdict.INCOMPATIBLE]
@@ -530,21 +542,129 @@ def spark_incompatible(ctx: CheckContext) -> None:
         raise NotApplicable("no incompatible evolution declared")
     savepoint, _values, _rows = _history(ctx)
     spark = _spark(ctx)
-    before = file_tree(savepoint)
     for step in steps:
-        out = _work(ctx, "refused")
-        with step.active():
-            try:
-                migrate_savepoint(savepoint, descriptors(step.new), out, config=EVOLUTION_CONFIG, spark=spark)
-            except StateMigrationError:
-                pass
-            except StateError as exc:
-                raise Violation(f"{step.label}: the migrate job raised {type(exc).__name__}: {exc}, "
-                                "should refuse with StateMigrationError", example=step.label) from None
-            else:
-                raise Violation(f"{step.label}: the Spark migrate job accepted an incompatible evolution, "
-                                "should refuse it", example=step.label)
-        if os.path.lexists(out):
-            raise Violation(f"{step.label}: the refused migration wrote {out}, should write nothing")
-        if file_tree(savepoint) != before:
-            raise Violation(f"{step.label}: the refused migration changed the input savepoint, should leave it untouched")
+        _refused_on_spark(ctx, step, savepoint, spark)
+
+
+def _refused_on_spark(ctx: Any, step: Any, savepoint: str, spark: Any) -> None:
+    """The Spark migrate job refuses ``step`` (declared incompatible) on ``savepoint`` with
+    StateMigrationError, writing nothing and leaving the input untouched."""
+    from reference.savepoint import file_tree
+
+    from .._fresh.layout import descriptors
+    from ..spark import migrate_savepoint
+
+    before = file_tree(savepoint)
+    out = _work(ctx, "refused")
+    with step.active():
+        try:
+            migrate_savepoint(savepoint, descriptors(step.new), out, config=EVOLUTION_CONFIG, spark=spark)
+        except StateMigrationError:
+            pass
+        except StateError as exc:
+            raise Violation(f"{step.label}: the migrate job raised {type(exc).__name__}: {exc}, "
+                            "should refuse with StateMigrationError", example=step.label) from None
+        else:
+            raise Violation(f"{step.label}: the Spark migrate job accepted an incompatible evolution, "
+                            "should refuse it", example=step.label)
+    if os.path.lexists(out):
+        raise Violation(f"{step.label}: the refused migration wrote {out}, should write nothing")
+    if file_tree(savepoint) != before:
+        raise Violation(f"{step.label}: the refused migration changed the input savepoint, should leave it untouched")
+
+
+@check(id="spark.releases", family="spark", requires=("spark.history", "versioning.upgrade_records"))
+def spark_releases(ctx: CheckContext) -> None:
+    """Each release recorded in the golden directory upgrades on Spark: a savepoint holding
+    that release's recorded records (its own bytes and snapshot) migrates to the current
+    serializer in Spark executors, bytes and heap mode, to the values the release's Evolution
+    declares (undeclared: as recorded) and to the single-process bytes backend's savepoint;
+    a release declared incompatible is refused before anything is written.
+
+    The versioning family upgrades the same records in this process; this proves the Spark
+    engine's migration of real recorded bytes, with the old and new serializers pickled into
+    other processes (a migration that leans on state the driver's process built while judging,
+    such as a registry filled by resolve_schema_compatibility, reads the records there and
+    fails here)."""
+    from reference import snapshot_to_bytes
+
+    from .versioning import RESTORED, _step, releases
+
+    recorded = releases(ctx)
+    restored = ctx.get(RESTORED)
+    spark = None
+    for rel in recorded:
+        prior, olds, records = restored[rel.release]
+        kept = [i for i, value in enumerate(olds) if value is not None]
+        if not kept:
+            continue
+        step = _step(ctx, rel, prior)
+        values = [olds[i] for i in kept]
+        _shippable(prior, f"{step.label}: the serializer restored from the recorded snapshot")
+        spark = spark or _spark(ctx)
+        savepoint = _release_savepoint(ctx, prior, values, [records[i] for i in kept], rel.snapshot,
+                                       snapshot_to_bytes(prior.snapshot_configuration()))
+        if step.expect == Verdict.INCOMPATIBLE:
+            _refused_on_spark(ctx, step, savepoint, spark)
+            continue
+        rows = sum(s.rows for s in _metadata(savepoint).states)
+        # A release read as is migrates nothing: bytes mode would only copy the files, heap
+        # mode reads every record with the restored serializer in the executors.
+        modes = ("heap",) if step.expect == Verdict.COMPATIBLE_AS_IS else ("bytes", "heap")
+        _migrate_on_spark(ctx, step, savepoint, values, rows, spark, what=f"the savepoint of {step.label}",
+                          modes=modes)
+    if spark is None:
+        raise NotApplicable("no recorded release holds a non-null record")
+
+
+def _metadata(savepoint: str) -> Any:
+    from reference.savepoint import read_savepoint_metadata
+
+    return read_savepoint_metadata(savepoint)
+
+
+def _release_savepoint(ctx: Any, prior: Any, values: list[Any], records: list[bytes], snapshot: bytes,
+                       restored_snapshot: bytes) -> str:
+    """A savepoint of a recorded release as that release wrote it: the history of ``values``
+    (``_layout``, one period of keys) written through the bytes backend with ``prior`` (the
+    serializer restored from the recorded snapshot), then every stored value replaced by the
+    recorded bytes of its record (``records[i]`` holds ``values[i]``; a list is Flink's
+    delimited layout of them) and every value snapshot the backend wrote for ``prior`` by the
+    recorded snapshot itself."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from reference.savepoint import encode_list_value, state_data_files, write_savepoint_rows
+    from reference.serializers import StringSerializer
+
+    n = len(values)
+    template = _write_through_backend(ctx, prior, values, range(n * _EVERY), _work(ctx, "release-template"))
+    metadata = _metadata(template)
+    keys, map_keys = _KEY_SERIALIZER(), StringSerializer()
+
+    def recorded(kind: str, key: int, user_key: bytes | None) -> bytes:
+        if kind == "value":
+            return records[key % n]
+        if kind == "list":
+            return encode_list_value([records[(key + j) % n] for j in range(3)])
+        assert user_key is not None  # every map entry has its key
+        return records[(key + (0 if map_keys.from_bytes(user_key) == "a" else 1)) % n]
+
+    def states() -> Any:
+        from dataclasses import replace
+
+        for state in metadata.states:
+            (file,) = state_data_files(template, state)
+            table = pq.read_table(file)
+            column = [recorded(state.kind, keys.from_bytes(key), user_key) for key, user_key in
+                      zip(table.column(1).to_pylist(), table.column(3).to_pylist(), strict=True)]
+            table = table.set_column(4, table.schema.field(4), pa.array(column, table.schema.field(4).type))
+            if state.value_serializer_snapshot == restored_snapshot:
+                state = replace(state, value_serializer_snapshot=snapshot)
+            yield state, table
+
+    try:
+        return write_savepoint_rows(_work(ctx, "release"), states(), max_parallelism=metadata.max_parallelism,
+                                    key_serializer_snapshot=metadata.key_serializer_snapshot)
+    except StateError as exc:
+        raise Violation(f"writing the recorded release's records as a savepoint failed: {exc}") from None

@@ -8,6 +8,11 @@ output exists, no Java, bad options). Everything that can be checked without Spa
 before Spark starts. A refused migration still writes its ``--json`` report (the refused
 states, each with its verdict and message) and tells to pass ``--schema-evolution`` where that
 is what is missing. Importing this module does not import pyspark.
+
+``--spark off`` runs either job without Spark, in this process, through the same functions
+Spark's executors run: the same report, output savepoint and exit status, without a JVM's
+start (tens of seconds) for a savepoint one process handles in a second. The default stays
+``local[*]``, the engine's: whether a savepoint is small is the user's call.
 """
 
 from __future__ import annotations
@@ -67,7 +72,8 @@ def add_parsers(sub: Any) -> None:
                          help="new key serializer (must read the old keys as is)")
     migrate.add_argument("--schema-evolution", action="store_true",
                          help="allow FLIP-527 row evolution (state.schema-evolution.enable)")
-    migrate.add_argument("--spark", default=None, metavar="MASTER", help="Spark master URL (default local[*])")
+    migrate.add_argument("--spark", default=None, metavar="MASTER", help="Spark master URL (default local[*]), or off: run the same job in this "
+                         "process without Spark (quicker for small savepoints: no JVM to start)")
     add_json(migrate, "what was migrated")
     add_import(migrate)
     migrate.set_defaults(func=run_migrate)
@@ -85,7 +91,8 @@ def add_parsers(sub: Any) -> None:
     verify.add_argument("--expect", default=None, metavar="SAVEPOINT",
                         help="expected savepoint (e.g. the oracle's or a backend's) to compare with")
     verify.add_argument("--sample", type=int, default=5, metavar="N", help="problems shown per state")
-    verify.add_argument("--spark", default=None, metavar="MASTER", help="Spark master URL (default local[*])")
+    verify.add_argument("--spark", default=None, metavar="MASTER", help="Spark master URL (default local[*]), or off: run the same job in this "
+                         "process without Spark (quicker for small savepoints: no JVM to start)")
     verify.add_argument("--allow-pickle", action="append", default=[], metavar="STATE",
                         help="decode this state although it was written with PickleSerializer (unpickling "
                              "runs code the savepoint chooses: only for savepoints you trust; '*' for all)")

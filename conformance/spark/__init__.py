@@ -3,7 +3,9 @@ State Processor API, offline, at any scale). Importing this package does not imp
 a session starts on the first job that needs one.
 
 Jobs (each takes ``spark=`` a session, else starts or reuses this process's session for
-``master=``, default ``local[*]``):
+``master=``, default ``local[*]``; ``master="off"`` runs the job without Spark, its executor
+side called in this process, with the same result: for savepoints one process handles, where
+starting Spark costs more than the job):
 
 ``migrate_savepoint(savepoint, serializers, out, *, mode, parallelism, key_serializer, config)``
     Restore ``savepoint`` with new serializers (state name -> descriptor, or a list of

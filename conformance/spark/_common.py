@@ -34,12 +34,16 @@ from .._engine.errors import ConformanceError
 
 __all__ = [
     "MODES", "MARK", "SparkJobError", "StatePlan", "normalize_descriptors", "plan_states", "snapshot_of",
-    "restored_serializer", "refuse_unpickling", "short", "run_job",
+    "restored_serializer", "refuse_unpickling", "short", "run_job", "OFF", "without_spark",
 ]
 
 #: The migration modes: ``bytes`` runs the backends' migration plan over the stored bytes,
 #: ``heap`` deserializes, migrates and serializes each value.
 MODES = ("bytes", "heap")
+#: The master that runs a job without Spark: the executor side of the job (the very functions
+#: Spark's executors run) called in this process, one task after the other. For savepoints
+#: small enough for one process, where a Spark session's start costs more than the job.
+OFF = "off"
 #: Prefix of every message raised on purpose in an executor, so the driver can find it in
 #: Spark's wrapped traceback.
 MARK = "[state-conformance] "
@@ -218,14 +222,29 @@ def _executor_message(exc: BaseException) -> str:
     return (text.strip().splitlines() or [type(exc).__name__])[0][:800]
 
 
-def run_job(what: str, job: Callable[[], Any]) -> Any:
+def without_spark(spark: Any, master: str | None) -> bool:
+    """Whether a job given session ``spark`` and ``master`` runs without Spark (``OFF``)."""
+    return spark is None and master == OFF
+
+
+def run_job(what: str, job: Callable[[], Any], *, in_process: bool = False) -> Any:
     """``job()``; a failure that is not a ``StateError`` (Spark's, py4j's, an executor's) is
-    raised as ``SparkJobError`` saying ``what`` failed and the executor's own message."""
+    raised as ``SparkJobError`` saying ``what`` failed and the executor's own message.
+    ``in_process``: the job's executor side runs in this process (``OFF``), and its failures
+    (any but a ``StateError``, or one marked as the executor side's, ``MARK``) are raised the
+    same way, saying so."""
     try:
         return job()
-    except StateError:
+    except StateError as exc:
+        if in_process and MARK in str(exc):  # raised by the executor side: as Spark reports it
+            raise SparkJobError(f"{what} failed (without Spark, in this process): {_executor_message(exc)}") from exc
         raise
     except Exception as exc:
+        if in_process:
+            raise SparkJobError(
+                f"{what} failed (without Spark, in this process): {type(exc).__name__}: "
+                f"{_executor_message(exc)}"
+            ) from exc
         raise SparkJobError(
             f"{what} failed in Spark: {_executor_message(exc)}. Serializers run in separate "
             "executor processes: one that works only in the process that created it (process-"

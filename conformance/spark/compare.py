@@ -7,7 +7,9 @@ when both sides wrote the same rows at the same parallelism). Then a digest of e
 state's rows on both sides (one scan each, no shuffle of rows): equal digests mean equal row
 multisets. Only states whose digests differ go through the full outer join that counts and
 samples the mismatches. The driver never collects state rows: only counts, digests and a
-bounded sample of mismatches, decoded for display, come back.
+bounded sample of mismatches, decoded for display, come back. With ``master="off"`` the states
+whose files differ are joined in this process instead (``_count_mismatches_here``), without
+Spark.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from reference.savepoint import (
 )
 
 from . import datasets
-from ._common import refuse_unpickling, restored_serializer, run_job, short
+from ._common import refuse_unpickling, restored_serializer, run_job, short, without_spark
 
 __all__ = ["StateComparison", "ComparisonReport", "compare_savepoints", "identical_savepoints"]
 
@@ -91,7 +93,8 @@ def compare_savepoints(
     ``SavepointFormatError`` for an unusable savepoint, ``PickleNotAllowedError`` (before
     Spark starts) for a state written with PickleSerializer that ``allow_pickle`` (state
     names, or True) does not name (showing a sample would unpickle), ``SparkJobError`` if a
-    job fails. ``spark`` is a session to run on, else ``master``'s (``get_session``)."""
+    job fails. ``spark`` is a session to run on, else ``master``'s (``get_session``);
+    ``master="off"`` compares the entries in this process, without Spark (the same join)."""
     refuse_unpickling(savepoint, allow_pickle)
     refuse_unpickling(expect, allow_pickle)
     source = locate(savepoint).uri
@@ -125,6 +128,10 @@ def compare_savepoints(
     expect_path = os.fspath(expect)
     compared = [entry for entry in compared if not _same_files(source, entry[0], expect_path, entry[2])]
     if not compared:
+        return report
+    if without_spark(spark, master):
+        run_job(f"comparing {source} with {expect}", lambda: _count_mismatches_here(
+            source, metadata, expect_path, expected, compared, sample, allow_pickle), in_process=True)
         return report
     if spark is None:
         from .session import get_session
@@ -176,6 +183,46 @@ def _count_mismatches(
             rows = run_job(f"comparing state {state.name!r}", bad.where(F.col("state") == index).limit(sample).collect)
             for r in rows:
                 result.samples.append(_describe_mismatch(state, metadata, exp_state, r, allow_pickle))
+
+
+def _count_mismatches_here(
+    source: str, metadata: SavepointMetadata, expect: str, expected: SavepointMetadata,
+    compared: list[tuple[StateMetadata, StateComparison, StateMetadata]], sample: int,
+    allow_pickle: bool | Iterable[str] = (),
+) -> None:
+    """``_count_mismatches`` without Spark, state by state in this process: the same full
+    outer join on (key group, key, namespace, map key), the same verdict per joined row
+    (``missing``, ``unexpected``, or ``differs`` when the values are not the same bytes), the
+    samples taken in savepoint order. For savepoints one process holds."""
+
+    def entries(path: str, state: StateMetadata) -> dict[tuple[Any, ...], list[Any]]:
+        found: dict[tuple[Any, ...], list[Any]] = {}
+        for file in state_data_files(path, state):
+            for row in datasets.read_parquet(file).to_pylist():
+                where = (row["key_group"], row["key"], row["namespace"], row["user_key"])
+                found.setdefault(where, []).append(row["value"])
+        return found
+
+    def order(where: tuple[Any, ...]) -> tuple[Any, ...]:
+        return (*where[:3], where[3] is not None, where[3] or b"")  # nulls first, as Spark sorts
+
+    for state, result, exp_state in compared:
+        got, want = entries(source, state), entries(expect, exp_state)
+        shown = 0
+        for where in sorted(got.keys() | want.keys(), key=order):
+            mine, theirs = got.get(where, []), want.get(where, [])
+            if not mine:
+                rows = [("missing", None, w) for w in theirs]
+            elif not theirs:
+                rows = [("unexpected", g, None) for g in mine]
+            else:
+                rows = [("differs", g, w) for g in mine for w in theirs if g != w]
+            for what, g, w in rows:
+                result.mismatches += 1
+                if shown < sample:
+                    shown += 1
+                    row = {"key": where[1], "user_key": where[3], "got": g, "want": w, "what": what}
+                    result.samples.append(_describe_mismatch(state, metadata, exp_state, row, allow_pickle))
 
 
 def _same_files(source: str, state: StateMetadata, expect: str, exp_state: StateMetadata) -> bool:

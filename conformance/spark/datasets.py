@@ -19,6 +19,11 @@ object appearing complete when closed; either way a retried task replaces its ow
 whole savepoint is committed by ``reference.savepoint.savepoint_output``: the manifest
 (``_metadata.json``, listing every file) is written last, so the output is complete or no
 savepoint at all.
+
+Without Spark (``StateOutput`` with neither a DataFrame nor a session, what the jobs do for
+``master="off"``) the same executor functions run in this process, task after task: the
+file-to-file migration (``_migrate_files``), and the routing (``_route``), a sort equal to
+Spark's and the part writer (``_write_part``) otherwise; they write the same files.
 """
 
 from __future__ import annotations
@@ -62,6 +67,7 @@ __all__ = [
     "row_group_tasks",
     "read_row_group",
     "task_job",
+    "read_parquet",
     "forward_store_environment",
     "ROW_GROUP_SIZE",
 ]
@@ -189,6 +195,10 @@ class StateOutput:
     #: the session to run on.
     source_files: list[str] | None = None
     spark: Any = None
+    #: Without Spark (``frame`` and ``spark`` None): the input state's data files, which this
+    #: process migrates file to file (``source_files`` set) or reads, transforms, routes and
+    #: writes itself, through the executors' own functions, to the same files.
+    input_files: list[str] | None = None
 
     @property
     def session(self) -> Any:
@@ -298,47 +308,55 @@ def _write_parts(
     renamed when complete, so a retried task replaces its own file)."""
 
     def run(batches: Iterable[Any]) -> Iterator[Any]:
-        import pyarrow as pa
         from pyspark import TaskContext
 
-        schema = savepoint_arrow_schema()
         context = TaskContext.get()
         assert context is not None, "runs in a Spark task"
-        index = context.partitionId()
-        rows = 0
-        pending: list[Any] = []
-        pending_rows = 0
-        with _part_file(directory, attempt, index, schema, fault) as (writer, counted):
-
-            def flush(limit: int) -> None:
-                nonlocal pending, pending_rows
-                table = pa.Table.from_batches(pending, schema=schema).combine_chunks()
-                while table.num_rows >= limit and table.num_rows:
-                    writer.write_table(table.slice(0, ROW_GROUP_SIZE), row_group_size=ROW_GROUP_SIZE)
-                    table = table.slice(ROW_GROUP_SIZE)
-                pending = table.to_batches() if table.num_rows else []
-                pending_rows = table.num_rows
-
-            for batch in batches:
-                if batch.num_rows == 0:
-                    continue
-                subtasks = set(batch.column(5).unique().to_pylist())
-                if subtasks != {index}:
-                    raise RuntimeError(
-                        f"rows of subtasks {sorted(subtasks)} reached partition {index}: Spark's hash "
-                        "partitioning differs from what this writer expects; nothing was committed"
-                    )
-                pending.append(pa.RecordBatch.from_arrays(batch.columns[:5], schema=schema))
-                pending_rows += batch.num_rows
-                rows += batch.num_rows
-                if pending_rows >= ROW_GROUP_SIZE:
-                    flush(ROW_GROUP_SIZE)
-            if pending_rows:
-                flush(1)
-            counted(rows)
-        yield _part_report(index, rows)
+        yield _part_report(context.partitionId(), _write_part(directory, attempt, context.partitionId(), batches, fault))
 
     return run
+
+
+def _write_part(
+    directory: Location, attempt: str | None, index: int, batches: Iterable[Any], fault: Callable[[int], None] | None
+) -> int:
+    """Stream the sorted, routed rows of subtask ``index`` into its part file (``_write_parts``'
+    body, also run without Spark); returns the rows written."""
+    import pyarrow as pa
+
+    schema = savepoint_arrow_schema()
+    rows = 0
+    pending: list[Any] = []
+    pending_rows = 0
+    with _part_file(directory, attempt, index, schema, fault) as (writer, counted):
+
+        def flush(limit: int) -> None:
+            nonlocal pending, pending_rows
+            table = pa.Table.from_batches(pending, schema=schema).combine_chunks()
+            while table.num_rows >= limit and table.num_rows:
+                writer.write_table(table.slice(0, ROW_GROUP_SIZE), row_group_size=ROW_GROUP_SIZE)
+                table = table.slice(ROW_GROUP_SIZE)
+            pending = table.to_batches() if table.num_rows else []
+            pending_rows = table.num_rows
+
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            subtasks = set(batch.column(5).unique().to_pylist())
+            if subtasks != {index}:
+                raise RuntimeError(
+                    f"rows of subtasks {sorted(subtasks)} reached partition {index}: Spark's hash "
+                    "partitioning differs from what this writer expects; nothing was committed"
+                )
+            pending.append(pa.RecordBatch.from_arrays(batch.columns[:5], schema=schema))
+            pending_rows += batch.num_rows
+            rows += batch.num_rows
+            if pending_rows >= ROW_GROUP_SIZE:
+                flush(ROW_GROUP_SIZE)
+        if pending_rows:
+            flush(1)
+        counted(rows)
+    return rows
 
 
 def aligned_files(
@@ -370,6 +388,12 @@ def part_number(file: str) -> int | None:
     before the suffix), None for another name."""
     match = _PART.match(file.replace("\\", "/").rsplit("/", 1)[-1])
     return None if match is None else int(match[1])
+
+
+def read_parquet(file: str) -> Any:
+    """A data file's rows as a pyarrow Table with the savepoint columns, read in this process
+    (for the jobs that run without Spark)."""
+    return _parquet(file).read()
 
 
 def _parquet(file: str) -> Any:
@@ -420,7 +444,11 @@ def _write_aligned(
     for directory, _ in outputs:
         if not directory.remote:
             os.makedirs(directory.path, exist_ok=True)
-    counts = dict(task_job(spark, len(tasks), _migrate_files(tasks, fault)).collect())
+    migrate = _migrate_files(tasks, fault)
+    if spark is None:  # without Spark: the executors' function, task after task, here
+        counts = dict(migrate(range(len(tasks))))
+    else:
+        counts = dict(task_job(spark, len(tasks), migrate).collect())
     if sorted(counts) != list(range(len(tasks))):
         missing = sorted(set(range(len(tasks))) - set(counts))
         raise RuntimeError(f"the part files of tasks {missing} were not written; nothing was committed")
@@ -445,6 +473,8 @@ def _write_state(
     (mapInArrow). Only one (subtask, rows) pair per subtask comes back to the driver."""
     if not directory.remote:
         os.makedirs(directory.path, exist_ok=True)
+    if output.frame is None:
+        return _write_state_here(directory, attempt, output, max_parallelism, parallelism, fault)
     routed = output.frame.mapInArrow(_route(max_parallelism, parallelism, output.transform), _ROUTED_SCHEMA)
     ordered = routed.repartition(parallelism, "_route").sortWithinPartitions(
         "key_group", "key", "namespace", "user_key"
@@ -457,6 +487,38 @@ def _write_state(
             # key groups are empty, and its file has zero rows.
             write_state_rows(directory, [], file=directory.child(data_file_name(subtask, attempt)))
     return sum(written.values())
+
+
+def _write_state_here(
+    directory: Location,
+    attempt: str | None,
+    output: StateOutput,
+    max_parallelism: int,
+    parallelism: int,
+    fault: Callable[[int], None] | None = None,
+) -> int:
+    """``_write_state`` without Spark, for a state one process holds: the input files read
+    batch by batch, transformed and routed by the executors' ``_route``, each subtask's rows
+    sorted as Spark's ``sortWithinPartitions`` sorts them (binary columns byte by byte, a null
+    map key first) and written by ``_write_part``: the same part files."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    batches = (batch for file in output.input_files or () for batch in
+               _parquet(file).iter_batches(batch_size=ROW_GROUP_SIZE))
+    routed = list(_route(max_parallelism, parallelism, output.transform)(batches))
+    rows = 0
+    if routed:
+        table = pa.Table.from_batches(routed)
+        columns = [table.column(c).to_pylist() for c in ("key_group", "key", "namespace", "user_key")]
+        order = sorted(range(table.num_rows), key=lambda row: (
+            columns[0][row], columns[1][row], columns[2][row], columns[3][row] is not None, columns[3][row] or b""))
+        table = table.take(pa.array(order, pa.int64()))
+        subtasks = table.column("_subtask")
+    for subtask in range(parallelism):
+        mine = table.filter(pc.equal(subtasks, subtask)).combine_chunks().to_batches() if routed else []
+        rows += _write_part(directory, attempt, subtask, mine, fault)
+    return rows
 
 
 def write_states(
@@ -516,14 +578,15 @@ def write_savepoint(
     of ``reference.savepoint.savepoint_output``: data of every state, then the metadata (the
     manifest) last. No savepoint may be at ``out``. Returns the metadata written."""
     outputs = list(outputs)
+    session = outputs[0].session if outputs else None  # None: written without Spark
     with savepoint_output(out) as target:
-        if target.directory.remote and outputs:
-            forward_store_environment(outputs[0].session)
+        if target.directory.remote and session is not None:
+            forward_store_environment(session)
         try:
             states = write_states(target, outputs, max_parallelism, parallelism, fault)
         except BaseException:
-            if outputs:
-                _wait_for_tasks(outputs[0].session)
+            if session is not None:
+                _wait_for_tasks(session)
             raise
         metadata = SavepointMetadata(
             max_parallelism=max_parallelism,

@@ -13,6 +13,14 @@ stops or the process exits. On a cluster (any master but ``local``/``local-clust
 the driver's files only: executors run on the workers' machines and use the directories their
 workers give them (``SPARK_LOCAL_DIRS``, ``SPARK_WORKER_DIR`` of each worker).
 
+Logging: a session's JVM logs with this package's log4j 2 configuration (``LOG_CONFIG``,
+``log4j2.properties`` next to this module): errors only, on stderr, so that Spark's start-up
+warnings, which nobody can act on, do not reach the terminal; the log level of the running
+session is ``ERROR`` too. A caller's own ``-Dlog4j.configurationFile`` in
+``spark.driver.extraJavaOptions`` wins. The JVM itself still prints one line of its own that no
+logging configuration reaches ("WARNING: Using incubator modules", from the module options
+Spark's launcher always passes).
+
 Clusters: with ``spark://host:port`` (or any other cluster manager) every worker machine needs
 this package and its dependencies installed for a Python at the same path as the driver's
 (``sys.executable``, which the executors are told to run), and must reach the savepoints' storage
@@ -52,6 +60,7 @@ __all__ = [
     "running",
     "scratch_directory",
     "SCRATCH_PARENT",
+    "LOG_CONFIG",
 ]
 
 DEFAULT_MASTER = "local[*]"
@@ -60,6 +69,11 @@ DEFAULT_MASTER = "local[*]"
 #: GC halved the JVM's CPU time for five 100k-entry histories (21 s -> 11 s) on 2 cores.
 #: Sessions started for ``conformance migrate``/``verify`` keep the JVM's defaults.
 HARNESS_CONFIG = {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}
+#: The log4j 2 configuration of every session started here (the driver's JVM, and in local
+#: mode the executors'): errors only. Spark's default profile prints its start-up warnings
+#: (no native Hadoop library, the hostname resolving to loopback, "Using Spark's default log4j
+#: profile", the default log level) on every start; errors still show.
+LOG_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.properties")
 #: Java major versions PySpark 4 runs on.
 SUPPORTED_JAVA = (17, 21)
 
@@ -128,6 +142,12 @@ def java_version() -> tuple[str, int]:
     return java, major
 
 
+def _java_option(name: str, path: str) -> str:
+    """``-Dname=path`` as one item of Spark's ``extraJavaOptions`` (split on white space, with
+    quotes honoured)."""
+    return f'-D{name}="{path}"' if any(c.isspace() for c in path) else f"-D{name}={path}"
+
+
 def _is_local(master: str) -> bool:
     return master == "local" or master.startswith("local[") or master.startswith("local-cluster")
 
@@ -142,6 +162,11 @@ def get_session(master: str | None = None, *, config: dict[str, str] | None = No
     """
     global _session, _master
     wanted = master or DEFAULT_MASTER
+    if wanted == "off":
+        raise SparkSessionError(
+            "master 'off' means without Spark: there is no session for it; run the job with "
+            "master='off' (migrate_savepoint, verify_savepoint, compare_savepoints) instead"
+        )
     with _lock:
         if _session is not None and _session_alive(_session):
             if master is not None and master != _master:
@@ -182,14 +207,18 @@ def get_session(master: str | None = None, *, config: dict[str, str] | None = No
             "spark.sql.adaptive.enabled": "false",
         }
         settings.update(config or {})
-        # The JVM's own temporary files go to the scratch directory too (appended to any
-        # options the caller gives). A cluster's executors run on other machines, where this
-        # directory does not exist: they keep their workers' temporary and local directories.
-        tmpdir = f"-Djava.io.tmpdir={scratch}"
+        # The JVM's own temporary files go to the scratch directory too, and its log4j
+        # configuration is ours (LOG_CONFIG), both appended to any options the caller gives (a
+        # caller's own log4j.configurationFile is kept). A cluster's executors run on other
+        # machines, where these files do not exist: they keep their workers' directories and
+        # logging.
         jvms = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions") if _is_local(wanted) \
             else ("spark.driver.extraJavaOptions",)
         for key in jvms:
-            settings[key] = f"{settings.get(key, '')} {tmpdir}".strip()
+            options = [settings.get(key, ""), _java_option("java.io.tmpdir", scratch)]
+            if "log4j.configurationFile" not in options[0]:
+                options.append(_java_option("log4j.configurationFile", LOG_CONFIG))
+            settings[key] = " ".join(o for o in options if o)
         builder = SparkSession.builder.master(wanted)
         for key, value in settings.items():
             builder = builder.config(key, value)

@@ -10,7 +10,8 @@ them (serializers are deterministic: equal bytes decode to equal objects). A cal
 judge each decoded entry in the same pass (``judges``: the harness compares every entry with
 its oracle this way). The driver never collects state rows: only per-batch counts and a
 bounded sample come back. ``batch_verifier`` is the executor side, usable on Arrow batches
-without Spark.
+without Spark; with ``master="off"`` the job runs it over every row group in this process
+(no Spark session), giving the same report.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from reference.savepoint import (
 )
 
 from . import datasets
-from ._common import refuse_unpickling, restored_serializer, run_job, short
+from ._common import refuse_unpickling, restored_serializer, run_job, short, without_spark
 from .compare import compare_savepoints
 
 __all__ = [
@@ -238,7 +239,9 @@ def verify_savepoint(
     ``PickleNotAllowedError`` (before Spark starts) for a state written with PickleSerializer
     that ``allow_pickle`` (state names, or True) does not name: decoding it would unpickle, and
     ``SparkJobError`` if a job fails. ``spark`` is a session to run on, else ``master``'s
-    (``get_session``)."""
+    (``get_session``); ``master="off"`` runs the same executor side (``batch_verifier`` over
+    every row group) in this process, without Spark: the same report, for savepoints one
+    process reads quickly."""
     refuse_unpickling(savepoint, allow_pickle)
     if expect is not None:
         refuse_unpickling(expect, allow_pickle)
@@ -246,7 +249,8 @@ def verify_savepoint(
     metadata = read_savepoint_metadata(source)  # an unusable savepoint fails before Spark starts
     if expect is not None:
         read_savepoint_metadata(expect)
-    if spark is None:
+    local = without_spark(spark, master)
+    if spark is None and not local:
         from .session import get_session
 
         spark = get_session(master)
@@ -271,11 +275,15 @@ def verify_savepoint(
     report = VerificationReport(savepoint=source, expect=None if expect is None else locate(expect).uri)
     report.states = [StateVerification(state.name, state.kind) for state in metadata.states]
     if tasks:
-        if locate(source).remote:
-            datasets.forward_store_environment(spark)
-        summaries = datasets.task_job(spark, len(tasks), _decode_row_groups(tasks, decoders))
+        decode = _decode_row_groups(tasks, decoders)
+        if local:
+            collect: Callable[[], Any] = lambda: list(decode(range(len(tasks))))  # noqa: E731
+        else:
+            if locate(source).remote:
+                datasets.forward_store_environment(spark)
+            collect = datasets.task_job(spark, len(tasks), decode).collect
         for index, (entries, bad, samples, rejected, rejected_samples) in run_job(
-            f"verifying {source}", summaries.collect
+            f"verifying {source}", collect, in_process=local
         ):
             total = report.states[index]
             total.entries += int(entries or 0)
@@ -284,7 +292,8 @@ def verify_savepoint(
             total.rejected += int(rejected or 0)
             total.rejected_samples.extend((rejected_samples or [])[: max(0, sample - len(total.rejected_samples))])
     if expect is not None:
-        comparison = compare_savepoints(source, expect, sample=sample, spark=spark, allow_pickle=allow_pickle)
+        comparison = compare_savepoints(source, expect, sample=sample, spark=spark, master=master,
+                                        allow_pickle=allow_pickle)
         report.problems += comparison.problems
         by_name = {s.name: s for s in report.states}
         for compared in comparison.states:

@@ -112,7 +112,8 @@ def test_spark_family_certifies_a_builtin_on_the_cluster(standalone_cluster, tmp
     assert done.returncode == 0, f"got exit {done.returncode}, should be 0: {done.stdout[-2000:]}{done.stderr[-2000:]}"
     certificate = json.loads(report.read_text())
     statuses = {c["id"]: c["status"] for c in certificate["checks"]}
-    want = {"spark.history": "passed", "spark.migration": "passed", "spark.incompatible": "passed"}
+    want = {"spark.history": "passed", "spark.migration": "passed", "spark.incompatible": "passed",
+            "spark.releases": "passed"}
     assert statuses == want, f"got {statuses}, should be {want}"
     assert certificate["options"]["spark"] == standalone_cluster.master_url, (
         f"got spark option {certificate['options']['spark']}, should be {standalone_cluster.master_url}"

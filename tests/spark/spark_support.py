@@ -14,9 +14,12 @@ from typing import Any
 from reference import (
     DataInputView,
     DataOutputView,
+    SchemaCompatibility,
     SerializationError,
     SimpleTypeSerializerSnapshot,
+    SnapshotFormatError,
     TypeSerializer,
+    TypeSerializerSnapshot,
 )
 from reference.backends import (
     BytesStateBackend,
@@ -261,3 +264,88 @@ class InternedStringSerializer(TypeSerializer[str]):
 class InternedStringSnapshot(SimpleTypeSerializerSnapshot[str]):
     def __init__(self) -> None:
         super().__init__(InternedStringSerializer)
+
+
+#: Readers of earlier releases' formats, registered as their snapshots are read: a process-global
+#: table that a pickled serializer does not carry.
+_LEGACY_READERS: dict[str, Any] = {}
+
+
+def _read_le32(source: DataInputView) -> int:
+    return int.from_bytes(source.read_fully(4), "little", signed=True)
+
+
+class CounterSerializer(TypeSerializer[int]):
+    """Counts as 8-byte big-endian longs since release 2.0; release 1.0 wrote 4-byte
+    little-endian ints (snapshot version 1). The serializer restored from a 1.0 snapshot reads
+    them through the reader that reading the snapshot registered in a process-global table,
+    named by ``legacy``: right in the process that read the snapshot, broken in any other
+    (Spark's executors), which only the upgrade on Spark shows."""
+
+    #: The release the class is at: 2, or 1 to record release 1.0's golden files.
+    RELEASE = 2
+
+    def __init__(self, legacy: str | None = None) -> None:
+        self.legacy = legacy
+
+    def serialize(self, value: int, target: DataOutputView) -> None:
+        if self.legacy is not None or CounterSerializer.RELEASE == 1:
+            target.write(value.to_bytes(4, "little", signed=True))
+        else:
+            target.write_long(value)
+
+    def deserialize(self, source: DataInputView) -> int:
+        if self.legacy is not None:
+            reader = _LEGACY_READERS.get(self.legacy)
+            if reader is None:
+                raise SerializationError(f"CounterSerializer: no reader of format {self.legacy!r} in process "
+                                         f"{os.getpid()} (registered where its snapshot was read)")
+            return reader(source)  # type: ignore[no-any-return]
+        if CounterSerializer.RELEASE == 1:
+            return _read_le32(source)
+        return source.read_long()
+
+    @property
+    def is_immutable_type(self) -> bool:
+        return True
+
+    def create_instance(self) -> int:
+        return 0
+
+    def duplicate(self) -> CounterSerializer:
+        return self
+
+    def snapshot_configuration(self) -> CounterSnapshot:
+        snapshot = CounterSnapshot()
+        snapshot.legacy = self.legacy
+        return snapshot
+
+
+class CounterSnapshot(TypeSerializerSnapshot[int]):
+    def __init__(self) -> None:
+        self.legacy: str | None = None
+
+    def get_current_version(self) -> int:
+        return CounterSerializer.RELEASE
+
+    def write_snapshot(self, target: DataOutputView) -> None:
+        if CounterSerializer.RELEASE != 1:  # version 1 held nothing
+            target.write_boolean(self.legacy is not None)
+
+    def read_snapshot(self, read_version: int, source: DataInputView) -> None:
+        if read_version not in (1, 2):
+            raise SnapshotFormatError(f"CounterSnapshot: unknown version {read_version}")
+        legacy = source.read_boolean() if read_version == 2 else CounterSerializer.RELEASE != 1
+        if legacy:
+            _LEGACY_READERS["le32"] = _read_le32
+            self.legacy = "le32"
+
+    def restore_serializer(self) -> CounterSerializer:
+        return CounterSerializer(self.legacy)
+
+    def resolve_schema_compatibility(self, old_snapshot: TypeSerializerSnapshot[int]) -> SchemaCompatibility[int]:
+        if not isinstance(old_snapshot, CounterSnapshot):
+            return SchemaCompatibility.incompatible(f"{type(old_snapshot).__name__} is not a CounterSnapshot")
+        if old_snapshot.legacy is not None:
+            return SchemaCompatibility.compatible_after_migration()
+        return SchemaCompatibility.compatible_as_is()

@@ -43,7 +43,9 @@ def test_row_with_evolutions_passes_the_spark_family(spark, entries):
         ],
     )
     results = spark_results(subject)
-    assert set(results) == {"spark.history", "spark.migration", "spark.incompatible"}, f"got {sorted(results)}"
+    assert set(results) == {"spark.history", "spark.migration", "spark.incompatible", "spark.releases"}, (
+        f"got {sorted(results)}")
+    assert results.pop("spark.releases").status == "skipped", "got spark.releases run, should skip: no golden files"
     for r in results.values():
         assert r.status == "passed", f"got {r.id} {r.status}: {r.message} ({r.example}), should pass"
 
@@ -131,7 +133,8 @@ def test_cli_runs_the_spark_family_in_a_second_lane(tmp_path):
     assert families == sorted(families, key=["roundtrip", "snapshot", "versioning", "migration", "backends",
                                              "spark"].index), f"got families in order {families}"
     spark = {c["id"]: c["status"] for c in checks if c["family"] == "spark"}
-    assert spark == {"spark.history": "passed", "spark.migration": "passed", "spark.incompatible": "skipped"}, (
+    assert spark == {"spark.history": "passed", "spark.migration": "passed", "spark.incompatible": "skipped",
+                     "spark.releases": "skipped"}, (
         f"got {spark}, should run the spark family after the others"
     )
 
@@ -162,3 +165,42 @@ def test_history_written_ahead_is_used_only_for_the_same_values(spark, entries, 
     assert history_of(3, True) == ahead["savepoint"], "should read the history written ahead"
     ahead["pickled"] = None  # values that do not travel: seed 4 draws others, so it must write its own
     assert history_of(4, True) != ahead["savepoint"], "should write its own history for other values"
+
+
+def test_release_upgrade_that_needs_the_driver_s_process_is_caught_by_spark_releases(spark, entries, tmp_path,
+                                                                                     monkeypatch):
+    # Release 1.0 of CounterSerializer wrote 4-byte little-endian ints; 2.0 reads them through a
+    # reader registered in a process-global table when the 1.0 snapshot is read. Every upgrade
+    # check in one process passes; migrated in Spark's executors, the restored serializer has no
+    # reader there.
+    values = st.integers(-(2**31), 2**31 - 1)
+    golden = str(tmp_path / "golden")
+    monkeypatch.setattr(sup.CounterSerializer, "RELEASE", 1)
+    recorded = check_serializer(Subject(sup.CounterSerializer(), values, golden=golden, release="1.0"),
+                                RunConfig(checks=["versioning"], examples=20, seed=7, update_golden=True))
+    assert recorded.certified, f"got {recorded.failures}, should record release 1.0"
+    monkeypatch.setattr(sup.CounterSerializer, "RELEASE", 2)
+    subject = Subject(sup.CounterSerializer(), values, golden=golden, release="2.0",
+                      releases={"1.0": Evolution(expect="compatible_after_migration", migrate=lambda old: old)})
+    report = check_serializer(subject, RunConfig(spark="local[2]", checks=["versioning", "spark"], examples=20,
+                                                 seed=7, backends=("heap", "bytes")))
+    before = [r for r in report.results if r.failed and r.family != "spark"]
+    assert not before, f"got {[(r.id, r.message) for r in before]}, should pass every single-process check"
+    result = report["spark.releases"]
+    assert result.status == "failed", f"got spark.releases {result.status}: {result.message}, should fail"
+    assert "no reader of format 'le32'" in result.message and "release 1.0" in result.message, (
+        f"got {result.message!r}, should name the release and the executor's error")
+    others = {r.id: r.status for r in report.results if r.family == "spark" and r.id != "spark.releases"}
+    assert others == {"spark.history": "passed", "spark.migration": "skipped", "spark.incompatible": "skipped"}, (
+        f"got {others}, should catch the bug in spark.releases only")
+
+
+def test_recorded_releases_upgrade_on_spark(spark, entries, tmp_path):
+    # The builtin row subject's golden release 0.1.0 upgrades on Spark as in one process.
+    from conformance._builtins.subjects import builtin_subjects
+
+    (row,) = builtin_subjects(["row"])
+    report = check_serializer(row, RunConfig(spark="local[2]", checks=["versioning", "spark"], examples=20,
+                                               seed=7, backends=("heap", "bytes")))
+    result = report["spark.releases"]
+    assert result.status == "passed", f"got spark.releases {result.status}: {result.message} ({result.example})"
