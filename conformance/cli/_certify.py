@@ -282,11 +282,14 @@ def run_certify(args: argparse.Namespace) -> int:
     config = run_config(args)
     import_modules(args.imports)
     if config.spark != "off":
+        from ..spark import SparkUnavailableError
+        from ..spark.session import require_pyspark
+
         try:
+            require_pyspark()
             import conformance._checks.spark  # noqa: F401
-        except ImportError as exc:
-            raise UsageError(f"--spark {args.spark}: the spark family is not available ({exc}); "
-                             "install the extra: pip install -e '.[spark]'") from None
+        except (ImportError, SparkUnavailableError) as exc:
+            raise UsageError(f"--spark {args.spark}: the spark family cannot run ({exc})") from None
     if args.builtins:
         from .._builtins.subjects import builtin_subjects
 

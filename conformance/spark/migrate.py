@@ -161,6 +161,9 @@ def plan_migration(
 def _check_shippable(plans: Iterable[StatePlan]) -> None:
     """Pickle what goes to the executors now, to fail with a clear message instead of a Spark
     stack trace; workers are separate processes, so whatever cannot be pickled cannot go."""
+    from .session import require_pyspark
+
+    require_pyspark()
     from pyspark import cloudpickle
 
     for plan in plans:

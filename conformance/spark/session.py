@@ -152,6 +152,18 @@ def _is_local(master: str) -> bool:
     return master == "local" or master.startswith("local[") or master.startswith("local-cluster")
 
 
+def require_pyspark() -> None:
+    """Raise ``SparkUnavailableError`` (what to install, or to run without Spark) unless PySpark
+    can be imported here."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError as exc:
+        raise SparkUnavailableError(
+            f"PySpark is not installed in {sys.executable} ({exc}); install the spark extra "
+            "(pip install 'state-conformance[spark]'), or run without Spark (--spark off)"
+        ) from None
+
+
 def get_session(master: str | None = None, *, config: dict[str, str] | None = None) -> Any:
     """The process's SparkSession, started on first use and reused afterwards.
 
@@ -177,13 +189,8 @@ def get_session(master: str | None = None, *, config: dict[str, str] | None = No
                 )
             return _session
         java_version()
-        try:
-            from pyspark.sql import SparkSession
-        except ImportError as exc:
-            raise SparkUnavailableError(
-                f"PySpark is not installed in {sys.executable} ({exc}); install the spark extra: "
-                "pip install 'state-conformance[spark]'"
-            ) from None
+        require_pyspark()
+        from pyspark.sql import SparkSession
         # The Python side reads PYSPARK_PYTHON, the JVM side spark.pyspark.python: set both so
         # driver and workers run this interpreter (a worker with another Python cannot unpickle
         # the serializers we ship).
