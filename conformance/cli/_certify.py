@@ -282,8 +282,7 @@ def run_certify(args: argparse.Namespace) -> int:
     config = run_config(args)
     import_modules(args.imports)
     if config.spark != "off":
-        from ..spark import SparkUnavailableError
-        from ..spark.session import require_pyspark
+        from ..spark import SparkUnavailableError, require_pyspark
 
         try:
             require_pyspark()

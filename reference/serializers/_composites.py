@@ -17,6 +17,7 @@ from .._snapshot import (
     snapshot_dialect,
 )
 from . import _codegen
+from ._primitives import _FixedWidth
 
 __all__ = [
     "NullableSerializer", "ListSerializer", "MapSerializer", "TupleSerializer",
@@ -466,10 +467,19 @@ class MapSerializer(TypeSerializer[dict[Any, Any]]):
         """One record of this layout in ``new``'s: the size kept, per entry the key by ``key``,
         the null flag kept and a value migrated by ``value``."""
 
+        # A key that reads as None is refused, as the object path refuses it when writing
+        # (map keys are never null): keys whose serializer can read None are read to see.
+        read_key = None if isinstance(self.key, _FixedWidth) else self.key.deserialize
+
         def run(source: DataInputView, target: DataOutputView) -> None:
             size = _read_size(source, "MapSerializer: map size")
             target.write_int(size)
             for _ in range(size):
+                if read_key is not None:
+                    mark = source.mark()
+                    if read_key(source) is None:
+                        raise SerializationError("MapSerializer: a map key reads as None; map keys are never null")
+                    source.reset(mark)
                 key(source, target)
                 if source.read_boolean():
                     target.write(b"\x01")
