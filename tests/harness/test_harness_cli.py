@@ -374,8 +374,10 @@ def test_values_that_look_alike_are_told_apart_by_their_types():
     from conformance import Violation
     from conformance._checks._support import expect_equal
 
-    Old = dataclasses.make_dataclass("Order", [("id", int)], namespace={"__module__": "shop.v1"})
-    New = dataclasses.make_dataclass("Order", [("id", int)], namespace={"__module__": "shop.v2"})
+    Old = dataclasses.make_dataclass("Order", [("id", int)])
+    New = dataclasses.make_dataclass("Order", [("id", int)])
+    # set afterwards: Python 3.12+ make_dataclass takes the caller's module over the namespace's
+    Old.__module__, New.__module__ = "shop.v1", "shop.v2"
     with pytest.raises(Violation) as caught:
         expect_equal(Old(1), New(1), "reading back")
     text = caught.value.message
