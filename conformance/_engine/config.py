@@ -164,7 +164,7 @@ class RunConfig:
         expected = self.expected_failures
         if not isinstance(expected, Mapping) or not all(isinstance(k, str) for k in expected):
             raise RunConfigError(f"RunConfig(expected_failures={expected!r}): should map check ids to the "
-                                 "reason each is expected to fail, e.g. {'snapshot.no_pickle': 'issue 12'}")
+                                 "reason each is expected to fail, e.g. {'snapshot.no_pickle': 'pickles by design'}")
         set_(self, "expected_failures", current_keys({k: str(v) for k, v in expected.items()}))
         if not isinstance(self.options, Mapping):
             raise RunConfigError(f"RunConfig(options={self.options!r}): should be a mapping of option names "
