@@ -56,15 +56,8 @@ _LONG_MIN = -(1 << 63)
 _RUNTIME = "org.apache.flink.runtime.state."
 
 
-class VoidNamespaceSerializer(TypeSerializer[None]):
-    """Flink's void namespace: one 0x00 byte, read as None."""
-
-    __module__ = "reference.serializers"  # stable identity
-
-    def serialize(self, value: None, target: DataOutputView) -> None:
-        if value is not None:
-            raise SerializationError(f"VoidNamespaceSerializer writes None only, got {value!r}")
-        target.write_byte(0)
+class _OneByteNone(TypeSerializer[None]):
+    """A namespace Flink writes as one 0x00 byte and reads as None (void, global window)."""
 
     def deserialize(self, source: DataInputView) -> None:
         source.read_byte()
@@ -77,6 +70,17 @@ class VoidNamespaceSerializer(TypeSerializer[None]):
     @property
     def length(self) -> int:
         return 1
+
+
+class VoidNamespaceSerializer(_OneByteNone):
+    """Flink's void namespace: one 0x00 byte, read as None."""
+
+    __module__ = "reference.serializers"  # stable identity
+
+    def serialize(self, value: None, target: DataOutputView) -> None:
+        if value is not None:
+            raise SerializationError(f"VoidNamespaceSerializer writes None only, got {value!r}")
+        target.write_byte(0)
 
     def snapshot_configuration(self) -> VoidNamespaceSerializerSnapshot:
         return VoidNamespaceSerializerSnapshot()
@@ -260,25 +264,13 @@ class TimeWindowSerializerSnapshot(
         super().__init__(TimeWindowSerializer)
 
 
-class GlobalWindowSerializer(TypeSerializer[None]):
+class GlobalWindowSerializer(_OneByteNone):
     """The global window namespace: one 0x00 byte, read as None."""
 
     __module__ = "reference.serializers"  # stable identity
 
     def serialize(self, value: None, target: DataOutputView) -> None:
         target.write_byte(0)
-
-    def deserialize(self, source: DataInputView) -> None:
-        source.read_byte()
-        return None
-
-    @property
-    def is_immutable_type(self) -> bool:
-        return True
-
-    @property
-    def length(self) -> int:
-        return 1
 
     def snapshot_configuration(self) -> GlobalWindowSerializerSnapshot:
         return GlobalWindowSerializerSnapshot()
