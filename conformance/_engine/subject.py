@@ -293,9 +293,9 @@ def _independent_oracle(evolution: Evolution, serializer: Any, where: str) -> No
         raise SubjectError(
             f"{where}: Evolution(migrate=...) is {shared}: an oracle built on the migration under "
             "test agrees with it whatever it does, so it proves nothing; write migrate= "
-            "independently, from what the new release must read (e.g. lambda old: "
-            "Order(old.order_id, old.item, old.amount_cents, currency=None)), without calling the "
-            "serializer's or its snapshot's code"
+            "independently, from what the new release must read (e.g. a lambda building the new "
+            "value from the old one's fields, with an added field at its default), without calling "
+            "the serializer's or its snapshot's code"
         )
 
 
