@@ -6,6 +6,7 @@ one mattered."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -88,8 +89,9 @@ class Restore:
                 code = int(self.zygote.reply(deadline)["exit"])
             except OSError:  # the zygote ended: its child's outcome is unknown
                 self.zygote.current = None
-                for suffix in (".out", ".err"):
-                    _read_and_remove(self.stem + suffix)
+                for suffix in (".out", ".err"):  # a child killed before it opened them left none
+                    with contextlib.suppress(FileNotFoundError):
+                        _read_and_remove(self.stem + suffix)
                 self.fallback = _new_interpreter(self.spec)
             else:
                 self.zygote.current = None
