@@ -175,12 +175,17 @@ class Emitter:
 
     @contextmanager
     def block(self, template: str, **names: Name | int) -> Iterator[None]:
+        """``template`` (a line ending in ``:``) and the lines emitted inside the ``with``,
+        indented; a ``pass`` only when nothing was emitted (a ``pass`` costs a NOP per pass
+        through the block)."""
         self.emit(template, **names)
         self._indent += 1
+        start = len(self.lines)
         try:
-            self.emit("pass")
             yield
         finally:
+            if len(self.lines) == start:
+                self.emit("pass")
             self._indent -= 1
 
     # -- the one rule: inline a fragment or call the serializer's own method ----------------
