@@ -17,9 +17,12 @@ Logging: a session's JVM logs with this package's log4j 2 configuration (``LOG_C
 ``log4j2.properties`` next to this module): errors only, on stderr, so that Spark's start-up
 warnings, which nobody can act on, do not reach the terminal; the log level of the running
 session is ``ERROR`` too. A caller's own ``-Dlog4j.configurationFile`` in
-``spark.driver.extraJavaOptions`` wins. The JVM itself still prints one line of its own that no
+``spark.driver.extraJavaOptions`` wins. The JVM itself prints one line of its own that no
 logging configuration reaches ("WARNING: Using incubator modules", from the module options
-Spark's launcher always passes).
+Spark's launcher always passes): the driver's JVM is started with its stderr through a pipe
+that this process copies to its own stderr (file descriptor 2) line by line, leaving out the
+lines of ``JVM_NOISE`` (so everything else, a failure to start included, still shows, and
+the executors' Python workers, which inherit that stderr, are shown as before).
 
 Clusters: with ``spark://host:port`` (or any other cluster manager) every worker machine needs
 this package and its dependencies installed for a Python at the same path as the driver's
@@ -230,6 +233,7 @@ def get_session(master: str | None = None, *, config: dict[str, str] | None = No
         for key, value in settings.items():
             builder = builder.config(key, value)
         try:
+            _start_context(wanted, settings)
             session = builder.getOrCreate()
         except Exception as exc:  # the JVM failed to start: say what we know
             _remove_scratch()
@@ -240,6 +244,42 @@ def get_session(master: str | None = None, *, config: dict[str, str] | None = No
         session.sparkContext.setLogLevel("ERROR")
         _session, _master = session, wanted
         return session
+
+
+#: Lines the driver's JVM prints to stderr that nobody can act on (matched at a line's start).
+JVM_NOISE = (b"WARNING: Using incubator modules:",)
+
+
+def _copy_stderr(read_end: int) -> None:
+    """Copy the JVM's stderr (the pipe's ``read_end``) to file descriptor 2, line by line,
+    without the ``JVM_NOISE`` lines, until every writer has closed it."""
+    with os.fdopen(read_end, "rb", buffering=0) as pipe:
+        for line in iter(pipe.readline, b""):
+            if line.startswith(JVM_NOISE):
+                continue
+            view = memoryview(line)
+            while view:
+                view = view[os.write(2, view):]
+
+
+def _start_context(master: str, settings: dict[str, str]) -> None:
+    """Start the SparkContext the session builder then takes, its JVM's stderr filtered
+    (``_copy_stderr``). Nothing to do when this process has a JVM already (a context stopped
+    and started again reuses it) or the JVM was started by someone else
+    (``PYSPARK_GATEWAY_PORT``: spark-submit, a notebook)."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
+        return
+    conf = SparkConf().setMaster(master).setAll(list(settings.items()))
+    read_end, write_end = os.pipe()
+    threading.Thread(target=_copy_stderr, args=(read_end,), name="spark-jvm-stderr", daemon=True).start()
+    try:
+        gateway = launch_gateway(conf, popen_kwargs={"stderr": write_end})
+    finally:
+        os.close(write_end)
+    SparkContext(conf=conf, gateway=gateway)
 
 
 def running() -> bool:

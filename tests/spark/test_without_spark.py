@@ -159,7 +159,8 @@ def test_verify_off_gives_spark_s_report(spark, small, tmp_path):
 # -- Spark's start-up log lines ------------------------------------------------------------------------
 #: What Spark's default log4j profile prints on every start, none of which a user can act on.
 STARTUP_NOISE = ("NativeCodeLoader", "Using Spark's default log4j profile", "resolves to a loopback address",
-                 "SPARK_LOCAL_IP", "Setting default log level", "sc.setLogLevel", " WARN ")
+                 "SPARK_LOCAL_IP", "Setting default log level", "sc.setLogLevel", " WARN ",
+                 "Using incubator modules")
 
 
 @pytest.mark.spark
