@@ -5,8 +5,9 @@ evolved serializer for migration), an entry point, and a mutation of valid bytes
 configuration. ``run_input`` runs it under the canary and the limits and returns what it saw:
 
 - the outcome must be a value or a ``StateError``; anything else is an *escape*;
-- the input must finish within ``TIME_LIMIT`` seconds (an interval timer interrupts it): else
-  a *hang*;
+- the input must finish within ``TIME_LIMIT`` seconds of this process's CPU time (an interval
+  timer on CPU time interrupts it, so a busy machine does not turn a slow start into a finding)
+  and within ``WALL_LIMIT`` seconds of wall time (a read that blocks): else a *hang*;
 - the process's peak memory must not grow by more than ``MEMORY_LIMIT`` bytes: else *memory*;
 - nothing may be imported (new ``sys.modules`` entries or ``import`` audit events): *import*;
 - nothing may be unpickled (``pickle.loads`` calls or ``pickle.find_class`` audit events)
@@ -76,8 +77,10 @@ from reference.savepoint import (
     state_data_files,
 )
 
-#: Seconds one input may take.
+#: Seconds of CPU time (user + system, this process) one input may take.
 TIME_LIMIT = 2.0
+#: Seconds of wall time one input may take: a blocked read uses no CPU time.
+WALL_LIMIT = 30.0
 #: Growth of the process's peak memory one input may cause (bytes).
 MEMORY_LIMIT = 1 << 30
 EVOLUTION = {"state.schema-evolution.enable": True}
@@ -450,31 +453,36 @@ def run_guarded(config: Config, entry: str, data: bytes, call: Callable[[], Any]
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     watch.imports.clear()
     watch.unpicklings.clear()
-    previous = signal.signal(signal.SIGALRM, _on_alarm)
-    start = time.perf_counter()
+    previous = {number: signal.signal(number, _on_alarm) for number in (signal.SIGPROF, signal.SIGALRM)}
+    start, cpu_start = time.perf_counter(), time.process_time()
     watch.watching = True
     try:
-        signal.setitimer(signal.ITIMER_REAL, TIME_LIMIT)
+        signal.setitimer(signal.ITIMER_PROF, TIME_LIMIT)
+        signal.setitimer(signal.ITIMER_REAL, WALL_LIMIT)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 call()
         finally:
+            signal.setitimer(signal.ITIMER_PROF, 0)
             signal.setitimer(signal.ITIMER_REAL, 0)
     except Hang:
-        outcome.problem, outcome.detail = "hang", f"over {TIME_LIMIT} s"
+        outcome.problem, outcome.detail = "hang", (
+            f"over {TIME_LIMIT} s of CPU time or {WALL_LIMIT} s of wall time")
     except StateError:
         pass
     except Exception as exc:
         outcome.problem, outcome.detail = "escape", f"{type(exc).__name__}: {str(exc)[:300]}"
     finally:
         watch.watching = False
-        signal.signal(signal.SIGALRM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
     outcome.seconds = time.perf_counter() - start
+    cpu = time.process_time() - cpu_start
     grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - peak
     new_modules = sorted(set(sys.modules) - modules)
-    if outcome.problem is None and outcome.seconds > TIME_LIMIT:
-        outcome.problem, outcome.detail = "hang", f"{outcome.seconds:.2f} s"
+    if outcome.problem is None and (cpu > TIME_LIMIT or outcome.seconds > WALL_LIMIT):
+        outcome.problem, outcome.detail = "hang", f"{cpu:.2f} s of CPU time, {outcome.seconds:.2f} s of wall time"
     if outcome.problem is None and grown > MEMORY_LIMIT:
         outcome.problem, outcome.detail = "memory", f"peak memory grew by {grown >> 20} MiB"
     if outcome.problem is None and (watch.imports or new_modules):

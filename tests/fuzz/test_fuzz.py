@@ -155,6 +155,30 @@ def test_the_canary_sees_imports_unpicklings_and_hangs(bases):
         )
 
 
+def test_a_hang_is_cpu_time_or_a_blocked_wait_not_a_busy_machine(bases, monkeypatch):
+    """Time spent waiting for the CPU (another process running) is no hang; CPU time past
+    TIME_LIMIT is, and so is a wait past WALL_LIMIT (a read that blocks)."""
+    import time
+
+    config = next(c for c in fuzzing.CONFIGS if not c.pickles)
+    monkeypatch.setattr(fuzzing, "TIME_LIMIT", 0.2)
+    monkeypatch.setattr(fuzzing, "WALL_LIMIT", 3.0)
+
+    def spin():
+        end = time.process_time() + 1.0
+        while time.process_time() < end:
+            pass
+
+    seen = {
+        "idle 0.5 s": fuzzing.run_guarded(config, "t", b"", lambda: time.sleep(0.5)).problem,
+        "busy 1 s": fuzzing.run_guarded(config, "t", b"", spin).problem,
+        "blocked 5 s": fuzzing.run_guarded(config, "t", b"", lambda: time.sleep(5)).problem,
+    }
+    assert seen == {"idle 0.5 s": None, "busy 1 s": "hang", "blocked 5 s": "hang"}, (
+        f"got {seen}, should be no hang for an idle wait under WALL_LIMIT and a hang for CPU time past "
+        "TIME_LIMIT or a wait past WALL_LIMIT")
+
+
 @pytest.mark.parametrize("config", [c for c in fuzzing.CONFIGS if c.pickles], ids=lambda c: c.name)
 def test_the_snapshot_api_unpickles_nothing(bases, config):
     """snapshot_from_bytes -> restore_serializer -> deserialize of the configuration's own
