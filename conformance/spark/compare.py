@@ -39,12 +39,19 @@ __all__ = ["StateComparison", "ComparisonReport", "compare_savepoints", "identic
 
 @dataclass
 class StateComparison:
-    """One state present in both savepoints: its entries (and snapshots, kind) that differ."""
+    """One state present in both savepoints: what of its description differs (``differences``:
+    its kind, its serializer snapshots) and how many of its entries differ (``mismatches``,
+    entries only, with up to ``sample`` of them described in ``samples``)."""
 
     name: str
     kind: str
     mismatches: int = 0
     samples: list[str] = field(default_factory=list)
+    differences: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.mismatches == 0 and not self.differences
 
 
 @dataclass
@@ -60,7 +67,7 @@ class ComparisonReport:
 
     @property
     def ok(self) -> bool:
-        return not self.problems and all(s.mismatches == 0 for s in self.states)
+        return not self.problems and all(s.ok for s in self.states)
 
     @property
     def mismatches(self) -> int:
@@ -72,6 +79,7 @@ class ComparisonReport:
         lines += [f"  {p}" for p in self.problems]
         for s in self.states:
             lines.append(f"  {s.name!r} ({s.kind}): {s.mismatches} mismatching")
+            lines += [f"    {difference}" for difference in s.differences]
             lines += [f"    {sample}" for sample in s.samples]
         return "\n".join(lines)
 
@@ -120,8 +128,7 @@ def compare_savepoints(
         for attr in ("kind", "value_serializer_snapshot", "namespace_serializer_snapshot",
                      "user_key_serializer_snapshot"):
             if getattr(state, attr) != getattr(exp_state, attr):
-                result.mismatches += 1
-                result.samples.append(f"{attr.replace('_', ' ')} differs from the expected savepoint's")
+                result.differences.append(f"{attr.replace('_', ' ')} differs from the expected savepoint's")
         if state.kind != exp_state.kind:
             continue
         compared.append((state, result, exp_state))

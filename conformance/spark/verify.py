@@ -297,6 +297,7 @@ def verify_savepoint(
         report.problems += comparison.problems
         by_name = {s.name: s for s in report.states}
         for compared in comparison.states:
+            report.problems += [f"state {compared.name!r}: {difference}" for difference in compared.differences]
             by_name[compared.name].mismatches += compared.mismatches
             by_name[compared.name].samples += compared.samples
     return report

@@ -93,6 +93,12 @@ def test_migrate_and_verify_off_run_without_spark_with_the_same_rules(tmp_path):
     differs = json.loads((tmp_path / "differs.json").read_text())
     assert not differs["ok"] and all(s["mismatches"] > 0 for s in differs["states"]), (
         f"got {differs}, should find every state's entries differing from the unmigrated savepoint")
+    overcounted = [(s["name"], s["mismatches"], s["entries"]) for s in differs["states"] if s["mismatches"] > s["entries"]]
+    assert not overcounted, (
+        f"got more mismatching entries than entries (state, mismatching, entries) {overcounted}: a differing "
+        "snapshot should be a problem of its own, not one more mismatching entry")
+    assert any("value serializer snapshot differs" in problem for problem in differs["problems"]), (
+        f"got problems {differs['problems']}, should say that the migrated value serializer snapshot differs")
     assert sup.read_back(str(tmp_path / "out3"), KEYS) == sup.expected_after_migration(sup.history(KEYS)), (
         "the savepoint rescaled without Spark reads back other values than the oracle's")
 
