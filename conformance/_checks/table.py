@@ -15,6 +15,7 @@ from hypothesis.errors import NoSuchExample
 from reference.table import TableWriteFunction
 
 from .._engine.registry import NotApplicable, Violation, check
+from .._table._history import check_linearizable
 from .._table._machine import build_machine
 from .._table._runmachine import run_machine
 from .._table._store import HarnessStore
@@ -124,6 +125,25 @@ def concurrent(ctx: CheckContext) -> None:
     message streams match the model applied in the order of issue; only the operations that
     failed fail; every key written reads back as the model says."""
     run_machine(build_machine(ctx.subject, concurrent=True, faults=False), ctx.settings, ctx.seed)
+
+
+@check(id="table.linearizable", family="table", requires=("table.sequential",))
+def linearizable(ctx: CheckContext) -> None:
+    """Concurrent histories on one key (clients issuing single and one-entry bulk operations
+    together, then a read-back after every operation answered): a table that keeps the order
+    of issue gives what the model gives in that order; any other table is linearizable (some
+    order consistent with real time explains every result, the read-back and the store's
+    record); the store applies one update entry per acknowledged update."""
+    subject = ctx.subject
+    probe = subject.make_table(HarnessStore(subject.apply_update))
+    try:
+        keeps_order, why = subject.order_guarantee(probe)
+        supports_updates = bool(getattr(probe, "supports_updates", True))
+    finally:
+        close = getattr(probe, "close", None)
+        if close is not None:
+            close()
+    check_linearizable(subject, ctx.settings, ctx.seed, keeps_order, why, supports_updates)
 
 
 @check(id="table.faults", family="table", requires=("table.sequential",))
