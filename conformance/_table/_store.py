@@ -277,15 +277,7 @@ class ObservedWriteFunction(TableWriteFunction[Any, Any, Any]):
     def fail_next_writes(self, transient: int) -> None:
         self.transient_pending = transient
 
-    def fail_entry(self, kind: str, key: Any, times: int, permanent: bool) -> None:
-        """The next ``times`` entries of ``kind`` for ``key`` that reach the store fail, in
-        whatever call they come (single or bulk; in a bulk call the other entries are applied
-        and the failed ones listed in a ``BatchWriteError``), before being applied: transiently
-        (``InjectedTransientError``, retriable) or permanently (``InjectedStoreError``)."""
-        self.entry_fault = (kind, key, times, permanent)
-
     def clear_faults(self) -> None:
-        self.entry_fault = None
         self.transient_pending = 0
 
     def is_retriable(self, exc: BaseException) -> bool:
