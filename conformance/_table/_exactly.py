@@ -44,6 +44,9 @@ from ._subject import TableSubject
 
 __all__ = ["check_exactly_once", "fault_strategy"]
 
+#: how many times more examples than the budget's are run (an example is cheap)
+EXAMPLES_PER_BUDGET = 2
+
 _KIND = {"put": "put", "put_all": "put", "delete": "delete", "delete_all": "delete",
          "update": "update", "update_all": "update"}
 
@@ -258,6 +261,6 @@ def _shown(entries: list[tuple[Any, Any]], entry: tuple[Any, ...]) -> Any:
 def check_exactly_once(subject: TableSubject, settings: Settings, seed: int | None,
                        supports_updates: bool) -> None:
     """Run examples under the budget of ``settings``; a failure is shrunk by hypothesis."""
-    wider = hypothesis.settings(settings, max_examples=settings.max_examples * 2)
+    wider = hypothesis.settings(settings, max_examples=settings.max_examples * EXAMPLES_PER_BUDGET)
     for_all(wider, seed if not settings.derandomize else None, fault_strategy(subject, supports_updates),
             lambda drawn: judge(subject, drawn), display=show)

@@ -129,12 +129,12 @@ def _observed(key: Any, op: tuple[Any, ...], state: str, got: Any) -> tuple[Hash
     """What an operation returned, as compared with the model and as it reads."""
     if state == "ok":
         if op[0] in ("get", "get_all", "store"):
-            return ("value", canonical(got)), f"returned {'no record' if got is None else show(got)}"
-        return ("ok",), "succeeded"
+            return ("value", canonical(got)), "no record" if got is None else show(got)
+        return ("ok",), "success"
     if isinstance(got, BatchWriteError):
         kinds = tuple(sorted((i, classify(e)) for i, e in got.failures.items()))
-        return ("batch", kinds), f"failed with BatchWriteError {dict(kinds)}"
-    return ("error", classify(got)), f"failed with {type(got).__name__}: {got}"
+        return ("batch", kinds), f"BatchWriteError {dict(kinds)}"
+    return ("error", classify(got)), f"{type(got).__name__}: {got}"
 
 
 class _Clock:
@@ -151,7 +151,8 @@ async def _as_coroutine(awaitable: Any) -> Any:
 
 
 def run_history(subject: TableSubject, drawn: Any) -> tuple[list[Event], list[str], HarnessStore, Any]:
-    """Run one drawn history on a fresh table: the events (the record's put first, the clients'
+    """Run one drawn history on a fresh table: the events (the record's put first when the table
+    has its own store, the clients'
     operations, the read-back, the store's record), who issued each, the store and the table."""
     key, before, clients, store_reads, store_writes = drawn
     store = HarnessStore(subject.apply_update)
@@ -208,7 +209,7 @@ def run_history(subject: TableSubject, drawn: Any) -> tuple[list[Event], list[st
         now = clock.tick()
         value = copy.deepcopy(store.data.get(key))
         events.append(Event(("store",), f"the store's record of {show(key)}", ("value", canonical(value)),
-                            f"is {_record(value)}", now, clock.tick()))
+                            _record(value), now, clock.tick()))
         who.append("harness")
     return events, who, store, table
 
@@ -221,13 +222,13 @@ def _listing(drawn: Any, events: list[Event], who: list[str], verdict: Verdict |
         lines.append(f"  the store holds {_record(drawn[1])} before the history")
     for event, client in sorted(zip(events, who, strict=True), key=lambda p: p[0].invoked):
         lines.append(f"  {event.text:<28} client {client:<38} called t{event.invoked:<3} answered "
-                     f"t{event.answered:<3} {event.shown}")
+                     f"t{event.answered:<3} -> {event.shown}")
     if verdict is not None and not verdict.ok:
         order = ", ".join(events[i].text for i in verdict.prefix) or "(nothing)"
         lines.append(f"longest order consistent with real time that explains the results: {order}; "
                      f"the record is then {_record(verdict.state)}")
         for i, allowed in verdict.stuck:
-            lines.append(f"  next could be {events[i].text}: it {events[i].shown}, the model {allowed}")
+            lines.append(f"  next could be {events[i].text}: got {events[i].shown}, the model {allowed}")
     return "\n".join(lines)
 
 

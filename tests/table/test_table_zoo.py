@@ -372,10 +372,10 @@ class RetriesTheWholeBatch(RowByRowWriter):
         for i, (key, update) in enumerate(entries):
             try:
                 await self.client.update_async(key, update)
-            except RecordNotFoundError as exc:
-                failures[i] = exc
             except TransientTableError as exc:
                 raise TransientTableError(f"update_all: the row of key {key!r} timed out; retry the batch") from exc
+            except Exception as exc:
+                failures[i] = exc
         if failures:
             raise BatchWriteError.of("update_all", failures, len(entries))
 
@@ -389,10 +389,10 @@ class SkipsTimedOutRows(RowByRowWriter):
         for i, (key, update) in enumerate(entries):
             try:
                 await self.client.update_async(key, update)
-            except RecordNotFoundError as exc:
-                failures[i] = exc
             except TransientTableError:
                 logging.getLogger(__name__).warning("update of %r timed out; left for the next batch", key)
+            except Exception as exc:
+                failures[i] = exc
         if failures:
             raise BatchWriteError.of("update_all", failures, len(entries))
 
