@@ -152,8 +152,8 @@ async def _as_coroutine(awaitable: Any) -> Any:
 
 def run_history(subject: TableSubject, drawn: Any) -> tuple[list[Event], list[str], HarnessStore, Any]:
     """Run one drawn history on a fresh table: the events (the record's put first when the table
-    has its own store, the clients'
-    operations, the read-back, the store's record), who issued each, the store and the table."""
+    has its own store, the clients' operations, the read-back, the store's record), who issued
+    each, the store and the table."""
     key, before, clients, store_reads, store_writes = drawn
     store = HarnessStore(subject.apply_update)
     store.read_yields, store.write_yields = store_reads, store_writes
