@@ -1,8 +1,9 @@
 """Faults beneath the write function, judged by the exactly-once rule (the ``table.exactly_once``
 check).
 
-Each example runs a few write operations (single and bulk puts, deletes, updates; one at a
-time) on a fresh table over the harness's store, each with a fault armed in the *store*, under
+Each example runs up to four write operations (single and bulk puts, deletes, updates; one at a
+time; before an update, the store is usually given a record for each key it updates that has
+none) on a fresh table over the harness's store, each with a fault armed in the *store*, under
 whatever write function the table uses (``HarnessStore.fail_entry``): the writes of one key the
 operation carries fail, transiently (``1..write_retries + 1`` times) or permanently, in
 whatever call they reach the store, so in the middle of a bulk call the table or its write
@@ -17,6 +18,9 @@ function fans out. When the operation has answered, the table is flushed; then:
 - a transient failure within the declared ``write_retries``, on an operation whose keys are
   distinct and whose updates find their records, is absorbed: the operation succeeds;
 - the store's records are the model's, the acknowledged entries applied in list order.
+
+A failing example is shrunk by hypothesis, then the steps and bulk entries it does not need are
+dropped (delta debugging), so the message shows the shortest run of steps that fails.
 
 The fault checks before this one (``table.faults``) fail whole calls into the write function;
 this one fails rows beneath it.
@@ -45,31 +49,37 @@ from ._subject import TableSubject
 __all__ = ["check_exactly_once", "fault_strategy"]
 
 #: how many times more examples than the budget's are run (an example is cheap)
-EXAMPLES_PER_BUDGET = 2
+EXAMPLES_PER_BUDGET = 3
 
 _KIND = {"put": "put", "put_all": "put", "delete": "delete", "delete_all": "delete",
          "update": "update", "update_all": "update"}
 
 
 def fault_strategy(subject: TableSubject, supports_updates: bool) -> st.SearchStrategy[Any]:
-    """(records in the store before, steps: (operation name, entries, fault)); a fault is
-    (position of the entry whose key fails, times, permanent)."""
+    """(records in the store before, steps: (operation name, entries, fault, record)); a fault
+    is (position from the end of the entry whose key fails, times, permanent); ``record`` (or
+    None) is put in the store, before an update, for each key it updates that has none."""
     keys, values, updates = subject.keys, subject.values, subject.updates
 
     def entries(payload: st.SearchStrategy[Any], bulk: bool) -> st.SearchStrategy[Any]:
         return st.lists(st.tuples(keys, payload), min_size=1, max_size=4 if bulk else 1)
 
-    forms = [st.tuples(st.sampled_from(["put", "put_all"]), entries(values, False), entries(values, True)),
-             st.tuples(st.sampled_from(["delete", "delete_all"]), entries(st.none(), False),
-                       entries(st.none(), True))]
+    def form(kind: str, payload: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+        # bulk forms twice as often: a fault in the middle of a bulk call is what this check adds
+        return st.tuples(st.sampled_from([kind + "_all", kind, kind + "_all"]), entries(payload, False),
+                         entries(payload, True))
+
+    forms = [form("put", values), form("delete", st.none())]
     if supports_updates:
-        forms.append(st.tuples(st.sampled_from(["update", "update_all"]), entries(updates, False),
-                               entries(updates, True)))
+        # updates twice as often: their double application is the one that shows in the record
+        forms += [form("update", updates), form("update", updates)]
     op = st.one_of(*forms).map(lambda f: (f[0], f[2] if f[0].endswith("_all") else f[1]))
     # (position, times, permanent); permanent first: a shrunk failure shows the simpler fault
     fault = st.tuples(st.integers(0, 3), st.integers(1, subject.write_retries + 1), st.booleans().map(lambda transient: not transient))
+    # a record for an update's missing keys three times out of four (shrinking towards one)
+    record = st.tuples(st.integers(0, 3), values).map(lambda p: None if p[0] == 3 else p[1])
     return st.tuples(st.lists(st.tuples(keys, values), max_size=4),
-                     st.lists(st.tuples(op, fault), min_size=1, max_size=3))
+                     st.lists(st.tuples(op, fault, record), min_size=1, max_size=4))
 
 
 def _text(name: str, entries: list[tuple[Any, Any]]) -> str:
@@ -122,9 +132,15 @@ def judge(subject: TableSubject, drawn: Any) -> None:
     model = {k: copy.deepcopy(v) for k, v in store.data.items()}
     done: list[str] = []
     try:
-        for (name, entries), (position, times, permanent) in steps:
+        for (name, entries), (position, times, permanent), record in steps:
             kind = _KIND[name]
-            target = entries[position % len(entries)][0]
+            missing = [k for k, _ in entries if k not in model]
+            if kind == "update" and record is not None and missing:
+                for key in missing:
+                    store.data[key] = copy.deepcopy(record)
+                    model[key] = copy.deepcopy(record)
+                done.append(f"(the store is given {show({k: record for k in missing})})")
+            target = _target(entries, position)
             how = "permanently" if permanent else f"transiently {times} time{'s' if times > 1 else ''}"
             fault = f"the store failing the {kind} of key {show(target)} {how}"
             if name.endswith("_all"):
@@ -206,13 +222,13 @@ def _judge(subject: TableSubject, step: str, example: str, kind: str, bulk: bool
                      "the store failed it transiently and the table reported success without it being "
                      "written again: a failed row must be retried or reported in a BatchWriteError")
             raise Violation(
-                f"{step}: {shown}: got acknowledged and applied 0 times, should be applied exactly "
-                f"once (an acknowledged write was lost: {cause})", example=example,
+                f"{step}: {shown}: got acknowledged and applied 0 times, should be applied "
+                f"{_times(due)} (an acknowledged write was lost: {cause})", example=example,
             )
         if due:
             raise Violation(
-                f"{step}: {shown}: got applied {got} times, should be exactly once per acknowledged "
-                f"message (a retry re-sent a row the store had already applied: resend only the rows "
+                f"{step}: {shown}: got applied {got} times, should be {_times(due)} (exactly once per "
+                f"acknowledged entry: a retry re-sent a row the store had already applied: resend only the rows "
                 f"that failed; a write function fanning a bulk call out row by row must report the "
                 f"failed rows in a BatchWriteError, not fail the whole call with a retriable error)",
                 example=example,
@@ -251,6 +267,16 @@ def _judge(subject: TableSubject, step: str, example: str, kind: str, bulk: bool
         )
 
 
+def _target(entries: list[tuple[Any, Any]], position: int) -> Any:
+    """The key whose writes fail: ``position`` counts from the last entry (the last row first,
+    so the rows before it land: what a wrong retry would re-apply)."""
+    return entries[len(entries) - 1 - position % len(entries)][0]
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else f"{n} times"
+
+
 def _shown(entries: list[tuple[Any, Any]], entry: tuple[Any, ...]) -> Any:
     for key, payload in entries:
         if canonical(key) == entry[1] and canonical(payload) == entry[2]:
@@ -260,7 +286,62 @@ def _shown(entries: list[tuple[Any, Any]], entry: tuple[Any, ...]) -> Any:
 
 def check_exactly_once(subject: TableSubject, settings: Settings, seed: int | None,
                        supports_updates: bool) -> None:
-    """Run examples under the budget of ``settings``; a failure is shrunk by hypothesis."""
+    """Run examples under the budget of ``settings``; a failure is shrunk by hypothesis, then
+    by dropping the steps it does not need (``_fewer_steps``)."""
+    failing: list[Any] = []
+
+    def body(drawn: Any) -> None:
+        try:
+            judge(subject, drawn)
+        except Violation:
+            failing[:] = [drawn]
+            raise
+
     wider = hypothesis.settings(settings, max_examples=settings.max_examples * EXAMPLES_PER_BUDGET)
-    for_all(wider, seed if not settings.derandomize else None, fault_strategy(subject, supports_updates),
-            lambda drawn: judge(subject, drawn), display=show)
+    try:
+        for_all(wider, seed if not settings.derandomize else None, fault_strategy(subject, supports_updates),
+                body, display=show)
+    except Violation:
+        if not failing:
+            raise
+        judge(subject, _fewer_steps(subject, failing[0]))
+        raise
+
+
+def _fails(subject: TableSubject, drawn: Any) -> bool:
+    try:
+        judge(subject, drawn)
+    except Violation:
+        return True
+    except Exception:  # a crash is not the failure being shrunk
+        return False
+    return False
+
+
+def _fewer_steps(subject: TableSubject, drawn: Any) -> Any:
+    """Delta debugging: drop each step (last first), then each entry of a bulk step, then the
+    records before, while the example still fails; the smallest failing example is returned."""
+    before, steps = drawn
+    i = len(steps) - 1
+    while i >= 0 and len(steps) > 1:
+        candidate = (before, steps[:i] + steps[i + 1:])
+        if _fails(subject, candidate):
+            steps = candidate[1]
+        i -= 1
+    for at in range(len(steps)):  # then the entries of each bulk step
+        (name, entries), fault, record = steps[at]
+        target = _target(entries, fault[0])
+        j = len(entries) - 1
+        while j >= 0 and len(entries) > 1:
+            fewer = entries[:j] + entries[j + 1:]
+            # the same key keeps failing: its position from the end in the shorter list
+            keys = [canonical(k) for k, _ in fewer]
+            if canonical(target) in keys:
+                moved = (len(fewer) - 1 - keys.index(canonical(target)), *fault[1:])
+                candidate = (before, steps[:at] + [((name, fewer), moved, record)] + steps[at + 1:])
+                if _fails(subject, candidate):
+                    steps, entries = candidate[1], fewer
+            j -= 1
+    if before and _fails(subject, ([], steps)):
+        before = []
+    return before, steps
