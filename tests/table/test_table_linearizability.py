@@ -70,3 +70,27 @@ def test_in_order_applies_the_model_in_the_order_of_invocation():
     assert not verdict.ok and verdict.stuck == [(2, "returns 2")], (
         f"got {verdict}, should refuse the read: in the order issued the register holds 2"
     )
+
+
+def test_the_harness_store_fails_one_row_of_a_bulk_call_and_applies_the_others():
+    """What table.exactly_once arms beneath the write function: a row of a bulk call fails, the
+    others are applied, and the failed one is listed (by position) in a BatchWriteError."""
+    import asyncio
+
+    from conformance._table._store import HarnessStore, InjectedTransientError
+    from reference.table import BatchWriteError
+
+    store = HarnessStore(lambda value, update: value + update)
+    store.data = {1: 10, 2: 20, 3: 30}
+    store.fail_entry("update", 2, times=1, permanent=False)
+    with pytest.raises(BatchWriteError) as info:
+        asyncio.run(store.update_all_async([(1, 1), (2, 1), (3, 1)]))
+    assert list(info.value.failures) == [1] and isinstance(info.value.failures[1], InjectedTransientError), (
+        f"got failures {info.value.failures}, should list only entry 1 (key 2), failed transiently"
+    )
+    assert store.data == {1: 11, 2: 20, 3: 31}, f"got {store.data}, should apply every row but key 2's"
+    assert [(k, key) for k, key, _ in store.applied] == [("update", 1), ("update", 3)], (
+        f"got applied log {store.applied}, should log the two rows applied"
+    )
+    asyncio.run(store.update_all_async([(2, 1)]))  # the fault was armed once
+    assert store.data[2] == 21, f"got {store.data[2]}, should apply key 2's row once the fault is spent"
