@@ -15,6 +15,8 @@ from hypothesis.errors import NoSuchExample
 from reference.table import TableWriteFunction
 
 from .._engine.registry import NotApplicable, Violation, check
+from .._table._exactly import check_exactly_once
+from .._table._history import check_linearizable
 from .._table._machine import build_machine
 from .._table._runmachine import run_machine
 from .._table._store import HarnessStore
@@ -126,6 +128,25 @@ def concurrent(ctx: CheckContext) -> None:
     run_machine(build_machine(ctx.subject, concurrent=True, faults=False), ctx.settings, ctx.seed)
 
 
+@check(id="table.linearizable", family="table", requires=("table.sequential",))
+def linearizable(ctx: CheckContext) -> None:
+    """Concurrent histories on one key (clients issuing single and one-entry bulk operations
+    together, then a read-back after every operation answered): a table that keeps the order
+    of issue gives what the model gives in that order; any other table is linearizable (some
+    order consistent with real time explains every result, the read-back and the store's
+    record); the store applies one update entry per acknowledged update."""
+    subject = ctx.subject
+    probe = subject.make_table(HarnessStore(subject.apply_update))
+    try:
+        keeps_order, why = subject.order_guarantee(probe)
+        supports_updates = bool(getattr(probe, "supports_updates", True))
+    finally:
+        close = getattr(probe, "close", None)
+        if close is not None:
+            close()
+    check_linearizable(subject, ctx.settings, ctx.seed, keeps_order, why, supports_updates)
+
+
 @check(id="table.faults", family="table", requires=("table.sequential",))
 def faults(ctx: CheckContext) -> None:
     """Injected store failures: permanent ones fail exactly their operation; the operator's
@@ -135,6 +156,25 @@ def faults(ctx: CheckContext) -> None:
     if not ctx.subject.observes_io:
         raise NotApplicable("the table has its own store (factory_args=()): no failures can be injected")
     run_machine(build_machine(ctx.subject, concurrent=False, faults=True), ctx.settings, ctx.seed)
+
+
+@check(id="table.exactly_once", family="table", requires=("table.sequential",))
+def exactly_once(ctx: CheckContext) -> None:
+    """Transient and permanent failures of single entries in the store beneath the write
+    function (in the middle of the bulk calls it fans out too): every acknowledged entry is
+    applied exactly once, a failed one not at all; a failure is the table's error carrying the
+    store's; transient failures within the declared retries are absorbed."""
+    subject = ctx.subject
+    if not subject.observes_io:
+        raise NotApplicable("the table has its own store (factory_args=()): no failures can be injected")
+    probe = subject.make_table(HarnessStore(subject.apply_update))
+    try:
+        supports_updates = bool(getattr(probe, "supports_updates", True))
+    finally:
+        close = getattr(probe, "close", None)
+        if close is not None:
+            close()
+    check_exactly_once(subject, ctx.settings, ctx.seed, supports_updates)
 
 
 @check(id="table.credits", family="table", requires=("table.sequential",))

@@ -1,10 +1,14 @@
 """The harness's own store behind a subject's table: instrumented read/write functions.
 
 It counts what reaches it (PUT entries applied, update entries applied, write calls and how
-each ended, the entries of every call) and can fail calls on purpose: *transient* failures
-(retriable, any write call) and *fatal* ones (not retriable, for one kind of write, optionally
-after letting some calls of that kind through). Each method yields to the event loop once
-before acting, so concurrent operations really interleave.
+each ended, the entries of every call, every entry applied) and can fail calls on purpose:
+*transient* failures (retriable, any write call) and *fatal* ones (not retriable, for one kind
+of write, optionally after letting some calls of that kind through); and single *entries*
+(``fail_entry``: the writes of one key, transiently or permanently, in single calls or in the
+middle of a bulk call, whose other entries are applied and the failed ones listed in a
+``BatchWriteError``, as a store answering row by row does). Each method yields to the event loop before
+acting (``read_yields`` / ``write_yields`` times, once by default; concurrent histories draw
+them, so a call's latency varies), so concurrent operations really interleave.
 
 The table writes through a *boundary*: the store itself, or, when the subject brings its own
 write function (built over the store), an ``ObservedWriteFunction`` around it. The boundary is
@@ -22,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from reference import canonical
 from reference.table import (
     BatchWriteError,
     InvalidTableArgumentError,
@@ -109,6 +114,14 @@ class HarnessStore(TableReadFunction[Any, Any], TableWriteFunction[Any, Any, Any
         self.fatal_pending: dict[str, int] = {}
         self.fatal_skip: dict[str, int] = {}
         self.limiter = CountingRateLimiter()
+        #: (kind, key, value or update; None for a delete) of every entry applied, in order
+        self.applied: list[tuple[str, Any, Any]] = []
+        #: an entry fault: (kind, key, failures left, permanent); see ``fail_entry``
+        self.entry_fault: tuple[str, Any, int, bool] | None = None
+        self.entry_failures = 0
+        #: how many times a read / a write call yields to the event loop before acting
+        self.read_yields = 1
+        self.write_yields = 1
         #: where the table's writes enter (see module doc); set by ``writer``
         self.boundary: HarnessStore | ObservedWriteFunction = self
 
@@ -136,7 +149,15 @@ class HarnessStore(TableReadFunction[Any, Any], TableWriteFunction[Any, Any, Any
         self.fatal_pending[kind] = self.fatal_pending.get(kind, 0) + 1
         self.fatal_skip[kind] = skip
 
+    def fail_entry(self, kind: str, key: Any, times: int, permanent: bool) -> None:
+        """The next ``times`` entries of ``kind`` for ``key`` that reach the store fail, in
+        whatever call they come (single or bulk; in a bulk call the other entries are applied
+        and the failed ones listed in a ``BatchWriteError``), before being applied: transiently
+        (``InjectedTransientError``, retriable) or permanently (``InjectedStoreError``)."""
+        self.entry_fault = (kind, key, times, permanent)
+
     def clear_faults(self) -> None:
+        self.entry_fault = None
         self.transient_pending = 0
         self.fatal_pending.clear()
         self.fatal_skip.clear()
@@ -145,7 +166,8 @@ class HarnessStore(TableReadFunction[Any, Any], TableWriteFunction[Any, Any, Any
 
     async def _enter(self, method: str, kind: str, entries: list[tuple[Any, Any]]) -> None:
         """One write call of ``kind`` with these (key, value-or-update) entries arrives."""
-        await asyncio.sleep(0)
+        for _ in range(self.write_yields):
+            await asyncio.sleep(0)
         listed = [tuple(e) for e in entries]
         if self.transient_pending:
             self.transient_pending -= 1
@@ -164,12 +186,16 @@ class HarnessStore(TableReadFunction[Any, Any], TableWriteFunction[Any, Any, Any
         return isinstance(exc, InjectedTransientError)
 
     # ---- reads ------------------------------------------------------------------------
+    async def _latency(self) -> None:
+        for _ in range(self.read_yields):
+            await asyncio.sleep(0)
+
     async def get_async(self, key: Any) -> Any:
-        await asyncio.sleep(0)
+        await self._latency()
         return copy.deepcopy(self.data.get(key))
 
     async def get_all_async(self, keys: list[Any]) -> dict[Any, Any]:
-        await asyncio.sleep(0)
+        await self._latency()
         return {k: copy.deepcopy(self.data[k]) for k in keys if k in self.data}
 
     # ---- writes -----------------------------------------------------------------------
@@ -187,38 +213,55 @@ class HarnessStore(TableReadFunction[Any, Any], TableWriteFunction[Any, Any, Any
         self.data[key] = self.apply_update(self.data[key], copy.deepcopy(update))
         self.counts.updates += 1
 
+    def _entry(self, kind: str, key: Any, payload: Any, apply: Callable[[Any, Any], None]) -> None:
+        """One entry of a write call reaches the store: it fails if an entry fault is armed
+        for it, else it is applied (and logged in ``applied``)."""
+        fault = self.entry_fault
+        if fault is not None and fault[0] == kind and canonical(fault[1]) == canonical(key) and fault[2] > 0:
+            self.entry_fault = (fault[0], fault[1], fault[2] - 1, fault[3])
+            self.entry_failures += 1
+            if fault[3]:
+                raise InjectedStoreError(f"harness store: injected permanent failure of the {kind} of key {key!r}")
+            raise InjectedTransientError(f"harness store: injected transient failure of the {kind} of key {key!r}")
+        apply(key, payload)
+        self.applied.append((kind, key, copy.deepcopy(payload)))
+
+    def _bulk(self, what: str, kind: str, entries: list[tuple[Any, Any]],
+              apply: Callable[[Any, Any], None]) -> None:
+        """A bulk call applies its entries in order; the ones that fail (a missing record, an
+        entry fault) are listed in one ``BatchWriteError``, the others are applied."""
+        failures: dict[int, BaseException] = {}
+        for i, (key, payload) in enumerate(entries):
+            try:
+                self._entry(kind, key, payload, apply)
+            except (RecordNotFoundError, InjectedTransientError, InjectedStoreError) as exc:
+                failures[i] = exc
+        if failures:
+            raise BatchWriteError.of(f"harness store: {what}", failures, len(entries))
+
     async def put_async(self, key: Any, value: Any) -> None:
         await self._enter("put_async", "put", [(key, value)])
-        self._put(key, value)
+        self._entry("put", key, value, self._put)
 
     async def put_all_async(self, entries: list[tuple[Any, Any]]) -> None:
         await self._enter("put_all_async", "put", entries)
-        for key, value in entries:
-            self._put(key, value)
+        self._bulk("put_all_async", "put", [tuple(e) for e in entries], self._put)  # type: ignore[misc]
 
     async def delete_async(self, key: Any) -> None:
         await self._enter("delete_async", "delete", [(key, None)])
-        self._delete(key)
+        self._entry("delete", key, None, lambda k, _: self._delete(k))
 
     async def delete_all_async(self, keys: list[Any]) -> None:
         await self._enter("delete_all_async", "delete", [(k, None) for k in keys])
-        for key in keys:
-            self._delete(key)
+        self._bulk("delete_all_async", "delete", [(k, None) for k in keys], lambda k, _: self._delete(k))
 
     async def update_async(self, key: Any, update: Any) -> None:
         await self._enter("update_async", "update", [(key, update)])
-        self._update(key, update)
+        self._entry("update", key, update, self._update)
 
     async def update_all_async(self, entries: list[tuple[Any, Any]]) -> None:
         await self._enter("update_all_async", "update", entries)
-        failures: dict[int, BaseException] = {}
-        for i, (key, update) in enumerate(entries):
-            try:
-                self._update(key, update)
-            except RecordNotFoundError as exc:
-                failures[i] = exc
-        if failures:
-            raise BatchWriteError.of("harness store: update_all_async", failures, len(entries))
+        self._bulk("update_all_async", "update", [tuple(e) for e in entries], self._update)  # type: ignore[misc]
 
 
 class ObservedWriteFunction(TableWriteFunction[Any, Any, Any]):

@@ -101,10 +101,12 @@ class CachingTable(DelegatingTable[K, V, U]):
     """A read-through, write-through cache in front of ``table``; no partial updates.
 
     Every write of a key bumps the key's version when it is issued. A read caches what it
-    fetched only if no write of the key was issued meanwhile; a write caches its value when it
-    completes only if no later write of the key was issued meanwhile (a write that completes
-    late must not cache a value the store no longer holds). A failed write leaves the key
-    uncached, so the next read asks the store.
+    fetched only if no write of the key was issued meanwhile and none is still in flight (a
+    write issued before the read may land after the store answered it: the fetched value is
+    then about to be overwritten); a write caches its value when it completes only if no later
+    write of the key was issued meanwhile (a write that completes late must not cache a value
+    the store no longer holds). A failed write leaves the key uncached, so the next read asks
+    the store.
     """
 
     def __init__(self, table: ReadWriteTable[K, V, U], cache: MutableMapping[Any, Any] | None = None,
@@ -114,6 +116,7 @@ class CachingTable(DelegatingTable[K, V, U]):
         self.supports_updates = False
         self.keeps_order = bool(getattr(table, "keeps_order", False))  # every call is passed on at once
         self._versions: dict[Any, int] = {}
+        self._in_flight: dict[Any, int] = {}  # key -> writes issued and not yet completed
 
     def _issue(self, key: Any) -> int:
         """A write of ``key`` is issued: uncache it and return the write's version."""
@@ -137,9 +140,14 @@ class CachingTable(DelegatingTable[K, V, U]):
             return self.cache[key]
         version = self._versions.get(key, 0)
         value = await self.table.get_async(key)
-        if value is not None and self._versions.get(key, 0) == version:
+        if value is not None and self._cacheable(key, version):
             self.cache[key] = value
         return value
+
+    def _cacheable(self, key: Any, version: int) -> bool:
+        """A value fetched from the store since ``version`` may be cached: no write of the key
+        was issued meanwhile, and none is in flight."""
+        return self._versions.get(key, 0) == version and not self._in_flight.get(key)
 
     async def _get_all(self, keys: list[K]) -> dict[K, V]:
         # what the cache holds now is the answer for those keys: a write issued after this read
@@ -150,14 +158,24 @@ class CachingTable(DelegatingTable[K, V, U]):
         fetched = await self.table.get_all_async(missing) if missing else {}
         for key, value in fetched.items():
             found[key] = value
-            if self._versions.get(key, 0) == versions[key]:
+            if self._cacheable(key, versions[key]):
                 self.cache[key] = value
         return {k: found[k] for k in keys if k in found}
 
     async def _write(self, entries: list[tuple[Any, Any]], write: Callable[[], Any]) -> None:
         # issued in list order, so a key listed twice ends at its last entry's version and value
         issued = {key: (self._issue(key), value) for key, value in entries}
-        await write()
+        for key in issued:
+            self._in_flight[key] = self._in_flight.get(key, 0) + 1
+        try:
+            await write()
+        finally:
+            for key in issued:
+                left = self._in_flight[key] - 1
+                if left:
+                    self._in_flight[key] = left
+                else:
+                    del self._in_flight[key]
         for key, (version, value) in issued.items():
             self._written(key, version, value)
 

@@ -185,6 +185,12 @@ def test_table_reference_tables_are_certified(name):
     assert statuses["table.faults"] == expected_faults, (
         f"got table.faults {statuses['table.faults']}, should be {expected_faults} [{name}]"
     )
+    assert statuses["table.linearizable"] == "passed", (
+        f"got table.linearizable {statuses['table.linearizable']}, should run and pass [{name}]"
+    )
+    assert statuses["table.exactly_once"] == expected_faults, (
+        f"got table.exactly_once {statuses['table.exactly_once']}, should be {expected_faults} [{name}]"
+    )
     expected_credits = "passed" if name.startswith("rate_limited_by") else "skipped"
     assert statuses["table.credits"] == expected_credits, (
         f"got table.credits {statuses['table.credits']}, should be {expected_credits} [{name}]"
@@ -221,6 +227,17 @@ def test_table_reference_tables_are_certified_at_length(name):
     results = certify_table(CORRECT[name], max_examples=200, steps=40)
     failed = [str(r) for r in results if r.failed]
     assert not failed, f"got failures {failed}, should certify the reference table {name!r} at length"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+def test_table_histories_and_row_faults_raise_no_false_alarm_across_seeds(seed):
+    """A false alarm is as bad as a miss: the concurrency and row-fault checks, run from other
+    seeds (other histories, other interleavings), pass on every correct table."""
+    checks = ("table.linearizable", "table.exactly_once")
+    failed = [(name, str(r)) for name, subject in CORRECT.items()
+              for r in certify_table(subject, checks=checks, derandomize=False, seed=seed) if r.failed]
+    assert not failed, f"got false alarms {failed} from seed {seed}, should certify every correct table"
 
 
 # ---- CLI ----------------------------------------------------------------------------------

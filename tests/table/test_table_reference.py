@@ -538,6 +538,37 @@ def test_table_caching_table_does_not_cache_a_read_overtaken_by_a_write():
     assert table.get(1) is None, "got the deleted record from the cache, should be None"
 
 
+def test_table_caching_table_does_not_cache_a_read_while_an_earlier_write_is_in_flight():
+    """Two puts in flight, a read answered by the store before they land: once the first put
+    has completed, no read may return the record it overwrote (found by table.linearizable)."""
+
+    class SlowWrites(HarnessStore):
+        latencies = [3, 12]  # yields before the first and the second write lands
+
+        async def _enter(self, method, kind, entries):
+            for _ in range(self.latencies.pop(0)):
+                await asyncio.sleep(0)
+            await super()._enter(method, kind, entries)
+
+    store = SlowWrites(add)
+    store.data = {0: 1}
+    table = CachingTable(RemoteTable(store, store))
+    seen = []
+
+    async def race():
+        first = asyncio.ensure_future(table.put_async(0, 0))
+        second = asyncio.ensure_future(table.put_async(0, 0))
+        await asyncio.sleep(0)
+        seen.append(await table.get_async(0))  # the store still holds 1: both puts in flight
+        await first
+        assert not second.done(), "got the second put completed, should still be in flight (the test's premise)"
+        seen.append(await table.get_async(0))  # the first put completed: the record is 0
+        await second
+
+    run(race())
+    assert seen == [1, 0], f"got reads {seen}, should be [1, 0] (the read before the puts landed must not be cached)"
+
+
 # ---- arguments ----------------------------------------------------------------------------
 NULL_CALLS = {
     "get": lambda t: t.get_async(None),
