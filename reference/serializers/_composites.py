@@ -43,14 +43,16 @@ _INT = struct.Struct(">i")
 ByteMigration = Callable[[DataInputView, DataOutputView], None]
 
 
-def _gen_size(g: Any) -> Any:
+def _gen_size(g: Any, zero_width: bool = False) -> Any:
     """Fragment: a list's or map's int size at ``pos``, bounded by the bytes left (one byte per
-    element at least: sizes beyond that take the generic path) and charged to the record's
-    element budget as ``DataInputView.charge_elements`` does."""
+    element at least: sizes beyond that take the generic path) unless its elements are written
+    as no bytes at all (``zero_width``: a serializer of fixed length 0, whose lists may hold
+    more elements than bytes), and charged to the record's element budget as
+    ``DataInputView.charge_elements`` does."""
     n, left = g.var(), g.var()
     g.emit("{n} = {unpack}(data, pos)[0]", n=n, unpack=g.const(_INT.unpack_from))
     g.emit("pos += 4")
-    g.emit("if {n} < 0 or {n} > end - pos: raise Bail", n=n)
+    g.emit("if {n} < 0: raise Bail" if zero_width else "if {n} < 0 or {n} > end - pos: raise Bail", n=n)
     g.emit("{left} = source._elements - {n}", left=left, n=n)
     g.emit("if {left} < 0: raise Bail", left=left)
     g.emit("source._elements = {left}", left=left)
@@ -334,7 +336,7 @@ class ListSerializer(TypeSerializer[list[Any]]):
         return run
 
     def _gen_read(self, g: Any, out: Any) -> None:
-        n, item = _gen_size(g), g.var()
+        n, item = _gen_size(g, self.element.length == 0), g.var()
         g.emit("{out} = []", out=out)
         with g.block("for _ in range({n}):", n=n):
             g.read(self.element, item)
@@ -348,7 +350,7 @@ class ListSerializer(TypeSerializer[list[Any]]):
             g.write(self.element, item)
 
     def _gen_skip(self, g: Any) -> None:
-        with g.block("for _ in range({n}):", n=_gen_size(g)):
+        with g.block("for _ in range({n}):", n=_gen_size(g, self.element.length == 0)):
             g.skip(self.element)
 
     def copy(self, value: list[Any]) -> list[Any]:

@@ -253,6 +253,28 @@ def test_byte_steps_give_the_object_paths_bytes_generated_and_generic(data: Any)
         assert generated or not generic, f"got {raw.hex()} left to objects by the generated form only"
 
 
+def test_generated_byte_steps_take_lists_of_zero_width_elements() -> None:
+    """A list of elements written as no bytes (empty tuples) holds more elements than bytes: the
+    generated step copies it as the generic one does, within the record's element budget."""
+    from reference.serializers import ListSerializer, TupleSerializer
+
+    old = RowSerializer([("a", ListSerializer(TupleSerializer()), False)])
+    new = RowSerializer([("b", IntSerializer(), True), ("a", ListSerializer(TupleSerializer()), False)])
+    for value in ([], [()], [(), (), ()]):
+        raw = old.to_bytes((value,))
+        want = object_path(old.snapshot_configuration(), new, raw)
+        for enabled in (True, False):
+            with generated_codecs(enabled):
+                got = _byte_path(migration_plan(old.snapshot_configuration(), new), raw)
+            assert got == want, (
+                f"got {None if got is None else got.hex()} on the byte path (generated codecs {enabled}) for "
+                f"{value!r}, should be {want.hex()}")
+    too_many = bytes(1) + (1 << 20).to_bytes(4, "big")  # beyond the element budget of a 5-byte record
+    with generated_codecs(True):
+        assert _byte_path(migration_plan(old.snapshot_configuration(), new), too_many) is None, (
+            "got 2**20 zero-width elements migrated from a 5-byte record, should be left to deserialize to refuse")
+
+
 def test_byte_steps_without_generated_codecs_stay_on_the_byte_path() -> None:
     with generated_codecs(False):
         for old, new, value in CASES:
