@@ -12,8 +12,9 @@ This package owns everything a savepoint is on disk, for every engine that reads
 - **storage** (``_storage``): a local path or any URI ``pyarrow.fs`` accepts (``locate``,
   ``Location``), configured by the standard environment only; ``shown`` renders a path with no
   secret in it; ``file_tree`` reads every file under a path (to prove nothing changed);
-- **key groups** (``_key_groups``): ``key_group_for`` a serialized key, the range each subtask
-  owns (``key_group_range``), as Flink assigns them;
+- **key groups** (``_key_groups``): ``key_group_for`` a serialized key (this project's
+  savepoints), ``flink_key_group`` of a key as Flink assigns it (Java's ``hashCode``:
+  ``java_hash_code``), the range each subtask owns (``key_group_range``), as Flink assigns them;
 - **Flink's own canonical savepoints** (``_flink_metadata``, ``_flink_keyed``, ``_snappy``;
   docs/flink-savepoints.md), read without any user class: ``read_flink_savepoint`` (operators,
   keyed states, their entries decoded or raw, streamed), ``read_flink_metadata`` (the
@@ -115,6 +116,9 @@ from ._format import (
 from ._key_groups import (
     MAX_MAX_PARALLELISM,
     check_parallelism,
+    flink_key_group,
+    flink_key_group_for_hash,
+    java_hash_code,
     key_group_for,
     key_group_range,
     key_groups_for,
@@ -167,6 +171,9 @@ __all__ = [
     # key groups
     "MAX_MAX_PARALLELISM",
     "check_parallelism",
+    "flink_key_group",
+    "flink_key_group_for_hash",
+    "java_hash_code",
     "key_group_for",
     "key_group_range",
     "key_groups_for",
