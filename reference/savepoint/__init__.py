@@ -22,7 +22,9 @@ This package owns everything a savepoint is on disk, for every engine that reads
   ``snappy_decompress`` / ``SnappyFramedReader`` (Snappy, as Flink compresses key groups);
   and written (``_flink_writer``): ``write_flink_savepoint`` (a savepoint read, some keyed
   states replaced through ``StateReplacement``, written anew with the commit protocol),
-  ``snappy_frame`` (the framing format's compressor side).
+  ``snappy_frame`` (the framing format's compressor side); ``write_keyed_flink_savepoint`` (one
+  operator's keyed states from scratch, ``NewKeyedState``: what a state backend writes), the
+  inverse of ``FlinkKeyedState.rows``.
 - **inspecting and exporting** either kind of savepoint (``_export``, ``_arrow_types``):
   ``savepoint_kind`` tells them apart by their files, ``inspect_savepoint`` /
   ``format_inspection`` (what ``conformance savepoint inspect`` shows), ``plan_export`` /
@@ -75,7 +77,13 @@ from ._flink_metadata import (
     parse_flink_metadata,
     read_flink_metadata,
 )
-from ._flink_writer import INLINE_THRESHOLD, StateReplacement, write_flink_savepoint
+from ._flink_writer import (
+    INLINE_THRESHOLD,
+    NewKeyedState,
+    StateReplacement,
+    write_flink_savepoint,
+    write_keyed_flink_savepoint,
+)
 from ._format import (
     ABANDONED_AFTER,
     LIST_DELIMITER,
@@ -118,6 +126,7 @@ from ._key_groups import (
     check_parallelism,
     flink_key_group,
     flink_key_group_for_hash,
+    has_java_hash_code,
     java_hash_code,
     key_group_for,
     key_group_range,
@@ -173,6 +182,7 @@ __all__ = [
     "check_parallelism",
     "flink_key_group",
     "flink_key_group_for_hash",
+    "has_java_hash_code",
     "java_hash_code",
     "key_group_for",
     "key_group_range",
@@ -227,6 +237,8 @@ __all__ = [
     "INLINE_THRESHOLD",
     "StateReplacement",
     "write_flink_savepoint",
+    "NewKeyedState",
+    "write_keyed_flink_savepoint",
     # storage
     "file_tree",
     "Location",

@@ -49,6 +49,7 @@ __all__ = [
     "check_parallelism",
     "flink_key_group",
     "flink_key_group_for_hash",
+    "has_java_hash_code",
     "java_hash_code",
     "key_group_for",
     "key_group_range",
@@ -253,6 +254,18 @@ def java_hash_code(value: Any, serializer: TypeSerializer[Any] | str) -> int:
     except (TypeError, struct.error, UnicodeError, AttributeError) as exc:
         raise StateError(f"key {value!r} is not a value of {serializer!r} ({exc}); give a key the key "
                          "serializer writes") from None
+
+
+def has_java_hash_code(serializer: TypeSerializer[Any]) -> bool:
+    """Whether ``java_hash_code`` knows the Java ``hashCode`` of the values ``serializer``
+    writes (so ``flink_key_group`` can place new keys of it)."""
+    from ..serializers import NullableSerializer, TupleSerializer
+
+    if type(serializer) is NullableSerializer:
+        return has_java_hash_code(serializer.inner)
+    if type(serializer) is TupleSerializer:
+        return all(has_java_hash_code(f) for f in serializer.fields)
+    return _java_type(serializer) is not None
 
 
 def flink_key_group(key: Any, key_serializer: TypeSerializer[Any], max_parallelism: int) -> int:
