@@ -360,10 +360,7 @@ class KeyedStateBackend:
                 directory, operator_uid=operator_uid, max_parallelism=maxp,
                 key_serializer=self.key_serializer.snapshot_configuration(), states=states)
         except SnapshotFormatError as exc:
-            raise SnapshotFormatError(
-                f"savepoint(..., format='flink'): a serializer has no Flink identity ({exc}); a Flink "
-                "savepoint needs Flink's serializers (the reference's built-ins, POJOs and enums with "
-                "reference.register_type(cls, java_name)); nothing was written") from None
+            raise SnapshotFormatError(f"savepoint(..., format='flink'): {exc}; nothing was written") from None
 
     @classmethod
     def _restore(

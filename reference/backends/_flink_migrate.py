@@ -29,6 +29,14 @@ value (top level; not one nested in another type) is judged as a row of fields `
 FLIP-527's name-based rules apply to those names (adding a nullable field at the end, with
 ``schema_evolution=True``), where Flink itself, matching by position, refuses any arity change.
 The migrated row's snapshot is written in Flink's form again (no names).
+
+``convert_to_flink_savepoint(path, out, *, operator_uid, max_parallelism=None)`` converts a
+savepoint of this project's format into a Flink canonical savepoint holding its states as the
+keyed states of the operator ``operator_uid``: the savepoint is restored (key serializer from its
+own snapshot, ``BytesStateBackend``, nothing deserialized but the keys) and written with
+``savepoint(out, format="flink", ...)``; every serializer must have a Flink identity and the key
+type a Java ``hashCode`` the reference knows (``reference.savepoint.java_hash_code``), else a
+``StateError`` says which and nothing is written.
 """
 
 from __future__ import annotations
@@ -59,7 +67,7 @@ from ._descriptors import StateDescriptor
 from ._plan import MigrationPlan
 from ._resolve import SCHEMA_EVOLUTION_ENABLED, plan_access
 
-__all__ = ["migrate_flink_savepoint"]
+__all__ = ["convert_to_flink_savepoint", "migrate_flink_savepoint"]
 
 _AS_DESCRIPTOR = {"value": "value", "reducing": "value", "aggregating": "value", "list": "list", "map": "map"}
 _TTL_TIMESTAMP_BYTES = 8
@@ -216,3 +224,23 @@ def migrate_flink_savepoint(path: Any, out: str | os.PathLike[str],
             if replacement is not None:
                 replacements.setdefault(operator_name, {})[state_name] = replacement
     return write_flink_savepoint(savepoint, out, replacements, allow_external_files=allow_external_files)
+
+
+def convert_to_flink_savepoint(path: Any, out: str | os.PathLike[str], *, operator_uid: str,
+                               max_parallelism: int | None = None) -> str:
+    """Convert this project's savepoint at ``path`` into a Flink canonical savepoint at the
+    local directory ``out`` (see the module docstring); returns its path."""
+    from .._snapshot import snapshot_from_bytes
+    from ..savepoint import is_flink_savepoint, read_savepoint_metadata
+    from ._bytes import BytesStateBackend
+
+    if is_flink_savepoint(path):
+        raise StateError(f"{path} is a Flink savepoint already; convert_to_flink_savepoint takes this project's "
+                         "savepoints (use migrate_flink_savepoint to change a Flink savepoint's serializers)")
+    metadata = read_savepoint_metadata(path)
+    key_serializer = snapshot_from_bytes(metadata.key_serializer_snapshot).restore_serializer()
+    backend = BytesStateBackend.restore(path, key_serializer)
+    try:
+        return backend.savepoint(out, format="flink", operator_uid=operator_uid, max_parallelism=max_parallelism)
+    finally:
+        backend.close()

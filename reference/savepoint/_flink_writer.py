@@ -68,8 +68,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._errors import SnapshotFormatError
 from .._io import DataOutputView
-from .._snapshot import TypeSerializerSnapshot, snapshot_to_bytes
+from .._snapshot import TypeSerializerSnapshot, java_snapshot_name, snapshot_to_bytes
 from ._flink_keyed import _CORRUPT, FlinkOperator, FlinkSavepoint, _key_group_entries, _Part, _Source
 from ._flink_metadata import (
     DISTRIBUTION_MODES,
@@ -460,7 +461,23 @@ def _length_suffix(length: int) -> bytes:
             return bytes(out)
 
 
+def _check_flink_identity(snapshot: Any, where: str) -> None:
+    """Refuse a snapshot (or one nested in it) that has no Java class name: Flink could not
+    load it."""
+    if java_snapshot_name(snapshot) is None:
+        raise SnapshotFormatError(
+            f"{where}: {type(snapshot).__module__}.{type(snapshot).__qualname__} has no Flink identity (no Java "
+            "snapshot class), so Flink cannot restore it; a Flink savepoint needs Flink's serializers (the "
+            "reference's built-ins; POJOs and enums registered with reference.register_type(cls, java_name))")
+    for nested in getattr(snapshot, "nested_snapshots", None) or ():
+        _check_flink_identity(nested, where)
+
+
 def _new_header(key_serializer: TypeSerializerSnapshot[Any], states: list[NewKeyedState]) -> bytes:
+    _check_flink_identity(key_serializer, "the key serializer")
+    for state in states:
+        _check_flink_identity(state.value_serializer, f"state {state.name!r}")
+        _check_flink_identity(state.namespace_serializer, f"state {state.name!r} (namespace)")
     out = DataOutputView()
     out.write_int(6)
     out.write_boolean(False)
