@@ -26,7 +26,10 @@ Decoding uses ``reference.serializers.record_serializer``: POJOs and enums whose
 registered read as plain records and constant names. A key, namespace or value that cannot be
 decoded (a serializer the reference does not have, a PickleSerializer) is an ``Undecoded`` holding
 its bytes; nothing read triggers an import or an unpickling. Files are read in 64 KiB pieces,
-one key group at a time, so memory stays bounded by the largest entry.
+one key group at a time, so memory stays bounded by the largest entry. ``FlinkKeyedState.rows``
+gives the entries split into key, namespace and user key bytes as this project's savepoint rows
+hold them (what the state backends restore); ``_flink_writer.write_keyed_flink_savepoint`` is its
+inverse.
 
 Operator-state streams (``OperatorBackendSerializationProxy`` version 6): ``int 6 | bool
 compressed | short n x StateMetaInfo | short n x StateMetaInfo (broadcast)``, then the elements at
