@@ -366,13 +366,15 @@ class KeyedStateBackend:
     def _restore(
         cls, directory: str | os.PathLike[str], key_serializer: TypeSerializer[Any],
         config: Mapping[str, Any] | None, allow_pickle: bool | Iterable[str] = (),
-        operator_uid: str | None = None, states: Iterable[str] | None = None, **kwargs: Any,
+        operator_uid: str | None = None, states: Iterable[str] | None = None,
+        old_row_types: Mapping[str, Any] | None = None, **kwargs: Any,
     ) -> Any:
         allowed = normalize_allow_pickle(allow_pickle)
         if is_flink_savepoint(directory):
-            return cls._restore_flink(directory, key_serializer, config, allowed, operator_uid, states, **kwargs)
-        if operator_uid is not None or states is not None:
-            raise StateError(f"restore(..., operator_uid=..., states=...) applies to Flink savepoints only; "
+            return cls._restore_flink(directory, key_serializer, config, allowed, operator_uid, states,
+                                      old_row_types or {}, **kwargs)
+        if operator_uid is not None or states is not None or old_row_types is not None:
+            raise StateError(f"restore(..., operator_uid=..., states=..., old_row_types=...) applies to Flink savepoints only; "
                              f"{os.fspath(directory) if not isinstance(directory, str) else directory} is this "
                              "project's savepoint, which holds one set of states: leave both out")
         metadata = read_savepoint_metadata(directory)
@@ -393,7 +395,7 @@ class KeyedStateBackend:
     @classmethod
     def _restore_flink(cls, directory: Any, key_serializer: TypeSerializer[Any], config: Mapping[str, Any] | None,
                        allowed: bool | frozenset[str], operator_uid: str | None, names: Iterable[str] | None,
-                       **kwargs: Any) -> Any:
+                       old_row_types: Mapping[str, Any], **kwargs: Any) -> Any:
         savepoint = read_flink_savepoint(directory)
         keyed_operators = [op.uid or op.operator_id for op in savepoint.operators
                            if any(s.kind != "timers" for s in op.keyed_states)]
@@ -417,6 +419,10 @@ class KeyedStateBackend:
                 raise StateError(f"restore(..., states=...): operator {operator_uid!r} has no keyed state "
                                  f"{missing[0]!r}; its keyed states are {sorted(keyed)}")
             keyed = {n: keyed[n] for n in names}
+        unknown = sorted(set(old_row_types) - set(keyed))
+        if unknown:
+            raise StateError(f"restore(..., old_row_types=...): names state {unknown[0]!r}, which is not among the "
+                             f"states restored ({sorted(keyed)})")
         key_snapshot = next(iter(keyed.values())).key_serializer
         backend = cls(resolve_key_serializer(key_serializer, key_snapshot), max_parallelism=op.max_parallelism,
                       config=config, **kwargs)
@@ -426,18 +432,19 @@ class KeyedStateBackend:
             if not has_java_hash_code(backend.key_serializer):  # remember the stored keys' groups
                 backend._known_key_groups = {}
             for state in keyed.values():
-                backend._restore_flink_state(state, operator_uid)
+                backend._restore_flink_state(state, operator_uid, old_row_types.get(state.name))
         except BaseException:
             backend.close()
             raise
         return backend
 
-    def _restore_flink_state(self, state: FlinkKeyedState, operator_uid: str) -> None:
+    def _restore_flink_state(self, state: FlinkKeyedState, operator_uid: str, old_row: Any) -> None:
         from ..serializers import (
             ListSerializerSnapshot,
             MapSerializerSnapshot,
             VoidNamespaceSerializerSnapshot,
         )
+        from ._flink_migrate import flink_row_as_named
 
         where = f"operator {operator_uid!r}, state {state.name!r}"
         kind = {"value": "value", "reducing": "value", "aggregating": "value", "list": "list", "map": "map"}[state.kind]
@@ -454,9 +461,15 @@ class KeyedStateBackend:
         entry = StateEntry(state.name, kind, None, None, None)  # type: ignore[arg-type]
         entry.registered = False
         entry.flink_type = state.options.get("KEYED_STATE_TYPE")
+        if not isinstance(value, TypeSerializerSnapshot) or (kind == "map" and not isinstance(user_key, TypeSerializerSnapshot)):
+            unread = value if not isinstance(value, TypeSerializerSnapshot) else user_key
+            raise SnapshotFormatError(
+                f"{where}: the reference cannot restore its serializers (a snapshot of "
+                f"{getattr(unread, 'java_class', type(unread).__name__)}, a class it does not know); leave it out "
+                "with restore(..., states=[...]) naming the states to restore")
+        # A flink-core Row has no field names in Flink's snapshot: f0..fN, or the old job's names.
+        value = flink_row_as_named(value, old_row, f"{where} (old_row_types)")
         try:
-            if not isinstance(value, TypeSerializerSnapshot) or (kind == "map" and not isinstance(user_key, TypeSerializerSnapshot)):
-                raise SnapshotFormatError(f"its serializer snapshot is {getattr(value, 'java_class', type(value).__name__)}")
             namespace = None if void else state.namespace_serializer
             entry.restored_snapshot_bytes = (
                 snapshot_to_bytes(value), None if namespace is None else snapshot_to_bytes(namespace),

@@ -20,7 +20,7 @@ from reference.backends import (
     convert_to_flink_savepoint,
 )
 from reference.savepoint import is_flink_savepoint, read_flink_savepoint
-from reference.serializers import BytesSerializer, LongSerializer, PickleSerializer, StringSerializer
+from reference.serializers import BytesSerializer, LongSerializer, PickleSerializer, RowKind, StringSerializer
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "flink_savepoints"
 BACKENDS = [HeapStateBackend, BytesStateBackend]
@@ -115,3 +115,67 @@ def test_a_key_type_without_java_hash_code_is_refused_for_flink(tmp_path):
     with pytest.raises(StateError) as raised:
         backend.savepoint(str(tmp_path / "out"), format="parquet")
     assert "'reference'" in str(raised.value) and "'flink'" in str(raised.value), str(raised.value)
+
+
+def _named_row(*names_and_serializers):
+    from reference.serializers import RowSerializer
+
+    return RowSerializer([(name, serializer, True) for name, serializer in names_and_serializers])
+
+
+@pytest.mark.parametrize("backend_class", BACKENDS)
+def test_old_row_types_name_a_flink_row_so_it_evolves_by_name(backend_class):
+    from reference import StateMigrationError
+    from reference.backends import SCHEMA_EVOLUTION_ENABLED
+    from reference.serializers import DoubleSerializer
+
+    path, expected = _kept("rocksdb_inline_string")
+    name, total, ratio = ("name", StringSerializer()), ("total", LongSerializer()), ("ratio", DoubleSerializer())
+    reordered = _named_row(ratio, name, total, ("note", StringSerializer()))
+    plain = backend_class.restore(str(path), StringSerializer(), config=SCHEMA_EVOLUTION_ENABLED,
+                                  operator_uid="keyed-states", states=["row"])
+    with pytest.raises(StateMigrationError) as raised:  # f0..f2: the reorder reads as fields removed
+        plain.get_value_state(ValueStateDescriptor("row", reordered))
+    assert "'f0' was removed or renamed" in str(raised.value), str(raised.value)
+    plain.close()
+    as_is = backend_class.restore(str(path), StringSerializer(), operator_uid="keyed-states", states=["row"],
+                                  old_row_types={"row": ["name", "total", "ratio"]})
+    as_is.get_value_state(ValueStateDescriptor("row", _named_row(name, total, ratio)))  # the same row: as is
+    as_is.close()
+    named = backend_class.restore(str(path), StringSerializer(), config=SCHEMA_EVOLUTION_ENABLED,
+                                  operator_uid="keyed-states", states=["row"],
+                                  old_row_types={"row": ["name", "total", "ratio"]})
+    rows = named.get_value_state(ValueStateDescriptor("row", reordered))
+    entries = expected["operators"]["keyed-states"]["states"]["row"]["entries"]
+    assert entries
+    for e in entries:
+        named.set_current_key(e["key"])
+        got = rows.value()
+        old_name, old_total, _ratio = e["value"]["fields"]
+        assert (got[1], got[2], got[3]) == (old_name, old_total, None) and isinstance(got[0], float), f"{e}: {got}"
+        assert getattr(got, "kind", RowKind.INSERT).name == e["value"]["row_kind"], f"{e}: row kind of {got!r}"
+    named.close()
+    with pytest.raises(StateError) as raised:
+        backend_class.restore(str(path), StringSerializer(), operator_uid="keyed-states", states=["row"],
+                              old_row_types={"row": ["name", "total"]})
+    assert "3 fields" in str(raised.value), str(raised.value)
+
+
+def test_a_flink_savepoint_restores_into_the_rocksdb_store(tmp_path):
+    path, expected = _kept("hashmap_files_long")
+    backend = BytesStateBackend.restore(str(path), LongSerializer(), store="rocksdb", path=str(tmp_path / "db"),
+                                        operator_uid="keyed-states", states=["count", "names"])
+    count = backend.get_value_state(ValueStateDescriptor("count", LongSerializer()))
+    names = backend.get_list_state(ListStateDescriptor("names", StringSerializer()))
+    states = expected["operators"]["keyed-states"]["states"]
+    for e in states["count"]["entries"]:
+        backend.set_current_key(e["key"])
+        assert count.value() == e["value"], e
+    for e in states["names"]["entries"]:
+        backend.set_current_key(e["key"])
+        assert names.get() == e["value"], e
+    out = backend.savepoint(str(tmp_path / "again"), format="flink", operator_uid="keyed-states")
+    backend.close()
+    read = {(x.key, x.key_group, x.value) for x in read_flink_savepoint(out).operator("keyed-states")
+            .keyed_state("count").entries()}
+    assert read == {(e["key"], e["key_group"], e["value"]) for e in states["count"]["entries"]}, sorted(read)[:3]
