@@ -9,6 +9,10 @@
   the key group Flink computes for it (a key stored in another key group is not found); one case
   is this project's savepoint converted by ``convert_to_flink_savepoint``. All the requests run
   in one JVM.
+- Savepoints Flink wrote, restored into a reference backend (value, list, map, tuple, row, TTL,
+  reducing and aggregating states, left as restored) and written back with ``format="flink"``
+  (at the same and at another max parallelism), are restored by Flink with every value the job
+  wrote, in the same run.
 - Every savepoint Flink wrote (the ``flink_savepoints`` cases) restored into both reference
   backends gives exactly the values expected.json says the job wrote, read through the states'
   descriptors; a new key then lands in Flink's key group (compared with the key groups Flink
@@ -132,12 +136,49 @@ def _write(tmp: Path, backend_name: str, key_kind: str, maxp: int, flink_backend
     return Path(written), sorted(expected)
 
 
+# Flink -> a reference backend -> Flink: (case of flink_savepoints, backend, max parallelism written)
+ROUND_TRIPS = [
+    ("hashmap_compressed_tuple", "heap", None),
+    ("rocksdb_compressed_long", "bytes", None),
+    ("hashmap_inline_string", "bytes", 256),
+]
+ROUND_TRIP_STATES = ("count", "tuple", "row", "names", "amounts", "fresh", "sum", "avg")
+
+
+def _round_trip(tmp: Path, flink_savepoints: Any, case: str, backend_name: str,
+                maxp: int | None) -> tuple[str, Path, list[str], savepoints.RestoreRequest]:
+    """A Flink savepoint restored into a reference backend (every state left as restored) and
+    written in Flink's format again; what Flink must read back from it (the job's own values,
+    key groups included) and the request restoring it."""
+    path, expected = flink_savepoints[case]
+    key_kind = {"tuple2<string,long>": "tuple"}.get(expected["config"]["key_type"], expected["config"]["key_type"])
+    backend = BACKENDS[backend_name].restore(str(path), KEY_SERIALIZERS[key_kind], operator_uid="keyed-states",
+                                             states=ROUND_TRIP_STATES)
+    name = f"round-trip-{case}-{backend_name}-{maxp}"
+    out = Path(backend.savepoint(str(tmp / name), format="flink", operator_uid="keyed-states", max_parallelism=maxp))
+    backend.close()
+    want = []
+    for line in savepoints.restorable(expected):
+        entry = json.loads(line)
+        if entry["uid"] == "keyed-states" and entry["state"] in ROUND_TRIP_STATES:
+            if maxp is not None:  # another max parallelism: Flink's key group at it, from the job's reads
+                entry.pop("key_group")
+            want.append(savepoints.canonical(entry))
+    request = savepoints.RestoreRequest.of(name, out, expected, **({"maxp": maxp} if maxp else {}))
+    return name, out, sorted(want), request
+
+
 @pytest.fixture(scope="module")
-def restored_by_flink(flink_restore, tmp_path_factory) -> dict[str, tuple[Path, list[str], savepoints.RestoreResult]]:
-    """{case: (savepoint, expected reads, Flink's restore)} for every WRITTEN case, one JVM run."""
+def restored_by_flink(flink_restore, flink_savepoints, tmp_path_factory) -> dict[str, tuple[Path, list[str], savepoints.RestoreResult]]:
+    """{case: (savepoint, expected reads, Flink's restore)} for every WRITTEN case and every
+    ROUND_TRIPS case, one JVM run."""
     tmp = tmp_path_factory.mktemp("reference-written")
     cases = {}
     requests = []
+    for case, backend_name, maxp in ROUND_TRIPS:
+        name, path, want, request = _round_trip(tmp, flink_savepoints, case, backend_name, maxp)
+        cases[name] = (path, want)
+        requests.append(request)
     for backend_name, key_kind, maxp, flink_backend in WRITTEN:
         name = f"{backend_name}-{key_kind}-{maxp}-{flink_backend}"
         path, expected = _write(tmp, backend_name, key_kind, maxp, flink_backend)
@@ -163,6 +204,25 @@ def test_flink_restores_every_value_the_reference_backend_wrote(restored_by_flin
               for s in read_flink_savepoint(path).operator("keyed-states").keyed_states for e in s.entries()}
     wrong = {k: (g, stored.get(k)) for k, g in groups.items() if stored.get(k) != g}
     assert not wrong, f"{case}: keys stored in another key group than Flink's (key: (Flink, stored)): {wrong}"
+
+
+@pytest.mark.parametrize("case", [f"round-trip-{c}-{b}-{m}" for c, b, m in ROUND_TRIPS])
+def test_flink_restores_what_a_reference_backend_restored_from_flink_and_wrote_back(restored_by_flink, case):
+    path, want, result = restored_by_flink[case]
+    assert result.verdict == "restored", f"{case}: Flink refused {path}: {result.error}"
+    reads = [json.loads(r) for r in savepoints.read_back(result)]
+    if case.endswith("-None"):
+        got = sorted(savepoints.canonical(r) for r in reads)
+    else:  # written at another max parallelism: compare values, and key groups with the savepoint's
+        stored = {json.dumps(_render(e.key, s.key_serializer)): e.key_group
+                  for s in read_flink_savepoint(path).operator("keyed-states").keyed_states for e in s.entries()}
+        wrong = {json.dumps(r["key"]): (r["key_group"], stored.get(json.dumps(r["key"]))) for r in reads
+                 if stored.get(json.dumps(r["key"])) != r["key_group"]}
+        assert not wrong, f"{case}: keys stored in another key group than Flink's: {wrong}"
+        got = sorted(savepoints.canonical({k: v for k, v in r.items() if k != "key_group"}) for r in reads)
+    assert len(want) > 40, f"{case}: only {len(want)} entries expected"
+    assert got == want, (f"{case}: Flink read back differs; missing {sorted(set(want) - set(got))[:3]}, "
+                         f"unexpected {sorted(set(got) - set(want))[:3]}")
 
 
 def _read_state(backend: Any, name: str, kind: str, value_type: str) -> Any:
