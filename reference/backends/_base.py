@@ -469,17 +469,20 @@ class KeyedStateBackend:
                 "with restore(..., states=[...]) naming the states to restore")
         # A flink-core Row has no field names in Flink's snapshot: f0..fN, or the old job's names.
         value = flink_row_as_named(value, old_row, f"{where} (old_row_types)")
-        try:
-            namespace = None if void else state.namespace_serializer
-            entry.restored_snapshot_bytes = (
-                snapshot_to_bytes(value), None if namespace is None else snapshot_to_bytes(namespace),
-                None if user_key is None else snapshot_to_bytes(user_key))
-            self._read_restored_snapshots(entry, allow_pickle=self._pickle_allowed(state.name))
+        namespace = None if void else state.namespace_serializer
+        if any(s is not None and snapshot_unpickles(s) for s in (value, namespace, user_key)):
+            raise PickleNotAllowedError(f"{where}: its snapshots name PickleSerializer, which no Flink job writes; "
+                                        "nothing is unpickled from a Flink savepoint. Leave it out with "
+                                        "restore(..., states=[...])")
+        try:  # the snapshots as read (Flink's dialect), not through this project's bytes
+            entry.value_serializer = value.restore_serializer()
+            entry.namespace_serializer = None if namespace is None else namespace.restore_serializer()
+            entry.user_key_serializer = None if user_key is None else user_key.restore_serializer()
         except StateError as exc:
             raise SnapshotFormatError(
                 f"{where}: the reference cannot restore its serializers ({exc}); leave it out with "
                 f"restore(..., states=[...]) naming the states to restore") from None
-        entry.unpickles = any(snapshot_unpickles(s) for s in entry.snapshots())
+        entry.restored_snapshots = (value, namespace, user_key)
         entry.storage = self._new_storage(entry)
         known = self._known_key_groups
         max_parallelism = self.max_parallelism

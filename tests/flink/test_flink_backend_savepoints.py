@@ -13,6 +13,10 @@
   reducing and aggregating states, left as restored) and written back with ``format="flink"``
   (at the same and at another max parallelism), are restored by Flink with every value the job
   wrote, in the same run.
+- A Flink savepoint's POJO state restored into a reference backend with a descriptor whose
+  class gained a field (the backend migrates it: the heap backend object by object, the bytes
+  backend every entry) and written back is restored by Flink with the new Java class, every
+  old value in place and the new field null.
 - Every savepoint Flink wrote (the ``flink_savepoints`` cases) restored into both reference
   backends gives exactly the values expected.json says the job wrote, read through the states'
   descriptors; a new key then lands in Flink's key group (compared with the key groups Flink
@@ -28,9 +32,10 @@ from typing import Any
 
 import pytest
 import savepoints
+from test_flink_savepoint_migrate import POJO_WITH_A_NOTE, PojoWithNote
 from test_flink_savepoint_reader import _render
 
-from reference import StateError
+from reference import StateError, _classes
 from reference.backends import (
     BytesStateBackend,
     HeapStateBackend,
@@ -43,6 +48,7 @@ from reference.savepoint import read_flink_savepoint
 from reference.serializers import (
     DoubleSerializer,
     LongSerializer,
+    PojoSerializer,
     Row,
     RowKind,
     RowSerializer,
@@ -168,8 +174,39 @@ def _round_trip(tmp: Path, flink_savepoints: Any, case: str, backend_name: str,
     return name, out, sorted(want), request
 
 
+# A Flink savepoint's POJO migrated on restore by a reference backend (the Java class gained a
+# field), written back, and restored by Flink with the new class: (case, backend).
+POJO_MIGRATIONS = [("rocksdb_files_tuple", "heap"), ("hashmap_compressed_string_max", "bytes")]
+
+
+def _pojo_migration(tmp: Path, flink_savepoints: Any, case: str,
+                    backend_name: str) -> tuple[str, Path, list[str], savepoints.RestoreRequest]:
+    path, expected = flink_savepoints[case]
+    key_kind = {"tuple2<string,long>": "tuple"}.get(expected["config"]["key_type"], expected["config"]["key_type"])
+    name = f"pojo-{case}-{backend_name}"
+    with pytest.MonkeyPatch.context() as patch:  # PojoWithNote stands in for SavepointPojo here only
+        patch.setitem(_classes._TYPES, "SavepointPojo", PojoWithNote)
+        patch.setitem(_classes._JAVA_NAMES, PojoWithNote, "SavepointPojo")
+        backend = BACKENDS[backend_name].restore(str(path), KEY_SERIALIZERS[key_kind], operator_uid="keyed-states",
+                                                 states=["pojo", "count"])
+        pojo = backend.get_value_state(ValueStateDescriptor("pojo", PojoSerializer(PojoWithNote)))  # migrates
+        for key in backend.keys("pojo"):
+            backend.set_current_key(key)
+            assert isinstance(pojo.value(), PojoWithNote) and pojo.value().note is None, f"{name}: {pojo.value()!r}"
+        out = Path(backend.savepoint(str(tmp / name), format="flink", operator_uid="keyed-states"))
+        backend.close()
+    want = []
+    for line in savepoints.restorable(expected):
+        entry = json.loads(line)
+        if entry["uid"] == "keyed-states" and entry["state"] in ("pojo", "count"):
+            if entry["state"] == "pojo":
+                entry["value"]["note"] = None
+            want.append(savepoints.canonical(entry))
+    return name, out, sorted(want), savepoints.RestoreRequest.of(name, out, expected)
+
+
 @pytest.fixture(scope="module")
-def restored_by_flink(flink_restore, flink_savepoints, tmp_path_factory) -> dict[str, tuple[Path, list[str], savepoints.RestoreResult]]:
+def restored_by_flink(flink_restore, flink_savepoints, flink_job, tmp_path_factory) -> dict[str, tuple[Path, list[str], savepoints.RestoreResult]]:
     """{case: (savepoint, expected reads, Flink's restore)} for every WRITTEN case and every
     ROUND_TRIPS case, one JVM run."""
     tmp = tmp_path_factory.mktemp("reference-written")
@@ -179,13 +216,19 @@ def restored_by_flink(flink_restore, flink_savepoints, tmp_path_factory) -> dict
         name, path, want, request = _round_trip(tmp, flink_savepoints, case, backend_name, maxp)
         cases[name] = (path, want)
         requests.append(request)
+    for case, backend_name in POJO_MIGRATIONS:
+        name, path, want, request = _pojo_migration(tmp, flink_savepoints, case, backend_name)
+        cases[name] = (path, want)
+        requests.append(request)
+    # SavepointPojo with the field ``note`` first on the classpath: no other case holds a POJO.
+    classes = savepoints.compile_user_classes(flink_job, {"SavepointPojo.java": POJO_WITH_A_NOTE}, tmp / "pojo2")
     for backend_name, key_kind, maxp, flink_backend in WRITTEN:
         name = f"{backend_name}-{key_kind}-{maxp}-{flink_backend}"
         path, expected = _write(tmp, backend_name, key_kind, maxp, flink_backend)
         cases[name] = (path, expected)
         requests.append(savepoints.RestoreRequest(name=name, savepoint=path, backend=flink_backend, maxp=maxp, p=2,
                                                   key=key_kind))
-    results = flink_restore(requests)
+    results = flink_restore(requests, classpath_first=[classes])
     return {name: (*cases[name], results[name]) for name in cases}
 
 
@@ -204,6 +247,16 @@ def test_flink_restores_every_value_the_reference_backend_wrote(restored_by_flin
               for s in read_flink_savepoint(path).operator("keyed-states").keyed_states for e in s.entries()}
     wrong = {k: (g, stored.get(k)) for k, g in groups.items() if stored.get(k) != g}
     assert not wrong, f"{case}: keys stored in another key group than Flink's (key: (Flink, stored)): {wrong}"
+
+
+@pytest.mark.parametrize("case", [f"pojo-{c}-{b}" for c, b in POJO_MIGRATIONS])
+def test_flink_restores_a_pojo_the_reference_backend_migrated(restored_by_flink, case):
+    path, want, result = restored_by_flink[case]
+    assert result.verdict == "restored", f"{case}: Flink refused {path}: {result.error}"
+    got = savepoints.read_back(result)
+    assert any('"state": "pojo"' in g for g in want), f"{case}: no POJO expected"
+    assert got == want, (f"{case}: Flink read back differs; missing {sorted(set(want) - set(got))[:3]}, "
+                         f"unexpected {sorted(set(got) - set(want))[:3]}")
 
 
 @pytest.mark.parametrize("case", [f"round-trip-{c}-{b}-{m}" for c, b, m in ROUND_TRIPS])
