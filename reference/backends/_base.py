@@ -376,7 +376,7 @@ class KeyedStateBackend:
         if operator_uid is not None or states is not None or old_row_types is not None:
             raise StateError(f"restore(..., operator_uid=..., states=..., old_row_types=...) applies to Flink savepoints only; "
                              f"{os.fspath(directory) if not isinstance(directory, str) else directory} is this "
-                             "project's savepoint, which holds one set of states: leave both out")
+                             "project's savepoint, which holds one set of states: leave them out")
         metadata = read_savepoint_metadata(directory)
         key_snapshot = _parse_snapshot(metadata.key_serializer_snapshot, "the key serializer")
         backend = cls(
