@@ -30,7 +30,8 @@ Savepoints themselves (their layout, storage, commit protocol and key groups) ar
 
 from ._bytes import BytesStateBackend
 from ._descriptors import ListStateDescriptor, MapStateDescriptor, StateDescriptor, ValueStateDescriptor
-from ._flink_migrate import convert_to_flink_savepoint, flink_row_as_named, migrate_flink_savepoint
+from ._flink_migrate import convert_to_flink_savepoint, migrate_flink_savepoint
+from ._flink_rows import flink_row_as_named
 from ._heap import HeapStateBackend
 from ._plan import MigrationPlan, migration_plan
 from ._resolve import (

@@ -45,6 +45,7 @@ from ..savepoint import (
     write_savepoint_rows,
 )
 from ._descriptors import ListStateDescriptor, MapStateDescriptor, StateDescriptor, ValueStateDescriptor
+from ._flink_rows import flink_row_as_named
 from ._resolve import (
     AccessPlan,
     descriptor_unpickles,
@@ -444,7 +445,6 @@ class KeyedStateBackend:
             MapSerializerSnapshot,
             VoidNamespaceSerializerSnapshot,
         )
-        from ._flink_migrate import flink_row_as_named
 
         where = f"operator {operator_uid!r}, state {state.name!r}"
         kind = {"value": "value", "reducing": "value", "aggregating": "value", "list": "list", "map": "map"}[state.kind]
