@@ -1,5 +1,11 @@
 """What every subcommand shares: exit statuses, the usage error, the one ``module:attribute``
-loader, ``--import``, ``--seed`` and ``--json FILE`` (``-`` for standard output).
+loader, ``--import``, ``--seed``, ``--json FILE`` (``-`` for standard output) and
+``--old-row-type`` (``conformance savepoint check`` and ``conformance migrate`` of a Flink
+savepoint: the old job's row type of a flink-core Row state, whose Flink snapshot keeps no field
+names), given as ``UID/STATE=NAME[:TYPE],NAME[:TYPE],...`` (the operator uid up to the first
+``/``; field names in the row's order; TYPE one of ``OLD_ROW_FIELD_TYPES``, all or none given:
+without types the savepoint's field types are taken) or as ``MODULE:ATTR`` naming ``{operator
+uid: {state name: RowSerializer, reference.types.RowType or [field names]}}``; repeatable.
 
 Exit statuses, the same for every subcommand: 0 certified (or done and clean), 1 a violation
 was found, 2 the target, the input or the command line could not be used. A usage problem is
@@ -20,7 +26,8 @@ from .._engine.errors import ConformanceError, did_you_mean
 
 __all__ = [
     "OK", "VIOLATION", "UNUSABLE", "UsageError", "import_object", "import_modules", "add_json",
-    "add_seed", "add_import", "json_target", "positive_int", "write_json",
+    "add_seed", "add_import", "json_target", "positive_int", "write_json", "add_old_row_type",
+    "load_old_row_types", "OLD_ROW_FIELD_TYPES",
 ]
 
 OK, VIOLATION, UNUSABLE = 0, 1, 2
@@ -124,3 +131,77 @@ def evolution_hint(text: str, option: str) -> str:
     """``text`` telling a CLI user to pass ``--schema-evolution`` (not to set ``option``)."""
     hinted = text.replace(f"set the config option '{option}' to True", "pass --schema-evolution")
     return hinted if hinted != text else f"{text}; pass --schema-evolution to allow it"
+
+
+#: ``--old-row-type`` field types: the name a user types -> the reference serializer's name.
+OLD_ROW_FIELD_TYPES = {
+    "string": "StringSerializer", "long": "LongSerializer", "int": "IntSerializer", "short": "ShortSerializer",
+    "byte": "ByteSerializer", "boolean": "BooleanSerializer", "double": "DoubleSerializer",
+    "float": "FloatSerializer", "bytes": "BytesSerializer",
+}
+
+
+def add_old_row_type(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--old-row-type", action="append", default=[], metavar="UID/STATE=NAME[:TYPE],...|MODULE:ATTR",
+        help="Flink savepoints: the old job's field names of a flink-core Row state (Flink's row "
+             "snapshot keeps none, so they are f0..fN otherwise), for the FLIP-527 rules by name, e.g. "
+             "enrich/totals=id,amount or enrich/totals=id:string,amount:double (types: "
+             f"{', '.join(OLD_ROW_FIELD_TYPES)}); or MODULE:ATTR naming {{uid: {{state: RowSerializer, "
+             "RowType or [names]}}}; repeatable")
+
+
+def _inline_old_row(text: str) -> tuple[str, str, Any]:
+    from reference import serializers
+
+    target, _, fields = text.partition("=")
+    uid, slash, state = target.partition("/")
+    if not uid or not slash or not state or not fields:
+        raise UsageError(f"--old-row-type {text!r} must be UID/STATE=NAME[:TYPE],... (e.g. "
+                         "enrich/totals=id:string,amount:double) or MODULE:ATTR")
+    parts = [f.strip() for f in fields.split(",")]
+    typed = [":" in p for p in parts]
+    if any(typed) and not all(typed):
+        raise UsageError(f"--old-row-type {text!r}: give a type for every field or for none")
+    names = [p.partition(":")[0] for p in parts]
+    if any(not n for n in names) or len(set(names)) != len(names):
+        raise UsageError(f"--old-row-type {text!r}: field names must be non-empty and distinct, got {names}")
+    if not any(typed):
+        return uid, state, names
+    fields_out = []
+    for part in parts:
+        name, _, type_name = part.partition(":")
+        serializer = OLD_ROW_FIELD_TYPES.get(type_name.strip().lower())
+        if serializer is None:
+            raise UsageError(f"--old-row-type {text!r}: field {name!r} has type {type_name!r}; the types are "
+                             f"{', '.join(OLD_ROW_FIELD_TYPES)} (use MODULE:ATTR for any other row type)")
+        fields_out.append((name, getattr(serializers, serializer)(), True))
+    return uid, state, serializers.RowSerializer(fields_out)
+
+
+def load_old_row_types(values: Iterable[str] | None) -> dict[str, dict[str, Any]] | None:
+    """``{operator uid: {state name: old row type}}`` from the ``--old-row-type`` values (see the
+    module docstring); None when none was given."""
+    from collections.abc import Mapping
+
+    values = list(values or ())
+    if not values:
+        return None
+    out: dict[str, dict[str, Any]] = {}
+    for text in values:
+        if "=" in text:
+            uid, state, row = _inline_old_row(text)
+            found: Any = {uid: {state: row}}
+        else:
+            found = import_object(text, "--old-row-type")
+            if callable(found) and not isinstance(found, type):
+                found = found()
+            if not isinstance(found, Mapping) or not all(isinstance(v, Mapping) for v in found.values()):
+                raise UsageError(f"--old-row-type {text}: should name {{operator uid: {{state name: row type}}}}, "
+                                 f"got {type(found).__name__}")
+        for uid, states in found.items():
+            for state, row in states.items():
+                if state in out.setdefault(str(uid), {}):
+                    raise UsageError(f"--old-row-type: operator {uid!r}, state {state!r} is given twice")
+                out[str(uid)][state] = row
+    return out

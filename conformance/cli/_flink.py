@@ -3,7 +3,9 @@ process (``reference.backends.migrate_flink_savepoint``; migrating one on Spark 
 
 ``run_migrate`` in ``_spark`` tells the formats apart by their files (``is_flink_savepoint``: a
 ``_metadata`` with Flink's magic number) and hands a Flink savepoint here. ``--serializers``
-names ``{operator uid (or 32-hex-digit operator id): {state name: StateDescriptor}}``. The
+names ``{operator uid (or 32-hex-digit operator id): {state name: StateDescriptor}}``;
+``--old-row-type`` (``_common.load_old_row_types``) gives the old job's field names of a
+flink-core Row state (else ``f0..fN``), for FLIP-527's rules by name. The
 options of the Spark pipeline that mean nothing here (``--spark``, ``--parallelism``,
 ``--key-serializer``, ``--backend heap``, ``--explain``) are refused as usage errors (exit 2)
 before anything is read. Exit 0 written, 1 a state refused (its operator, name and why), 2
@@ -17,7 +19,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from ._common import OK, UNUSABLE, VIOLATION, UsageError, write_json
+from ._common import OK, UNUSABLE, VIOLATION, UsageError, load_old_row_types, write_json
 
 __all__ = ["run_flink_migrate"]
 
@@ -55,9 +57,11 @@ def run_flink_migrate(args: argparse.Namespace, serializers: Any) -> int:
     if args.out is None:
         raise UsageError("conformance migrate needs --out DIR")
     descriptors = _descriptors(serializers)
+    old_row_types = load_old_row_types(args.old_row_type)
     states = [{"operator": op, "state": name} for op, named in descriptors.items() for name in named]
     try:
-        out = migrate_flink_savepoint(args.savepoint, args.out, descriptors, schema_evolution=args.schema_evolution)
+        out = migrate_flink_savepoint(args.savepoint, args.out, descriptors, schema_evolution=args.schema_evolution,
+                                      old_row_types=old_row_types)
     except StateMigrationError as exc:
         message = str(exc).replace("migrate_flink_savepoint(..., schema_evolution=True)", "--schema-evolution")
         print(f"conformance migrate: {message}", file=sys.stderr)
@@ -65,7 +69,7 @@ def run_flink_migrate(args: argparse.Namespace, serializers: Any) -> int:
                     "message": message}, args.json)
         return VIOLATION
     except (StateError, OSError) as exc:
-        print(f"conformance migrate: {exc}", file=sys.stderr)
+        print(f"conformance migrate: {str(exc).replace('old_row_types', '--old-row-type')}", file=sys.stderr)
         return UNUSABLE
     report = sys.stderr if args.json == "-" else sys.stdout
     print(f"migrated Flink savepoint {args.savepoint} -> {out} ({len(states)} states named)", file=report)

@@ -22,9 +22,10 @@ serializer):
   off). ``flink_verdict`` is that verdict, and so is ``verdict``.
 - where Flink refuses a row state's value, the check also judges it with the FLIP-527 rules
   ``conformance migrate --schema-evolution`` applies: the old row's top-level fields are named
-  by ``--old-row-type`` (``{operator: {state: RowSerializer or reference.types.RowType}}``,
-  the old job's row type, which must read the savepoint's row as is), else ``f0..fN`` (Flink's
-  ``Types.ROW`` names). ``migratable_by_conformance`` says whether that migration is possible
+  by ``--old-row-type`` (``UID/STATE=NAME[:TYPE],...`` or ``MODULE:ATTR`` naming ``{operator:
+  {state: RowSerializer, reference.types.RowType or field names}}``: the old job's row type,
+  which must read the savepoint's row as is; ``_common.load_old_row_types``), else ``f0..fN``
+  (Flink's ``Types.ROW`` names). ``migratable_by_conformance`` says whether that migration is possible
   (null for a state Flink restores).
 - this project's own savepoints (``reference.savepoint``'s format) are judged exactly as
   ``conformance migrate`` judges them (``conformance.spark.plan_migration``); a row evolution
@@ -50,10 +51,12 @@ from ._common import (
     UsageError,
     add_import,
     add_json,
+    add_old_row_type,
     evolution_hint,
     import_modules,
     import_object,
     json_target,
+    load_old_row_types,
     write_json,
 )
 
@@ -108,11 +111,7 @@ def add_parser(savepoint_subparsers: Any) -> argparse.ArgumentParser:
         "--key-serializer", default=None, metavar="MODULE:ATTR",
         help="the new key serializer (one for every operator named, or {operator: serializer}); "
              "without it keys are not judged")
-    check.add_argument(
-        "--old-row-type", default=None, metavar="MODULE:ATTR",
-        help="Flink savepoints: the old job's row types, {operator: {state: RowSerializer or "
-             "reference.types.RowType}}, naming the fields of a flink-core Row (else f0..fN) for "
-             "the FLIP-527 rules of `conformance migrate --schema-evolution`")
+    add_old_row_type(check)
     add_json(check, "the verdicts")
     add_import(check)
     check.set_defaults(func=run_check)
@@ -218,52 +217,16 @@ def _refusal_location(state: Any, descriptor: Any, value: Any, user_key: Any, na
 
 
 def _named_row(value: Any, old_row: Any) -> tuple[Any, list[str]] | None:
-    """The savepoint's positional row snapshot with field names (``old_row``'s, else
-    ``f0..fN``) so that the FLIP-527 rules apply; None when the value is no Flink-form row."""
+    """The savepoint's positional row snapshot with field names (``old_row``, the old job's
+    named row snapshot, else ``f0..fN``: ``reference.backends.flink_row_as_named``) so that the
+    FLIP-527 rules apply; None when the value is no Flink-form row."""
+    from reference.backends import flink_row_as_named
     from reference.serializers import RowSerializerSnapshot
 
     if not isinstance(value, RowSerializerSnapshot) or not value.positional:
         return None
-    if old_row is not None:
-        snapshot = old_row.snapshot_configuration()
-        return snapshot, list(snapshot.field_names)
-    # Read in Flink's form, the row's fields are f0..fN, all nullable; written in this project's
-    # form and read back, the snapshot carries those names and FLIP-527 applies to them.
-    from reference import StateError, snapshot_from_bytes, snapshot_to_bytes
-
-    try:
-        named: Any = snapshot_from_bytes(snapshot_to_bytes(value))  # a RowSerializerSnapshot again
-    except StateError:
-        return None
-    return named, list(named.field_names)
-
-
-def _old_row_serializer(value: Any, where: str, spec: str) -> Any:
-    from reference.serializers import RowSerializer
-    from reference.types import RowType, serializer_for
-
-    if isinstance(value, RowType):
-        value = serializer_for(value)
-    if not isinstance(value, RowSerializer):
-        raise UsageError(f"--old-row-type {spec}: {where} is a {type(value).__name__}; give a "
-                         "reference RowSerializer or a reference.types.RowType")
-    return value
-
-
-def _check_old_row(old_row: Any, state: Any, where: str, spec: str) -> None:
-    from reference import resolve_compatibility
-    from reference.serializers import RowSerializerSnapshot
-
-    value, _ = _unwrap(state)
-    if not isinstance(value, RowSerializerSnapshot) or not value.positional:
-        raise UsageError(f"--old-row-type {spec}: {where} holds no flink-core Row (its value serializer is "
-                         f"{type(value).__name__}); name only row states")
-    result = resolve_compatibility(old_row, value)
-    if not result.is_compatible_as_is():
-        raise UsageError(
-            f"--old-row-type {spec}: {where}: {old_row!r} does not read the savepoint's row as is "
-            f"({result.kind}{': ' + result.reason if result.reason else ''}); give the old job's row type, "
-            f"{len(value.nested_snapshots)} fields of the savepoint's types in its order")
+    snapshot = old_row if old_row is not None else flink_row_as_named(value)
+    return snapshot, list(snapshot.field_names)
 
 
 def _judge_flink(operator: str, state: Any, descriptor: Any, key_serializer: Any, old_row: Any,
@@ -338,7 +301,7 @@ def check_flink_savepoint(path: str, serializers: Any, *, key_serializer: Any = 
     """Every named state of the Flink savepoint at ``path`` judged as Flink 2.3 restores it
     (this module's docstring); raises ``UsageError`` for what names nothing in the savepoint."""
     from reference import StateError, TypeSerializer
-    from reference.backends import StateDescriptor
+    from reference.backends import StateDescriptor, flink_row_as_named
     from reference.savepoint import read_flink_savepoint
 
     named = _operator_mapping(serializers, "--serializers", spec)
@@ -363,10 +326,11 @@ def check_flink_savepoint(path: str, serializers: Any, *, key_serializer: Any = 
             op = _find_operator(savepoint, uid, "--old-row-type")
             for name, row in states.items():
                 state = _find_state(op, name, "--old-row-type")
-                where = f"operator {uid!r}, state {name!r}"
-                old_row = _old_row_serializer(row, where, old_row_spec)
-                _check_old_row(old_row, state, where, old_row_spec)
-                old_rows[(op.operator_id, name)] = old_row
+                value, _ = _unwrap(state)
+                try:
+                    old_rows[(op.operator_id, name)] = flink_row_as_named(value, row, f"operator {uid!r}, state {name!r}")
+                except StateError as exc:
+                    raise UsageError(f"--old-row-type {old_row_spec}: {exc}") from None
     command = f"conformance migrate {path} --serializers {spec} --out NEW_SAVEPOINT --schema-evolution"
     checks = []
     for uid, states in named.items():
@@ -467,10 +431,10 @@ def run_check(args: argparse.Namespace) -> int:
     import_modules(args.imports)
     serializers = _load(args.serializers, "--serializers")
     key_serializer = _load(args.key_serializer, "--key-serializer") if args.key_serializer else None
-    old_rows = _load(args.old_row_type, "--old-row-type") if args.old_row_type else None
+    old_rows = load_old_row_types(args.old_row_type)
     fmt, checks = check_savepoint(args.savepoint, serializers, key_serializer=key_serializer,
                                   old_row_types=old_rows, spec=args.serializers,
-                                  old_row_spec=args.old_row_type or "MODULE:ATTR")
+                                  old_row_spec=" ".join(args.old_row_type) or "MODULE:ATTR")
     out = sys.stderr if args.json == "-" else sys.stdout
     refused = [c for c in checks if not c.restores]
     for c in checks:

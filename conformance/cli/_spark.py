@@ -28,6 +28,7 @@ from ._common import (
     UsageError,
     add_import,
     add_json,
+    add_old_row_type,
     evolution_hint,
     import_modules,
     import_object,
@@ -74,6 +75,7 @@ def add_parsers(sub: Any) -> None:
                          help="allow FLIP-527 row evolution (state.schema-evolution.enable)")
     migrate.add_argument("--spark", default=None, metavar="MASTER", help="Spark master URL (default local[*]), or off: run the same job in this "
                          "process without Spark (quicker for small savepoints: no JVM to start)")
+    add_old_row_type(migrate)
     add_json(migrate, "what was migrated")
     add_import(migrate)
     migrate.set_defaults(func=run_migrate)
@@ -171,6 +173,9 @@ def run_migrate(args: argparse.Namespace) -> int:
         from ._flink import run_flink_migrate
 
         return run_flink_migrate(args, serializers)
+    if args.old_row_type:
+        raise UsageError("--old-row-type applies to Flink savepoints only; this project's savepoints keep their "
+                         "rows' field names")
     key_serializer = load_attribute(args.key_serializer, "--key-serializer") if args.key_serializer else None
     _readable(args.savepoint, "SAVEPOINT")
     from reference.backends import SCHEMA_EVOLUTION_ENABLED

@@ -18,13 +18,20 @@ unchanged parts as bytes; the heap backend brings every object to the new shape.
 ``migrate_flink_savepoint`` brings the values of a Flink canonical savepoint to a new job's
 descriptors through the same verdicts and plans, writing a new Flink savepoint.
 
+Flink's canonical savepoints (docs/flink-savepoints.md, "State backends and Flink savepoints"):
+``restore`` also takes one (``operator_uid=`` names the operator whose keyed states are restored,
+``states=`` optionally which), and ``backend.savepoint(path, format="flink",
+operator_uid=..., max_parallelism=...)`` writes one, keys in the key groups Flink assigns;
+``convert_to_flink_savepoint`` converts a savepoint of this project's format.
+
 Savepoints themselves (their layout, storage, commit protocol and key groups) are the
 ``reference.savepoint`` package's; the backends write and restore them through it.
 """
 
 from ._bytes import BytesStateBackend
 from ._descriptors import ListStateDescriptor, MapStateDescriptor, StateDescriptor, ValueStateDescriptor
-from ._flink_migrate import migrate_flink_savepoint
+from ._flink_migrate import convert_to_flink_savepoint, migrate_flink_savepoint
+from ._flink_rows import flink_row_as_named
 from ._heap import HeapStateBackend
 from ._plan import MigrationPlan, migration_plan
 from ._resolve import (
@@ -54,6 +61,8 @@ __all__ = [
     "MigrationPlan",
     "migration_plan",
     "migrate_flink_savepoint",
+    "convert_to_flink_savepoint",
+    "flink_row_as_named",
     "AccessPlan",
     "plan_access",
     "SCHEMA_EVOLUTION_ENABLED",

@@ -176,6 +176,10 @@ class BytesStateBackend(KeyedStateBackend):
         path: str | os.PathLike[str] | None = None,
         allow_pickle: bool | Iterable[str] = (),
         migrate_equal_values_once: bool = False,
+        *,
+        operator_uid: str | None = None,
+        states: Iterable[str] | None = None,
+        old_row_types: Mapping[str, Any] | None = None,
     ) -> BytesStateBackend:
         """A new backend holding the savepoint's bytes (nothing is deserialized yet). A state
         whose serializers unpickle (a snapshot names ``PickleSerializer``) is accessed only if
@@ -186,8 +190,16 @@ class BytesStateBackend(KeyedStateBackend):
         reuses the result for every entry holding the same bytes (up to 64 MiB of inputs and
         results kept per state). The savepoint is the same for deterministic
         serializers (equal bytes migrate to equal bytes, which the conformance harness demands);
-        it pays off when many entries share few values (flags, enums, repeated test data)."""
-        backend = cls._restore(directory, key_serializer, config, allow_pickle, store=store, path=path)
+        it pays off when many entries share few values (flags, enums, repeated test data).
+
+        ``directory`` may be this project's savepoint or a Flink canonical savepoint (told apart
+        by its files); from a Flink savepoint the keyed states of the operator ``operator_uid``
+        (required) are restored, all of them or those named in ``states`` (timers are not);
+        ``old_row_types`` (``{state name: old row type}``) names the fields of a flink-core Row
+        state, which Flink's snapshot does not (else ``f0..fN``; see
+        ``reference.backends.flink_row_as_named``)."""
+        backend = cls._restore(directory, key_serializer, config, allow_pickle, store=store, path=path,
+                               operator_uid=operator_uid, states=states, old_row_types=old_row_types)
         backend._migrate_equal_values_once = migrate_equal_values_once
         return backend  # type: ignore[no-any-return]
 

@@ -28,7 +28,18 @@ Flink's ``RowSerializer`` snapshot keeps no field names: a flink-core Row stored
 value (top level; not one nested in another type) is judged as a row of fields ``f0..fN``, so
 FLIP-527's name-based rules apply to those names (adding a nullable field at the end, with
 ``schema_evolution=True``), where Flink itself, matching by position, refuses any arity change.
-The migrated row's snapshot is written in Flink's form again (no names).
+``old_row_types={operator uid: {state name: old row type}}`` gives the old job's field names
+instead (``flink_row_as_named``: a ``RowSerializer``, a ``reference.types.RowType`` or the field
+names in order, which must read the stored row as is), so that a reordered or added field is
+matched by its name. The migrated row's snapshot is written in Flink's form again (no names).
+
+``convert_to_flink_savepoint(path, out, *, operator_uid, max_parallelism=None)`` converts a
+savepoint of this project's format into a Flink canonical savepoint holding its states as the
+keyed states of the operator ``operator_uid``: the savepoint is restored (key serializer from its
+own snapshot, ``BytesStateBackend``, nothing deserialized but the keys) and written with
+``savepoint(out, format="flink", ...)``; every serializer must have a Flink identity and the key
+type a Java ``hashCode`` the reference knows (``reference.savepoint.java_hash_code``), else a
+``StateError`` says which and nothing is written.
 """
 
 from __future__ import annotations
@@ -50,16 +61,15 @@ from ..serializers import (
     ListSerializerSnapshot,
     MapSerializer,
     MapSerializerSnapshot,
-    RowSerializer,
-    RowSerializerSnapshot,
     TtlSerializer,
     TtlSerializerSnapshot,
 )
 from ._descriptors import StateDescriptor
+from ._flink_rows import flink_row_as_named
 from ._plan import MigrationPlan
 from ._resolve import SCHEMA_EVOLUTION_ENABLED, plan_access
 
-__all__ = ["migrate_flink_savepoint"]
+__all__ = ["convert_to_flink_savepoint", "flink_row_as_named", "migrate_flink_savepoint"]
 
 _AS_DESCRIPTOR = {"value": "value", "reducing": "value", "aggregating": "value", "list": "list", "map": "map"}
 _TTL_TIMESTAMP_BYTES = 8
@@ -74,17 +84,6 @@ def _unwrap_ttl(snapshot: Any, ttl: bool) -> Any:
     return _nested(snapshot, 1) if ttl and isinstance(snapshot, TtlSerializerSnapshot) else snapshot
 
 
-def _named_row(snapshot: TypeSerializerSnapshot[Any]) -> TypeSerializerSnapshot[Any]:
-    """A Row snapshot in Flink's form (no names) as one whose fields are named ``f0..fN``, so
-    that FLIP-527's name-based rules judge it; any other snapshot as it is."""
-    if not isinstance(snapshot, RowSerializerSnapshot) or not snapshot.positional:
-        return snapshot
-    restored = snapshot.restore_serializer()
-    assert isinstance(restored, RowSerializer)
-    named = RowSerializer(restored.fields, restored.supports_row_kind)
-    return named.snapshot_configuration()
-
-
 def _rewrap_ttl(stored: Any, ttl: bool, new: Any) -> Any:
     """The serializer to store: ``new`` inside the stored TTL wrapper when there is one."""
     if not ttl:
@@ -93,7 +92,7 @@ def _rewrap_ttl(stored: Any, ttl: bool, new: Any) -> Any:
 
 
 def _replacement(operator: str, state: FlinkKeyedState, descriptor: StateDescriptor,
-                 schema_evolution: bool) -> StateReplacement | None:
+                 schema_evolution: bool, old_row: Any = None) -> StateReplacement | None:
     """The replacement of one state, or None when it stays as stored; raises for a refusal."""
     where = f"operator {operator!r}, state {state.name!r}"
     kind = _AS_DESCRIPTOR.get(state.kind)
@@ -120,7 +119,10 @@ def _replacement(operator: str, state: FlinkKeyedState, descriptor: StateDescrip
             f"{where}: the stored value serializer snapshot is "
             f"{getattr(value_snapshot, 'java_class', type(value_snapshot).__name__)}, which the reference cannot "
             "judge (a class it does not know); it cannot be migrated")
-    value_snapshot = _named_row(value_snapshot)
+    try:
+        value_snapshot = flink_row_as_named(value_snapshot, old_row, where)
+    except StateError as exc:
+        raise StateError(f"old_row_types: {exc}") from None
     namespace = state.namespace_serializer if descriptor.namespace_serializer is not None else None
     try:
         access = plan_access(descriptor.name, kind, value_snapshot, namespace, user_key_snapshot, descriptor,
@@ -191,10 +193,28 @@ def _list_function(plan: MigrationPlan, ttl: bool) -> Callable[[bytes], bytes]:
 
 def migrate_flink_savepoint(path: Any, out: str | os.PathLike[str],
                             descriptors: Mapping[str, Mapping[str, StateDescriptor]], *,
-                            schema_evolution: bool = False, allow_external_files: bool = False) -> str:
+                            schema_evolution: bool = False, allow_external_files: bool = False,
+                            old_row_types: Mapping[str, Mapping[str, Any]] | None = None) -> str:
     """Migrate the Flink savepoint at ``path`` to the new job's ``descriptors``, writing a new
-    Flink savepoint at ``out`` (see the module docstring); returns its path."""
+    Flink savepoint at ``out`` (see the module docstring); returns its path. ``old_row_types``:
+    ``{operator uid: {state name: old row type}}`` naming the fields of a flink-core Row state
+    (``flink_row_as_named``)."""
     savepoint = read_flink_savepoint(path, allow_external_files=allow_external_files)
+    old_rows: dict[tuple[str, str], Any] = {}
+    for operator_name, rows in (old_row_types or {}).items():
+        try:
+            op = savepoint.operator(operator_name)
+        except KeyError as exc:
+            raise StateError(f"old_row_types name {exc.args[0]}") from None
+        for state_name, row in rows.items():
+            try:
+                op.keyed_state(state_name)
+            except KeyError as exc:
+                raise StateError(f"old_row_types, operator {operator_name!r}: {exc.args[0]}") from None
+            if state_name not in descriptors.get(operator_name, {}):
+                raise StateError(f"old_row_types names operator {operator_name!r}, state {state_name!r}, which the "
+                                 "descriptors do not name (an old row type only matters for a state being migrated)")
+            old_rows[(operator_name, state_name)] = row
     replacements: dict[str, dict[str, StateReplacement]] = {}
     for operator_name, states in descriptors.items():
         try:
@@ -212,7 +232,28 @@ def migrate_flink_savepoint(path: Any, out: str | os.PathLike[str],
                 state = op.keyed_state(state_name)
             except KeyError as exc:
                 raise StateMigrationError(f"{where}: {exc.args[0]}") from None
-            replacement = _replacement(operator_name, state, descriptor, schema_evolution)
+            replacement = _replacement(operator_name, state, descriptor, schema_evolution,
+                                       old_rows.get((operator_name, state_name)))
             if replacement is not None:
                 replacements.setdefault(operator_name, {})[state_name] = replacement
     return write_flink_savepoint(savepoint, out, replacements, allow_external_files=allow_external_files)
+
+
+def convert_to_flink_savepoint(path: Any, out: str | os.PathLike[str], *, operator_uid: str,
+                               max_parallelism: int | None = None) -> str:
+    """Convert this project's savepoint at ``path`` into a Flink canonical savepoint at the
+    local directory ``out`` (see the module docstring); returns its path."""
+    from .._snapshot import snapshot_from_bytes
+    from ..savepoint import is_flink_savepoint, read_savepoint_metadata
+    from ._bytes import BytesStateBackend
+
+    if is_flink_savepoint(path):
+        raise StateError(f"{path} is a Flink savepoint already; convert_to_flink_savepoint takes this project's "
+                         "savepoints (use migrate_flink_savepoint to change a Flink savepoint's serializers)")
+    metadata = read_savepoint_metadata(path)
+    key_serializer = snapshot_from_bytes(metadata.key_serializer_snapshot).restore_serializer()
+    backend = BytesStateBackend.restore(path, key_serializer)
+    try:
+        return backend.savepoint(out, format="flink", operator_uid=operator_uid, max_parallelism=max_parallelism)
+    finally:
+        backend.close()

@@ -166,12 +166,24 @@ class HeapStateBackend(KeyedStateBackend):
         key_serializer: TypeSerializer[Any],
         config: Mapping[str, Any] | None = None,
         allow_pickle: bool | Iterable[str] = (),
+        *,
+        operator_uid: str | None = None,
+        states: Iterable[str] | None = None,
+        old_row_types: Mapping[str, Any] | None = None,
     ) -> HeapStateBackend:
         """A new backend holding the savepoint's state as objects read with the restored
         serializers. States whose serializers unpickle are read only if named in
         ``allow_pickle`` (True: every state); the others wait, as bytes, for an access with a
-        descriptor that uses ``PickleSerializer``."""
-        return cls._restore(directory, key_serializer, config, allow_pickle)  # type: ignore[no-any-return]
+        descriptor that uses ``PickleSerializer``.
+
+        ``directory`` may be this project's savepoint or a Flink canonical savepoint (told apart
+        by its files); from a Flink savepoint the keyed states of the operator ``operator_uid``
+        (required) are restored, all of them or those named in ``states`` (timers are not);
+        ``old_row_types`` (``{state name: old row type}``) names the fields of a flink-core Row
+        state, which Flink's snapshot does not (else ``f0..fN``; see
+        ``reference.backends.flink_row_as_named``)."""
+        return cls._restore(directory, key_serializer, config, allow_pickle,  # type: ignore[no-any-return]
+                            operator_uid=operator_uid, states=states, old_row_types=old_row_types)
 
     def close(self) -> None:
         if not self._closed:

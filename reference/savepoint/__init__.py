@@ -12,8 +12,9 @@ This package owns everything a savepoint is on disk, for every engine that reads
 - **storage** (``_storage``): a local path or any URI ``pyarrow.fs`` accepts (``locate``,
   ``Location``), configured by the standard environment only; ``shown`` renders a path with no
   secret in it; ``file_tree`` reads every file under a path (to prove nothing changed);
-- **key groups** (``_key_groups``): ``key_group_for`` a serialized key, the range each subtask
-  owns (``key_group_range``), as Flink assigns them;
+- **key groups** (``_key_groups``): ``key_group_for`` a serialized key (this project's
+  savepoints), ``flink_key_group`` of a key as Flink assigns it (Java's ``hashCode``:
+  ``java_hash_code``), the range each subtask owns (``key_group_range``), as Flink assigns them;
 - **Flink's own canonical savepoints** (``_flink_metadata``, ``_flink_keyed``, ``_snappy``;
   docs/flink-savepoints.md), read without any user class: ``read_flink_savepoint`` (operators,
   keyed states, their entries decoded or raw, streamed), ``read_flink_metadata`` (the
@@ -21,7 +22,9 @@ This package owns everything a savepoint is on disk, for every engine that reads
   ``snappy_decompress`` / ``SnappyFramedReader`` (Snappy, as Flink compresses key groups);
   and written (``_flink_writer``): ``write_flink_savepoint`` (a savepoint read, some keyed
   states replaced through ``StateReplacement``, written anew with the commit protocol),
-  ``snappy_frame`` (the framing format's compressor side).
+  ``snappy_frame`` (the framing format's compressor side); ``write_keyed_flink_savepoint`` (one
+  operator's keyed states from scratch, ``NewKeyedState``: what a state backend writes), the
+  inverse of ``FlinkKeyedState.rows``.
 - **inspecting and exporting** either kind of savepoint (``_export``, ``_arrow_types``):
   ``savepoint_kind`` tells them apart by their files, ``inspect_savepoint`` /
   ``format_inspection`` (what ``conformance savepoint inspect`` shows), ``plan_export`` /
@@ -74,7 +77,13 @@ from ._flink_metadata import (
     parse_flink_metadata,
     read_flink_metadata,
 )
-from ._flink_writer import INLINE_THRESHOLD, StateReplacement, write_flink_savepoint
+from ._flink_writer import (
+    INLINE_THRESHOLD,
+    NewKeyedState,
+    StateReplacement,
+    write_flink_savepoint,
+    write_keyed_flink_savepoint,
+)
 from ._format import (
     ABANDONED_AFTER,
     LIST_DELIMITER,
@@ -115,6 +124,10 @@ from ._format import (
 from ._key_groups import (
     MAX_MAX_PARALLELISM,
     check_parallelism,
+    flink_key_group,
+    flink_key_group_for_hash,
+    has_java_hash_code,
+    java_hash_code,
     key_group_for,
     key_group_range,
     key_groups_for,
@@ -167,6 +180,10 @@ __all__ = [
     # key groups
     "MAX_MAX_PARALLELISM",
     "check_parallelism",
+    "flink_key_group",
+    "flink_key_group_for_hash",
+    "has_java_hash_code",
+    "java_hash_code",
     "key_group_for",
     "key_group_range",
     "key_groups_for",
@@ -220,6 +237,8 @@ __all__ = [
     "INLINE_THRESHOLD",
     "StateReplacement",
     "write_flink_savepoint",
+    "NewKeyedState",
+    "write_keyed_flink_savepoint",
     # storage
     "file_tree",
     "Location",

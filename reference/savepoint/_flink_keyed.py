@@ -26,7 +26,10 @@ Decoding uses ``reference.serializers.record_serializer``: POJOs and enums whose
 registered read as plain records and constant names. A key, namespace or value that cannot be
 decoded (a serializer the reference does not have, a PickleSerializer) is an ``Undecoded`` holding
 its bytes; nothing read triggers an import or an unpickling. Files are read in 64 KiB pieces,
-one key group at a time, so memory stays bounded by the largest entry.
+one key group at a time, so memory stays bounded by the largest entry. ``FlinkKeyedState.rows``
+gives the entries split into key, namespace and user key bytes as this project's savepoint rows
+hold them (what the state backends restore); ``_flink_writer.write_keyed_flink_savepoint`` is its
+inverse.
 
 Operator-state streams (``OperatorBackendSerializationProxy`` version 6): ``int 6 | bool
 compressed | short n x StateMetaInfo | short n x StateMetaInfo (broadcast)``, then the elements at
@@ -59,6 +62,7 @@ from ._flink_metadata import (
     KeyGroupsHandle,
     OperatorStateHandle,
     StreamHandle,
+    operator_id_for_uid,
     read_flink_metadata,
     resolve_stream,
 )
@@ -791,6 +795,57 @@ class FlinkKeyedState:
                 part.decoders[state_id] = decoder
             yield from decoder.decode(key_group, key, value, f"{part.source.where}, key group {key_group}")
 
+    def rows(self, key_groups: Iterable[int] | None = None) -> Iterator[tuple[int, bytes, bytes, bytes | None, bytes | None]]:
+        """Every entry as this project's savepoint rows hold it: ``(key_group, key bytes,
+        namespace bytes, user key bytes or None, value bytes or None)``, the composite key split
+        by the key's and the namespace's serializers (their length suffixes checked and
+        dropped); a map state's value without its is-null flag (None for a null value); a list
+        state's delimited elements as stored. What the state backends restore from (timers are
+        not entries of this kind: refused)."""
+        where = f"keyed state {self.name!r}"
+        if self.kind == "timers":
+            raise SavepointFormatError(f"{where}: timers have no (key, namespace, value) rows")
+        key_reader = _reader(self.key_serializer)
+        namespace_reader = _reader(self.namespace_serializer)
+        if key_reader is None or namespace_reader is None:
+            what = "key" if key_reader is None else "namespace"
+            raise SavepointFormatError(
+                f"{where}: its {what} serializer snapshot ({_describe(self.key_serializer if key_reader is None else self.namespace_serializer).snapshot}) "
+                "is not one the reference can read, so its keys cannot be split into key and namespace")
+        prefix = 1 if self._operator.max_parallelism <= 128 else 2
+        ambiguous = key_reader.length < 0 and namespace_reader.length < 0
+        is_map = self.kind == "map"
+        for raw in self.raw_entries(key_groups):
+            key = raw.key
+            try:
+                if int.from_bytes(key[:prefix], "big") != raw.key_group or len(key) < prefix:
+                    raise SerializationError(f"its key-group prefix is not key group {raw.key_group}")
+                src = DataInputView(key)
+                src.skip_bytes(prefix)
+                key_reader.deserialize(src)
+                key_end = src.position
+                if ambiguous:
+                    _length_suffix(src, key_end - prefix, "key")
+                ns_start = src.position
+                namespace_reader.deserialize(src)
+                ns_end = src.position
+                if ambiguous:
+                    _length_suffix(src, ns_end - ns_start, "namespace")
+                user_key = key[src.position :] if is_map else None
+                if not is_map:
+                    _done(src, "key")
+                value: bytes | None = raw.value
+                if is_map:
+                    flag = raw.value[:1]
+                    if flag not in (b"\x00", b"\x01") or (flag == b"\x01" and len(raw.value) != 1):
+                        raise SerializationError("a map value without its is-null flag")
+                    value = None if flag == b"\x01" else raw.value[1:]
+            except (StateError, *_CORRUPT) as exc:
+                raise SavepointFormatError(
+                    f"{where}, key group {raw.key_group}: an entry cannot be split ({exc}); the file is corrupt "
+                    "or its serializer snapshots do not describe its bytes") from None
+            yield raw.key_group, key[prefix:key_end], key[ns_start:ns_end], user_key, value
+
 
 class OperatorStateValue(NamedTuple):
     """One element of an operator list state (``SPLIT_DISTRIBUTE`` or ``UNION``) as the subtask
@@ -955,9 +1010,15 @@ class FlinkSavepoint:
         return self.metadata.directory
 
     def operator(self, uid_or_id: str) -> FlinkOperator:
-        """The operator with this uid (or, for one without a uid, this 32-hex-digit id)."""
+        """The operator with this uid (or, for one without a uid, this 32-hex-digit id). A
+        savepoint of ``_metadata`` version 3 or 4 stores no uids: a uid finds the operator whose
+        id Flink derives from it (``operator_id_for_uid``)."""
         for op in self.operators:
             if op.uid == uid_or_id or op.operator_id == uid_or_id.lower():
+                return op
+        derived = operator_id_for_uid(uid_or_id)
+        for op in self.operators:
+            if op.uid is None and op.operator_id == derived:
                 return op
         raise KeyError(f"no operator {uid_or_id!r} in the savepoint (uids: "
                        f"{[op.uid or op.operator_id for op in self.operators]})")

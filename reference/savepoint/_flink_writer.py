@@ -39,6 +39,24 @@ savepoint does not hold is a ``SavepointFormatError`` naming it.
 
 Memory: a rewritten stream goes to its file key group by key group, each key group assembled
 whole (bounded by the largest key group); copied streams go in 1 MiB pieces.
+
+``write_keyed_flink_savepoint(out, operator_uid=..., max_parallelism=..., key_serializer=...,
+states=[NewKeyedState, ...])`` writes a savepoint from scratch, what a state backend holds (one
+operator, its keyed states): ``_metadata`` version 3 (the last without the
+``CheckpointProperties`` Java object, which only a JVM writes; Flink 2.x reads it), checkpoint id
+0, no master state, one operator (its id derived from ``operator_uid`` as Flink derives it, its
+uid and name not stored in version 3) at parallelism 1 with ``max_parallelism`` key groups, one
+subtask whose keyed state is one uncompressed stream in a relative file: the proxy header
+(version 6, the key serializer snapshot, per state its name, ``KEY_VALUE``,
+``KEYED_STATE_TYPE`` and its ``VALUE_SERIALIZER`` and ``NAMESPACE_SERIALIZER`` snapshots in
+Flink's dialect) and every key group holding data, each state's entries in one run, in the
+order given. Rows are this project's savepoint rows ``(key_group, key, namespace, user key,
+value)`` (``FlinkKeyedState.rows`` reads them back): the composite key is built as Flink's
+``SerializedCompositeKeyBuilder`` builds it (key-group prefix, key, namespace, the two lengths
+when both serializers are of variable length, the user key), a map value gets its is-null flag.
+Every row's key group must be the one Flink assigns its key (the caller's duty: the backends use
+``flink_key_group``); it is checked to lie in ``[0, max_parallelism)`` and rows must come in key
+group order. The commit protocol is the one above.
 """
 
 from __future__ import annotations
@@ -50,8 +68,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._errors import SnapshotFormatError
 from .._io import DataOutputView
-from .._snapshot import TypeSerializerSnapshot, snapshot_to_bytes
+from .._snapshot import TypeSerializerSnapshot, java_snapshot_name, snapshot_to_bytes
 from ._flink_keyed import _CORRUPT, FlinkOperator, FlinkSavepoint, _key_group_entries, _Part, _Source
 from ._flink_metadata import (
     DISTRIBUTION_MODES,
@@ -64,12 +83,15 @@ from ._flink_metadata import (
     KeyGroupsHandle,
     OperatorStateHandle,
     StreamHandle,
+    operator_id_for_uid,
 )
 from ._format import SavepointFormatError, atomic_directory
+from ._key_groups import MAX_MAX_PARALLELISM
 from ._snappy import frame
 from ._storage import Location, is_uri
 
-__all__ = ["INLINE_THRESHOLD", "StateReplacement", "write_flink_savepoint"]
+__all__ = ["INLINE_THRESHOLD", "NewKeyedState", "StateReplacement", "write_flink_savepoint",
+           "write_keyed_flink_savepoint"]
 
 #: Flink's default ``execution.checkpointing.data-inline-threshold`` (20 KiB).
 INLINE_THRESHOLD = 20 * 1024
@@ -407,3 +429,163 @@ def write_flink_savepoint(savepoint: FlinkSavepoint, out: str | os.PathLike[str]
         with open(os.path.join(temp, FLINK_METADATA_FILE), "xb") as handle:
             handle.write(metadata_bytes(metadata))
     return final
+
+
+# -- a savepoint from scratch ----------------------------------------------------------------------
+#: ``KEYED_STATE_TYPE`` values Flink writes (``StateDescriptor.Type``).
+KEYED_STATE_TYPES = ("VALUE", "LIST", "MAP", "REDUCING", "AGGREGATING")
+_NEW_METADATA_VERSION = 3
+_Row = tuple[int, bytes, bytes, "bytes | None", "bytes | None"]
+
+
+@dataclass(frozen=True)
+class NewKeyedState:
+    """One keyed state of ``write_keyed_flink_savepoint``: its name, Flink's ``KEYED_STATE_TYPE``
+    (``VALUE``, ``LIST``, ``MAP``, ``REDUCING``, ``AGGREGATING``), its ``VALUE_SERIALIZER``
+    snapshot as Flink holds it (a list state's list snapshot, a map state's map snapshot), its
+    ``NAMESPACE_SERIALIZER`` snapshot, and its rows in key-group order."""
+
+    name: str
+    state_type: str
+    value_serializer: TypeSerializerSnapshot[Any]
+    namespace_serializer: TypeSerializerSnapshot[Any]
+    rows: Any  # Iterable[_Row]
+
+
+def _length_suffix(length: int) -> bytes:
+    out = bytearray()
+    while True:
+        out.append(length & 0xFF)
+        length >>= 8
+        if not length:
+            return bytes(out)
+
+
+def _check_flink_identity(snapshot: Any, where: str) -> None:
+    """Refuse a snapshot (or one nested in it) that has no Java class name: Flink could not
+    load it."""
+    if java_snapshot_name(snapshot) is None:
+        raise SnapshotFormatError(
+            f"{where}: {type(snapshot).__module__}.{type(snapshot).__qualname__} has no Flink identity (no Java "
+            "snapshot class), so Flink cannot restore it; a Flink savepoint needs Flink's serializers (the "
+            "reference's built-ins; POJOs and enums registered with reference.register_type(cls, java_name))")
+    for nested in getattr(snapshot, "nested_snapshots", None) or ():
+        _check_flink_identity(nested, where)
+
+
+def _new_header(key_serializer: TypeSerializerSnapshot[Any], states: list[NewKeyedState]) -> bytes:
+    _check_flink_identity(key_serializer, "the key serializer")
+    for state in states:
+        _check_flink_identity(state.value_serializer, f"state {state.name!r}")
+        _check_flink_identity(state.namespace_serializer, f"state {state.name!r} (namespace)")
+    out = DataOutputView()
+    out.write_int(6)
+    out.write_boolean(False)
+    out.write(snapshot_to_bytes(key_serializer, dialect="flink"))
+    out.write_short(len(states))
+    for state in states:
+        out.write_utf(state.name)
+        out.write_int(0)  # KEY_VALUE
+        out.write_int(1)
+        out.write_utf("KEYED_STATE_TYPE")
+        out.write_utf(state.state_type)
+        out.write_int(2)
+        out.write_utf("VALUE_SERIALIZER")
+        out.write(snapshot_to_bytes(state.value_serializer, dialect="flink"))
+        out.write_utf("NAMESPACE_SERIALIZER")
+        out.write(snapshot_to_bytes(state.namespace_serializer, dialect="flink"))
+    return out.getvalue()
+
+
+def write_keyed_flink_savepoint(out: str | os.PathLike[str], *, operator_uid: str, max_parallelism: int,
+                                key_serializer: TypeSerializerSnapshot[Any],
+                                states: list[NewKeyedState]) -> str:
+    """Write the keyed ``states`` of one operator as a new Flink canonical savepoint at the
+    local directory ``out`` (see the module docstring); returns its path."""
+    if is_uri(os.fspath(out)):
+        raise SavepointFormatError(
+            f"{os.fspath(out)!r}: a Flink savepoint is written to a local directory here; write it "
+            "locally and copy the directory to the store")
+    if not isinstance(operator_uid, str) or not operator_uid:
+        raise SavepointFormatError(f"operator_uid should be the Flink operator's uid (a non-empty string), got {operator_uid!r}")
+    if not 1 <= max_parallelism <= MAX_MAX_PARALLELISM:
+        raise SavepointFormatError(f"max_parallelism should be in [1, {MAX_MAX_PARALLELISM}], got {max_parallelism}")
+    names = [s.name for s in states]
+    if len(set(names)) != len(names):
+        raise SavepointFormatError(f"a state is named twice in {names}")
+    for state in states:
+        if state.state_type not in KEYED_STATE_TYPES:
+            raise SavepointFormatError(f"state {state.name!r}: KEYED_STATE_TYPE {state.state_type!r}, should be one of {KEYED_STATE_TYPES}")
+    header = _new_header(key_serializer, states)  # a snapshot without a Flink identity fails here
+    prefix = 1 if max_parallelism <= 128 else 2
+    key_length = key_serializer.restore_serializer().length
+    ambiguous = [key_length < 0 and s.namespace_serializer.restore_serializer().length < 0 for s in states]
+    final = os.path.abspath(os.fspath(out))
+    with atomic_directory(final) as temp:
+        output = _Output(temp)
+        name, target = output.new_file()
+        offsets = [0] * max_parallelism
+        with target:
+            target.write(header)
+            position = len(header)
+            iterators = [iter(state.rows) for state in states]
+            pending: list[Any] = [next(it, None) for it in iterators]
+            last = -1
+            while any(row is not None for row in pending):
+                key_group = min(row[0] for row in pending if row is not None)
+                if not last < key_group < max_parallelism:
+                    raise SavepointFormatError(
+                        f"a row of key group {key_group} after key group {last} (max parallelism "
+                        f"{max_parallelism}): rows must come in key-group order, in range")
+                last = key_group
+                body = bytearray()
+                for state_id, state in enumerate(states):
+                    run: list[bytes] = []
+                    while pending[state_id] is not None and pending[state_id][0] == key_group:
+                        run.append(_entry(pending[state_id], prefix, ambiguous[state_id], state.state_type))
+                        pending[state_id] = next(iterators[state_id], None)
+                    if run:
+                        body += struct.pack(">h", state_id)
+                        for i, entry in enumerate(run):
+                            if i == len(run) - 1:
+                                entry = _mark_last(entry)
+                            body += entry
+                body += _END_OF_KEY_GROUP
+                offsets[key_group] = position
+                target.write(body)
+                position += len(body)
+        stream = StreamHandle("relative", name, position)
+        subtask = FlinkSubtaskState(0, False, None, None, KeyGroupsHandle(0, tuple(offsets), stream), None)
+        operator = FlinkOperatorMetadata(operator_id_for_uid(operator_uid), 1, max_parallelism, None, None, None,
+                                         (subtask,), False, None)
+        metadata = FlinkMetadata(_NEW_METADATA_VERSION, 0, (operator,), (), None, Location(temp, temp))
+        with open(os.path.join(temp, FLINK_METADATA_FILE), "xb") as handle:
+            handle.write(metadata_bytes(metadata))
+    return final
+
+
+def _entry(row: Any, prefix: int, ambiguous: bool, state_type: str) -> bytes:
+    key_group, key, namespace, user_key, value = row
+    composite = bytearray(key_group.to_bytes(prefix, "big"))
+    composite += key
+    if ambiguous:
+        composite += _length_suffix(len(key))
+    composite += namespace
+    if ambiguous:
+        composite += _length_suffix(len(namespace))
+    if state_type == "MAP":
+        if user_key is None:
+            raise SavepointFormatError("a map state's row without a user key")
+        composite += user_key
+        stored = b"\x01" if value is None else b"\x00" + value
+    else:
+        if value is None or user_key is not None:
+            raise SavepointFormatError(f"a {state_type} state's row with a user key or without a value")
+        stored = value
+    return struct.pack(">i", len(composite)) + bytes(composite) + struct.pack(">i", len(stored)) + stored
+
+
+def _mark_last(entry: bytes) -> bytes:
+    marked = bytearray(entry)
+    marked[4] |= _LAST_ENTRY_BIT
+    return bytes(marked)

@@ -87,3 +87,17 @@ def flink_restore(flink_job):
         return results
 
     return restore
+
+
+@pytest.fixture(scope="session")
+def key_groups_java(tmp_path_factory) -> list[str]:
+    """The java command line running KeyGroups (Flink's key group of given keys) against
+    flink-dist: ``[*command, INPUT, OUTPUT]``."""
+    jar, javac, java = _jar_and_jdk()
+    classes = tmp_path_factory.mktemp("key-groups-classes")
+    compiled = subprocess.run(
+        [javac, "-nowarn", "-encoding", "UTF-8", "-cp", jar, "-d", str(classes), str(HERE / "KeyGroups.java")],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert compiled.returncode == 0, f"javac failed on KeyGroups.java: {compiled.stderr}"
+    return [java, "-cp", os.pathsep.join([str(classes), jar]), "KeyGroups"]

@@ -805,10 +805,21 @@ FLINK_BASES = _flink_bases()
 FLINK_CONFIG = Config("flink-savepoint", s.LongSerializer(), [0])
 
 
+#: The keyed states of the kept savepoints' operators that the state backends restore (the
+#: others hold a POJO without its class, Kryo, or timers).
+FLINK_BACKEND_STATES = {
+    "keyed-states": ("count", "names", "amounts", "tuple", "row", "sum", "avg", "fresh"),
+    "window": ("window-contents",),
+}
+
+
 def read_flink_everything(path: str) -> None:
     """What a user of ``read_flink_savepoint`` does: every operator, every keyed state's
-    entries decoded and raw, every operator state's elements."""
+    entries decoded, raw and as rows, every operator state's elements; and what a user of the
+    backends does: restore the operators' keyed states into both backends and write them as a
+    Flink savepoint again."""
     savepoint = read_flink_savepoint(path)
+    key_serializers = {}
     for operator in savepoint.operators:
         for operator_state in operator.operator_states:
             for _ in operator_state.values():
@@ -818,6 +829,24 @@ def read_flink_everything(path: str) -> None:
                 pass
             for _ in state.raw_entries():
                 pass
+            if state.kind != "timers":
+                for _ in state.rows():
+                    pass
+                if operator.uid is not None:
+                    key_serializers[operator.uid] = state.key_serializer
+    for uid, states in FLINK_BACKEND_STATES.items():
+        if uid not in key_serializers:
+            continue
+        for cls in (HeapStateBackend, BytesStateBackend):
+            restored = cls.restore(path, key_serializers[uid].restore_serializer(), operator_uid=uid, states=states)
+            try:
+                out = tempfile.mkdtemp(prefix="fuzz-flink-out-")
+                try:
+                    restored.savepoint(os.path.join(out, "sp"), format="flink", operator_uid=uid)
+                finally:
+                    shutil.rmtree(out, ignore_errors=True)
+            finally:
+                restored.close()
 
 
 def _fix_listed_size(directory: str, name: str, size: int) -> None:

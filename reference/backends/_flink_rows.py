@@ -1,0 +1,60 @@
+"""A flink-core Row read from a Flink savepoint, named for FLIP-527's name-based rules
+(docs/flink-savepoints.md, "The old job's row type").
+
+Flink's ``RowSerializer`` snapshot keeps the field types but no names. ``flink_row_as_named``
+is the one rule giving such a row its names: the old job's row type when the caller gives it,
+else ``f0..fN`` (the names of Flink's ``Types.ROW``). ``migrate_flink_savepoint``, the backends'
+restore of a Flink savepoint and ``conformance savepoint check`` all use it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._errors import StateError
+from ..serializers import RowSerializer, RowSerializerSnapshot
+
+__all__ = ["flink_row_as_named"]
+
+
+def flink_row_as_named(snapshot: Any, old_row: Any = None, where: str = "the state") -> Any:
+    """The snapshot FLIP-527's name-based rules judge for a flink-core Row stored in Flink's form
+    (no field names): the old job's row type ``old_row`` when given (a ``RowSerializer``, a
+    ``reference.types.RowType``, or a sequence of field names taking the savepoint's field
+    types), which must read the stored row as is; else fields ``f0..fN`` (the names of Flink's
+    ``Types.ROW``). Any other snapshot is returned as it is; ``old_row`` for one is refused. Raises
+    ``StateError`` saying what to give."""
+    from .._snapshot import resolve_compatibility
+    from ..types import RowType, serializer_for
+
+    is_flink_row = isinstance(snapshot, RowSerializerSnapshot) and snapshot.positional
+    if old_row is None:
+        if not is_flink_row:
+            return snapshot
+        restored = snapshot.restore_serializer()
+        assert isinstance(restored, RowSerializer)
+        return RowSerializer(restored.fields, restored.supports_row_kind).snapshot_configuration()
+    if not is_flink_row:
+        raise StateError(f"{where} holds no flink-core Row in Flink's form (its value serializer snapshot is "
+                         f"{type(snapshot).__name__}); give an old row type for row states only")
+    arity = len(snapshot.nested_snapshots)
+    if isinstance(old_row, RowType):
+        old_row = serializer_for(old_row)
+    elif not isinstance(old_row, RowSerializer) and isinstance(old_row, (list, tuple)) \
+            and all(isinstance(n, str) for n in old_row):
+        if len(old_row) != arity:
+            raise StateError(f"{where}: the old row type names {len(old_row)} fields {list(old_row)}, the savepoint's "
+                             f"row has {arity} fields; name each field in its order")
+        restored = snapshot.restore_serializer()
+        old_row = RowSerializer([(name, serializer, nullable) for name, (_n, serializer, nullable)
+                                 in zip(old_row, restored.fields, strict=True)], restored.supports_row_kind)
+    if not isinstance(old_row, RowSerializer):
+        raise StateError(f"{where}: the old row type is a {type(old_row).__name__}; give a reference RowSerializer, "
+                         "a reference.types.RowType or the field names in order")
+    result = resolve_compatibility(old_row, snapshot)
+    if not result.is_compatible_as_is():
+        raise StateError(
+            f"{where}: {old_row!r} does not read the savepoint's row as is ({result.kind}"
+            f"{': ' + result.reason if result.reason else ''}); give the old job's row type, {arity} fields "
+            "of the savepoint's types in its order")
+    return old_row.snapshot_configuration()
