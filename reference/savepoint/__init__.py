@@ -74,7 +74,7 @@ from ._flink_metadata import (
     parse_flink_metadata,
     read_flink_metadata,
 )
-from ._flink_writer import INLINE_THRESHOLD, StateReplacement, write_flink_savepoint
+from ._flink_writer import INLINE_THRESHOLD, PIECE_BYTES, StateReplacement, TaskRunner, write_flink_savepoint
 from ._format import (
     ABANDONED_AFTER,
     LIST_DELIMITER,
@@ -220,6 +220,8 @@ __all__ = [
     "INLINE_THRESHOLD",
     "StateReplacement",
     "write_flink_savepoint",
+    "PIECE_BYTES",
+    "TaskRunner",
     # storage
     "file_tree",
     "Location",
