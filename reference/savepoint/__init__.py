@@ -20,7 +20,9 @@ This package owns everything a savepoint is on disk, for every engine that reads
   ``_metadata`` file alone), ``operator_id_for_uid`` (Guava's ``murmur3_128`` of a uid),
   ``snappy_decompress`` / ``SnappyFramedReader`` (Snappy, as Flink compresses key groups);
   and written (``_flink_writer``): ``write_flink_savepoint`` (a savepoint read, some keyed
-  states replaced through ``StateReplacement``, written anew with the commit protocol),
+  states replaced through ``StateReplacement``, written anew with the commit protocol to a
+  local directory or a URI, its tasks run in this process or wherever a ``TaskRunner`` sends
+  them),
   ``snappy_frame`` (the framing format's compressor side).
 - **inspecting and exporting** either kind of savepoint (``_export``, ``_arrow_types``):
   ``savepoint_kind`` tells them apart by their files, ``inspect_savepoint`` /
