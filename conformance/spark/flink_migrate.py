@@ -6,7 +6,8 @@ every byte written are that function's and ``reference.savepoint.write_flink_sav
 only where its tasks run differs. The driver reads the savepoint's ``_metadata`` and headers,
 judges every named state (a refusal is a ``StateMigrationError`` before Spark runs anything),
 checks that what goes to the executors pickles (``SerializerShippingError`` otherwise) and runs
-the tasks as one ``task_job``: each executor opens the savepoint itself and writes its files (a
+the tasks as one ``task_job``, dealt round-robin over the cores (the writer numbers them from
+the largest to the smallest): each executor opens the savepoint itself and writes its files (a
 keyed-state stream rewritten, one per key-group range of a large stream, or a stream copied).
 The driver then joins the pieces of split streams and writes ``_metadata``, last, through the
 writer's commit protocol (a local directory renamed into place; in an object store, attempt
@@ -77,7 +78,8 @@ def migrate_flink_savepoint_spark(savepoint: Any, out: str | os.PathLike[str],
 
             spark = get_session(master)
         forward_store_environment(spark)
-        return run_job(f"migrating {source}", lambda: task_job(spark, tasks, work).collect())
+        # The writer numbers its tasks from the largest to the smallest: dealt round-robin.
+        return run_job(f"migrating {source}", lambda: task_job(spark, tasks, work, interleaved=True).collect())
 
     return migrate_flink_savepoint(savepoint, out, descriptors, schema_evolution=schema_evolution,
                                    allow_external_files=allow_external_files, run_tasks=run_tasks,

@@ -38,7 +38,7 @@ The work is a list of tasks, one per file to write: a stream copied, or a keyed-
 rewritten; a stream to rewrite whose input holds ``piece_bytes`` or more (``PIECE_BYTES``, 64
 MiB) is split into runs of consecutive key groups of about that size, one task each, written as
 pieces (``<name>.piece-N``) that are then joined after the header into the stream's file (the
-pieces removed). A task opens the savepoint itself (from its directory), so tasks run in any
+pieces removed). Tasks are numbered from the largest input to the smallest. A task opens the savepoint itself (from its directory), so tasks run in any
 process: ``run_tasks`` (a ``TaskRunner``) runs them, by default in this process one after the
 other; ``conformance.spark`` runs them on Spark executors. Whoever runs them, the same code
 writes every file, and this process writes ``_metadata``, last.
@@ -323,9 +323,9 @@ def _header(part: _Part, replaced: Mapping[str, StateReplacement]) -> bytes:
     return out.getvalue()
 
 
-def _pieces(part: _Part, piece_bytes: int) -> list[tuple[int, int]]:
-    """The key groups of a stream to rewrite as consecutive ranges ``(first, stop)``, each but
-    the last holding at least ``piece_bytes`` of the input (measured by the offsets)."""
+def _pieces(part: _Part, piece_bytes: int) -> list[tuple[int, int, int]]:
+    """The key groups of a stream to rewrite as consecutive ranges ``(first, stop, bytes)``,
+    each but the last holding at least ``piece_bytes`` of the input (measured by the offsets)."""
     handle = part.handle
     starts = sorted({handle.offset(kg) for kg in handle.key_groups if handle.offset(kg) > 0} | {part.source.size})
     end_of = {start: starts[i + 1] for i, start in enumerate(starts[:-1])}
@@ -335,9 +335,9 @@ def _pieces(part: _Part, piece_bytes: int) -> list[tuple[int, int]]:
         if offset > 0:
             held += end_of[offset] - offset
         if held >= piece_bytes and key_group + 1 < handle.key_groups.stop:
-            pieces.append((first, key_group + 1))
+            pieces.append((first, key_group + 1, held))
             first, held = key_group + 1, 0
-    pieces.append((first, handle.key_groups.stop))
+    pieces.append((first, handle.key_groups.stop, held))
     return pieces
 
 
@@ -409,6 +409,8 @@ class _Task:
     pieces: int = 1
     first: int = 0
     stop: int = 0
+    #: The bytes of input it reads (what orders the tasks, largest first).
+    size: int = 0
 
 
 def _stream_of(subtask: FlinkSubtaskState, role: str) -> KeyGroupsHandle | OperatorStateHandle | None:
@@ -538,12 +540,12 @@ def _in_this_process(tasks: int, work: Callable[[Iterable[int]], Iterator[tuple[
 
 def _plan(savepoint: FlinkSavepoint, by_id: Mapping[str, Mapping[str, StateReplacement]],
           piece_bytes: int) -> tuple[list[_Task], dict[tuple[int, int, str], list[int]], dict[tuple[int, int], bytes]]:
-    """The tasks of a write; for each stream rewritten in pieces the task numbers of its pieces
-    in order; the header of each stream rewritten (written here, where the caller's class
-    registrations are, which name the new snapshots' classes: not in a task, which may run in
-    another process)."""
+    """The tasks of a write, numbered from the largest input to the smallest (so that a runner
+    dealing them round-robin spreads the work evenly); for each stream rewritten in pieces the
+    task numbers of its pieces in order; the header of each stream rewritten (written here,
+    where the caller's class registrations are, which name the new snapshots' classes: not in a
+    task, which may run in another process)."""
     tasks: list[_Task] = []
-    split: dict[tuple[int, int, str], list[int]] = {}
     headers: dict[tuple[int, int], bytes] = {}
     for o, op in enumerate(savepoint.operators):
         replaced = by_id.get(op.operator_id, {})
@@ -559,12 +561,15 @@ def _plan(savepoint: FlinkSavepoint, by_id: Mapping[str, Mapping[str, StateRepla
                     part = _part_of(op, subtask)
                     headers[(o, s)] = _header(part, replaced)
                     ranges = _pieces(part, piece_bytes)
-                    if len(ranges) > 1:
-                        split[(o, s, role)] = list(range(len(tasks), len(tasks) + len(ranges)))
-                    tasks += [_Task("rewrite", o, s, role, stem, j, len(ranges), first, stop)
-                              for j, (first, stop) in enumerate(ranges)]
+                    tasks += [_Task("rewrite", o, s, role, stem, j, len(ranges), first, stop, size)
+                              for j, (first, stop, size) in enumerate(ranges)]
                 elif handle.stream.kind != "inline":
-                    tasks.append(_Task("copy", o, s, role, stem))
+                    tasks.append(_Task("copy", o, s, role, stem, size=handle.stream.size))
+    tasks.sort(key=lambda task: -task.size)  # stable: equal sizes keep the savepoint's order
+    split: dict[tuple[int, int, str], list[int]] = {}
+    for number, task in sorted(enumerate(tasks), key=lambda item: item[1].piece):
+        if task.pieces > 1:
+            split.setdefault((task.operator, task.subtask, task.role), []).append(number)
     return tasks, split, headers
 
 
@@ -640,7 +645,8 @@ def write_flink_savepoint(savepoint: FlinkSavepoint, out: str | os.PathLike[str]
     this process, one after the other); ``piece_bytes`` is the input size from which a stream
     to rewrite is split into pieces, each a task of its own."""
     if piece_bytes < 1:
-        raise ValueError(f"piece_bytes is {piece_bytes}, should be at least 1")
+        raise StateError(f"write_flink_savepoint: got piece_bytes={piece_bytes}, should be at least 1 (bytes of "
+                         "input per task of a stream split into pieces)")
     by_id = _check_replacements(savepoint, replacements or {})
     assert savepoint.directory is not None
     tasks, split, headers = _plan(savepoint, by_id, piece_bytes)

@@ -222,6 +222,9 @@ def test_cli_migrates_a_flink_savepoint_on_spark(tmp_path):
     report = json.loads((tmp_path / "spark.json").read_text(encoding="utf-8"))
     assert report["format"] == "flink" and report["spark"] == "local[2]", report
     assert file_tree(tmp_path / "spark") == file_tree(tmp_path / "one"), "--spark wrote another savepoint"
+    off = _cli(tmp_path, str(directory), *common, "--out", str(tmp_path / "off"), "--spark", "off")
+    assert off.returncode == 0 and "in one process" in off.stdout, f"exit {off.returncode}: {off.stdout} {off.stderr}"
+    assert file_tree(tmp_path / "off") == file_tree(tmp_path / "one"), "--spark off wrote another savepoint"
     refused = _cli(tmp_path, str(directory), "--serializers", "new_job:STATES", "--out", str(tmp_path / "refused"),
                    "--spark", "local[2]")
     assert refused.returncode == 1 and "--schema-evolution" in refused.stderr, (
