@@ -11,7 +11,8 @@ the largest to the smallest): each executor opens the savepoint itself and write
 keyed-state stream rewritten, one per key-group range of a large stream, or a stream copied).
 The driver then joins the pieces of split streams and writes ``_metadata``, last, through the
 writer's commit protocol (a local directory renamed into place; in an object store, attempt
-files and ``_metadata`` last), so a failed or killed job leaves no savepoint. The output equals
+files and ``_metadata`` last; after a failed job, once Spark's other tasks of it stopped, the
+attempt's files are removed), so a failed or killed job leaves no savepoint. The output equals
 the one-process migration's byte for byte.
 
 ``out`` is a local directory the executors can write (any ``local[...]`` master; a shared file
@@ -30,7 +31,7 @@ from reference.backends import StateDescriptor
 from reference.savepoint import PIECE_BYTES, shown
 
 from ._common import run_job
-from .datasets import forward_store_environment, task_job
+from .datasets import _wait_for_tasks, forward_store_environment, task_job
 from .migrate import SerializerShippingError
 
 __all__ = ["migrate_flink_savepoint_spark"]
@@ -79,7 +80,11 @@ def migrate_flink_savepoint_spark(savepoint: Any, out: str | os.PathLike[str],
             spark = get_session(master)
         forward_store_environment(spark)
         # The writer numbers its tasks from the largest to the smallest: dealt round-robin.
-        return run_job(f"migrating {source}", lambda: task_job(spark, tasks, work, interleaved=True).collect())
+        try:
+            return run_job(f"migrating {source}", lambda: task_job(spark, tasks, work, interleaved=True).collect())
+        except BaseException:
+            _wait_for_tasks(spark)  # the attempt's files are removed after the last one was written
+            raise
 
     return migrate_flink_savepoint(savepoint, out, descriptors, schema_evolution=schema_evolution,
                                    allow_external_files=allow_external_files, run_tasks=run_tasks,
