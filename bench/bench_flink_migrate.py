@@ -46,6 +46,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -82,6 +83,15 @@ public class SavepointPojo {
 """
 
 
+def _import_in_worker(numbers: Any) -> Any:
+    import pyarrow.parquet  # noqa: F401
+
+    import reference.backends  # noqa: F401
+    import reference.serializers  # noqa: F401
+
+    yield from numbers
+
+
 def _child(mode: str, savepoint: str, out: str, master: str) -> None:
     """One migration in this process; prints {"seconds", "startup", "peak_rss_mb"}."""
     import bench_new_job  # the new job's descriptors (on PYTHONPATH, for the executors too)
@@ -89,14 +99,13 @@ def _child(mode: str, savepoint: str, out: str, master: str) -> None:
     startup = 0.0
     if mode == "spark":
         from conformance.spark import get_session
-        from conformance.spark.datasets import task_job
-        from conformance.spark.session import _import_in_worker
 
         started = time.perf_counter()
         session = get_session(master)
         # The Python workers started, with their imports (as this process imported before the
-        # clock): what the harness's warm-up does; worker reuse keeps them for the migration.
-        task_job(session, max(1, session.sparkContext.defaultParallelism), _import_in_worker).collect()
+        # clock), as the harness's warm-up does; worker reuse keeps them for the migration.
+        cores = max(1, session.sparkContext.defaultParallelism)
+        session.sparkContext.parallelize(range(cores), cores).mapPartitions(_import_in_worker).collect()
         startup = time.perf_counter() - started
     started = time.perf_counter()
     if mode == "spark":

@@ -20,7 +20,7 @@ from .._engine.errors import ConformanceError, did_you_mean
 
 __all__ = [
     "OK", "VIOLATION", "UNUSABLE", "UsageError", "import_object", "import_modules", "add_json",
-    "add_seed", "add_import", "json_target", "positive_int", "write_json",
+    "add_seed", "add_import", "json_target", "positive_int", "write_json", "failed_status",
 ]
 
 OK, VIOLATION, UNUSABLE = 0, 1, 2
@@ -124,3 +124,18 @@ def evolution_hint(text: str, option: str) -> str:
     """``text`` telling a CLI user to pass ``--schema-evolution`` (not to set ``option``)."""
     hinted = text.replace(f"set the config option '{option}' to True", "pass --schema-evolution")
     return hinted if hinted != text else f"{text}; pass --schema-evolution to allow it"
+
+
+def failed_status(exc: Exception) -> int:
+    """The exit status of an error a migration or a Spark job raised: 1 for a refusal or a
+    failed job, 2 for unusable input or a Spark that cannot start."""
+    from reference import SnapshotFormatError, StateMigrationError
+    from reference.savepoint import SavepointFormatError
+
+    from ..spark import SerializerShippingError, SparkJobError, SparkSessionError
+
+    if isinstance(exc, (SavepointFormatError, SnapshotFormatError, SparkSessionError)):
+        return UNUSABLE
+    if isinstance(exc, (StateMigrationError, SparkJobError, SerializerShippingError)):
+        return VIOLATION
+    return UNUSABLE

@@ -21,7 +21,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from ._common import OK, UNUSABLE, VIOLATION, UsageError, write_json
+from ._common import OK, UNUSABLE, VIOLATION, UsageError, failed_status, write_json
 
 __all__ = ["run_flink_migrate"]
 
@@ -48,8 +48,6 @@ def run_flink_migrate(args: argparse.Namespace, serializers: Any) -> int:
     """``conformance migrate`` of the Flink savepoint ``args.savepoint`` (see the module docstring)."""
     from reference import StateError, StateMigrationError
     from reference.backends import migrate_flink_savepoint
-
-    from ._spark import _failed
 
     spark_only = [flag for flag, used in (
         ("--parallelism", args.parallelism is not None),
@@ -79,7 +77,7 @@ def run_flink_migrate(args: argparse.Namespace, serializers: Any) -> int:
         return VIOLATION
     except (StateError, OSError) as exc:
         print(f"conformance migrate: {exc}", file=sys.stderr)
-        return _failed(exc) if isinstance(exc, StateError) else UNUSABLE
+        return failed_status(exc) if isinstance(exc, StateError) else UNUSABLE
     report = sys.stderr if args.json == "-" else sys.stdout
     where = f"on Spark {args.spark}" if on_spark else "in one process"
     print(f"migrated Flink savepoint {args.savepoint} -> {out} ({len(states)} states named, {where})", file=report)

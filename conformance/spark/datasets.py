@@ -69,6 +69,7 @@ __all__ = [
     "task_job",
     "read_parquet",
     "forward_store_environment",
+    "wait_for_tasks",
     "ROW_GROUP_SIZE",
 ]
 
@@ -565,7 +566,7 @@ def write_states(
     return written
 
 
-def _wait_for_tasks(spark: Any, limit: float = 120.0) -> None:
+def wait_for_tasks(spark: Any, limit: float = 120.0) -> None:
     """After a failed job, wait (up to ``limit`` seconds) until Spark's other tasks of it have
     stopped, so that the attempt's files are removed after the last one was written."""
     import time
@@ -597,7 +598,7 @@ def write_savepoint(
             states = write_states(target, outputs, max_parallelism, parallelism, fault)
         except BaseException:
             if session is not None:
-                _wait_for_tasks(session)
+                wait_for_tasks(session)
             raise
         metadata = SavepointMetadata(
             max_parallelism=max_parallelism,

@@ -31,7 +31,7 @@ from reference.backends import StateDescriptor
 from reference.savepoint import PIECE_BYTES, shown
 
 from ._common import run_job
-from .datasets import _wait_for_tasks, forward_store_environment, task_job
+from .datasets import forward_store_environment, task_job, wait_for_tasks
 from .migrate import SerializerShippingError
 
 __all__ = ["migrate_flink_savepoint_spark"]
@@ -83,7 +83,7 @@ def migrate_flink_savepoint_spark(savepoint: Any, out: str | os.PathLike[str],
         try:
             return run_job(f"migrating {source}", lambda: task_job(spark, tasks, work, interleaved=True).collect())
         except BaseException:
-            _wait_for_tasks(spark)  # the attempt's files are removed after the last one was written
+            wait_for_tasks(spark)  # the attempt's files are removed after the last one was written
             raise
 
     return migrate_flink_savepoint(savepoint, out, descriptors, schema_evolution=schema_evolution,
