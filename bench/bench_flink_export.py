@@ -57,13 +57,16 @@ def _child(mode: str, savepoint: str, out: str, master: str) -> None:
                       "rows": sum(d["rows"] for d in report.datasets)}))
 
 
-def _savepoint(keys: int) -> str:
+def flink_bulk_savepoint(keys: int, **options: object) -> str:
+    """A RocksDB savepoint Flink wrote with ``keys`` bulk keys (SavepointJob's ``bulk``; more
+    case ``options`` such as ``bulkstate="pojo"``), written once and kept in the cache."""
     sys.path.insert(0, str(ROOT / "tests" / "flink"))
     import conftest  # the jar and JDK lookup of the flink tests
     import savepoints
 
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    cache = Path(base) / "state-conformance" / "bench-savepoints" / f"rocksdb-bulk-{keys}"
+    label = "".join(f"-{k}-{v}" for k, v in sorted(options.items()))
+    cache = Path(base) / "state-conformance" / "bench-savepoints" / f"rocksdb-bulk-{keys}{label}"
     done = list(cache.glob("bulk/savepoint-*/_metadata"))
     if done:
         return str(done[0].parent)
@@ -75,8 +78,8 @@ def _savepoint(keys: int) -> str:
     flink = savepoints.compile_job(jar, javac, java)
     scratch = Path(tempfile.mkdtemp(prefix="writing-", dir=cache.parent if cache.parent.exists() else None))
     case = {"bulk": dict(backend="rocksdb", storage="files", compression=False, maxp=128, p=2, key="string",
-                         bulk=keys)}
-    print(f"writing a RocksDB savepoint with {keys} bulk keys with Flink ...", flush=True)
+                         bulk=keys, **options)}
+    print(f"writing a RocksDB savepoint with {keys} bulk keys {options or ''} with Flink ...", flush=True)
     written, seconds = savepoints.write_savepoints(flink, scratch, case, timeout=3600)
     print(f"  written in {seconds:.0f} s", flush=True)
     cache.parent.mkdir(parents=True, exist_ok=True)
@@ -103,7 +106,7 @@ def main() -> None:
     if args.child:
         _child(args.child[0], args.child[1], args.child[2], args.child[3])
         return
-    savepoint = args.savepoint or _savepoint(args.keys)
+    savepoint = args.savepoint or flink_bulk_savepoint(args.keys)
     size = sum(f.stat().st_size for f in Path(savepoint).iterdir())
     print(f"savepoint {savepoint} ({size / 2**20:.1f} MiB)")
     load_before = os.getloadavg()

@@ -27,7 +27,7 @@ from .._engine.errors import ConformanceError, did_you_mean
 __all__ = [
     "OK", "VIOLATION", "UNUSABLE", "UsageError", "import_object", "import_modules", "add_json",
     "add_seed", "add_import", "json_target", "positive_int", "write_json", "add_old_row_type",
-    "load_old_row_types", "OLD_ROW_FIELD_TYPES",
+    "load_old_row_types", "OLD_ROW_FIELD_TYPES", "failed_status",
 ]
 
 OK, VIOLATION, UNUSABLE = 0, 1, 2
@@ -205,3 +205,18 @@ def load_old_row_types(values: Iterable[str] | None) -> dict[str, dict[str, Any]
                     raise UsageError(f"--old-row-type: operator {uid!r}, state {state!r} is given twice")
                 out[str(uid)][state] = row
     return out
+
+
+def failed_status(exc: Exception) -> int:
+    """The exit status of an error a migration or a Spark job raised: 1 for a refusal or a
+    failed job, 2 for unusable input or a Spark that cannot start."""
+    from reference import SnapshotFormatError, StateMigrationError
+    from reference.savepoint import SavepointFormatError
+
+    from ..spark import SerializerShippingError, SparkJobError, SparkSessionError
+
+    if isinstance(exc, (SavepointFormatError, SnapshotFormatError, SparkSessionError)):
+        return UNUSABLE
+    if isinstance(exc, (StateMigrationError, SparkJobError, SerializerShippingError)):
+        return VIOLATION
+    return UNUSABLE

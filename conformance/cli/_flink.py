@@ -1,15 +1,19 @@
 """``conformance migrate`` with a Flink canonical savepoint in: a Flink savepoint out, in one
-process (``reference.backends.migrate_flink_savepoint``; migrating one on Spark is not done yet).
+process (``reference.backends.migrate_flink_savepoint``) or, with ``--spark MASTER``, its state
+files written by Spark executors (``conformance.spark.migrate_flink_savepoint_spark``: the same
+tasks, the same output byte for byte; ``--spark off`` is one process). Input and ``--out`` are local paths or URIs
+(``s3://...``); the output is committed with ``_metadata`` last, so a failure leaves no
+savepoint, and the input is only read.
 
 ``run_migrate`` in ``_spark`` tells the formats apart by their files (``is_flink_savepoint``: a
 ``_metadata`` with Flink's magic number) and hands a Flink savepoint here. ``--serializers``
 names ``{operator uid (or 32-hex-digit operator id): {state name: StateDescriptor}}``;
 ``--old-row-type`` (``_common.load_old_row_types``) gives the old job's field names of a
-flink-core Row state (else ``f0..fN``), for FLIP-527's rules by name. The
-options of the Spark pipeline that mean nothing here (``--spark``, ``--parallelism``,
-``--key-serializer``, ``--backend heap``, ``--explain``) are refused as usage errors (exit 2)
-before anything is read. Exit 0 written, 1 a state refused (its operator, name and why), 2
-unusable input.
+flink-core Row state (else ``f0..fN``), for FLIP-527's rules by name. The options of the Spark
+pipeline that mean nothing here (``--parallelism``, ``--key-serializer``, ``--backend heap``,
+``--explain``) are refused as usage errors (exit 2) before anything is read. Exit 0 written, 1
+a state refused (its operator, name and why) or a Spark job failed, 2 unusable input (or Spark
+cannot start).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from ._common import OK, UNUSABLE, VIOLATION, UsageError, load_old_row_types, write_json
+from ._common import OK, UNUSABLE, VIOLATION, UsageError, failed_status, load_old_row_types, write_json
 
 __all__ = ["run_flink_migrate"]
 
@@ -48,20 +52,28 @@ def run_flink_migrate(args: argparse.Namespace, serializers: Any) -> int:
     from reference.backends import migrate_flink_savepoint
 
     spark_only = [flag for flag, used in (
-        ("--spark", args.spark is not None), ("--parallelism", args.parallelism is not None),
+        ("--parallelism", args.parallelism is not None),
         ("--key-serializer", args.key_serializer is not None), ("--backend heap", args.backend == "heap"),
         ("--explain", args.explain)) if used]
     if spark_only:
-        raise UsageError(f"{', '.join(spark_only)}: not available for a Flink savepoint, which is migrated in one "
-                         "process with the key serializer and parallelism it was written with; leave them out")
+        raise UsageError(f"{', '.join(spark_only)}: not available for a Flink savepoint, which is migrated "
+                         "with the key serializer and parallelism it was written with; leave them out")
     if args.out is None:
         raise UsageError("conformance migrate needs --out DIR")
     descriptors = _descriptors(serializers)
     old_row_types = load_old_row_types(args.old_row_type)
+    on_spark = args.spark not in (None, "off")
     states = [{"operator": op, "state": name} for op, named in descriptors.items() for name in named]
     try:
-        out = migrate_flink_savepoint(args.savepoint, args.out, descriptors, schema_evolution=args.schema_evolution,
-                                      old_row_types=old_row_types)
+        if on_spark:
+            from ..spark import migrate_flink_savepoint_spark
+
+            out = migrate_flink_savepoint_spark(args.savepoint, args.out, descriptors,
+                                                schema_evolution=args.schema_evolution, master=args.spark,
+                                                old_row_types=old_row_types)
+        else:
+            out = migrate_flink_savepoint(args.savepoint, args.out, descriptors, schema_evolution=args.schema_evolution,
+                                          old_row_types=old_row_types)
     except StateMigrationError as exc:
         message = str(exc).replace("migrate_flink_savepoint(..., schema_evolution=True)", "--schema-evolution")
         print(f"conformance migrate: {message}", file=sys.stderr)
@@ -70,8 +82,10 @@ def run_flink_migrate(args: argparse.Namespace, serializers: Any) -> int:
         return VIOLATION
     except (StateError, OSError) as exc:
         print(f"conformance migrate: {str(exc).replace('old_row_types', '--old-row-type')}", file=sys.stderr)
-        return UNUSABLE
+        return failed_status(exc) if isinstance(exc, StateError) else UNUSABLE
     report = sys.stderr if args.json == "-" else sys.stdout
-    print(f"migrated Flink savepoint {args.savepoint} -> {out} ({len(states)} states named)", file=report)
-    write_json({"format": "flink", "source": args.savepoint, "out": out, "states": states}, args.json)
+    where = f"on Spark {args.spark}" if on_spark else "in one process"
+    print(f"migrated Flink savepoint {args.savepoint} -> {out} ({len(states)} states named, {where})", file=report)
+    write_json({"format": "flink", "source": args.savepoint, "out": out, "states": states,
+                "spark": args.spark if on_spark else None}, args.json)
     return OK

@@ -30,6 +30,7 @@ from ._common import (
     add_json,
     add_old_row_type,
     evolution_hint,
+    failed_status,
     import_modules,
     import_object,
     json_target,
@@ -147,20 +148,6 @@ def _is_flink(savepoint: str) -> bool:
         return False
 
 
-def _failed(exc: Exception) -> int:
-    """The exit status of an error the job raised."""
-    from reference import SnapshotFormatError, StateMigrationError
-    from reference.savepoint import SavepointFormatError
-
-    from ..spark import SerializerShippingError, SparkJobError, SparkSessionError
-
-    if isinstance(exc, (SavepointFormatError, SnapshotFormatError, SparkSessionError)):
-        return UNUSABLE
-    if isinstance(exc, (StateMigrationError, SparkJobError, SerializerShippingError)):
-        return VIOLATION
-    return UNUSABLE
-
-
 def run_migrate(args: argparse.Namespace) -> int:
     import sys
 
@@ -200,7 +187,7 @@ def run_migrate(args: argparse.Namespace) -> int:
         return VIOLATION
     except (StateError, OSError) as exc:
         print(f"conformance migrate: {exc}", file=sys.stderr)
-        return _failed(exc) if isinstance(exc, StateError) else UNUSABLE
+        return failed_status(exc) if isinstance(exc, StateError) else UNUSABLE
     print(report.format(), file=sys.stderr if args.json == "-" else sys.stdout)
     write_json({"source": report.source, "out": report.out, "mode": report.mode, "rows": report.rows,
                 "states": [{"name": s.name, "kind": s.kind, "verdict": str(s.verdict), "action": s.action,
@@ -277,7 +264,7 @@ def _explain(args: argparse.Namespace, serializers: Any, key_serializer: Any, co
         return VIOLATION
     except (StateError, OSError) as exc:
         print(f"conformance migrate --explain: {exc}", file=sys.stderr)
-        return _failed(exc) if isinstance(exc, StateError) else UNUSABLE
+        return failed_status(exc) if isinstance(exc, StateError) else UNUSABLE
     out = sys.stderr if args.json == "-" else sys.stdout
     print(f"migration plan for {args.savepoint} (not run):", file=out)
     for state in states:
@@ -316,7 +303,7 @@ def run_verify(args: argparse.Namespace) -> int:
                                   allow_pickle=allow_pickle)
     except (StateError, OSError) as exc:
         print(f"conformance verify: {exc}", file=sys.stderr)
-        return _failed(exc) if isinstance(exc, StateError) else UNUSABLE
+        return failed_status(exc) if isinstance(exc, StateError) else UNUSABLE
     print(report.format(), file=sys.stderr if args.json == "-" else sys.stdout)
     write_json({
         "savepoint": report.savepoint, "expect": report.expect, "ok": report.ok,

@@ -34,6 +34,11 @@ starting Spark costs more than the job):
     Every keyed state of a Flink savepoint (or this project's) as a Parquet dataset typed from
     its serializer snapshots, executors exporting key-group ranges in parallel: the export of
     ``reference.savepoint.export_savepoint``, committed the same way. Module ``export``.
+``migrate_flink_savepoint_spark(savepoint, out, descriptors, *, schema_evolution)``
+    A Flink canonical savepoint migrated to a new job's serializers (``{operator uid: {state
+    name: StateDescriptor}}``), executors rewriting and copying its state files in parallel:
+    ``reference.backends.migrate_flink_savepoint``'s tasks run on Spark, the same output byte
+    for byte, committed the same way (a local directory or a URI). Module ``flink_migrate``.
 ``refuse_unpickling(savepoint, allow_pickle)``
     Raise ``PickleNotAllowedError`` for a state only PickleSerializer reads, unless allowed:
     what verification and comparison do first, available to callers that check early.
@@ -62,6 +67,7 @@ from ._common import MODES, SparkJobError, normalize_descriptors, refuse_unpickl
 from .compare import ComparisonReport, StateComparison, compare_savepoints, identical_savepoints
 from .datasets import StateOutput, read_state_dataframe, write_savepoint
 from .export import export_savepoint_spark
+from .flink_migrate import migrate_flink_savepoint_spark
 from .migrate import (
     MigrationReport,
     SerializerShippingError,
@@ -122,6 +128,7 @@ __all__ = [
     "identical_savepoints",
     "java_version",
     "migrate_savepoint",
+    "migrate_flink_savepoint_spark",
     "normalize_descriptors",
     "plan_migration",
     "read_state_dataframe",

@@ -69,6 +69,7 @@ __all__ = [
     "task_job",
     "read_parquet",
     "forward_store_environment",
+    "wait_for_tasks",
     "ROW_GROUP_SIZE",
 ]
 
@@ -130,14 +131,25 @@ def forward_store_environment(spark: Any) -> None:
     spark.sparkContext.environment.update(store_environment())
 
 
-def task_job(spark: Any, tasks: int, run: Callable[[Iterable[int]], Iterator[Any]]) -> Any:
+def task_job(spark: Any, tasks: int, run: Callable[[Iterable[int]], Iterator[Any]], *,
+             interleaved: bool = False) -> Any:
     """A Spark job running ``run`` over the task numbers ``0 .. tasks - 1`` in executors (what
     it yields is collected): for work whose inputs the executors open themselves. A plain RDD,
     no query planning or code generation, which a job of a few tasks would pay for. The task
     numbers are dealt out in as many Spark tasks as there are cores (consecutive numbers
-    together), so that a Spark task's fixed cost is paid per core, not per file or row group."""
-    cores = max(1, spark.sparkContext.defaultParallelism)
-    return spark.sparkContext.parallelize(range(tasks), min(tasks, cores)).mapPartitions(run)
+    together), so that a Spark task's fixed cost is paid per core, not per file or row group;
+    ``interleaved``: dealt round-robin instead (Spark task ``c`` of ``n`` runs ``c, c + n, c +
+    2n, ...``), which spreads the work evenly when the numbers go from the largest task to the
+    smallest."""
+    cores = min(tasks, max(1, spark.sparkContext.defaultParallelism))
+    if not interleaved:
+        return spark.sparkContext.parallelize(range(tasks), cores).mapPartitions(run)
+    dealt = [list(range(c, tasks, cores)) for c in range(cores)]
+
+    def run_dealt(chunks: Iterable[list[int]]) -> Iterator[Any]:
+        return run(number for chunk in chunks for number in chunk)
+
+    return spark.sparkContext.parallelize(dealt, cores).mapPartitions(run_dealt)
 
 
 def row_group_tasks(files: list[tuple[str, int]]) -> list[tuple[str, int]]:
@@ -554,7 +566,7 @@ def write_states(
     return written
 
 
-def _wait_for_tasks(spark: Any, limit: float = 120.0) -> None:
+def wait_for_tasks(spark: Any, limit: float = 120.0) -> None:
     """After a failed job, wait (up to ``limit`` seconds) until Spark's other tasks of it have
     stopped, so that the attempt's files are removed after the last one was written."""
     import time
@@ -586,7 +598,7 @@ def write_savepoint(
             states = write_states(target, outputs, max_parallelism, parallelism, fault)
         except BaseException:
             if session is not None:
-                _wait_for_tasks(session)
+                wait_for_tasks(session)
             raise
         metadata = SavepointMetadata(
             max_parallelism=max_parallelism,

@@ -2,8 +2,12 @@
 (docs/flink-savepoints.md).
 
 ``migrate_flink_savepoint(path, out, descriptors, *, schema_evolution=False)`` reads the Flink
-savepoint at ``path`` and writes a new one at ``out`` (``reference.savepoint.write_flink_savepoint``:
-same ``_metadata`` version, the commit protocol, the input only read). ``descriptors`` is
+savepoint at ``path`` and writes a new one at ``out``, a local directory or a URI
+(``reference.savepoint.write_flink_savepoint``: same ``_metadata`` version, the commit
+protocol, the input only read; its tasks run in this process, or wherever ``run_tasks`` sends
+them: ``conformance.spark.migrate_flink_savepoint_spark`` runs them on Spark executors).
+``plan_flink_migration(savepoint, descriptors)`` is its judgement alone: the replacements to
+write. ``descriptors`` is
 ``{operator uid (or 32-hex-digit id): {state name: StateDescriptor}}``; operators and states not
 named are carried over unchanged.
 
@@ -51,8 +55,11 @@ from typing import Any
 from .._errors import StateError, StateMigrationError
 from .._snapshot import TypeSerializerSnapshot
 from ..savepoint import (
+    PIECE_BYTES,
     FlinkKeyedState,
+    FlinkSavepoint,
     StateReplacement,
+    TaskRunner,
     read_flink_savepoint,
     write_flink_savepoint,
 )
@@ -69,7 +76,7 @@ from ._flink_rows import flink_row_as_named
 from ._plan import MigrationPlan
 from ._resolve import SCHEMA_EVOLUTION_ENABLED, plan_access
 
-__all__ = ["convert_to_flink_savepoint", "flink_row_as_named", "migrate_flink_savepoint"]
+__all__ = ["convert_to_flink_savepoint", "flink_row_as_named", "migrate_flink_savepoint", "plan_flink_migration"]
 
 _AS_DESCRIPTOR = {"value": "value", "reducing": "value", "aggregating": "value", "list": "list", "map": "map"}
 _TTL_TIMESTAMP_BYTES = 8
@@ -191,15 +198,15 @@ def _list_function(plan: MigrationPlan, ttl: bool) -> Callable[[bytes], bytes]:
     return migrate
 
 
-def migrate_flink_savepoint(path: Any, out: str | os.PathLike[str],
-                            descriptors: Mapping[str, Mapping[str, StateDescriptor]], *,
-                            schema_evolution: bool = False, allow_external_files: bool = False,
-                            old_row_types: Mapping[str, Mapping[str, Any]] | None = None) -> str:
-    """Migrate the Flink savepoint at ``path`` to the new job's ``descriptors``, writing a new
-    Flink savepoint at ``out`` (see the module docstring); returns its path. ``old_row_types``:
-    ``{operator uid: {state name: old row type}}`` naming the fields of a flink-core Row state
-    (``flink_row_as_named``)."""
-    savepoint = read_flink_savepoint(path, allow_external_files=allow_external_files)
+def plan_flink_migration(savepoint: FlinkSavepoint, descriptors: Mapping[str, Mapping[str, StateDescriptor]], *,
+                         schema_evolution: bool = False,
+                         old_row_types: Mapping[str, Mapping[str, Any]] | None = None,
+                         ) -> dict[str, dict[str, StateReplacement]]:
+    """Judge every named state of ``savepoint`` against ``descriptors`` (see the module
+    docstring): the replacements to write (``{operator: {state name: StateReplacement}}``,
+    states compatible as is left out); raises ``StateMigrationError`` for a refusal.
+    ``old_row_types``: ``{operator uid: {state name: old row type}}`` naming the fields of a
+    flink-core Row state (``flink_row_as_named``)."""
     old_rows: dict[tuple[str, str], Any] = {}
     for operator_name, rows in (old_row_types or {}).items():
         try:
@@ -236,7 +243,25 @@ def migrate_flink_savepoint(path: Any, out: str | os.PathLike[str],
                                        old_rows.get((operator_name, state_name)))
             if replacement is not None:
                 replacements.setdefault(operator_name, {})[state_name] = replacement
-    return write_flink_savepoint(savepoint, out, replacements, allow_external_files=allow_external_files)
+    return replacements
+
+
+def migrate_flink_savepoint(path: Any, out: str | os.PathLike[str],
+                            descriptors: Mapping[str, Mapping[str, StateDescriptor]], *,
+                            schema_evolution: bool = False, allow_external_files: bool = False,
+                            old_row_types: Mapping[str, Mapping[str, Any]] | None = None,
+                            run_tasks: TaskRunner | None = None, piece_bytes: int = PIECE_BYTES,
+                            _fault: Callable[[int], None] | None = None) -> str:
+    """Migrate the Flink savepoint at ``path`` to the new job's ``descriptors``, writing a new
+    Flink savepoint at ``out`` (a local directory or a URI; see the module docstring); returns
+    its path. ``run_tasks`` and ``piece_bytes`` as for ``write_flink_savepoint`` (by default
+    the work runs in this process; ``conformance.spark`` runs it on Spark executors);
+    ``old_row_types`` as for ``plan_flink_migration``."""
+    savepoint = read_flink_savepoint(path, allow_external_files=allow_external_files)
+    replacements = plan_flink_migration(savepoint, descriptors, schema_evolution=schema_evolution,
+                                        old_row_types=old_row_types)
+    return write_flink_savepoint(savepoint, out, replacements, allow_external_files=allow_external_files,
+                                 run_tasks=run_tasks, piece_bytes=piece_bytes, _fault=_fault)
 
 
 def convert_to_flink_savepoint(path: Any, out: str | os.PathLike[str], *, operator_uid: str,

@@ -21,10 +21,11 @@ This package owns everything a savepoint is on disk, for every engine that reads
   ``_metadata`` file alone), ``operator_id_for_uid`` (Guava's ``murmur3_128`` of a uid),
   ``snappy_decompress`` / ``SnappyFramedReader`` (Snappy, as Flink compresses key groups);
   and written (``_flink_writer``): ``write_flink_savepoint`` (a savepoint read, some keyed
-  states replaced through ``StateReplacement``, written anew with the commit protocol),
-  ``snappy_frame`` (the framing format's compressor side); ``write_keyed_flink_savepoint`` (one
-  operator's keyed states from scratch, ``NewKeyedState``: what a state backend writes), the
-  inverse of ``FlinkKeyedState.rows``.
+  states replaced through ``StateReplacement``, written anew with the commit protocol to a
+  local directory or a URI, its tasks run in this process or wherever a ``TaskRunner`` sends
+  them), ``snappy_frame`` (the framing format's compressor side); ``write_keyed_flink_savepoint``
+  (one operator's keyed states from scratch, ``NewKeyedState``: what a state backend writes),
+  the inverse of ``FlinkKeyedState.rows``.
 - **inspecting and exporting** either kind of savepoint (``_export``, ``_arrow_types``):
   ``savepoint_kind`` tells them apart by their files, ``inspect_savepoint`` /
   ``format_inspection`` (what ``conformance savepoint inspect`` shows), ``plan_export`` /
@@ -79,8 +80,10 @@ from ._flink_metadata import (
 )
 from ._flink_writer import (
     INLINE_THRESHOLD,
+    PIECE_BYTES,
     NewKeyedState,
     StateReplacement,
+    TaskRunner,
     write_flink_savepoint,
     write_keyed_flink_savepoint,
 )
@@ -239,6 +242,8 @@ __all__ = [
     "write_flink_savepoint",
     "NewKeyedState",
     "write_keyed_flink_savepoint",
+    "PIECE_BYTES",
+    "TaskRunner",
     # storage
     "file_tree",
     "Location",

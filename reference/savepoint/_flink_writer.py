@@ -26,19 +26,37 @@ What is written:
   replaced state's values through its function), in a Snappy framed stream of its own when the
   header says compressed (``_snappy.frame``: literal-only blocks); empty key groups keep offset
   0. Such a stream stays inline when it was inline and its new size is at most
-  ``max(old size, INLINE_THRESHOLD)`` (Flink's default ``data-inline-threshold``), else it
-  becomes a file;
-- every file is a relative handle (type 6) to a new ``<uuid>`` file beside ``_metadata``, so the
-  output directory may be moved as a whole.
+  ``max(old size, INLINE_THRESHOLD)`` (Flink's default ``data-inline-threshold``, 20 KiB), else
+  it becomes a file;
+- every file is a relative handle (type 6) to a new file beside ``_metadata``, so the output
+  directory may be moved as a whole. Its name is a ``uuid5`` of the operator id, the subtask
+  and the stream (``keyed``, ``raw-keyed``, ``operator``, ``raw-operator``), so the same input
+  and replacements give the same output byte for byte, however the work was spread; in an
+  object store the attempt's name follows it (``<uuid>.<host>-<pid>-<random>``, below).
 
-Commit protocol: the output is a new local directory written under a temporary sibling name
-(``atomic_directory``), ``_metadata`` last, and renamed into place: a failure or a kill leaves no
-directory a reader takes for a savepoint, and an existing output is never overwritten. The input
-is only read. Replacements are checked before anything is written: an operator or state the
-savepoint does not hold is a ``SavepointFormatError`` naming it.
+The work is a list of tasks, one per file to write: a stream copied, or a keyed-state stream
+rewritten; a stream to rewrite whose input holds ``piece_bytes`` or more (``PIECE_BYTES``, 64
+MiB) is split into runs of consecutive key groups of about that size, one task each, written as
+pieces (``<name>.piece-N``) that are then joined after the header into the stream's file (the
+pieces removed). Tasks are numbered from the largest input to the smallest. A task opens the savepoint itself (from its directory), so tasks run in any
+process: ``run_tasks`` (a ``TaskRunner``) runs them, by default in this process one after the
+other; ``conformance.spark`` runs them on Spark executors. Whoever runs them, the same code
+writes every file, and this process writes ``_metadata``, last.
+
+Commit protocol (the project's, ``reference.savepoint._format``): ``out`` is a local directory
+or a URI (``s3://...``, anything ``locate`` accepts). Locally the output is written under a
+temporary sibling name (``atomic_directory``), ``_metadata`` last, and renamed into place. In an
+object store, which has no rename, every state file carries the attempt's name (``<uuid>.<host>-
+<pid>-<random>``, ``ATTEMPT_FILE``), ``_metadata`` is one object written after every state file,
+a failed attempt removes its files, and what a killed attempt left is removed by the next attempt
+at the same prefix once its owner is provably gone (``remove_abandoned_objects``); a prefix that
+holds ``_metadata`` or objects no attempt wrote is refused. Either way a failure or a kill leaves
+nothing a reader takes for a savepoint (no ``_metadata``), an existing output is never
+overwritten, and the input is only read. Replacements are checked before anything is written:
+an operator or state the savepoint does not hold is a ``SavepointFormatError`` naming it.
 
 Memory: a rewritten stream goes to its file key group by key group, each key group assembled
-whole (bounded by the largest key group); copied streams go in 1 MiB pieces.
+whole (bounded by the largest key group); copied streams and joined pieces go in 1 MiB pieces.
 
 ``write_keyed_flink_savepoint(out, operator_uid=..., max_parallelism=..., key_serializer=...,
 states=[NewKeyedState, ...])`` writes a savepoint from scratch, what a state backend holds (one
@@ -56,19 +74,22 @@ value)`` (``FlinkKeyedState.rows`` reads them back): the composite key is built 
 when both serializers are of variable length, the user key), a map value gets its is-null flag.
 Every row's key group must be the one Flink assigns its key (the caller's duty: the backends use
 ``flink_key_group``); it is checked to lie in ``[0, max_parallelism)`` and rows must come in key
-group order. The commit protocol is the one above.
+group order. The output is a local directory, committed as above (a temporary sibling renamed into place,
+``_metadata`` last).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import struct
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._errors import SnapshotFormatError
+from .._errors import SnapshotFormatError, StateError
 from .._io import DataOutputView
 from .._snapshot import TypeSerializerSnapshot, java_snapshot_name, snapshot_to_bytes
 from ._flink_keyed import _CORRUPT, FlinkOperator, FlinkSavepoint, _key_group_entries, _Part, _Source
@@ -85,16 +106,24 @@ from ._flink_metadata import (
     StreamHandle,
     operator_id_for_uid,
 )
-from ._format import SavepointFormatError, atomic_directory
+from ._format import SavepointFormatError, atomic_directory, owned_temp_name, remove_abandoned_objects
 from ._key_groups import MAX_MAX_PARALLELISM
 from ._snappy import frame
-from ._storage import Location, is_uri
+from ._storage import Location, is_uri, locate, shown
 
-__all__ = ["INLINE_THRESHOLD", "NewKeyedState", "StateReplacement", "write_flink_savepoint",
-           "write_keyed_flink_savepoint"]
+__all__ = ["INLINE_THRESHOLD", "NewKeyedState", "PIECE_BYTES", "StateReplacement", "TaskRunner",
+           "write_flink_savepoint", "write_keyed_flink_savepoint"]
 
-#: Flink's default ``execution.checkpointing.data-inline-threshold`` (20 KiB).
+#: Flink's default inline threshold, 20 KiB: a stream of at most this many bytes is stored in
+#: ``_metadata`` (a ``ByteStreamStateHandle``) instead of a file. Flink 2.3's
+#: ``CheckpointingOptions.FS_SMALL_FILE_THRESHOLD``, key
+#: ``execution.checkpointing.data-inline-threshold`` (deprecated keys
+#: ``state.storage.fs.memory-threshold``, ``state.backend.fs.memory-threshold``), default
+#: ``"20kb"`` (read from the class in flink-dist-2.3.0.jar). File merging
+#: (``execution.checkpointing.file-merging.enabled``, off by default) does not apply to savepoints.
 INLINE_THRESHOLD = 20 * 1024
+#: The input size from which a keyed-state stream to rewrite is split into pieces, each a task.
+PIECE_BYTES = 64 << 20
 _COPY_PIECE = 1 << 20
 _END_OF_KEY_GROUP = b"\xff\xff"
 _LAST_ENTRY_BIT = 0x80
@@ -208,43 +237,71 @@ def metadata_bytes(metadata: FlinkMetadata) -> bytes:
     return out.getvalue()
 
 
-# -- streams -------------------------------------------------------------------------------------
+# -- where new files go --------------------------------------------------------------------------
+#: The namespace of the output's file names: ``uuid5`` of (operator id, subtask, stream), so
+#: that the same savepoint and replacements give the same files, in one process or on Spark.
+_NAMES = uuid.UUID("5f0b7c1e-8d2a-4c3b-9e6f-0a1b2c3d4e5f")
+_UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+#: A state file an attempt writes in an object store, ``<uuid>.<attempt>`` (a piece of a split
+#: stream ``<uuid>.piece-N.<attempt>``), the attempt being what ``owned_temp_name`` adds.
+ATTEMPT_FILE = re.compile(rf"^{_UUID}(?:\.piece-\d+)?\.(?P<attempt>[^/]+)$")
+
+
+@dataclass(frozen=True)
 class _Output:
-    """The temporary directory being written: new state files get uuid names."""
+    """Where the new state files go: the temporary directory of a local output, or the output
+    prefix itself in an object store (every name then carries the attempt's, ``attempt``)."""
 
-    def __init__(self, directory: str) -> None:
-        self.directory = directory
+    directory: Location
+    attempt: str | None
 
-    def new_file(self) -> tuple[str, Any]:
-        name = str(uuid.uuid4())
-        return name, open(os.path.join(self.directory, name), "xb")  # noqa: SIM115
+    def name(self, stem: str) -> str:
+        return stem if self.attempt is None else f"{stem}.{self.attempt}"
+
+    def create(self, name: str) -> Any:
+        """A new file to write (the object appears, complete, when it is closed)."""
+        where = self.directory.child(name)
+        if not where.remote:
+            return open(where.path, "xb", buffering=_COPY_PIECE)  # noqa: SIM115
+        with where.guard("writing"):
+            return where.filesystem().open_output_stream(where.path)
+
+    def open(self, name: str) -> Any:
+        where = self.directory.child(name)
+        if not where.remote:
+            return open(where.path, "rb")  # noqa: SIM115
+        with where.guard("reading"):
+            return where.filesystem().open_input_stream(where.path)
+
+    def remove(self, name: str) -> None:
+        where = self.directory.child(name)
+        if where.remote:
+            where.delete()
+        else:
+            os.remove(where.path)
 
     def settle(self, name: str, size: int, old: StreamHandle) -> StreamHandle:
         """The handle of the new file ``name``: inline again (the file removed) when the old
         stream was inline and the new one fits (see the module docstring)."""
-        path = os.path.join(self.directory, name)
         if old.kind == "inline" and size <= max(old.size, INLINE_THRESHOLD):
-            with open(path, "rb") as handle:
-                data = handle.read()
-            os.remove(path)
+            with self.directory.guard("reading"), self.open(name) as handle:
+                data = bytes(handle.read())
+            self.remove(name)
             return StreamHandle("inline", old.name, len(data), data)
         return StreamHandle("relative", name, size)
 
-    def copy(self, source: _Source) -> StreamHandle:
-        """The stream of ``source`` unchanged."""
-        old = source.handle
-        if old.kind == "inline":
-            return old
-        name, handle = self.new_file()
+    def copy(self, source: _Source, name: str) -> StreamHandle:
+        """The stream of ``source`` unchanged, as the file ``name``."""
         try:
-            with handle:
+            with self.directory.guard("writing"), self.create(name) as target:
                 for offset in range(0, source.size, _COPY_PIECE):
-                    handle.write(source.pread(offset, _COPY_PIECE))
+                    target.write(source.pread(offset, _COPY_PIECE))
         finally:
             source.close()
         return StreamHandle("relative", name, source.size)
 
 
+# -- streams -------------------------------------------------------------------------------------
 def _runs(entries: Iterator[tuple[int, bytes, bytes]]) -> Iterator[tuple[int, list[tuple[bytes, bytes]]]]:
     """Consecutive entries of one state id, grouped."""
     current: int | None = None
@@ -288,32 +345,44 @@ def _header(part: _Part, replaced: Mapping[str, StateReplacement]) -> bytes:
     return out.getvalue()
 
 
-def _rewrite(part: _Part, replaced: Mapping[str, StateReplacement], output: _Output) -> KeyGroupsHandle:
-    """One keyed-state stream written anew (see the module docstring), to a file as it goes."""
+def _pieces(part: _Part, piece_bytes: int) -> list[tuple[int, int, int]]:
+    """The key groups of a stream to rewrite as consecutive ranges ``(first, stop, bytes)``,
+    each but the last holding at least ``piece_bytes`` of the input (measured by the offsets)."""
+    handle = part.handle
+    starts = sorted({handle.offset(kg) for kg in handle.key_groups if handle.offset(kg) > 0} | {part.source.size})
+    end_of = {start: starts[i + 1] for i, start in enumerate(starts[:-1])}
+    pieces, first, held = [], handle.first, 0
+    for key_group in handle.key_groups:
+        offset = handle.offset(key_group)
+        if offset > 0:
+            held += end_of[offset] - offset
+        if held >= piece_bytes and key_group + 1 < handle.key_groups.stop:
+            pieces.append((first, key_group + 1, held))
+            first, held = key_group + 1, 0
+    pieces.append((first, handle.key_groups.stop, held))
+    return pieces
+
+
+def _rewrite_key_groups(part: _Part, replaced: Mapping[str, StateReplacement], key_groups: range,
+                        target: Any, position: int) -> tuple[list[int | None], int]:
+    """Write the key groups ``key_groups`` of ``part`` anew to ``target``, which is at byte
+    ``position`` of the stream: (each key group's offset, None for an empty one; the new
+    position)."""
     functions = {i: replaced[m.name].value for i, m in enumerate(part.header.states) if m.name in replaced}
-    header = _header(part, replaced)
-    offsets = []
-    old = part.handle
-    name, target = output.new_file()
-    try:
-        with target:
-            target.write(header)
-            position = len(header)
-            for key_group in old.key_groups:
-                offset = old.offset(key_group)
-                if offset <= 0:
-                    offsets.append(0)
-                    continue
-                if offset < part.header.size:
-                    raise SavepointFormatError(
-                        f"{part.source.where}: key group {key_group} starts at byte {offset}, inside the header")
-                data = _key_group(part, key_group, offset, functions)
-                offsets.append(position)
-                target.write(data)
-                position += len(data)
-    finally:
-        part.source.close()
-    return KeyGroupsHandle(old.first, tuple(offsets), output.settle(name, position, old.stream))
+    offsets: list[int | None] = []
+    for key_group in key_groups:
+        offset = part.handle.offset(key_group)
+        if offset <= 0:
+            offsets.append(None)
+            continue
+        if offset < part.header.size:
+            raise SavepointFormatError(
+                f"{part.source.where}: key group {key_group} starts at byte {offset}, inside the header")
+        data = _key_group(part, key_group, offset, functions)
+        offsets.append(position)
+        target.write(data)
+        position += len(data)
+    return offsets, position
 
 
 def _key_group(part: _Part, key_group: int, offset: int,
@@ -341,47 +410,127 @@ def _key_group(part: _Part, key_group: int, offset: int,
     return frame(bytes(body)) if part.header.compressed else bytes(body)
 
 
-def _copy_keyed(handle: KeyGroupsHandle | None, source_of: Callable[[StreamHandle], _Source],
-                output: _Output) -> KeyGroupsHandle | None:
-    if handle is None:
-        return None
-    return KeyGroupsHandle(handle.first, handle.offsets, output.copy(source_of(handle.stream)))
+# -- the work: tasks run in this process or by Spark executors ----------------------------------
+#: The streams of a subtask, by the name its tasks and files carry.
+_ROLES = ("keyed", "raw-keyed", "operator", "raw-operator")
 
 
-def _copy_operator(handle: OperatorStateHandle | None, source_of: Callable[[StreamHandle], _Source],
-                   output: _Output) -> OperatorStateHandle | None:
-    if handle is None:
-        return None
-    return OperatorStateHandle(handle.states, output.copy(source_of(handle.stream)))
+@dataclass(frozen=True)
+class _Task:
+    """One unit of the work: copy the stream ``role`` of subtask ``subtask`` (its position in
+    the operator's list) of operator ``operator`` (its position), or rewrite its key groups
+    ``first .. stop - 1`` (piece ``piece`` of ``pieces``: one piece writes the whole stream,
+    header included; several write pieces that ``_assemble`` joins after the header)."""
+
+    kind: str  # "copy" or "rewrite"
+    operator: int
+    subtask: int
+    role: str
+    stem: str
+    piece: int = 0
+    pieces: int = 1
+    first: int = 0
+    stop: int = 0
+    #: The bytes of input it reads (what orders the tasks, largest first).
+    size: int = 0
 
 
-def _operator_out(op: FlinkOperator, replaced: Mapping[str, StateReplacement], output: _Output,
-                  source_of: Callable[[StreamHandle], _Source]) -> FlinkOperatorMetadata:
-    subtasks = []
-    for subtask in op.metadata.subtasks:
-        if subtask.finished:
-            subtasks.append(subtask)
-            continue
-        managed = subtask.managed_keyed_state
-        part = next((p for p in op._parts if p.handle is managed), None) if managed is not None else None
-        new_managed: KeyGroupsHandle | None
-        if part is not None and any(m.name in replaced for m in part.header.states):
-            new_managed = _rewrite(part, replaced, output)
-        else:
-            new_managed = _copy_keyed(managed, source_of, output)
-        subtasks.append(FlinkSubtaskState(
-            subtask.index, False,
-            _copy_operator(subtask.managed_operator_state, source_of, output),
-            _copy_operator(subtask.raw_operator_state, source_of, output),
-            new_managed,
-            _copy_keyed(subtask.raw_keyed_state, source_of, output),
-        ))
-    meta = op.metadata
-    return FlinkOperatorMetadata(meta.operator_id, meta.parallelism, meta.max_parallelism, meta.uid, meta.name,
-                                 meta.coordinator_state, tuple(subtasks), meta.fully_finished,
-                                 meta.coordinator_handle)
+def _stream_of(subtask: FlinkSubtaskState, role: str) -> KeyGroupsHandle | OperatorStateHandle | None:
+    return {"keyed": subtask.managed_keyed_state, "raw-keyed": subtask.raw_keyed_state,
+            "operator": subtask.managed_operator_state, "raw-operator": subtask.raw_operator_state}[role]
 
 
+def _part_of(op: FlinkOperator, subtask: FlinkSubtaskState) -> _Part:
+    part = next((p for p in op._parts if p.handle is subtask.managed_keyed_state), None)
+    assert part is not None, f"subtask {subtask.index} of operator {op.operator_id} has no keyed-state stream"
+    return part
+
+
+def _piece_name(stem: str, piece: int) -> str:
+    return f"{stem}.piece-{piece}"
+
+
+class _Work:
+    """What runs the tasks (picklable: an executor opens the savepoint itself, from its
+    directory; this process reuses the savepoint it read). Called with task numbers, yields
+    (number, result): a rewritten stream's ``KeyGroupsHandle`` (one piece) or (offsets, size)
+    of a piece, a copied stream's ``StreamHandle``."""
+
+    def __init__(self, savepoint: FlinkSavepoint, allow_external_files: bool, output: _Output,
+                 tasks: list[_Task], replaced: Mapping[str, Mapping[str, StateReplacement]],
+                 headers: Mapping[tuple[int, int], bytes], fault: Callable[[int], None] | None) -> None:
+        assert savepoint.directory is not None
+        self.directory = savepoint.directory
+        self.allow_external_files = allow_external_files
+        self.output = output
+        self.tasks = tasks
+        self.replaced = replaced
+        self.headers = headers
+        self.fault = fault
+        self.savepoint: FlinkSavepoint | None = savepoint
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["savepoint"] = None
+        return state
+
+    def __call__(self, numbers: Iterable[int]) -> Iterator[tuple[int, Any]]:
+        if self.savepoint is None:
+            from ._flink_keyed import read_flink_savepoint
+
+            self.savepoint = read_flink_savepoint(self.directory, allow_external_files=self.allow_external_files)
+        for number in numbers:
+            if self.fault is not None:
+                self.fault(number)
+            yield number, self._run(self.savepoint, self.tasks[number])
+
+    def _run(self, savepoint: FlinkSavepoint, task: _Task) -> Any:
+        op = savepoint.operators[task.operator]
+        subtask = op.metadata.subtasks[task.subtask]
+        output = self.output
+        if task.kind == "copy":
+            handle = _stream_of(subtask, task.role)
+            assert handle is not None
+            source = _Source(handle.stream, self.directory, self.allow_external_files)
+            return output.copy(source, output.name(task.stem))
+        part = _part_of(op, subtask)
+        replaced = self.replaced[op.operator_id]
+        key_groups = range(task.first, task.stop)
+        try:
+            if task.pieces > 1:
+                name = output.name(_piece_name(task.stem, task.piece))
+                with output.directory.guard("writing"), output.create(name) as target:
+                    return _rewrite_key_groups(part, replaced, key_groups, target, 0)
+            name = output.name(task.stem)
+            header = self.headers[(task.operator, task.subtask)]
+            with output.directory.guard("writing"), output.create(name) as target:
+                target.write(header)
+                offsets, size = _rewrite_key_groups(part, replaced, key_groups, target, len(header))
+        finally:
+            part.source.close()
+        return KeyGroupsHandle(part.handle.first, tuple(0 if o is None else o for o in offsets),
+                               output.settle(name, size, part.handle.stream))
+
+
+def _assemble(part: _Part, header: bytes, output: _Output, stem: str,
+              pieces: list[tuple[list[int | None], int]]) -> KeyGroupsHandle:
+    """A stream rewritten in pieces: the header, then the pieces in order, as one file (the
+    pieces removed); the pieces' offsets moved to where each piece landed."""
+    name = output.name(stem)
+    offsets: list[int] = []
+    position = len(header)
+    with output.directory.guard("writing"), output.create(name) as target:
+        target.write(header)
+        for number, (piece_offsets, size) in enumerate(pieces):
+            offsets += [0 if o is None else o + position for o in piece_offsets]
+            piece = output.name(_piece_name(stem, number))
+            with output.open(piece) as handle:
+                while chunk := handle.read(_COPY_PIECE):
+                    target.write(chunk)
+            position += size
+    for number in range(len(pieces)):
+        output.remove(output.name(_piece_name(stem, number)))
+    return KeyGroupsHandle(part.handle.first, tuple(offsets), output.settle(name, position, part.handle.stream))
 def _check_replacements(savepoint: FlinkSavepoint,
                         replacements: Mapping[str, Mapping[str, StateReplacement]]) -> dict[str, Mapping[str, StateReplacement]]:
     by_id: dict[str, Mapping[str, StateReplacement]] = {}
@@ -401,34 +550,154 @@ def _check_replacements(savepoint: FlinkSavepoint,
     return by_id
 
 
+#: Runs the tasks of a write: ``run_tasks(n, work)`` calls ``work`` on the task numbers
+#: ``0 .. n - 1`` (in any grouping, in this process or elsewhere) and returns every (number,
+#: result) it yields. ``conformance.spark`` gives one that runs them on Spark executors.
+TaskRunner = Callable[[int, Callable[[Iterable[int]], Iterator[tuple[int, Any]]]], Iterable[tuple[int, Any]]]
+
+
+def _in_this_process(tasks: int, work: Callable[[Iterable[int]], Iterator[tuple[int, Any]]]) -> list[tuple[int, Any]]:
+    return list(work(range(tasks)))
+
+
+def _plan(savepoint: FlinkSavepoint, by_id: Mapping[str, Mapping[str, StateReplacement]],
+          piece_bytes: int) -> tuple[list[_Task], dict[tuple[int, int, str], list[int]], dict[tuple[int, int], bytes]]:
+    """The tasks of a write, numbered from the largest input to the smallest (so that a runner
+    dealing them round-robin spreads the work evenly); for each stream rewritten in pieces the
+    task numbers of its pieces in order; the header of each stream rewritten (written here,
+    where the caller's class registrations are, which name the new snapshots' classes: not in a
+    task, which may run in another process)."""
+    tasks: list[_Task] = []
+    headers: dict[tuple[int, int], bytes] = {}
+    for o, op in enumerate(savepoint.operators):
+        replaced = by_id.get(op.operator_id, {})
+        for s, subtask in enumerate(op.metadata.subtasks):
+            if subtask.finished:
+                continue
+            for role in _ROLES:
+                handle = _stream_of(subtask, role)
+                if handle is None:
+                    continue
+                stem = str(uuid.uuid5(_NAMES, f"{op.operator_id}/{subtask.index}/{role}"))
+                if role == "keyed" and any(m.name in replaced for m in _part_of(op, subtask).header.states):
+                    part = _part_of(op, subtask)
+                    headers[(o, s)] = _header(part, replaced)
+                    ranges = _pieces(part, piece_bytes)
+                    tasks += [_Task("rewrite", o, s, role, stem, j, len(ranges), first, stop, size)
+                              for j, (first, stop, size) in enumerate(ranges)]
+                elif handle.stream.kind != "inline":
+                    tasks.append(_Task("copy", o, s, role, stem, size=handle.stream.size))
+    tasks.sort(key=lambda task: -task.size)  # stable: equal sizes keep the savepoint's order
+    split: dict[tuple[int, int, str], list[int]] = {}
+    for number, task in sorted(enumerate(tasks), key=lambda item: item[1].piece):
+        if task.pieces > 1:
+            split.setdefault((task.operator, task.subtask, task.role), []).append(number)
+    return tasks, split, headers
+
+
+def _operators(savepoint: FlinkSavepoint, tasks: list[_Task], results: Mapping[int, Any],
+               streams: Mapping[tuple[int, int, str], KeyGroupsHandle]) -> tuple[FlinkOperatorMetadata, ...]:
+    """The operators of the new ``_metadata``: every stream a task wrote in its new place."""
+    new: dict[tuple[int, int, str], Any] = dict(streams)
+    for number, task in enumerate(tasks):
+        if task.pieces == 1:
+            new[(task.operator, task.subtask, task.role)] = results[number]
+    operators = []
+    for o, op in enumerate(savepoint.operators):
+        subtasks = []
+        for s, subtask in enumerate(op.metadata.subtasks):
+            if subtask.finished:
+                subtasks.append(subtask)
+                continue
+            handles: dict[str, Any] = {}
+            for role in _ROLES:
+                old = _stream_of(subtask, role)
+                got = new.get((o, s, role))
+                if isinstance(got, StreamHandle):  # copied: same offsets, new stream
+                    assert old is not None
+                    got = (KeyGroupsHandle(old.first, old.offsets, got) if isinstance(old, KeyGroupsHandle)
+                           else OperatorStateHandle(old.states, got))
+                handles[role] = old if got is None else got
+            subtasks.append(FlinkSubtaskState(subtask.index, False, handles["operator"], handles["raw-operator"],
+                                              handles["keyed"], handles["raw-keyed"]))
+        meta = op.metadata
+        operators.append(FlinkOperatorMetadata(meta.operator_id, meta.parallelism, meta.max_parallelism, meta.uid,
+                                               meta.name, meta.coordinator_state, tuple(subtasks),
+                                               meta.fully_finished, meta.coordinator_handle))
+    return tuple(operators)
+
+
+def _discard(final: Location, attempt: str) -> None:
+    """Remove this attempt's files from the object store (best effort)."""
+    for name, _size, _mtime in final.files():
+        match = ATTEMPT_FILE.match(name)
+        if match is not None and match["attempt"] == attempt:
+            with contextlib.suppress(StateError):
+                final.child(name).delete()
+
+
+@contextlib.contextmanager
+def _flink_output(out: str | os.PathLike[str]) -> Iterator[tuple[Location, _Output]]:
+    """The commit protocol for a Flink savepoint (see the module docstring): (where
+    ``_metadata`` goes, where the state files go)."""
+    final = locate(out)
+    if not final.remote:
+        with atomic_directory(final.path) as temp:
+            directory = locate(temp)
+            yield directory, _Output(directory, None)
+        return
+    final.check_writable()
+    remove_abandoned_objects(final, metadata_file=FLINK_METADATA_FILE, attempt_file=ATTEMPT_FILE)
+    attempt = owned_temp_name("")
+    try:
+        yield final, _Output(final, attempt)
+    except BaseException:
+        _discard(final, attempt)
+        raise
+
+
 def write_flink_savepoint(savepoint: FlinkSavepoint, out: str | os.PathLike[str],
                           replacements: Mapping[str, Mapping[str, StateReplacement]] | None = None, *,
-                          allow_external_files: bool = False) -> str:
+                          allow_external_files: bool = False, run_tasks: TaskRunner | None = None,
+                          piece_bytes: int = PIECE_BYTES, _fault: Callable[[int], None] | None = None) -> str:
     """Write ``savepoint`` (read by ``read_flink_savepoint``) with ``replacements`` applied as a
-    new canonical savepoint at the local directory ``out`` (see the module docstring); returns
-    its path. ``allow_external_files`` as for reading (the input's absolute file handles)."""
-    if is_uri(os.fspath(out)):
-        raise SavepointFormatError(
-            f"{os.fspath(out)!r}: a Flink savepoint is written to a local directory here; write it "
-            "locally and copy the directory to the store")
+    new canonical savepoint at ``out``, a local directory or a URI (see the module docstring);
+    returns its path (the URI as given for a URI). ``allow_external_files`` as for reading (the
+    input's absolute file handles). ``run_tasks`` runs the tasks (``TaskRunner``; default: in
+    this process, one after the other); ``piece_bytes`` is the input size from which a stream
+    to rewrite is split into pieces, each a task of its own."""
+    if piece_bytes < 1:
+        raise StateError(f"write_flink_savepoint: got piece_bytes={piece_bytes}, should be at least 1 (bytes of "
+                         "input per task of a stream split into pieces)")
     by_id = _check_replacements(savepoint, replacements or {})
-    directory = savepoint.directory
-    assert directory is not None
-
-    def source_of(handle: StreamHandle) -> _Source:
-        return _Source(handle, directory, allow_external_files)
-
-    final = os.path.abspath(os.fspath(out))
-    with atomic_directory(final) as temp:
-        output = _Output(temp)
-        operators = tuple(_operator_out(op, by_id.get(op.operator_id, {}), output, source_of)
-                          for op in savepoint.operators)
+    assert savepoint.directory is not None
+    tasks, split, headers = _plan(savepoint, by_id, piece_bytes)
+    with _flink_output(out) as (directory, output):
+        work = _Work(savepoint, allow_external_files, output, tasks, by_id, headers, _fault)
+        results = dict((run_tasks or _in_this_process)(len(tasks), work))
+        missing = sorted(set(range(len(tasks))) - set(results))
+        if missing:
+            raise SavepointFormatError(f"{shown(out)}: task {missing[0]} of {len(tasks)} reported nothing; "
+                                       "nothing was committed")
+        streams = {}
+        for (o, s, role), numbers in split.items():
+            op = savepoint.operators[o]
+            streams[(o, s, role)] = _assemble(_part_of(op, op.metadata.subtasks[s]), headers[(o, s)], output,
+                                              tasks[numbers[0]].stem, [results[n] for n in numbers])
         old = savepoint.metadata
-        metadata = FlinkMetadata(old.version, old.checkpoint_id, operators, old.master_states, old.properties,
-                                 Location(temp, temp))
-        with open(os.path.join(temp, FLINK_METADATA_FILE), "xb") as handle:
-            handle.write(metadata_bytes(metadata))
-    return final
+        metadata = FlinkMetadata(old.version, old.checkpoint_id, _operators(savepoint, tasks, results, streams),
+                                 old.master_states, old.properties, directory)
+        target = directory.child(FLINK_METADATA_FILE)
+        if not directory.remote:
+            with open(target.path, "xb") as handle:
+                handle.write(metadata_bytes(metadata))
+        else:
+            if target.exists():
+                raise SavepointFormatError(
+                    f"{target.uri!r} appeared while the savepoint was written; it was left untouched")
+            target.write_bytes(metadata_bytes(metadata))
+    final = locate(out)
+    return final.uri if final.remote else final.path
 
 
 # -- a savepoint from scratch ----------------------------------------------------------------------
@@ -521,11 +790,12 @@ def write_keyed_flink_savepoint(out: str | os.PathLike[str], *, operator_uid: st
     key_length = key_serializer.restore_serializer().length
     ambiguous = [key_length < 0 and s.namespace_serializer.restore_serializer().length < 0 for s in states]
     final = os.path.abspath(os.fspath(out))
+    operator_id = operator_id_for_uid(operator_uid)
     with atomic_directory(final) as temp:
-        output = _Output(temp)
-        name, target = output.new_file()
+        output = _Output(locate(temp), None)
+        name = str(uuid.uuid5(_NAMES, f"{operator_id}/0/keyed"))
         offsets = [0] * max_parallelism
-        with target:
+        with output.create(name) as target:
             target.write(header)
             position = len(header)
             iterators = [iter(state.rows) for state in states]
@@ -556,7 +826,7 @@ def write_keyed_flink_savepoint(out: str | os.PathLike[str], *, operator_uid: st
                 position += len(body)
         stream = StreamHandle("relative", name, position)
         subtask = FlinkSubtaskState(0, False, None, None, KeyGroupsHandle(0, tuple(offsets), stream), None)
-        operator = FlinkOperatorMetadata(operator_id_for_uid(operator_uid), 1, max_parallelism, None, None, None,
+        operator = FlinkOperatorMetadata(operator_id, 1, max_parallelism, None, None, None,
                                          (subtask,), False, None)
         metadata = FlinkMetadata(_NEW_METADATA_VERSION, 0, (operator,), (), None, Location(temp, temp))
         with open(os.path.join(temp, FLINK_METADATA_FILE), "xb") as handle:

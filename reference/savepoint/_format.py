@@ -604,22 +604,26 @@ def atomic_directory(final_path: str | os.PathLike[str]) -> Iterator[str]:
         raise
 
 
-def remove_abandoned_objects(final: str | os.PathLike[str] | Location, now: float | None = None) -> list[str]:
+def remove_abandoned_objects(final: str | os.PathLike[str] | Location, now: float | None = None, *,
+                             metadata_file: str = METADATA_FILE,
+                             attempt_file: re.Pattern[str] = _ATTEMPT_FILE) -> list[str]:
     """In an object store: remove what abandoned attempts to write the savepoint ``final``
     left under its prefix (data files of attempts whose owner is provably gone, see
     ``remove_abandoned``); returns the URIs removed. Files of live attempts stay. Raises
     ``SavepointFormatError`` when a savepoint is there, or objects no attempt wrote (the prefix
-    belongs to something else)."""
+    belongs to something else). ``metadata_file`` and ``attempt_file`` (a pattern whose group
+    ``attempt`` is what ``owned_temp_name`` adds) describe the layout: this project's by
+    default; Flink's (``_metadata``, its state files) for ``write_flink_savepoint``."""
     where = locate(final)
     now = time.time() if now is None else now
     removed, foreign = [], []
     for name, _size, mtime in where.files():
-        if name == METADATA_FILE:
+        if name == metadata_file:
             raise SavepointFormatError(
                 f"{where.uri!r} already holds a savepoint; a savepoint never overwrites anything, "
                 "choose a new path"
             )
-        match = _ATTEMPT_FILE.match(name)
+        match = attempt_file.match(name)
         if match is None:
             foreign.append(name)
         elif _owner_gone(match["attempt"], functools.partial(_same, mtime), now):

@@ -4,7 +4,8 @@
 //       CASE = name:backend=hashmap|rocksdb,storage=jobmanager|files,compression=true|false,
 //                   maxp=N,p=N,key=string|long|tuple[,bulk=N]
 //       bulk=N (benchmarks): N more keys, each with a "count" value and one "amounts" map entry,
-//       not listed in expected.json.
+//       not listed in expected.json; with bulkstate=pojo instead each with a "pojo" value only
+//       (SavepointPojo("bulk-<i>", i, i / 4.0, i % 1000)).
 //       For each case, runs one DataStream job in a local MiniCluster, waits until every record
 //       went through, takes a canonical savepoint into OUT_DIR/name/savepoint-*, cancels the job
 //       and writes OUT_DIR/name/expected.json (the form is specified in tests/flink/savepoints.py).
@@ -17,6 +18,15 @@
 //       topology restored from the savepoint, feeds one probe record per key, lets every
 //       event-time timer and window fire, and appends JSON lines to RESULTS: what each operator
 //       read, then the verdict.
+//
+//   java SavepointJob remigrate SAVEPOINT OUT_DIR option=value ...
+//       (benchmarks) Flink's own migration: runs the same topology restored from SAVEPOINT with
+//       the options of a restore line (state.NAME=TYPE: the new types, whose classes may come
+//       first on the classpath), its source emitting nothing and never ending, so the job only
+//       restores (the RocksDB backend migrates a state whose serializer needs it when the
+//       operator registers it) and then takes a canonical savepoint into OUT_DIR; prints one
+//       JSON line {"millis": from submitting the job to the savepoint's completion,
+//       "savepoint": its path}.
 //
 // The job (same uids in both modes):
 //   source (legacy source, parallelism 1, operator list state "emitted")
@@ -274,12 +284,15 @@ public class SavepointJob {
         /** Extra keys for benchmarks: each gets a "count" value and one "amounts" map entry,
          *  left out of expected.json (which then describes the case's own keys only). */
         long bulk = 0;
+        /** Which state the bulk keys fill: "count" (a count value and an amounts entry) or "pojo". */
+        String bulkState = "count";
 
         Map<String, Object> toJson() {
             Map<String, Object> out = obj("backend", backend, "storage", storage, "compression", compression,
                     "max_parallelism", (long) maxp, "parallelism", (long) p, "key_type", keyTypeName(key));
             if (bulk > 0) {
                 out.put("bulk", bulk);
+                out.put("bulk_state", bulkState);
             }
             return out;
         }
@@ -306,6 +319,7 @@ public class SavepointJob {
                 case "p": c.p = Integer.parseInt(v); break;
                 case "key": c.key = v; break;
                 case "bulk": c.bulk = Long.parseLong(v); break;
+                case "bulkstate": c.bulkState = v; break;
                 default:
                     if (!k.startsWith("state.") && !k.startsWith("ttl.") && !k.startsWith("skip.")) {
                         throw new IllegalArgumentException("unknown option " + k);
@@ -317,6 +331,9 @@ public class SavepointJob {
         }
         if (!c.storage.equals("jobmanager") && !c.storage.equals("files")) {
             throw new IllegalArgumentException("storage must be jobmanager or files, got " + c.storage);
+        }
+        if (!c.bulkState.equals("count") && !c.bulkState.equals("pojo")) {
+            throw new IllegalArgumentException("bulkstate must be count or pojo, got " + c.bulkState);
         }
         return c;
     }
@@ -554,13 +571,16 @@ public class SavepointJob {
     static final class Source extends RichSourceFunction<Rec> implements CheckpointedFunction {
         final boolean restore;
         final long bulk;
+        /** Emit nothing and run until cancelled (the remigrate mode). */
+        final boolean hold;
         volatile boolean running = true;
         transient ListState<Long> emittedState;
         long count;
 
-        Source(boolean restore, long bulk) {
+        Source(boolean restore, long bulk, boolean hold) {
             this.restore = restore;
             this.bulk = bulk;
+            this.hold = hold;
         }
 
         @Override
@@ -582,6 +602,12 @@ public class SavepointJob {
 
         @Override
         public void run(SourceContext<Rec> ctx) throws Exception {
+            if (hold) {
+                while (running) {
+                    Thread.sleep(20);
+                }
+                return;
+            }
             if (restore) {
                 synchronized (ctx.getCheckpointLock()) {
                     for (int i = 0; i < KEY_STRINGS.length; i++) {
@@ -655,13 +681,15 @@ public class SavepointJob {
         final List<StateSpec> specs;
         final int maxp;
         final boolean nullMapValues;
+        final boolean bulkPojo;
         transient Map<String, Object> states;
         transient Map<String, TypeSerializer<?>> serializers;
 
-        States(List<StateSpec> specs, int maxp, boolean nullMapValues) {
+        States(List<StateSpec> specs, int maxp, boolean nullMapValues, boolean bulkPojo) {
             this.specs = specs;
             this.maxp = maxp;
             this.nullMapValues = nullMapValues;
+            this.bulkPojo = bulkPojo;
         }
 
         @Override
@@ -776,8 +804,13 @@ public class SavepointJob {
                 return;
             }
             if (r.kind == 3) {
-                ((ValueState<Long>) states.get("count")).update(r.amount);
-                ((MapState<String, Long>) states.get("amounts")).put("b", r.amount);
+                if (bulkPojo) {
+                    ((ValueState<SavepointPojo>) states.get("pojo")).update(
+                            new SavepointPojo(r.s, r.amount, r.amount / 4.0, (int) (r.amount % 1000)));
+                } else {
+                    ((ValueState<Long>) states.get("count")).update(r.amount);
+                    ((MapState<String, Long>) states.get("amounts")).put("b", r.amount);
+                }
                 BULK_SEEN.incrementAndGet();
                 return;
             }
@@ -927,14 +960,21 @@ public class SavepointJob {
 
     @SuppressWarnings({"unchecked", "rawtypes"})
     static void build(StreamExecutionEnvironment env, CaseConfig c, boolean restore, List<StateSpec> specs) {
+        build(env, c, restore, specs, false);
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    static void build(StreamExecutionEnvironment env, CaseConfig c, boolean restore, List<StateSpec> specs, boolean hold) {
         String keyKind = c.key;
-        DataStream<Rec> source = env.addSource(new Source(restore, restore ? 0 : c.bulk), "source", TypeInformation.of(Rec.class))
+        DataStream<Rec> source = env.addSource(new Source(restore, restore ? 0 : c.bulk, hold), "source",
+                        TypeInformation.of(Rec.class))
                 .uid("source").name("source").setParallelism(1);
         DataStream<Rec> seen = source.map(new Seen()).uid("opstate").name("opstate");
         KeySelector<Rec, Object> selector = r -> keyOf(keyKind, r.s, r.l);
         seen.filter(r -> r.kind != 1).uid("states-input").name("states-input")
                 .keyBy(selector, (TypeInformation) keyType(keyKind))
-                .process(new States(specs, c.maxp, c.backend.equals("rocksdb"))).uid("keyed-states").name("keyed-states")
+                .process(new States(specs, c.maxp, c.backend.equals("rocksdb"), c.bulkState.equals("pojo")))
+                .uid("keyed-states").name("keyed-states")
                 .sinkTo(new DiscardingSink<>()).uid("sink-states").name("sink-states");
         seen.filter(r -> r.kind == 1).uid("window-filter").name("window-filter")
                 .map(r -> Tuple2.of(r.s, r.amount)).returns(Types.TUPLE(Types.STRING, Types.LONG))
@@ -1203,13 +1243,40 @@ public class SavepointJob {
         Files.write(results.toPath(), out.toString().getBytes(StandardCharsets.UTF_8));
     }
 
+    /** Restores SAVEPOINT (migrating what the new types need) and takes a new savepoint. */
+    static void remigrate(String savepoint, File out, List<String> options) throws Exception {
+        reset();
+        CaseConfig c = parseOptions("remigrate", options);
+        List<StateSpec> specs = specsWith(options);
+        File checkpoints = Files.createTempDirectory("savepoint-remigrate").toFile();
+        StreamExecutionEnvironment env = environment(c, checkpoints, savepoint);
+        build(env, c, true, specs, true);
+        long started = System.currentTimeMillis();
+        JobClient client = env.executeAsync("savepoint-remigrate");
+        try {
+            out.mkdirs();
+            String path = triggerSavepoint(client, out);
+            long millis = System.currentTimeMillis() - started;
+            System.out.println(json(obj("millis", millis, "savepoint", new java.net.URI(path).getPath())));
+        } finally {
+            try {
+                client.cancel().get(300, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                // The job is over already (it failed): the error that ended it is reported.
+            }
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         if (args.length >= 2 && args[0].equals("write")) {
             write(new File(args[1]).getAbsoluteFile(), Arrays.asList(args).subList(2, args.length));
         } else if (args.length == 3 && args[0].equals("restore")) {
             restore(new File(args[1]), new File(args[2]));
+        } else if (args.length >= 3 && args[0].equals("remigrate")) {
+            remigrate(args[1], new File(args[2]).getAbsoluteFile(), Arrays.asList(args).subList(3, args.length));
         } else {
-            System.err.println("usage: SavepointJob write OUT_DIR CASE... | SavepointJob restore REQUESTS RESULTS");
+            System.err.println("usage: SavepointJob write OUT_DIR CASE... | SavepointJob restore REQUESTS RESULTS"
+                    + " | SavepointJob remigrate SAVEPOINT OUT_DIR OPTION...");
             System.exit(2);
         }
         System.exit(0);

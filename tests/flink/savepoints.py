@@ -21,7 +21,9 @@ key-group prefix takes two bytes), ``p`` (parallelism of every operator but the 
 ``Tuple2<String, Long>``); ``bulk`` (optional, for benchmarks such as
 bench/bench_flink_export.py: N more keys ``bulk-<i>`` (a long key: 2**50 + i) with a ``count``
 value and one ``amounts`` entry each, so 2N more keyed entries, none of them listed in
-expected.json, which then says ``"bulk": N`` in its ``config``). Every case runs the same job:
+expected.json, which then says ``"bulk": N`` and ``"bulk_state"`` in its ``config``; with
+``bulkstate="pojo"`` each bulk key gets a ``pojo`` value only, ``SavepointPojo("bulk-<i>", i,
+i / 4.0, i % 1000)``, for bench/bench_flink_migrate.py). Every case runs the same job:
 
 - ``source`` (parallelism 1): operator list state ``emitted`` (long: records emitted);
 - ``opstate``: operator list state ``seen-split`` (string) and union list state ``seen-union``
@@ -81,6 +83,9 @@ name, "bytes": hex of Flink's KryoSerializer output for it}``.
 
 Restore
 -------
+``remigrate`` is Flink's own migration, for benchmarks: one savepoint restored with new types
+and a new savepoint taken at once (SavepointJob's remigrate mode), timed inside the JVM.
+
 ``restore_savepoints`` restores many savepoints in one JVM run. A ``RestoreRequest`` names the
 savepoint, the job configuration (backend, maxp, p, key) and the new state descriptors:
 ``state_types`` (keyed state name -> a type as above, e.g. ``row<string,long>`` or ``string``;
@@ -307,6 +312,22 @@ def restore_savepoints(
     if missing:
         raise RuntimeError(f"SavepointJob restore gave no verdict for {missing}; stderr:\n{ran.stderr[-6000:]}")
     return out, seconds
+
+
+def remigrate(flink: FlinkJava, request: RestoreRequest, out: Path, classpath_first: Iterable[os.PathLike | str] = (),
+              timeout: float = 3600) -> dict[str, Any]:
+    """Flink's own migration of ``request.savepoint`` (SavepointJob's remigrate mode: restored
+    with the request's types, a new canonical savepoint taken at once, state in files under
+    ``out``); returns {"millis": from submitting the job to the savepoint's completion,
+    "savepoint": its directory}."""
+    options = request.line().split(" ")[2:] + ["storage=files"]
+    ran = subprocess.run(flink.command("remigrate", str(request.savepoint), str(out), *options,
+                                       classpath_first=classpath_first),
+                         capture_output=True, text=True, timeout=timeout)
+    if ran.returncode != 0:
+        raise RuntimeError(f"SavepointJob remigrate failed (exit {ran.returncode}):\n{ran.stdout[-3000:]}\n"
+                           f"{ran.stderr[-6000:]}")
+    return json.loads(ran.stdout.strip().splitlines()[-1])
 
 
 def canonical(entry: Mapping[str, Any]) -> str:

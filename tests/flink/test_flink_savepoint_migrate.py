@@ -11,7 +11,6 @@ expected.json (what Flink wrote, rendered by the Java side); the ``flink`` one e
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import struct
@@ -20,6 +19,7 @@ from typing import Any
 
 import pytest
 import savepoints
+from flink_spark_support import POJO_WITH_A_NOTE, PojoWithNote, new_states
 from test_flink_savepoint_writer import KEPT, _content
 
 import reference
@@ -27,17 +27,6 @@ from reference import StateMigrationError, _classes
 from reference import serializers as s
 from reference.backends import ListStateDescriptor, ValueStateDescriptor, migrate_flink_savepoint
 from reference.savepoint import decode_list_value, file_tree, read_flink_savepoint
-
-
-@dataclasses.dataclass
-class PojoWithNote:
-    """Python stand-in of SavepointPojo with the field ``note`` added (POJO_WITH_A_NOTE)."""
-
-    name: str | None = dataclasses.field(default=None, metadata={"serializer": s.StringSerializer()})
-    total: int = dataclasses.field(default=0, metadata={"serializer": s.LongSerializer()})
-    ratio: float = dataclasses.field(default=0.0, metadata={"serializer": s.DoubleSerializer()})
-    tag: int | None = dataclasses.field(default=None, metadata={"serializer": s.IntSerializer()})
-    note: str | None = dataclasses.field(default=None, metadata={"serializer": s.StringSerializer()})
 
 
 @pytest.fixture(autouse=True)
@@ -48,24 +37,8 @@ def _pojo_with_note_is_savepoint_pojo(monkeypatch):
     monkeypatch.setitem(_classes._JAVA_NAMES, PojoWithNote, "SavepointPojo")
 
 
-POJO_WITH_A_NOTE = """
-public class SavepointPojo {
-    public String name;
-    public long total;
-    public double ratio;
-    public Integer tag;
-    public String note;
-
-    public SavepointPojo() {}
-}
-"""
-ROW_WITH_F3 = s.RowSerializer([("f0", s.StringSerializer(), True), ("f1", s.LongSerializer(), True),
-                               ("f2", s.DoubleSerializer(), True), ("f3", s.StringSerializer(), True)])
-
-
 def _new_states() -> dict[str, dict[str, ValueStateDescriptor]]:
-    return {"keyed-states": {"pojo": ValueStateDescriptor("pojo", s.PojoSerializer(PojoWithNote)),
-                             "row": ValueStateDescriptor("row", ROW_WITH_F3)}}
+    return new_states()
 
 
 def _expected(directory: Path) -> dict[str, Any]:
