@@ -18,6 +18,7 @@ from hypothesis import strategies as _st
 from reference import canonical, values_equal
 from reference.types import serializer_for as _serializer_for
 
+from ._amplify import GROWTH_KINDS, Amplified, amplified
 from ._domain import OutOfDomain, out_of_domain
 from ._evolutions import (
     CHANGES,
@@ -39,14 +40,17 @@ def serializers(schema: Any) -> _st.SearchStrategy[Any]:
 
 
 __all__ = [
+    "Amplified",
     "CHANGES",
     "EVOLUTION_FAMILIES",
     "FAMILIES",
+    "GROWTH_KINDS",
     "KINDS",
     "OutOfDomain",
     "PojoField",
     "SchemaEvolution",
     "activate",
+    "amplified",
     "canonical",
     "chain_migration",
     "evolution_chains",

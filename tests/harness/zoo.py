@@ -1030,6 +1030,74 @@ class StaleScratchKeyText(PaddedKeyText):
         return (StaleScratchKeyText, ())
 
 
+class VarintText(TextSerializer):
+    """UTF-8 after its byte length as a varint (7 bits a byte, high bit: more follow), read
+    back by a loop that takes at most ``READ_BYTES`` of them: any text of 2**(7 * READ_BYTES)
+    bytes or more is misread. No schema: ``st.text()`` never draws such a text."""
+
+    READ_BYTES = 2
+
+    def serialize(self, value: str, target: DataOutputView) -> None:
+        data = value.encode("utf-8", "surrogatepass")
+        self._write_size(len(data), target)
+        target.write(data)
+
+    def _write_size(self, size: int, target: DataOutputView) -> None:
+        while size >= 0x80:
+            target.write_byte((size & 0x7F) | 0x80)
+            size >>= 7
+        target.write_byte(size)
+
+    def _size(self, source: DataInputView) -> int:
+        size = 0
+        for shift in range(0, 7 * self.READ_BYTES, 7):
+            byte = source.read_unsigned_byte()
+            size |= (byte & 0x7F) << shift
+            if not byte & 0x80:
+                break
+        return size
+
+    def deserialize(self, source: DataInputView) -> str:
+        return source.read_fully(self._size(source)).decode("utf-8", "surrogatepass")
+
+    def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
+        size = self._size(source)
+        self._write_size(size, target)
+        target.write(source.read_fully(size))
+
+
+class ThreeByteVarintText(VarintText):
+    """VarintText whose reader stops after 3 bytes: the 4-byte length of a text of 2,097,152
+    bytes (2**21) or more overflows it."""
+
+    READ_BYTES = 3
+
+
+class ByteCountList(TypeSerializer[list]):
+    """A list of longs after its element count in one signed byte: 128 elements read as -128."""
+
+    def serialize(self, value: list, target: DataOutputView) -> None:
+        target.write_byte(len(value))
+        for item in value:
+            target.write_long(item)
+
+    def deserialize(self, source: DataInputView) -> list:
+        return [source.read_long() for _ in range(source.read_byte())]
+
+    def snapshot_configuration(self) -> TypeSerializerSnapshot[list]:
+        return ByteCountListSnapshot()
+
+
+class ByteCountListSnapshot(ConfigFreeSnapshot[list]):
+    def restore_serializer(self) -> ByteCountList:
+        return ByteCountList()
+
+    def resolve_schema_compatibility(self, old_snapshot: TypeSerializerSnapshot[list]) -> SchemaCompatibility[list]:
+        if type(old_snapshot) is ByteCountListSnapshot:
+            return SchemaCompatibility.compatible_as_is()
+        return SchemaCompatibility.incompatible("not a byte-count list")
+
+
 def _int(cls: type, **kw: Any) -> Callable[[], Subject]:
     return lambda: Subject(cls(4), fixed_int_values(4), **kw)
 
@@ -1104,6 +1172,11 @@ ZOO: dict[str, tuple[str, Callable[[], Subject]]] = {
         UtcTimestamps(), OFFSET_TIMES)),
     "key padding from a stale scratch buffer": ("roundtrip.key_determinism", lambda: Subject(
         StaleScratchKeyText(), TEXT, key=True)),
+    # No schema: the sizes come from growing what the user's strategy draws.
+    "varint length read with two bytes at most": ("roundtrip.size_boundaries", lambda: Subject(VarintText(), TEXT)),
+    "varint length overflowing at 2**21": ("roundtrip.size_boundaries", lambda: Subject(ThreeByteVarintText(), TEXT)),
+    "element count in one signed byte": ("roundtrip.size_boundaries", lambda: Subject(
+        ByteCountList(), st.lists(_LONG, max_size=10))),
 }
 
 # == domain (values outside the serializer's domain) ============================================
