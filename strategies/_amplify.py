@@ -1,4 +1,5 @@
-"""``amplified(values)``: values of any strategy grown across the length boundaries of the formats.
+"""``amplified(values)``: values of any strategy grown across the length boundaries of the formats,
+their integers set to each varint width's edge.
 
 A user's strategy (``st.text()``, ``st.lists(...)``) rarely draws a text of 16 KB or a list of
 128 elements, yet that is where a length written as a varint takes another byte (127/128,
@@ -9,7 +10,8 @@ schema is needed: a drawn value is walked, and each part that has a length is a 
 dataclass instances, lists, dicts (keys and values) and sets are walked into; their arity is
 their type's and never changes. Anything else is left as it is.
 
-``Amplified.variants()`` gives, for one drawn value, the value with one text or bytes site
+``Amplified.variants()`` gives, for one drawn value, (the kind of site, what was done, the value):
+the value with one text or bytes site
 grown (or cut) to each size of ``TEXT_SIZES`` and one container site to each size of
 ``COUNT_SIZES``; with ``huge=True`` the text or bytes site is grown to each of ``HUGE_UNITS``
 (2 million units: ASCII, so every reader takes its units in one step) and the container to
@@ -17,7 +19,9 @@ each of ``HUGE_COUNTS``. Which site grows is drawn, so each example grows anothe
 keeps the characters it had (repeated, then padded with ``a``); now and then (drawn) it is made
 ASCII so that its UTF-8 bytes are on the boundary too. A list grows by repeating its elements
 (an empty one cannot), a dict or set by new keys made from its own (text, bytes or int keys
-only: another kind of key has no successor to make).
+only: another kind of key has no successor to make). An ``int`` (not a bool) is a site too: one
+drawn int part is set to each of ``INT_EDGES`` (``varint_edges``: every varint width of the value
+and of its zig-zag form, the int32 and int64 limits), outside the huge examples.
 
 A grown value may be outside what the serializer takes (a code of 3 letters grown to 128): a
 checker skips a variant that ``serialize`` refuses with ``reference.SerializationError``.
@@ -31,9 +35,10 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from ._values import BOUNDARY_UNITS, HUGE_UNITS, _as_utf16, _text_of_units
+from ._values import BOUNDARY_UNITS, HUGE_UNITS, _as_utf16, _text_of_units, varint_edges
 
-__all__ = ["amplified", "Amplified", "growth_sites", "grown", "GROWTH_KINDS", "TEXT_SIZES", "COUNT_SIZES", "HUGE_COUNTS"]
+__all__ = ["amplified", "Amplified", "growth_sites", "grown", "GROWTH_KINDS", "INT_EDGES", "TEXT_SIZES", "COUNT_SIZES",
+           "HUGE_COUNTS"]
 
 #: Text and bytes lengths every example tries: empty, and each side of the 2- and 3-byte varint.
 TEXT_SIZES = (0, *BOUNDARY_UNITS)
@@ -45,11 +50,15 @@ HUGE_COUNTS = (16_383, 16_384)
 _TEXT_KINDS = ("text", "bytes")
 _COUNT_KINDS = ("list", "dict", "set")
 #: Every kind of site.
-GROWTH_KINDS = _TEXT_KINDS + _COUNT_KINDS
+GROWTH_KINDS = (*_TEXT_KINDS, *_COUNT_KINDS, "int")
+#: What an int site is set to: each varint width's edge, up to the int64 limits.
+INT_EDGES = varint_edges()
 
 
 def _kind(value: Any) -> str | None:
     kind = type(value)
+    if kind is int:
+        return "int"
     if kind is str:
         return "text"
     if kind is bytes:
@@ -132,6 +141,8 @@ def growth_sites(value: Any) -> list[tuple[str, str]]:
 
 def _resized(part: Any, size: int, ascii_only: bool) -> Any:
     kind = type(part)
+    if kind is int:
+        return size
     if kind is str:
         seed = "".join(c for c in part if c < "\x80") if ascii_only else part
         text = _text_of_units(seed, size)
@@ -186,7 +197,7 @@ def grown(value: Any, site: int, size: int, *, ascii_only: bool = False) -> Any:
 
 
 class Amplified:
-    """One drawn value and the sites chosen to grow; ``variants()`` yields (what, value)."""
+    """One drawn value and the sites chosen to grow; ``variants()`` yields (kind, what, value)."""
 
     def __init__(self, base: Any, text_pick: int, count_pick: int, ascii_only: bool, huge: bool,
                  kinds: tuple[str, ...] = GROWTH_KINDS) -> None:
@@ -194,22 +205,30 @@ class Amplified:
         self.sites = growth_sites(base)
         texts = [i for i, (kind, _) in enumerate(self.sites) if kind in _TEXT_KINDS and kind in kinds]
         counts = [i for i, (kind, _) in enumerate(self.sites) if kind in _COUNT_KINDS and kind in kinds]
+        ints = [i for i, (kind, _) in enumerate(self.sites) if kind == "int" and kind in kinds]
         self.text_site = texts[text_pick % len(texts)] if texts else None
         self.count_site = counts[count_pick % len(counts)] if counts else None
+        self.int_site = ints[text_pick % len(ints)] if ints and not huge else None
         self.ascii_only = ascii_only or huge
         self.huge = huge
 
-    def variants(self) -> Iterator[tuple[str, Any]]:
+    def variants(self) -> Iterator[tuple[str, str, Any]]:
+        """(the kind of site changed, what was done to it, the value) for each plan."""
         plans = []
         if self.text_site is not None:
             plans += [(self.text_site, n) for n in (HUGE_UNITS if self.huge else TEXT_SIZES)]
         if self.count_site is not None:
             plans += [(self.count_site, n) for n in (HUGE_COUNTS if self.huge else COUNT_SIZES)]
+        if self.int_site is not None:
+            plans += [(self.int_site, n) for n in INT_EDGES]
         for site, size in plans:
             kind, where = self.sites[site]
+            if kind == "int":
+                yield kind, f"{where} (int) set to {size}", grown(self.base, site, size)
+                continue
             unit = {"text": "UTF-16 units", "bytes": "bytes"}.get(kind, "elements")
             ascii_note = " (ASCII)" if kind == "text" and self.ascii_only else ""
-            yield (f"{where} ({kind}) grown to {size:,} {unit}{ascii_note}",
+            yield (kind, f"{where} ({kind}) grown to {size:,} {unit}{ascii_note}",
                    grown(self.base, site, size, ascii_only=self.ascii_only))
 
     def __repr__(self) -> str:

@@ -200,7 +200,8 @@ def _row_of_user_type() -> Subject:
     ]
     return Subject(lambda: row(ReadingSerializer(1)), values, evolutions, key=False, name="builtin:row_of_user_type",
                    golden=os.path.join(_GOLDEN, "row_of_user_type"), release=_release(),
-                   locator="conformance._builtins.subjects:row_of_user_type")
+                   locator="conformance._builtins.subjects:row_of_user_type",
+                   invalid_configurations=_invalid_configurations("row_of_user_type"))
 
 
 def _pojo_with_subclasses() -> Subject:
@@ -224,7 +225,8 @@ def _pojo_with_subclasses() -> Subject:
     ]
     return Subject(lambda: PojoSerializer(Shape, registered_subclasses=[Circle]), values, evolutions, key=False,
                    name="builtin:pojo_with_subclasses", golden=os.path.join(_GOLDEN, "pojo_with_subclasses"),
-                   release=_release(), locator="conformance._builtins.subjects:pojo_with_subclasses")
+                   release=_release(), locator="conformance._builtins.subjects:pojo_with_subclasses",
+                   invalid_configurations=_invalid_configurations("pojo_with_subclasses"))
 
 
 def _legacy_row() -> Subject:
@@ -260,7 +262,8 @@ def _legacy_row() -> Subject:
     ]
     return Subject(lambda: row(TemperatureSerializer("C")), values, evolutions, key=False, name="builtin:legacy_row",
                    golden=os.path.join(_GOLDEN, "legacy_row"), release=_release(),
-                   locator="conformance._builtins.subjects:legacy_row")
+                   locator="conformance._builtins.subjects:legacy_row",
+                   invalid_configurations=_invalid_configurations("legacy_row"))
 
 
 #: The built-ins without a schema, declared by hand as users declare subjects.
@@ -381,6 +384,98 @@ _RELEASES = {
 }
 
 
+def _invalid_configurations(name: str) -> dict[str, Any]:
+    """What the built-in's serializer class must refuse at construction: description -> a
+    function building it (``roundtrip.invalid_configuration``)."""
+    import json
+
+    from reference.serializers import (
+        AvroSerializer,
+        DoubleSerializer,
+        EnumSerializer,
+        IntSerializer,
+        ListSerializer,
+        LongSerializer,
+        MapSerializer,
+        NullableSerializer,
+        PojoSerializer,
+        RowSerializer,
+        StringSerializer,
+        TupleSerializer,
+    )
+
+    nothing: Any = None  # where a serializer or a class belongs
+    yes: Any = "yes"  # where a bool belongs
+    not_a_class: Any = int  # where a dataclass or an Enum class belongs
+    a_class: Any = LongSerializer  # where an instance belongs
+
+    def rows(**options: Any) -> dict[str, Any]:
+        return {
+            "a row with a field name twice": lambda: RowSerializer(
+                [("id", LongSerializer(), False), ("id", StringSerializer(), True)], **options),
+            "a row field without a name": lambda: RowSerializer([("", LongSerializer(), False)], **options),
+            "a row field whose serializer is None": lambda: RowSerializer([("id", nothing, False)], **options),
+            "a row field whose nullable flag is not a bool": lambda: RowSerializer(
+                [("id", LongSerializer(), "yes")], **options),
+        }
+
+    def pojos(cls: Any) -> dict[str, Any]:
+        return {
+            "a pojo of a class that is not a dataclass": lambda: PojoSerializer(not_a_class),
+            "a registered subclass that is not a subclass": lambda: PojoSerializer(cls, registered_subclasses=[not_a_class]),
+            "the pojo's own class registered as its subclass": lambda: PojoSerializer(cls, registered_subclasses=[cls]),
+        }
+
+    nullables = {
+        "a Nullable of None": lambda: NullableSerializer(nothing),
+        "a Nullable whose padded flag is not a bool": lambda: NullableSerializer(IntSerializer(), padded=yes),
+    }
+    if name in ("nullable", "nullable_padded", "nullable_padded_byte"):
+        return nullables
+    if name == "list":
+        return {"a list of None": lambda: ListSerializer(nothing), "a list of a class": lambda: ListSerializer(a_class)}
+    if name == "map":
+        return {"a map with a null key serializer": lambda: MapSerializer(nothing, DoubleSerializer()),
+                "a map with a null value serializer": lambda: MapSerializer(StringSerializer(), nothing)}
+    if name == "tuple":
+        return {"a tuple with a null field serializer": lambda: TupleSerializer(IntSerializer(), nothing)}
+    if name in ("row", "nested_row"):
+        return rows()
+    if name == "legacy_row":
+        return rows(supports_row_kind=False)
+    if name in ("pojo", "annotated_pojo", "pojo_of_row"):
+        return pojos(_schema(name).cls)
+    if name == "pojo_with_subclasses":
+        from .._user_serializers import Circle, Shape
+
+        return {**pojos(Shape), "a subclass registered twice": lambda: PojoSerializer(
+            Shape, registered_subclasses=[Circle, Circle])}
+    if name == "enum":
+        colour = _schema(name).cls
+        return {
+            "an enum of a class that is not an Enum": lambda: EnumSerializer(not_a_class),
+            "a symbol the enum class does not have": lambda: EnumSerializer(colour, symbols=["RED", "PURPLE"]),
+            "a member named twice": lambda: EnumSerializer(colour, symbols=["RED", "RED"]),
+        }
+    if name == "avro":
+        record = json.loads(_schema(name).schema_json)
+        return {
+            "an Avro schema that is not JSON": lambda: AvroSerializer.from_json("{not json"),
+            "an unknown encoding": lambda: AvroSerializer(record, encoding="xml"),
+            "a fixed of negative size": lambda: AvroSerializer({"type": "fixed", "name": "F", "size": -1}),
+            "a record with a field twice": lambda: AvroSerializer({"type": "record", "name": "R", "fields": [
+                {"name": "a", "type": "int"}, {"name": "a", "type": "long"}]}),
+        }
+    if name == "row_of_user_type":
+        from .._user_serializers import ReadingSerializer
+
+        return {**rows(), "a reading format that does not exist": lambda: ReadingSerializer(3)}
+    if name in ("map_of_pojo", "list_of_pojo"):
+        return {"a list of None": lambda: ListSerializer(nothing),
+                "a map with a null key serializer": lambda: MapSerializer(nothing, LongSerializer())}
+    return {}
+
+
 @cache
 def builtin_subject(name: str) -> Subject:
     import strategies
@@ -399,6 +494,7 @@ def builtin_subject(name: str) -> Subject:
         # Only generated classes need the subject rebuilt in a fresh process; the rest restore
         # from the savepoint's snapshots alone (and the child stays light).
         locator=f"conformance._builtins.subjects:{name}" if callable(_PLAN[name][0]) else None,
+        invalid_configurations=_invalid_configurations(name),
     )
 
 

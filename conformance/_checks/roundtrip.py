@@ -22,6 +22,13 @@ Then:
 - ``roundtrip.truncated``: a record cut short is refused by deserialize and copy_serialized with
   a ``StateError``, never read as a value or copied.
 - ``roundtrip.length``: a declared fixed length matches the bytes every value takes.
+- ``roundtrip.invalid_configuration``: a serializer built from an invalid configuration (the
+  subject's ``invalid_configurations``: a negative width, a row with a field name twice, a
+  nested serializer that is None, an enum symbol its class lacks) refuses it at construction
+  with a ``ValueError`` or ``TypeError`` (a ``reference.StateError`` too) saying what is wrong,
+  never builds a serializer that fails later, on the first record or on restore; an error of
+  another type (``AttributeError`` on None) is a crash, not a refusal. Not applicable to a
+  subject that declares none.
 - ``roundtrip.equality``: serializers compare equal by configuration (a deep copy equals the
   original, with the same hash).
 - ``roundtrip.duplicate``: ``duplicate()`` equals the original and writes and reads the same bytes
@@ -47,11 +54,15 @@ Then:
   either side of each boundary is where a wrong shift, mask or bound shows. Every subject's
   drawn values are grown (``strategies.amplified``): one text or bytes part cut to empty or grown
   to each side of the 2- and 3-byte boundaries, one list, dict or set to 0, 127 and 128
-  elements, and in two examples a text or bytes part to 2,097,150-2,097,152 units (ASCII) and a
-  container to 16,383/16,384 elements; a grown value that ``serialize`` refuses with
-  ``reference.SerializationError`` is outside the serializer's domain and skipped. With a schema
+  elements, one int part to each varint width's edge (``strategies.varint_edges``), and in two
+  examples a text or bytes part to 2,097,150-2,097,152 units (ASCII) and a container to
+  16,383/16,384 elements; a grown value that ``serialize`` refuses with
+  ``reference.SerializationError`` is outside the serializer's domain and skipped (an int set to
+  an edge with any error: the user's strategy bounds its ints, a struct.error says the same). With a schema
   the text and bytes are grown where the schema has them (``strategies.large_values``: all of
-  them at once, 2 million units now and then), and only lists by count (a dict may be a record).
+  them at once, 2 million units now and then), its integers are drawn on varint edges, and only
+  lists are grown by count, to 0, 127 and 128 (a dict may be a record; the schema's counts are
+  ints).
   Each value is written back to back, each record read back exactly, and ``copy_serialized``
   copies exactly its bytes.
 
@@ -390,6 +401,35 @@ def length(ctx: CheckContext) -> None:
             raise Violation(f"serialize wrote {size} bytes, should write the declared length {declared}")
 
     ctx.for_all(ctx.subject.values, body)
+
+
+#: What a refusal at construction raises: the configuration is a wrong value or of a wrong type.
+_REFUSALS = (ValueError, TypeError, StateError)
+
+
+@check(id="roundtrip.invalid_configuration", family="roundtrip", requires=API)
+def invalid_configuration(ctx: CheckContext) -> None:
+    """A serializer built from an invalid configuration refuses it at construction."""
+    invalid = getattr(ctx.subject, "invalid_configurations", None) or {}
+    if not invalid:
+        raise NotApplicable("no invalid configurations declared (Subject(invalid_configurations={...}))")
+    for what, build in invalid.items():
+        try:
+            made = build()
+        except _REFUSALS as exc:
+            if not str(exc).strip():
+                raise Violation(f"building a serializer from {what} raised {type(exc).__name__} without a "
+                                "message, should say what is wrong and how to fix it") from None
+            continue
+        except Exception as exc:
+            raise Violation(
+                f"building a serializer from {what} raised {type(exc).__name__}: {exc}, should refuse the "
+                "configuration with a ValueError or TypeError saying what is wrong (validate it in the "
+                "constructor rather than fail on using it)") from None
+        raise Violation(
+            f"building a serializer from {what} returned {show(made)}, should refuse the configuration at "
+            "construction with a ValueError or TypeError saying what is wrong (an invalid configuration "
+            "accepted fails later: on the first record, or when a savepoint is restored)")
 
 
 @check(id="roundtrip.equality", family="roundtrip", requires=API)
@@ -750,18 +790,22 @@ def size_boundaries(ctx: CheckContext) -> None:
     grew = [0]
 
     def body(drawn: Any) -> None:
-        for what, value in drawn.variants():
+        for kind, what, value in drawn.variants():
             out: DataOutputView | None = DataOutputView()
             try:
                 s.serialize(value, out)
             except SerializationError:
                 continue  # outside the serializer's domain (a refusal is its right)
             except Exception:
+                if kind == "int":
+                    continue  # an int the user's strategy bounds: any refusal will do
                 out = None  # the round trip below reports it, with the variant named
             grew[0] += 1
             try:
                 _boundary_roundtrip(s, value, f"the value with {what}", None if out is None else out.getvalue())
             except Violation as exc:
+                if what not in exc.message:
+                    exc.message = f"{exc.message} (the value with {what})"
                 exc.message = f"{exc.message}; the drawn value was {show(drawn.base)}"
                 exc.example = show(drawn.base)
                 raise
@@ -769,12 +813,14 @@ def size_boundaries(ctx: CheckContext) -> None:
     def display(drawn: Any) -> str:
         return show(drawn.base)
 
-    # With a schema, large_values grew the text and bytes where the schema has them; lists are
-    # grown here (a dict may be a record, Avro's, whose keys are its fields: never grown).
+    # With a schema, large_values grew the text and bytes where the schema has them (2 million
+    # units too), its integers are drawn on varint edges, and its lists' counts are ints: lists
+    # are grown here to 0, 127 and 128 (a dict may be a record, Avro's, whose keys are its fields).
     kinds = ("list",) if schema is not None else strategies.GROWTH_KINDS
     ctx.for_all(strategies.amplified(ctx.subject.values, kinds=kinds), body, max_examples=examples, display=display)
-    ctx.for_all(strategies.amplified(ctx.subject.values, huge=True, kinds=kinds), body,
-                max_examples=_HUGE_EXAMPLES, display=display)
+    if schema is None:
+        ctx.for_all(strategies.amplified(ctx.subject.values, huge=True), body, max_examples=_HUGE_EXAMPLES,
+                    display=display)
     if schema is None and not grew[0]:
         raise NotApplicable("no drawn value had text, bytes or a container to grow, or the serializer refused "
                             "every grown one (SerializationError)")

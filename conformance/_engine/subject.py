@@ -324,8 +324,14 @@ class Subject:
     ``--update-golden``; ``releases`` maps a recorded release to what the current serializer
     must do with it, an ``Evolution`` without ``to=`` (``Evolution(expect=..., migrate=...)``:
     the verdict its snapshot gives on that release's snapshot, and the value each recorded
-    value must migrate to; a release not named reads as is, values equal); ``schema`` (built-ins) a
-    ``reference.types`` type from which further evolutions are generated; ``locator``
+    value must migrate to; a release not named reads as is, values equal); ``schema`` a
+    ``reference.types`` type of the values (any serializer whose values are such a type's may
+    have one): values are drawn from it when ``values`` is omitted, and it adds values outside
+    the domain (``roundtrip.domain_refused``, ``backends.state_untouched``), growth that follows
+    it (``roundtrip.size_boundaries``), the zero ``create_instance`` must return, and generated
+    evolutions; ``invalid_configurations`` maps a description ("a negative width") to a
+    zero-argument function building the serializer from that invalid configuration, which must
+    refuse it at construction (``roundtrip.invalid_configuration``); ``locator``
     (``module:attr``) lets the harness rebuild the subject in a fresh process.
     """
 
@@ -343,8 +349,16 @@ class Subject:
         name: str | None = None,
         locator: str | None = None,
         releases: Mapping[str, Evolution] | None = None,
+        invalid_configurations: Mapping[str, Callable[[], Any]] | None = None,
     ) -> None:
         self._instance, self._factory = _resolve_serializer("Subject(serializer=...)", serializer)
+        invalid_configurations = dict(invalid_configurations or {})
+        for what, build in invalid_configurations.items():
+            if type(what) is not str or not what or not callable(build):
+                raise SubjectError(
+                    f"Subject(invalid_configurations={{{what!r}: {build!r}}}) must map a description to a "
+                    "zero-argument function building the serializer from that configuration, e.g. "
+                    "{'a negative width': lambda: MySerializer(width=-1)}")
         golden = _golden_path(golden, sys._getframe(1))
         if values is None and schema is not None:
             import strategies
@@ -431,6 +445,7 @@ class Subject:
         self.schema = schema
         self.locator = locator
         self.name = name
+        self.invalid_configurations = invalid_configurations
 
     def make_serializer(self) -> TypeSerializer[Any]:
         """The serializer under test (a fresh one each call when given a factory)."""
