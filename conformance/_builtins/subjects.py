@@ -416,7 +416,7 @@ def _invalid_configurations(name: str) -> dict[str, Any]:
             "a row field without a name": lambda: RowSerializer([("", LongSerializer(), False)], **options),
             "a row field whose serializer is None": lambda: RowSerializer([("id", nothing, False)], **options),
             "a row field whose nullable flag is not a bool": lambda: RowSerializer(
-                [("id", LongSerializer(), "yes")], **options),
+                [("id", LongSerializer(), yes)], **options),
         }
 
     def pojos(cls: Any) -> dict[str, Any]:
@@ -428,7 +428,6 @@ def _invalid_configurations(name: str) -> dict[str, Any]:
 
     nullables = {
         "a Nullable of None": lambda: NullableSerializer(nothing),
-        "a Nullable whose padded flag is not a bool": lambda: NullableSerializer(IntSerializer(), padded=yes),
     }
     if name in ("nullable", "nullable_padded", "nullable_padded_byte"):
         return nullables

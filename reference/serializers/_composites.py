@@ -87,8 +87,6 @@ class NullableSerializer(TypeSerializer[Any]):
 
     def __init__(self, inner: TypeSerializer[Any], padded: bool = False) -> None:
         _check_serializer("NullableSerializer's inner serializer", inner)
-        if type(padded) is not bool:
-            raise TypeError(f"NullableSerializer: padded must be True or False, got {padded!r}")
         self.inner = inner
         self.padding_length = inner.length if padded and inner.length > 0 else 0
         # Padding only exists for a fixed-length inner serializer; normalising the flag keeps
