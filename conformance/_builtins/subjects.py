@@ -12,7 +12,9 @@ Two built-ins take the shapes users write rather than the ones the strategies ge
 ``Optional[str]``, ``list[Point]``, ...) from which ``PojoSerializer`` infers its fields'
 serializers; ``row_of_user_type`` is a row whose field is a hand-written, stateful serializer
 with an older-style snapshot (``conformance._user_serializers``), with declared evolutions;
-``pojo_with_subclasses`` is a dataclass hierarchy with a registered subclass.
+``pojo_with_subclasses`` is a dataclass hierarchy with a registered subclass. ``flink_row`` is
+a row serializer restored from the snapshot Flink itself writes (no field names), so it is
+positional and evolves as Flink 2.3 evolves rows.
 """
 
 from __future__ import annotations
@@ -72,6 +74,9 @@ _PLAN: dict[str, tuple[Any, bool]] = {
     # A row in Flink 1.10's layout (no row kind) over a user's subclass of a built-in and a
     # user type migrated by FLIP-527's returning form.
     "legacy_row": (None, False),
+    # A row restored from the snapshot Flink writes (no field names): positional, and evolving
+    # as Flink 2.3 evolves rows (by position).
+    "flink_row": (None, True),
 }
 BUILTIN_NAMES = tuple(_PLAN)
 
@@ -266,9 +271,67 @@ def _legacy_row() -> Subject:
                    invalid_configurations=_invalid_configurations("legacy_row"))
 
 
+#: The fields of Flink's own ``RowSerializerUpgradeTest`` row (String, Long, String, String):
+#: ``flink_row``'s snapshot is byte for byte the one Flink writes for it (its upgrade-test
+#: resources since 1.15; tests/reference/test_flink_golden.py compares them when present).
+def _flink_row_fields() -> list[Any]:
+    from reference.serializers import LongSerializer, StringSerializer
+
+    return [StringSerializer(), LongSerializer(), StringSerializer(), StringSerializer()]
+
+
+def flink_row_snapshot() -> bytes:
+    """The top-level snapshot Flink 2.3 writes for a ``Row(String, Long, String, String)``
+    serializer, in Flink's dialect: outer version 4, the row-kind flag, no field names."""
+    from reference import snapshot_to_bytes
+    from reference.serializers import RowSerializer
+
+    row = RowSerializer([(f"f{i}", s, True) for i, s in enumerate(_flink_row_fields())])
+    return snapshot_to_bytes(row.snapshot_configuration(), dialect="flink")
+
+
+def _flink_row() -> Subject:
+    """A row serializer restored from the snapshot Flink writes (``flink_row_snapshot``): no
+    names, so its fields are Flink's positional ``f0..f3`` and it evolves by position, as Flink
+    2.3 judges rows: new names for the same types read as is, a change of arity or of a
+    position's type is incompatible, and a change of the row-kind layout migrates (names and
+    all, by position). Values are plain tuples (INSERT rows: the layout without a kind holds
+    no other)."""
+    from hypothesis import strategies as st
+
+    from reference import snapshot_from_bytes
+    from reference.serializers import LongSerializer, RowSerializer, StringSerializer
+
+    written = flink_row_snapshot()
+
+    def restored() -> Any:
+        return snapshot_from_bytes(written).restore_serializer()
+
+    def named(*types: Any, names: tuple[str, ...] = ("name", "count", "city", "note"), **options: Any) -> Any:
+        return lambda: RowSerializer([(n, s, True) for n, s in zip(names, types, strict=False)], **options)
+
+    fields = _flink_row_fields
+    texts = st.none() | st.text(max_size=6)
+    values = st.tuples(texts, st.none() | st.integers(-(2**63), 2**63 - 1), texts, texts)
+    evolutions = [
+        Evolution(named(*fields()), Verdict.COMPATIBLE_AS_IS,
+                  name="the fields get names (Flink matches by position: read as is)"),
+        Evolution(named(*fields(), supports_row_kind=False), Verdict.COMPATIBLE_AFTER_MIGRATION, tuple,
+                  name="named fields in rows without a kind (migrated field by field, by position)"),
+        Evolution(named(*fields(), StringSerializer(), names=("name", "count", "city", "note", "extra")),
+                  Verdict.INCOMPATIBLE, reason_contains="arity", name="a fifth field (Flink: the arity may not change)"),
+        Evolution(named(LongSerializer(), StringSerializer(), StringSerializer(), StringSerializer()),
+                  Verdict.INCOMPATIBLE, name="the first two positions swap their types"),
+    ]
+    return Subject(restored, values, evolutions, key=True, name="builtin:flink_row",
+                   golden=os.path.join(_GOLDEN, "flink_row"), release=_release(),
+                   locator="conformance._builtins.subjects:flink_row",
+                   invalid_configurations=_invalid_configurations("row"))
+
+
 #: The built-ins without a schema, declared by hand as users declare subjects.
 _USER_SHAPED = {"row_of_user_type": _row_of_user_type, "pojo_with_subclasses": _pojo_with_subclasses,
-                "legacy_row": _legacy_row}
+                "legacy_row": _legacy_row, "flink_row": _flink_row}
 
 
 def _fixed_list_of_pojo() -> Any:
