@@ -211,14 +211,18 @@ def _row_of_user_type() -> Subject:
 
 def _pojo_with_subclasses() -> Subject:
     """``PojoSerializer(Shape, registered_subclasses=[Circle])`` over shapes and circles (see
-    ``conformance._user_serializers``). Its recorded snapshot then lists no subclass met by
+    ``conformance._user_serializers``); the next release's ``Circle`` has a field more, and its
+    circles migrate while shapes read as they are. Its recorded snapshot then lists no subclass met by
     name, so the current serializer must read the recorded release as is: registering the
     subclass differently would show."""
     from hypothesis import strategies as st
 
     from reference.serializers import PojoSerializer
 
-    from .._user_serializers import Circle, Shape
+    from .._user_serializers import Circle, CircleWithColour, Shape
+
+    def coloured(value: Any) -> Any:
+        return CircleWithColour(value.name, value.radius) if type(value) is Circle else value
 
     names = st.text(max_size=8)
     values = st.none() | st.builds(Shape, names) | st.builds(Circle, names, st.floats())
@@ -227,6 +231,9 @@ def _pojo_with_subclasses() -> Subject:
                   name="the state's class becomes Circle"),
         Evolution(lambda: PojoSerializer(Shape), Verdict.COMPATIBLE_WITH_RECONFIGURED_SERIALIZER,
                   name="Circle is no longer registered (met by name)"),
+        Evolution(lambda: PojoSerializer(Shape, registered_subclasses=[CircleWithColour]),
+                  Verdict.COMPATIBLE_AFTER_MIGRATION, coloured, classes=([Circle], [CircleWithColour]),
+                  name="the registered Circle gains a field (the subclass evolves on its own)"),
     ]
     return Subject(lambda: PojoSerializer(Shape, registered_subclasses=[Circle]), values, evolutions, key=False,
                    name="builtin:pojo_with_subclasses", golden=os.path.join(_GOLDEN, "pojo_with_subclasses"),

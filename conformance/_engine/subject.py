@@ -74,7 +74,10 @@ class Evolution:
     word the incompatibility reason must mention, such as the field name. ``schemas`` (old,
     new) are the ``reference.types`` schemas of both versions when their classes were generated
     from schemas (``strategies``): the harness makes the new classes current while the new
-    serializer works, and the old ones again afterwards.
+    serializer works, and the old ones again afterwards. ``classes`` (old, new) does the same
+    for classes of your own whose versions keep their module and qualified name (a dataclass
+    with a field more, registered under the old one's name): two sequences of classes,
+    registered in turn with ``reference.register_type``.
     """
 
     def __init__(
@@ -86,11 +89,21 @@ class Evolution:
         reason_contains: str | None = None,
         name: str | None = None,
         schemas: tuple[Any, Any] | None = None,
+        classes: tuple[Sequence[type], Sequence[type]] | None = None,
     ) -> None:
+        if classes is not None and (not isinstance(classes, tuple) or len(classes) != 2
+                                    or not all(isinstance(c, type) for side in classes for c in side)):
+            raise SubjectError(
+                f"Evolution(classes=...) must be the pair (old_classes, new_classes), each a list of classes; "
+                f"got {classes!r}")
+        self.classes = None if classes is None else (tuple(classes[0]), tuple(classes[1]))
         if to is None:  # a recorded release's expectation: judged against the subject itself
             self._instance, self._factory = None, None
         else:
-            self._instance, self._factory = _resolve_serializer("Evolution(to=...)", to)
+            try:
+                self._instance, self._factory = _resolve_serializer("Evolution(to=...)", to)
+            finally:
+                self.restore_classes()
         if expect is None:
             raise SubjectError(
                 "Evolution(expect=...) is missing: the verdict the new serializer's snapshot must "
@@ -148,9 +161,20 @@ class Evolution:
             raise SubjectError("this Evolution names no serializer (to=...): it only declares what a "
                                "recorded release must give (Subject(releases={...}))")
         if self._factory is not None:
-            return self._factory()
+            try:
+                return self._factory()
+            finally:  # building it registered the new classes: the old ones stay current
+                self.restore_classes()
         assert self._instance is not None  # one of the two, checked when made
         return self._instance
+
+    def restore_classes(self) -> None:
+        """Make the old ``classes`` current again (building a serializer registers its classes)."""
+        if self.classes is not None:
+            from reference import register_type
+
+            for cls in self.classes[0]:
+                register_type(cls)
 
     def expected_value(self, old_value: Any) -> Any:
         return old_value if self.migrate is None else self.migrate(old_value)

@@ -1,6 +1,8 @@
-"""The Flink-dialect built-ins restore what Flink itself writes: ``flink_row``'s snapshot is, byte
-for byte, the ``serializer-snapshot`` of Flink's own ``RowSerializerUpgradeTest`` (read in place
-from ``../shared/flink_golden`` beside the repository; skipped when that folder is absent)."""
+"""The built-ins in Flink's dialect: ``flink_row``'s snapshot is, byte for byte, the
+``serializer-snapshot`` of Flink's own ``RowSerializerUpgradeTest`` (read in place from
+``../shared/flink_golden`` beside the repository; skipped when that folder is absent) and stays
+positional; ``pojo_with_subclasses``'s registered subclass evolves on its own, its next release
+current only while that evolution runs."""
 
 from __future__ import annotations
 
@@ -35,3 +37,17 @@ def test_flink_row_is_positional_and_stays_so_through_its_own_snapshot():
     again = snapshot_from_bytes(snapshot_to_bytes(serializer.snapshot_configuration())).restore_serializer()
     assert again.positional, "got a row matched by name after its own snapshot, should stay positional"
     assert again.field_names == ["f0", "f1", "f2", "f3"], f"got {again.field_names}, should be Flink's f0..f3"
+
+
+def test_an_evolving_registered_subclass_is_current_only_while_its_evolution_runs():
+    from conformance import RunConfig, check_serializer
+    from conformance._user_serializers import Circle, CircleWithColour
+    from reference import lookup_type
+
+    subject = builtin_subject("pojo_with_subclasses")
+    [evolution] = [e for e in subject.evolutions if e.classes is not None]
+    evolution.serializer()  # building it registers the next release's Circle, then the current one again
+    assert lookup_type("conformance._user_serializers:Circle") is Circle, "got the next release's Circle, should be Circle"
+    report = check_serializer(subject, RunConfig(examples=10, seed=3, checks=("migration",)))
+    assert report.certified, f"got {report.failures}, should migrate the circles to {CircleWithColour.__name__}"
+    assert lookup_type("conformance._user_serializers:Circle") is Circle, "got the next release's Circle after the run"

@@ -1449,6 +1449,17 @@ def _entries_in_reverse(write_optional_map: Any) -> Any:
     return broken
 
 
+def _forgets_flink_form(read_outer_snapshot: Any) -> Any:
+    """RowSerializerSnapshot.read_outer_snapshot that reads Flink's form but forgets it was
+    positional: the restored row matches fields by Flink's placeholder names f0..fn-1."""
+
+    def broken(self: Any, read_outer_version: int, source: Any) -> None:
+        read_outer_snapshot(self, read_outer_version, source)
+        self.positional = False
+
+    return broken
+
+
 def _enum_taking_any_symbols(self: Any, enum_type: Any, symbols: Any = None) -> None:
     """EnumSerializer.__init__ without its checks: symbols the class lacks are kept (reading
     their ordinals fails only when a record holds one)."""
@@ -1461,6 +1472,9 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
     from reference.serializers import EnumSerializer, _pojo, _primitives
 
     return {
+        "a row restored from Flink's form matched by name": (
+            "migration.verdict", _builtin("flink_row"),
+            (RowSerializerSnapshot, "read_outer_snapshot", _forgets_flink_form(RowSerializerSnapshot.read_outer_snapshot))),
         "enum serializer taking symbols its class lacks": ("roundtrip.invalid_configuration", _builtin("enum"),
                                                            (EnumSerializer, "__init__", _enum_taking_any_symbols)),
         "pre-1.7 snapshots unpickled by default": ("versioning.legacy_form", _builtin("long"),
