@@ -31,7 +31,7 @@ from ._evolutions import (
 )
 from ._pojo import PojoField, activate, enum_type, pojo_type, schema_nodes
 from ._schemas import FAMILIES, schemas
-from ._values import edge_integers, large_values, values, varint_edges, zero_value
+from ._values import large_values, values, varint_edges, zero_value
 
 
 def serializers(schema: Any) -> _st.SearchStrategy[Any]:
@@ -54,7 +54,6 @@ __all__ = [
     "canonical",
     "chain_migration",
     "evolution_chains",
-    "edge_integers",
     "enum_type",
     "evolutions",
     "large_values",

@@ -1,8 +1,6 @@
 """``values(schema)``: values of a logical type, built by construction (never filtered).
 
 Floats come from raw bit patterns (NaN payloads, -0.0, subnormals) next to ordinary floats;
-integers now and then sit on a varint width's edge (``varint_edges``: 2**(7k) and its zig-zag
-form's, int32 and int64 limits);
 text is any string of Unicode code points, lone surrogate halves and non-BMP characters
 included, mostly short but now and then of a length on each boundary of the varint that
 prefixes it (127/128, 16,383/16,384 and, rarely, 2,097,151/2,097,152 UTF-16 units); containers may be empty or
@@ -23,8 +21,7 @@ from reference import types as t
 from . import _pojo
 from ._schemas import _integers
 
-__all__ = ["values", "large_values", "zero_value", "float32_from_bits", "float64_from_bits", "varint_edges",
-           "edge_integers"]
+__all__ = ["values", "large_values", "zero_value", "float32_from_bits", "float64_from_bits", "varint_edges"]
 
 _F32 = struct.Struct(">f")
 _U32 = struct.Struct(">I")
@@ -62,11 +59,6 @@ def varint_edges(low: int = -(2**63), high: int = 2**63 - 1) -> tuple[int, ...]:
                       2 ** (7 * k - 1) - 1, 2 ** (7 * k - 1)))
     return tuple(sorted((e for e in edges if low <= e <= high), key=lambda e: (abs(e), e)))
 
-
-def edge_integers(low: int, high: int) -> st.SearchStrategy[int]:
-    """Integers in [low, high], now and then one of ``varint_edges`` (every varint width of the
-    value and of its zig-zag form, and the limits)."""
-    return st.one_of(st.integers(low, high), st.sampled_from(varint_edges(low, high)))
 
 _FLOAT32 = st.one_of(
     st.floats(width=32),
@@ -187,7 +179,7 @@ _LEAVES: dict[type, tuple[st.SearchStrategy[Any], st.SearchStrategy[Any]]] = {
     t.PickleType: (_PICKLED_ANY, _PICKLED_SOME),
 }
 for _kind, (_low, _high) in _INT_RANGES.items():
-    _LEAVES[_kind] = (edge_integers(_low, _high), edge_integers(_low, _high))
+    _LEAVES[_kind] = (st.integers(_low, _high), st.integers(_low, _high))
 
 
 def _draw_value(draw: Any, schema: Any, allow_none: bool) -> Any:

@@ -60,9 +60,9 @@ Then:
   ``reference.SerializationError`` is outside the serializer's domain and skipped (an int set to
   an edge with any error: the user's strategy bounds its ints, a struct.error says the same). With a schema
   the text and bytes are grown where the schema has them (``strategies.large_values``: all of
-  them at once, 2 million units now and then), its integers are drawn on varint edges, and only
-  lists are grown by count, to 0, 127 and 128 (a dict may be a record; the schema's counts are
-  ints).
+  them at once, 2 million units now and then), only lists are grown by count, to 0, 127 and 128
+  (a dict may be a record; the schema's counts are ints), and ints are set to the edges as
+  without one.
   Each value is written back to back, each record read back exactly, and ``copy_serialized``
   copies exactly its bytes.
 
@@ -814,9 +814,9 @@ def size_boundaries(ctx: CheckContext) -> None:
         return show(drawn.base)
 
     # With a schema, large_values grew the text and bytes where the schema has them (2 million
-    # units too), its integers are drawn on varint edges, and its lists' counts are ints: lists
-    # are grown here to 0, 127 and 128 (a dict may be a record, Avro's, whose keys are its fields).
-    kinds = ("list",) if schema is not None else strategies.GROWTH_KINDS
+    # units too) and its lists' counts are ints: lists are grown here to 0, 127 and 128 (a dict
+    # may be a record, Avro's, whose keys are its fields), ints set to the varint edges.
+    kinds = ("list", "int") if schema is not None else strategies.GROWTH_KINDS
     # Each example tries every size of a site (about 10 variants, 60 with an int): half as
     # many examples as above go as far.
     ctx.for_all(strategies.amplified(ctx.subject.values, kinds=kinds), body, max_examples=max(3, examples // 2),
