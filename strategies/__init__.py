@@ -1,6 +1,7 @@
 """Hypothesis strategies for state types: random nested schemas (``reference.types``), their
 values, their reference serializers, and evolutions that carry the verdict and the migrated
-value the rules require (the oracle).
+value the rules require (the oracle); ``amplified`` grows the values of any strategy across the
+length boundaries of the formats and sets their ints to the varint edges (``varint_edges``).
 
 >>> from hypothesis import given, strategies as st
 >>> import strategies
