@@ -777,7 +777,8 @@ _HUGE_EXAMPLES = 2
 @check(id="roundtrip.size_boundaries", family="roundtrip", requires=BIT_EXACT)
 def size_boundaries(ctx: CheckContext) -> None:
     """Text, bytes and containers on each varint length boundary (empty, 127/128 ... 2,097,152
-    units) round-trip; grown values the serializer refuses with SerializationError are skipped."""
+    units) and ints on each varint width's edge round-trip; grown values the serializer refuses
+    with SerializationError are skipped."""
     import strategies
 
     s = ctx.serializer()
