@@ -227,12 +227,15 @@ def _named_row(value: Any, old_row: Any) -> tuple[Any, list[str]] | None:
     if old_row is not None:
         snapshot = old_row.snapshot_configuration()
         return snapshot, list(snapshot.field_names)
-    # Read in Flink's form, the row's fields are f0..fN, all nullable; written in this project's
-    # form and read back, the snapshot carries those names and FLIP-527 applies to them.
-    from reference import StateError, snapshot_from_bytes, snapshot_to_bytes
+    # Read in Flink's form, the row's fields are f0..fN, all nullable; a row serializer built
+    # anew from them (not restored: not positional) has a snapshot with those names, to which
+    # FLIP-527 applies. (The restored row itself stays positional, whatever form it is written in.)
+    from reference import StateError
+    from reference.serializers import RowSerializer
 
     try:
-        named: Any = snapshot_from_bytes(snapshot_to_bytes(value))  # a RowSerializerSnapshot again
+        restored: Any = value.restore_serializer()
+        named: Any = RowSerializer(list(restored.fields), restored.supports_row_kind).snapshot_configuration()
     except StateError:
         return None
     return named, list(named.field_names)
