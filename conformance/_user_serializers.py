@@ -4,7 +4,9 @@
 ``Shape`` and its dataclass subclass ``Circle`` are a class hierarchy as users declare one
 (plain annotations); ``pojo_with_subclasses`` certifies
 ``PojoSerializer(Shape, registered_subclasses=[Circle])``, so a ``Circle`` is written with its
-registration tag.
+registration tag. ``CircleWithColour`` is the next release's ``Circle`` (same module and
+qualified name, ``Circle``; one field more, ``colour``, None by default): the registered
+subclass evolves on its own, and the pojo migrates its circles.
 
 ``ReadingSerializer`` writes a ``Reading`` (a sensor's temperature as a 32-bit float, a sample
 count, and from format 2 on a humidity) with nothing but the public ``DataOutputView`` /
@@ -56,7 +58,7 @@ from reference import (
 )
 from reference.serializers import LongSerializer
 
-__all__ = ["Reading", "ReadingSerializer", "ReadingSerializerSnapshot", "Shape", "Circle", "EpochMillisSerializer",
+__all__ = ["Reading", "ReadingSerializer", "ReadingSerializerSnapshot", "Shape", "Circle", "CircleWithColour", "EpochMillisSerializer",
            "EpochMillisSnapshot", "TemperatureSerializer", "TemperatureSnapshot"]
 
 _INT_RANGE = (-(2**31), 2**31 - 1)
@@ -79,6 +81,17 @@ class Shape:
 @dataclass
 class Circle(Shape):
     radius: float
+
+
+@dataclass
+class CircleWithColour(Shape):
+    """``Circle`` of the next release: the same class for savepoints (module and qualified name)."""
+
+    radius: float
+    colour: str | None = None
+
+
+CircleWithColour.__name__ = CircleWithColour.__qualname__ = "Circle"
 
 
 def _float32(value: Any, field: str) -> float:

@@ -1,6 +1,7 @@
 """Hypothesis strategies for state types: random nested schemas (``reference.types``), their
 values, their reference serializers, and evolutions that carry the verdict and the migrated
-value the rules require (the oracle).
+value the rules require (the oracle); ``amplified`` grows the values of any strategy across the
+length boundaries of the formats and sets their ints to the varint edges (``varint_edges``).
 
 >>> from hypothesis import given, strategies as st
 >>> import strategies
@@ -18,6 +19,7 @@ from hypothesis import strategies as _st
 from reference import canonical, values_equal
 from reference.types import serializer_for as _serializer_for
 
+from ._amplify import GROWTH_KINDS, Amplified, amplified
 from ._domain import OutOfDomain, out_of_domain
 from ._evolutions import (
     CHANGES,
@@ -30,7 +32,7 @@ from ._evolutions import (
 )
 from ._pojo import PojoField, activate, enum_type, pojo_type, schema_nodes
 from ._schemas import FAMILIES, schemas
-from ._values import large_values, values, zero_value
+from ._values import large_values, values, varint_edges, zero_value
 
 
 def serializers(schema: Any) -> _st.SearchStrategy[Any]:
@@ -39,14 +41,17 @@ def serializers(schema: Any) -> _st.SearchStrategy[Any]:
 
 
 __all__ = [
+    "Amplified",
     "CHANGES",
     "EVOLUTION_FAMILIES",
     "FAMILIES",
+    "GROWTH_KINDS",
     "KINDS",
     "OutOfDomain",
     "PojoField",
     "SchemaEvolution",
     "activate",
+    "amplified",
     "canonical",
     "chain_migration",
     "evolution_chains",
@@ -60,5 +65,6 @@ __all__ = [
     "serializers",
     "values",
     "values_equal",
+    "varint_edges",
     "zero_value",
 ]

@@ -21,7 +21,7 @@ from reference import types as t
 from . import _pojo
 from ._schemas import _integers
 
-__all__ = ["values", "large_values", "zero_value", "float32_from_bits", "float64_from_bits"]
+__all__ = ["values", "large_values", "zero_value", "float32_from_bits", "float64_from_bits", "varint_edges"]
 
 _F32 = struct.Struct(">f")
 _U32 = struct.Struct(">I")
@@ -45,6 +45,20 @@ _INT_RANGES = {
     t.ByteType: (-(2**7), 2**7 - 1), t.ShortType: (-(2**15), 2**15 - 1),
     t.IntType: (-(2**31), 2**31 - 1), t.LongType: (-(2**63), 2**63 - 1),
 }
+
+
+def varint_edges(low: int = -(2**63), high: int = 2**63 - 1) -> tuple[int, ...]:
+    """The integers in [low, high] on each side of a boundary where a varint takes another
+    byte: 2**(7k) - 1 and 2**(7k) (the value as an unsigned varint), -2**(7k - 1) - 1,
+    -2**(7k - 1), 2**(7k - 1) - 1 and 2**(7k - 1) (its zig-zag form, Avro's), for k = 1 .. 9;
+    the int32 and int64 limits (the last varint byte, where a reader's shift guard sits), and
+    ``low`` and ``high``; -1, 0 and 1. Smallest magnitude first."""
+    edges = {-1, 0, 1, -(2**31), 2**31 - 1, -(2**63), 2**63 - 1, low, high}
+    for k in range(1, 10):
+        edges.update((2 ** (7 * k) - 1, 2 ** (7 * k), -(2 ** (7 * k - 1)) - 1, -(2 ** (7 * k - 1)),
+                      2 ** (7 * k - 1) - 1, 2 ** (7 * k - 1)))
+    return tuple(sorted((e for e in edges if low <= e <= high), key=lambda e: (abs(e), e)))
+
 
 _FLOAT32 = st.one_of(
     st.floats(width=32),

@@ -12,7 +12,12 @@ A *mutation site* is one AST node of a target file that one operator can change:
 ``bool``    ``True`` <-> ``False``, ``not x`` -> ``x``, ``and`` <-> ``or``
 
 Sites are enumerated in a fixed order (file, then source order); a fixed ``--seed`` samples
-``--sample`` of them, equally many per operator, so two runs of the same tree judge the same mutants. Nothing in a
+``--sample`` of them, equally many per operator, so two runs of the same tree judge the same mutants.
+Each run also judges a fresh sample (``--fresh-sample`` sites, none of the fixed sample's, drawn
+the same way with ``--fresh-seed``, a new random seed unless given): a score that holds only
+on the sample the checks were written against shows there. The report states both seeds; a
+fresh sample is judged again with ``--fresh-seed`` (its mutants are numbered after the fixed
+sample's, so ``--only`` ids stay valid with the same seeds). Nothing in a
 ``__repr__``/``__str__`` body, an annotation, an import, a docstring or the arguments of a
 ``raise`` (error message text) is mutated: those are not behaviour the contract pins.
 
@@ -37,7 +42,7 @@ killed by ``certify`` when either run fails; the verdict says which.
 
     python tools/mutation.py --sample 70 --seed 15 --examples 30 --json mutation.json
     python tools/mutation.py --list            # every site, no run
-    python tools/mutation.py --only 12,40      # re-judge a few sampled mutants
+    python tools/mutation.py --only 12,40 --fresh-seed 987  # re-judge a few mutants of that run
     python tools/mutation.py --site '_row.py:293 [swap]'   # judge sites by their --list line
 
 The result (a table, and ``--json``) gives each mutant's id, site, diff line and which suites
@@ -104,6 +109,7 @@ class Mutant:
     after: str
     killed_by: dict[str, str] = field(default_factory=dict)   # suite -> "exit 1" / "timeout"
     seconds: dict[str, float] = field(default_factory=dict)
+    sample: str = "fixed"   # "fixed" (--seed) or "fresh" (--fresh-seed)
 
 
 class _Walker(ast.NodeTransformer):
@@ -291,18 +297,37 @@ def all_sites(root: str) -> list[Site]:
     return found
 
 
-def sample(root: str, n: int, seed: int) -> list[Site]:
+def _key(site: Site) -> tuple[str, int, str]:
+    return site.file, site.index, site.op
+
+
+def sample(root: str, n: int, seed: int, exclude: frozenset[tuple[str, int, str]] = frozenset()) -> list[Site]:
     """``n`` sites, as many of each operator as the others (stratified: deleted statements
-    outnumber every other kind of site, and most are trivially fatal), in file order."""
+    outnumber every other kind of site, and most are trivially fatal), in file order; none of
+    ``exclude`` (``_key`` of the fixed sample's sites, when drawing a fresh one)."""
     every = all_sites(root)
     rng = random.Random(seed)
     ops = sorted({s.op for s in every})
     chosen: list[int] = []
     for k, op in enumerate(ops):
         share = n // len(ops) + (1 if k < n % len(ops) else 0)
-        of_op = [i for i, s in enumerate(every) if s.op == op]
+        of_op = [i for i, s in enumerate(every) if s.op == op and _key(s) not in exclude]
         chosen.extend(rng.sample(of_op, min(share, len(of_op))))
     return [every[i] for i in sorted(chosen)]
+
+
+def fixed_and_fresh(root: str, n: int, seed: int, fresh_n: int, fresh_seed: int) -> list[tuple[str, Site]]:
+    """The fixed sample (``seed``), then a fresh one of ``fresh_n`` other sites (``fresh_seed``)."""
+    fixed = sample(root, n, seed)
+    fresh = sample(root, fresh_n, fresh_seed, frozenset(map(_key, fixed))) if fresh_n > 0 else []
+    return [("fixed", s) for s in fixed] + [("fresh", s) for s in fresh]
+
+
+def seeds_line(args: argparse.Namespace) -> str:
+    """Both samples and their seeds: what reproduces this run's mutants."""
+    fresh = (f"; fresh sample {args.fresh_sample} (seed {args.fresh_seed}: judge it again with "
+             f"--fresh-seed {args.fresh_seed})" if args.fresh_sample > 0 else "; no fresh sample")
+    return f"fixed sample {args.sample} (seed {args.seed}){fresh}"
 
 
 # -- running ---------------------------------------------------------------------------------
@@ -406,26 +431,40 @@ def suites(args: argparse.Namespace) -> dict[str, Suite]:
 
 
 def markdown(todo: list[Mutant], judged: list[Mutant], names: list[str], args: argparse.Namespace) -> str:
-    lines = [f"Sample {args.sample} (seed {args.seed}), certify --seed {args.certify_seed} --examples "
+    lines = [f"{seeds_line(args).capitalize()}; certify --seed {args.certify_seed} --examples "
              f"{args.examples}; unit paths {' '.join(args.unit_paths)}.", ""]
     for name in names:
-        killed = sum(1 for m in judged if name in m.killed_by)
-        lines.append(f"- **{name}**: killed {killed} of {len(judged)} non-equivalent mutants "
-                     f"({100 * killed / max(1, len(judged)):.1f}%)")
-    lines += ["", "| # | site | operator | mutation | " + " | ".join(names) + " |",
-              "|---|---|---|---|" + "---|" * len(names)]
+        for label, of in _by_sample(judged):
+            killed = sum(1 for m in of if name in m.killed_by)
+            lines.append(f"- **{name}**, {label}: killed {killed} of {len(of)} non-equivalent mutants "
+                         f"({100 * killed / max(1, len(of)):.1f}%)")
+    lines += ["", "| # | sample | site | operator | mutation | " + " | ".join(names) + " |",
+              "|---|---|---|---|---|" + "---|" * len(names)]
     for m in todo:
         cells = ["equivalent" if m.id not in {j.id for j in judged} else
                  ("killed" if n in m.killed_by else "**survived**") for n in names]
         detail = m.site.detail.replace("|", "\\|")
-        lines.append(f"| {m.id} | {m.site.file}:{m.site.line} | {m.site.op} | {detail} | " + " | ".join(cells) + " |")
+        lines.append(f"| {m.id} | {m.sample} | {m.site.file}:{m.site.line} | {m.site.op} | {detail} | "
+                     + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _by_sample(mutants: list[Mutant]) -> list[tuple[str, list[Mutant]]]:
+    """(label, mutants) for the fixed sample, the fresh one and both, those that have any."""
+    fixed = [m for m in mutants if m.sample == "fixed"]
+    fresh = [m for m in mutants if m.sample == "fresh"]
+    parts = [(label, of) for label, of in (("fixed sample", fixed), ("fresh sample", fresh)) if of]
+    return parts + [("both samples", mutants)] if len(parts) > 1 else parts or [("sample", mutants)]
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sample", type=int, default=70)
-    p.add_argument("--seed", type=int, default=15, help="sampling seed")
+    p.add_argument("--seed", type=int, default=15, help="sampling seed of the fixed sample")
+    p.add_argument("--fresh-sample", type=int, default=None,
+                   help="sites of the fresh sample (default: a quarter of --sample; 0: none)")
+    p.add_argument("--fresh-seed", type=int, default=None,
+                   help="sampling seed of the fresh sample (default: a new random one, printed)")
     p.add_argument("--certify-seed", type=int, default=1)
     p.add_argument("--examples", type=int, default=30)
     p.add_argument("--suites", default="certify,unit", type=lambda s: s.split(","))
@@ -446,6 +485,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--markdown", help="write the scores and a table of every mutant here")
     p.add_argument("--list", action="store_true", help="list every site and exit")
     args = p.parse_args(argv)
+    if args.fresh_sample is None:
+        args.fresh_sample = max(1, args.sample // 4)
+    if args.fresh_seed is None:
+        args.fresh_seed = random.SystemRandom().randrange(2**31)
 
     if args.list:
         every = all_sites(ROOT)
@@ -459,16 +502,19 @@ def main(argv: list[str] | None = None) -> int:
     tree = _copy_tree(ROOT)
     if args.site:
         every = all_sites(tree)
-        numbered = [(i, s) for i, s in enumerate(every)
+        numbered = [(i, "chosen", s) for i, s in enumerate(every)
                     if any(text in f"{s.file}:{s.line} [{s.op}] {s.detail}" for text in args.site)]
+        args.fresh_sample = 0
     else:
-        numbered = list(enumerate(sample(tree, args.sample, args.seed)))
+        numbered = [(i, which, s) for i, (which, s) in enumerate(
+            fixed_and_fresh(tree, args.sample, args.seed, args.fresh_sample, args.fresh_seed))]
+        print(seeds_line(args), flush=True)
     mutants = []
-    for i, site in numbered:
+    for i, which, site in numbered:
         with open(os.path.join(tree, site.file), encoding="utf-8") as fh:
             lines = fh.read().splitlines()
         before = lines[site.line - 1].strip() if 0 < site.line <= len(lines) else ""
-        mutants.append(Mutant(i, site, before, site.detail))
+        mutants.append(Mutant(i, site, before, site.detail, sample=which))
     todo = [m for m in mutants if args.only is None or m.id in args.only]
 
     commands = suites(args)
@@ -509,29 +555,35 @@ def main(argv: list[str] | None = None) -> int:
                     fh.write(original)
             status = ", ".join(f"{k}: {'killed (' + m.killed_by[k][:60] + ')' if k in m.killed_by else 'SURVIVED'}"
                                for k in commands)
-            print(f"#{m.id:3d} {m.site.file}:{m.site.line} [{m.site.op}] {m.site.detail}  -> {status}", flush=True)
+            print(f"#{m.id:3d} ({m.sample}) {m.site.file}:{m.site.line} [{m.site.op}] {m.site.detail}  -> {status}",
+                  flush=True)
     finally:
         shutil.rmtree(tree, ignore_errors=True)
 
     print()
+    print(seeds_line(args))
     judged = [m for m in todo if m.id not in args.equivalent]
     for name in commands:
-        killed = sum(1 for m in judged if name in m.killed_by)
-        print(f"{name}: killed {killed} of {len(judged)} non-equivalent mutants "
-              f"({100 * killed / max(1, len(judged)):.0f}%); {len(todo) - len(judged)} equivalent left out")
+        for label, of in _by_sample(judged):
+            killed = sum(1 for m in of if name in m.killed_by)
+            print(f"{name}, {label}: killed {killed} of {len(of)} non-equivalent mutants "
+                  f"({100 * killed / max(1, len(of)):.0f}%)")
+        print(f"  ({len(todo) - len(judged)} equivalent left out)")
     if len(commands) > 1:
         either = sum(1 for m in judged if m.killed_by)
         print(f"any suite: killed {either} of {len(judged)}")
     for m in judged:
         missing = [k for k in commands if k not in m.killed_by]
         if missing:
-            print(f"  survivor #{m.id} ({', '.join(missing)}): {m.site.file}:{m.site.line} [{m.site.op}] {m.site.detail}")
+            print(f"  survivor #{m.id} ({m.sample}; {', '.join(missing)}): {m.site.file}:{m.site.line} [{m.site.op}] "
+                  f"{m.site.detail}")
     if args.markdown:
         with open(args.markdown, "w", encoding="utf-8") as fh:
             fh.write(markdown(todo, judged, list(commands), args))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump({"sample": args.sample, "seed": args.seed, "certify_seed": args.certify_seed,
+            json.dump({"sample": args.sample, "seed": args.seed, "fresh_sample": args.fresh_sample,
+                       "fresh_seed": args.fresh_seed, "certify_seed": args.certify_seed,
                        "examples": args.examples, "unit_paths": args.unit_paths,
                        "equivalent": sorted(args.equivalent),
                        "mutants": [asdict(m) for m in mutants if m in todo]}, fh, indent=1)

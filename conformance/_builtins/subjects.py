@@ -12,7 +12,9 @@ Two built-ins take the shapes users write rather than the ones the strategies ge
 ``Optional[str]``, ``list[Point]``, ...) from which ``PojoSerializer`` infers its fields'
 serializers; ``row_of_user_type`` is a row whose field is a hand-written, stateful serializer
 with an older-style snapshot (``conformance._user_serializers``), with declared evolutions;
-``pojo_with_subclasses`` is a dataclass hierarchy with a registered subclass.
+``pojo_with_subclasses`` is a dataclass hierarchy with a registered subclass. ``flink_row`` is
+a row serializer restored from the snapshot Flink itself writes (no field names), so it is
+positional and evolves as Flink 2.3 evolves rows.
 """
 
 from __future__ import annotations
@@ -72,6 +74,9 @@ _PLAN: dict[str, tuple[Any, bool]] = {
     # A row in Flink 1.10's layout (no row kind) over a user's subclass of a built-in and a
     # user type migrated by FLIP-527's returning form.
     "legacy_row": (None, False),
+    # A row restored from the snapshot Flink writes (no field names): positional, and evolving
+    # as Flink 2.3 evolves rows (by position).
+    "flink_row": (None, True),
 }
 BUILTIN_NAMES = tuple(_PLAN)
 
@@ -200,19 +205,24 @@ def _row_of_user_type() -> Subject:
     ]
     return Subject(lambda: row(ReadingSerializer(1)), values, evolutions, key=False, name="builtin:row_of_user_type",
                    golden=os.path.join(_GOLDEN, "row_of_user_type"), release=_release(),
-                   locator="conformance._builtins.subjects:row_of_user_type")
+                   locator="conformance._builtins.subjects:row_of_user_type",
+                   invalid_configurations=_invalid_configurations("row_of_user_type"))
 
 
 def _pojo_with_subclasses() -> Subject:
     """``PojoSerializer(Shape, registered_subclasses=[Circle])`` over shapes and circles (see
-    ``conformance._user_serializers``). Its recorded snapshot then lists no subclass met by
+    ``conformance._user_serializers``); the next release's ``Circle`` has a field more, and its
+    circles migrate while shapes read as they are. Its recorded snapshot then lists no subclass met by
     name, so the current serializer must read the recorded release as is: registering the
     subclass differently would show."""
     from hypothesis import strategies as st
 
     from reference.serializers import PojoSerializer
 
-    from .._user_serializers import Circle, Shape
+    from .._user_serializers import Circle, CircleWithColour, Shape
+
+    def coloured(value: Any) -> Any:
+        return CircleWithColour(value.name, value.radius) if type(value) is Circle else value
 
     names = st.text(max_size=8)
     values = st.none() | st.builds(Shape, names) | st.builds(Circle, names, st.floats())
@@ -221,10 +231,14 @@ def _pojo_with_subclasses() -> Subject:
                   name="the state's class becomes Circle"),
         Evolution(lambda: PojoSerializer(Shape), Verdict.COMPATIBLE_WITH_RECONFIGURED_SERIALIZER,
                   name="Circle is no longer registered (met by name)"),
+        Evolution(lambda: PojoSerializer(Shape, registered_subclasses=[CircleWithColour]),
+                  Verdict.COMPATIBLE_AFTER_MIGRATION, coloured, classes=([Circle], [CircleWithColour]),
+                  name="the registered Circle gains a field (the subclass evolves on its own)"),
     ]
     return Subject(lambda: PojoSerializer(Shape, registered_subclasses=[Circle]), values, evolutions, key=False,
                    name="builtin:pojo_with_subclasses", golden=os.path.join(_GOLDEN, "pojo_with_subclasses"),
-                   release=_release(), locator="conformance._builtins.subjects:pojo_with_subclasses")
+                   release=_release(), locator="conformance._builtins.subjects:pojo_with_subclasses",
+                   invalid_configurations=_invalid_configurations("pojo_with_subclasses"))
 
 
 def _legacy_row() -> Subject:
@@ -260,12 +274,68 @@ def _legacy_row() -> Subject:
     ]
     return Subject(lambda: row(TemperatureSerializer("C")), values, evolutions, key=False, name="builtin:legacy_row",
                    golden=os.path.join(_GOLDEN, "legacy_row"), release=_release(),
-                   locator="conformance._builtins.subjects:legacy_row")
+                   locator="conformance._builtins.subjects:legacy_row",
+                   invalid_configurations=_invalid_configurations("legacy_row"))
+
+
+#: The fields of Flink's own ``RowSerializerUpgradeTest`` row (String, Long, String, String):
+#: ``flink_row``'s snapshot is byte for byte the one Flink writes for it (its upgrade-test
+#: resources since 1.15; tests/reference/test_flink_golden.py compares them when present).
+def _flink_row_fields() -> list[Any]:
+    from reference.serializers import LongSerializer, StringSerializer
+
+    return [StringSerializer(), LongSerializer(), StringSerializer(), StringSerializer()]
+
+
+def flink_row_snapshot() -> bytes:
+    """The top-level snapshot Flink 2.3 writes for a ``Row(String, Long, String, String)``
+    serializer, in Flink's dialect: outer version 4, the row-kind flag, no field names."""
+    from reference import snapshot_to_bytes
+    from reference.serializers import RowSerializer
+
+    row = RowSerializer([(f"f{i}", s, True) for i, s in enumerate(_flink_row_fields())])
+    return snapshot_to_bytes(row.snapshot_configuration(), dialect="flink")
+
+
+def _flink_row() -> Subject:
+    """A row serializer restored from the snapshot Flink writes (``flink_row_snapshot``): no
+    names, so its fields are Flink's positional ``f0..f3`` and it evolves by position, as Flink
+    2.3 judges rows: new names for the same types read as is, a change of arity is
+    incompatible, and a change of the row-kind layout migrates (names and all, by position). Values are plain tuples (INSERT rows: the layout without a kind holds
+    no other)."""
+    from hypothesis import strategies as st
+
+    from reference import snapshot_from_bytes
+    from reference.serializers import RowSerializer, StringSerializer
+
+    written = flink_row_snapshot()
+
+    def restored() -> Any:
+        return snapshot_from_bytes(written).restore_serializer()
+
+    def named(*types: Any, names: tuple[str, ...] = ("name", "count", "city", "note"), **options: Any) -> Any:
+        return lambda: RowSerializer([(n, s, True) for n, s in zip(names, types, strict=False)], **options)
+
+    fields = _flink_row_fields
+    texts = st.none() | st.text(max_size=6)
+    values = st.tuples(texts, st.none() | st.integers(-(2**63), 2**63 - 1), texts, texts)
+    evolutions = [
+        Evolution(named(*fields()), Verdict.COMPATIBLE_AS_IS,
+                  name="the fields get names (Flink matches by position: read as is)"),
+        Evolution(named(*fields(), supports_row_kind=False), Verdict.COMPATIBLE_AFTER_MIGRATION, tuple,
+                  name="named fields in rows without a kind (migrated field by field, by position)"),
+        Evolution(named(*fields(), StringSerializer(), names=("name", "count", "city", "note", "extra")),
+                  Verdict.INCOMPATIBLE, reason_contains="arity", name="a fifth field (Flink: the arity may not change)"),
+    ]
+    return Subject(restored, values, evolutions, key=True, name="builtin:flink_row",
+                   golden=os.path.join(_GOLDEN, "flink_row"), release=_release(),
+                   locator="conformance._builtins.subjects:flink_row",
+                   invalid_configurations=_invalid_configurations("row"))
 
 
 #: The built-ins without a schema, declared by hand as users declare subjects.
 _USER_SHAPED = {"row_of_user_type": _row_of_user_type, "pojo_with_subclasses": _pojo_with_subclasses,
-                "legacy_row": _legacy_row}
+                "legacy_row": _legacy_row, "flink_row": _flink_row}
 
 
 def _fixed_list_of_pojo() -> Any:
@@ -381,6 +451,97 @@ _RELEASES = {
 }
 
 
+def _invalid_configurations(name: str) -> dict[str, Any]:
+    """What the built-in's serializer class must refuse at construction: description -> a
+    function building it (``roundtrip.invalid_configuration``)."""
+    import json
+
+    from reference.serializers import (
+        AvroSerializer,
+        DoubleSerializer,
+        EnumSerializer,
+        IntSerializer,
+        ListSerializer,
+        LongSerializer,
+        MapSerializer,
+        NullableSerializer,
+        PojoSerializer,
+        RowSerializer,
+        StringSerializer,
+        TupleSerializer,
+    )
+
+    nothing: Any = None  # where a serializer or a class belongs
+    yes: Any = "yes"  # where a bool belongs
+    not_a_class: Any = int  # where a dataclass or an Enum class belongs
+    a_class: Any = LongSerializer  # where an instance belongs
+
+    def rows(**options: Any) -> dict[str, Any]:
+        return {
+            "a row with a field name twice": lambda: RowSerializer(
+                [("id", LongSerializer(), False), ("id", StringSerializer(), True)], **options),
+            "a row field without a name": lambda: RowSerializer([("", LongSerializer(), False)], **options),
+            "a row field whose serializer is None": lambda: RowSerializer([("id", nothing, False)], **options),
+            "a row field whose nullable flag is not a bool": lambda: RowSerializer(
+                [("id", LongSerializer(), yes)], **options),
+        }
+
+    def pojos(cls: Any) -> dict[str, Any]:
+        return {
+            "a pojo of a class that is not a dataclass": lambda: PojoSerializer(not_a_class),
+            "a registered subclass that is not a subclass": lambda: PojoSerializer(cls, registered_subclasses=[not_a_class]),
+            "the pojo's own class registered as its subclass": lambda: PojoSerializer(cls, registered_subclasses=[cls]),
+        }
+
+    nullables = {
+        "a Nullable of None": lambda: NullableSerializer(nothing),
+    }
+    if name in ("nullable", "nullable_padded", "nullable_padded_byte"):
+        return nullables
+    if name == "list":
+        return {"a list of None": lambda: ListSerializer(nothing), "a list of a class": lambda: ListSerializer(a_class)}
+    if name == "map":
+        return {"a map with a null key serializer": lambda: MapSerializer(nothing, DoubleSerializer()),
+                "a map with a null value serializer": lambda: MapSerializer(StringSerializer(), nothing)}
+    if name == "tuple":
+        return {"a tuple with a null field serializer": lambda: TupleSerializer(IntSerializer(), nothing)}
+    if name in ("row", "nested_row"):
+        return rows()
+    if name == "legacy_row":
+        return rows(supports_row_kind=False)
+    if name in ("pojo", "annotated_pojo", "pojo_of_row"):
+        return pojos(_schema(name).cls)
+    if name == "pojo_with_subclasses":
+        from .._user_serializers import Circle, Shape
+
+        return {**pojos(Shape), "a subclass registered twice": lambda: PojoSerializer(
+            Shape, registered_subclasses=[Circle, Circle])}
+    if name == "enum":
+        colour = _schema(name).cls
+        return {
+            "an enum of a class that is not an Enum": lambda: EnumSerializer(not_a_class),
+            "a symbol the enum class does not have": lambda: EnumSerializer(colour, symbols=["RED", "PURPLE"]),
+            "a member named twice": lambda: EnumSerializer(colour, symbols=["RED", "RED"]),
+        }
+    if name == "avro":
+        record = json.loads(_schema(name).schema_json)
+        return {
+            "an Avro schema that is not JSON": lambda: AvroSerializer.from_json("{not json"),
+            "an unknown encoding": lambda: AvroSerializer(record, encoding="xml"),
+            "a fixed of negative size": lambda: AvroSerializer({"type": "fixed", "name": "F", "size": -1}),
+            "a record with a field twice": lambda: AvroSerializer({"type": "record", "name": "R", "fields": [
+                {"name": "a", "type": "int"}, {"name": "a", "type": "long"}]}),
+        }
+    if name == "row_of_user_type":
+        from .._user_serializers import ReadingSerializer
+
+        return {**rows(), "a reading format that does not exist": lambda: ReadingSerializer(3)}
+    if name in ("map_of_pojo", "list_of_pojo"):
+        return {"a list of None": lambda: ListSerializer(nothing),
+                "a map with a null key serializer": lambda: MapSerializer(nothing, LongSerializer())}
+    return {}
+
+
 @cache
 def builtin_subject(name: str) -> Subject:
     import strategies
@@ -399,6 +560,7 @@ def builtin_subject(name: str) -> Subject:
         # Only generated classes need the subject rebuilt in a fresh process; the rest restore
         # from the savepoint's snapshots alone (and the child stays light).
         locator=f"conformance._builtins.subjects:{name}" if callable(_PLAN[name][0]) else None,
+        invalid_configurations=_invalid_configurations(name),
     )
 
 

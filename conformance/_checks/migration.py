@@ -55,25 +55,35 @@ class Step:
     """One evolution as the checks see it: old serializer -> new serializer, with the oracle."""
 
     def __init__(self, label: str, old: Any, new: Any, expect: str, migrate: Callable[[Any], Any] | None,
-                 reason_contains: str | None = None, schemas: tuple[Any, Any] | None = None) -> None:
+                 reason_contains: str | None = None, schemas: tuple[Any, Any] | None = None,
+                 classes: tuple[Any, Any] | None = None) -> None:
         self.label, self.old, self.new, self.expect = label, old, new, expect
         self.migrate, self.reason_contains = migrate, reason_contains
         self.schemas = schemas
+        self.classes = classes
 
     @contextlib.contextmanager
     def active(self) -> Iterator[None]:
-        """Generated classes keep their qualified names across versions: make the new ones
-        current while the new serializer works, the old ones again afterwards."""
-        if self.schemas is None:
+        """Generated classes (``schemas``) and a user's versioned classes (``classes``) keep
+        their qualified names across versions: make the new ones current while the new
+        serializer works, the old ones again afterwards."""
+        if self.schemas is None and self.classes is None:
             yield
             return
         import strategies
+        from reference import register_type
 
-        strategies.activate(self.schemas[1])
+        if self.schemas is not None:
+            strategies.activate(self.schemas[1])
+        for cls in self.classes[1] if self.classes is not None else ():
+            register_type(cls)
         try:
             yield
         finally:
-            strategies.activate(self.schemas[0])
+            if self.schemas is not None:
+                strategies.activate(self.schemas[0])
+            for cls in self.classes[0] if self.classes is not None else ():
+                register_type(cls)
 
     def expected(self, value: Any) -> Any:
         return value if self.migrate is None else self.migrate(value)
@@ -82,7 +92,7 @@ class Step:
 def declared_steps(ctx: Any) -> list[Step]:
     base = ctx.serializer()
     return [Step(evo.label(i), base, evo.serializer(), evo.expect, evo.migrate, evo.reason_contains,
-                 evo.schemas)
+                 evo.schemas, evo.classes)
             for i, evo in enumerate(ctx.subject.evolutions)]
 
 
@@ -232,7 +242,7 @@ def chain_steps(ctx: Any) -> list[list[Step]]:
         for i, evo in enumerate(chain):
             new = evo.serializer()
             steps.append(Step(f"chain {c} step {i}", previous, new, evo.expect, evo.migrate, evo.reason_contains,
-                              evo.schemas))
+                              evo.schemas, evo.classes))
             previous = new
         chains.append(steps)
     return chains

@@ -22,6 +22,13 @@ Then:
 - ``roundtrip.truncated``: a record cut short is refused by deserialize and copy_serialized with
   a ``StateError``, never read as a value or copied.
 - ``roundtrip.length``: a declared fixed length matches the bytes every value takes.
+- ``roundtrip.invalid_configuration``: a serializer built from an invalid configuration (the
+  subject's ``invalid_configurations``: a negative width, a row with a field name twice, a
+  nested serializer that is None, an enum symbol its class lacks) refuses it at construction
+  with a ``ValueError`` or ``TypeError`` (a ``reference.StateError`` too) saying what is wrong,
+  never builds a serializer that fails later, on the first record or on restore; an error of
+  another type (``AttributeError`` on None) is a crash, not a refusal. Not applicable to a
+  subject that declares none.
 - ``roundtrip.equality``: serializers compare equal by configuration (a deep copy equals the
   original, with the same hash).
 - ``roundtrip.duplicate``: ``duplicate()`` equals the original and writes and reads the same bytes
@@ -41,15 +48,28 @@ Then:
   ``reference.SerializationError`` naming the field that holds the bad part, and leave the target
   as it was (no partial record for the next one to be read against). The bytes backend's side
   of the same rule is ``backends.state_untouched``.
-- ``roundtrip.size_boundaries``: text and bytes of every length class round-trip. Lengths are
-  written as varints (Flink's string length + 1: 1 byte up to 127 units, 2 up to 16,383, 3 up to
-  2,097,151, then 4) or as ints; a length on either side of each boundary is where a wrong shift,
-  mask or bound shows. Values of the subject's schema whose text and bytes are all on a boundary
-  (``strategies.large_values``, the 4-byte one included, a few examples: each holds megabytes),
-  written back to back, each read back exactly, and ``copy_serialized`` copies exactly its bytes.
+- ``roundtrip.size_boundaries``: text, bytes and containers of every length class round-trip.
+  Lengths are written as varints (Flink's string length + 1: 1 byte up to 127 units, 2 up to
+  16,383, 3 up to 2,097,151, then 4), as ints or, in a hand-written format, in a byte; a length on
+  either side of each boundary is where a wrong shift, mask or bound shows. Every subject's
+  drawn values are grown (``strategies.amplified``): one text or bytes part cut to empty or grown
+  to each side of the 2- and 3-byte boundaries, one list, dict or set to 0, 127 and 128
+  elements, one int part to each varint width's edge (``strategies.varint_edges``), and in two
+  examples a text or bytes part to 2,097,150-2,097,152 units (ASCII) and a container to
+  16,383/16,384 elements; a grown value that ``serialize`` refuses with
+  ``reference.SerializationError`` is outside the serializer's domain and skipped (an int set to
+  an edge with any error: the user's strategy bounds its ints, a struct.error says the same; a
+  dict grown by keys that reads back as the dict drawn is a record, Avro's, whose serializer
+  writes the fields it knows, and is skipped too). With a schema
+  the text and bytes are grown where the schema has them (``strategies.large_values``: all of
+  them at once, 2 million units now and then), only lists are grown by count, to 0, 127 and 128
+  (a dict may be a record; the schema's counts are ints), and ints are set to the edges as
+  without one.
+  Each value is written back to back, each record read back exactly, and ``copy_serialized``
+  copies exactly its bytes.
 
-Subjects without a schema give ``domain_refused`` and ``size_boundaries`` nothing to draw from
-(not applicable).
+Subjects without a schema give ``domain_refused`` nothing to draw from (not applicable), and
+``size_boundaries`` nothing when no drawn value has a part with a length.
 """
 
 from __future__ import annotations
@@ -385,6 +405,35 @@ def length(ctx: CheckContext) -> None:
     ctx.for_all(ctx.subject.values, body)
 
 
+#: What a refusal at construction raises: the configuration is a wrong value or of a wrong type.
+_REFUSALS = (ValueError, TypeError, StateError)
+
+
+@check(id="roundtrip.invalid_configuration", family="roundtrip", requires=API)
+def invalid_configuration(ctx: CheckContext) -> None:
+    """A serializer built from an invalid configuration refuses it at construction."""
+    invalid = getattr(ctx.subject, "invalid_configurations", None) or {}
+    if not invalid:
+        raise NotApplicable("no invalid configurations declared (Subject(invalid_configurations={...}))")
+    for what, build in invalid.items():
+        try:
+            made = build()
+        except _REFUSALS as exc:
+            if not str(exc).strip():
+                raise Violation(f"building a serializer from {what} raised {type(exc).__name__} without a "
+                                "message, should say what is wrong and how to fix it") from None
+            continue
+        except Exception as exc:
+            raise Violation(
+                f"building a serializer from {what} raised {type(exc).__name__}: {exc}, should refuse the "
+                "configuration with a ValueError or TypeError saying what is wrong (validate it in the "
+                "constructor rather than fail on using it)") from None
+        raise Violation(
+            f"building a serializer from {what} returned {show(made)}, should refuse the configuration at "
+            "construction with a ValueError or TypeError saying what is wrong (an invalid configuration "
+            "accepted fails later: on the first record, or when a savepoint is restored)")
+
+
 @check(id="roundtrip.equality", family="roundtrip", requires=API)
 def equality(ctx: CheckContext) -> None:
     """Serializers compare equal by configuration: a deep copy equals the original, same hash."""
@@ -702,30 +751,92 @@ def refused(ctx: CheckContext) -> None:
     ctx.for_all(cases, body)
 
 
+def _boundary_roundtrip(s: Any, value: Any, what: str, first: bytes | None = None) -> None:
+    """``value`` written twice back to back (``first``: its record, when already written) reads
+    back exactly, record by record, and ``copy_serialized`` copies exactly one record."""
+    if first is None:
+        first = write(s, value)
+    source = DataInputView(first + first)
+    for i in range(2):
+        got = guarded("deserialize", s.deserialize, source)
+        if source.position != len(first) * (i + 1):
+            raise Violation(f"reading record {i} of {what} stopped at byte {source.position}, should stop at "
+                            f"{len(first) * (i + 1)} (a length read with fewer bytes or another width than "
+                            "serialize wrote it)")
+        expect_equal(got, value, f"record {i} of {what} written back to back")
+    target = DataOutputView()
+    source = DataInputView(first + first)
+    guarded("copy_serialized", s.copy_serialized, source, target)
+    if target.getvalue() != first or source.position != len(first):
+        raise Violation(f"copy_serialized of {what} copied {len(target.getvalue())} bytes and consumed "
+                        f"{source.position}, should copy and consume {len(first)}")
+
+
+def _read_as(s: Any, data: bytes, value: Any) -> bool:
+    """Whether ``data`` reads back as exactly ``value`` (False when it cannot be read)."""
+    try:
+        return values_equal(s.deserialize(DataInputView(data)), value)
+    except Exception:
+        return False
+
+
+#: Examples of the huge pass (2 million units, 16,384 elements: each costs megabytes).
+_HUGE_EXAMPLES = 2
+
+
 @check(id="roundtrip.size_boundaries", family="roundtrip", requires=BIT_EXACT)
 def size_boundaries(ctx: CheckContext) -> None:
-    """Text and bytes on each varint length boundary (127/128 ... 2,097,152 units) round-trip."""
-    schema = getattr(ctx.subject, "schema", None)
-    if schema is None:
-        raise NotApplicable("no schema (Subject(schema=...)): no boundary-sized values to draw")
+    """Text, bytes and containers on each varint length boundary (empty, 127/128 ... 2,097,152
+    units) and ints on each varint width's edge round-trip; grown values the serializer refuses
+    with SerializationError are skipped."""
     import strategies
 
     s = ctx.serializer()
+    examples = max(5, ctx.examples // 6)
+    schema = getattr(ctx.subject, "schema", None)
+    if schema is not None:
+        ctx.for_all(strategies.large_values(schema),
+                    lambda value: _boundary_roundtrip(s, value, "a value with its text and bytes on a boundary"),
+                    max_examples=examples)
+    grew = [0]
 
-    def body(value: Any) -> None:
-        first = write(s, value)
-        source = DataInputView(first + first)
-        for i in range(2):
-            got = guarded("deserialize", s.deserialize, source)
-            if source.position != len(first) * (i + 1):
-                raise Violation(f"reading record {i} of a boundary-sized value stopped at byte "
-                                f"{source.position}, should stop at {len(first) * (i + 1)}")
-            expect_equal(got, value, f"record {i} of a boundary-sized value written back to back")
-        target = DataOutputView()
-        source = DataInputView(first + first)
-        guarded("copy_serialized", s.copy_serialized, source, target)
-        if target.getvalue() != first or source.position != len(first):
-            raise Violation(f"copy_serialized of a boundary-sized record copied {len(target.getvalue())} "
-                            f"bytes and consumed {source.position}, should copy and consume {len(first)}")
+    def body(drawn: Any) -> None:
+        for kind, what, value in drawn.variants():
+            out: DataOutputView | None = DataOutputView()
+            try:
+                s.serialize(value, out)
+            except SerializationError:
+                continue  # outside the serializer's domain (a refusal is its right)
+            except Exception:
+                if kind == "int":
+                    continue  # an int the user's strategy bounds: any refusal will do
+                out = None  # the round trip below reports it, with the variant named
+            if kind == "dict" and out is not None and _read_as(s, out.getvalue(), drawn.base):
+                continue  # a record: its fields are the keys it knows, the added ones are not
+            grew[0] += 1
+            try:
+                _boundary_roundtrip(s, value, f"the value with {what}", None if out is None else out.getvalue())
+            except Violation as exc:
+                if what not in exc.message:
+                    exc.message = f"{exc.message} (the value with {what})"
+                exc.message = f"{exc.message}; the drawn value was {show(drawn.base)}"
+                exc.example = show(drawn.base)
+                raise
 
-    ctx.for_all(strategies.large_values(schema), body, max_examples=max(5, ctx.examples // 6))
+    def display(drawn: Any) -> str:
+        return show(drawn.base)
+
+    # With a schema, large_values grew the text and bytes where the schema has them (2 million
+    # units too) and its lists' counts are ints: lists are grown here to 0, 127 and 128 (a dict
+    # may be a record, Avro's, whose keys are its fields), ints set to the varint edges.
+    kinds = ("list", "int") if schema is not None else strategies.GROWTH_KINDS
+    # Each example tries every size of a site (about 10 variants, 60 with an int): half as
+    # many examples as above go as far.
+    ctx.for_all(strategies.amplified(ctx.subject.values, kinds=kinds), body, max_examples=max(3, examples // 2),
+                display=display)
+    if schema is None:
+        ctx.for_all(strategies.amplified(ctx.subject.values, huge=True), body, max_examples=_HUGE_EXAMPLES,
+                    display=display)
+    if schema is None and not grew[0]:
+        raise NotApplicable("no drawn value had text, bytes or a container to grow, or the serializer refused "
+                            "every grown one (SerializationError)")

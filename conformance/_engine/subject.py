@@ -74,7 +74,10 @@ class Evolution:
     word the incompatibility reason must mention, such as the field name. ``schemas`` (old,
     new) are the ``reference.types`` schemas of both versions when their classes were generated
     from schemas (``strategies``): the harness makes the new classes current while the new
-    serializer works, and the old ones again afterwards.
+    serializer works, and the old ones again afterwards. ``classes`` (old, new) does the same
+    for classes of your own whose versions keep their module and qualified name (a dataclass
+    with a field more, registered under the old one's name): two sequences of classes,
+    registered in turn with ``reference.register_type``.
     """
 
     def __init__(
@@ -86,11 +89,21 @@ class Evolution:
         reason_contains: str | None = None,
         name: str | None = None,
         schemas: tuple[Any, Any] | None = None,
+        classes: tuple[Sequence[type], Sequence[type]] | None = None,
     ) -> None:
+        if classes is not None and (not isinstance(classes, tuple) or len(classes) != 2
+                                    or not all(isinstance(c, type) for side in classes for c in side)):
+            raise SubjectError(
+                f"Evolution(classes=...) must be the pair (old_classes, new_classes), each a list of classes; "
+                f"got {classes!r}")
+        self.classes = None if classes is None else (tuple(classes[0]), tuple(classes[1]))
         if to is None:  # a recorded release's expectation: judged against the subject itself
             self._instance, self._factory = None, None
         else:
-            self._instance, self._factory = _resolve_serializer("Evolution(to=...)", to)
+            try:
+                self._instance, self._factory = _resolve_serializer("Evolution(to=...)", to)
+            finally:
+                self.restore_classes()
         if expect is None:
             raise SubjectError(
                 "Evolution(expect=...) is missing: the verdict the new serializer's snapshot must "
@@ -148,9 +161,20 @@ class Evolution:
             raise SubjectError("this Evolution names no serializer (to=...): it only declares what a "
                                "recorded release must give (Subject(releases={...}))")
         if self._factory is not None:
-            return self._factory()
+            try:
+                return self._factory()
+            finally:  # building it registered the new classes: the old ones stay current
+                self.restore_classes()
         assert self._instance is not None  # one of the two, checked when made
         return self._instance
+
+    def restore_classes(self) -> None:
+        """Make the old ``classes`` current again (building a serializer registers its classes)."""
+        if self.classes is not None:
+            from reference import register_type
+
+            for cls in self.classes[0]:
+                register_type(cls)
 
     def expected_value(self, old_value: Any) -> Any:
         return old_value if self.migrate is None else self.migrate(old_value)
@@ -324,8 +348,14 @@ class Subject:
     ``--update-golden``; ``releases`` maps a recorded release to what the current serializer
     must do with it, an ``Evolution`` without ``to=`` (``Evolution(expect=..., migrate=...)``:
     the verdict its snapshot gives on that release's snapshot, and the value each recorded
-    value must migrate to; a release not named reads as is, values equal); ``schema`` (built-ins) a
-    ``reference.types`` type from which further evolutions are generated; ``locator``
+    value must migrate to; a release not named reads as is, values equal); ``schema`` a
+    ``reference.types`` type of the values (any serializer whose values are such a type's may
+    have one): values are drawn from it when ``values`` is omitted, and it adds values outside
+    the domain (``roundtrip.domain_refused``, ``backends.state_untouched``), growth that follows
+    it (``roundtrip.size_boundaries``), the zero ``create_instance`` must return, and generated
+    evolutions; ``invalid_configurations`` maps a description ("a negative width") to a
+    zero-argument function building the serializer from that invalid configuration, which must
+    refuse it at construction (``roundtrip.invalid_configuration``); ``locator``
     (``module:attr``) lets the harness rebuild the subject in a fresh process.
     """
 
@@ -343,8 +373,16 @@ class Subject:
         name: str | None = None,
         locator: str | None = None,
         releases: Mapping[str, Evolution] | None = None,
+        invalid_configurations: Mapping[str, Callable[[], Any]] | None = None,
     ) -> None:
         self._instance, self._factory = _resolve_serializer("Subject(serializer=...)", serializer)
+        invalid_configurations = dict(invalid_configurations or {})
+        for what, build in invalid_configurations.items():
+            if type(what) is not str or not what or not callable(build):
+                raise SubjectError(
+                    f"Subject(invalid_configurations={{{what!r}: {build!r}}}) must map a description to a "
+                    "zero-argument function building the serializer from that configuration, e.g. "
+                    "{'a negative width': lambda: MySerializer(width=-1)}")
         golden = _golden_path(golden, sys._getframe(1))
         if values is None and schema is not None:
             import strategies
@@ -431,6 +469,7 @@ class Subject:
         self.schema = schema
         self.locator = locator
         self.name = name
+        self.invalid_configurations = invalid_configurations
 
     def make_serializer(self) -> TypeSerializer[Any]:
         """The serializer under test (a fresh one each call when given a factory)."""

@@ -56,6 +56,13 @@ _LONG_MIN = -(1 << 63)
 _RUNTIME = "org.apache.flink.runtime.state."
 
 
+def _check_nested(owner: str, **nested: Any) -> None:
+    """A TypeError naming the nested serializer that is not one (refused at construction)."""
+    for name, serializer in nested.items():
+        if not isinstance(serializer, TypeSerializer):
+            raise TypeError(f"{owner}'s {name} serializer must be a TypeSerializer, got {type(serializer).__name__}")
+
+
 class _OneByteNone(TypeSerializer[None]):
     """A namespace Flink writes as one 0x00 byte and reads as None (void, global window)."""
 
@@ -111,6 +118,7 @@ class TtlSerializer(TypeSerializer[TtlValue]):
     __module__ = "reference.serializers"  # stable identity
 
     def __init__(self, timestamp: TypeSerializer[int], value: TypeSerializer[Any]) -> None:
+        _check_nested("TtlSerializer", timestamp=timestamp, value=value)
         self.timestamp = timestamp
         self.value = value
 
@@ -179,6 +187,7 @@ class TimerSerializer(TypeSerializer[Timer]):
     __module__ = "reference.serializers"  # stable identity
 
     def __init__(self, key: TypeSerializer[Any], namespace: TypeSerializer[Any]) -> None:
+        _check_nested("TimerSerializer", key=key, namespace=namespace)
         self.key = key
         self.namespace = namespace
 

@@ -606,7 +606,9 @@ class RowSerializerSnapshot(
 
     The names and nullability are this project's FLIP-527 addition, so they get their own outer
     version. Flink 2.3's form is outer version 4 (the flag only); it is read with Flink's default
-    field names ``f0..fn-1``, all nullable."""
+    field names ``f0..fn-1``, all nullable, and positional. A positional snapshot (of a row
+    restored from Flink's form) is written in Flink's form in either dialect, so that it stays
+    positional through this project's savepoints too: its names are placeholders."""
 
     __module__ = "reference.serializers"  # stable identity in savepoints
 
@@ -628,8 +630,13 @@ class RowSerializerSnapshot(
         self._cache_plans: dict[tuple[int, int], Any] = {}
 
     # -- composite hooks -----------------------------------------------------------------
+    def _flink_form(self) -> bool:
+        """Written in Flink's form: in Flink's dialect, and for a row restored from Flink's form
+        (its names are Flink's placeholders, not the user's: it stays positional)."""
+        return snapshot_dialect() == "flink" or self.positional
+
     def get_current_outer_snapshot_version(self) -> int:
-        return self.FLINK_OUTER_VERSION if snapshot_dialect() == "flink" else self.OUTER_VERSION
+        return self.FLINK_OUTER_VERSION if self._flink_form() else self.OUTER_VERSION
 
     def get_nested_serializers(self, outer_serializer: Any) -> Sequence[TypeSerializer[Any]]:
         return [f[1] for f in outer_serializer.fields]
@@ -650,7 +657,7 @@ class RowSerializerSnapshot(
 
     def write_outer_snapshot(self, target: DataOutputView) -> None:
         target.write_boolean(self.supports_row_kind)
-        if snapshot_dialect() == "flink":
+        if self._flink_form():
             return  # Flink's version 4: the flag only (its rows have no names)
         target.write_int(len(self.field_names))
         for name, nullable in zip(self.field_names, self.nullables, strict=False):

@@ -156,7 +156,9 @@ def test_shrunk_examples_are_minimal_and_messages_say_got_and_should():
 SHAPES = st.none() | st.builds(Shape, st.text(max_size=8)) | st.builds(Circle, st.text(max_size=8), st.floats())
 
 CORRECT = {
-    "fixed int": lambda: Subject(FixedIntSerializer(4), fixed_int_values(4), key=True, evolutions=[
+    "fixed int": lambda: Subject(FixedIntSerializer(4), fixed_int_values(4), key=True, invalid_configurations={
+        "a width of 0": lambda: FixedIntSerializer(0), "a negative width": lambda: FixedIntSerializer(-4),
+    }, evolutions=[
         Evolution(FixedIntSerializer(8), "compatible_after_migration", migrate=lambda v: v),
         Evolution(FixedIntSerializer(2), "incompatible", reason_contains="narrows"),
         Evolution(FixedIntSerializer(4), "compatible_as_is"),
@@ -186,7 +188,9 @@ CORRECT = {
     "offset timestamps": lambda: Subject(OffsetTimestamps(), OFFSET_TIMES, key=True),
     "padded key text": lambda: Subject(PaddedKeyText(), TEXT, key=True),
     "pair": lambda: Subject(PairSerializer(FixedIntSerializer(4), TextSerializer()),
-                            st.tuples(fixed_int_values(4), TEXT), evolutions=[
+                            st.tuples(fixed_int_values(4), TEXT), invalid_configurations={
+        "a pair whose first serializer is None": lambda: PairSerializer(None, TextSerializer()),
+    }, evolutions=[
         Evolution(PairSerializer(FixedIntSerializer(8), TextSerializer()), "compatible_after_migration",
                   migrate=lambda v: v),
         Evolution(PairSerializer(FixedIntSerializer(2), TextSerializer()), "incompatible"),

@@ -61,6 +61,7 @@ from reference import (
     PickledSerializerSnapshot,
     SchemaCompatibility,
     SerializationError,
+    SnapshotFormatError,
     TypeSerializer,
     TypeSerializerSnapshot,
 )
@@ -697,6 +698,8 @@ class NestedBlindPairSnapshot(FixedIntSnapshot.__mro__[1]):  # TypeSerializerSna
 
     def read_snapshot(self, read_version: int, source: DataInputView) -> None:
         self.widths = (source.read_int(), source.read_int())
+        if not set(self.widths) <= {1, 2, 4, 8}:
+            raise SnapshotFormatError(f"NestedBlindPairSnapshot: widths {self.widths} are not 1, 2, 4 or 8")
 
     def restore_serializer(self) -> Any:
         return NestedBlindPair(FixedIntSerializer(self.widths[0]), FixedIntSerializer(self.widths[1]))
@@ -1030,6 +1033,163 @@ class StaleScratchKeyText(PaddedKeyText):
         return (StaleScratchKeyText, ())
 
 
+class VarintText(TextSerializer):
+    """UTF-8 after its byte length as a varint (7 bits a byte, high bit: more follow), read
+    back by a loop that takes at most ``READ_BYTES`` of them: any text of 2**(7 * READ_BYTES)
+    bytes or more is misread. No schema: ``st.text()`` never draws such a text."""
+
+    READ_BYTES = 2
+
+    def serialize(self, value: str, target: DataOutputView) -> None:
+        data = value.encode("utf-8", "surrogatepass")
+        self._write_size(len(data), target)
+        target.write(data)
+
+    def _write_size(self, size: int, target: DataOutputView) -> None:
+        while size >= 0x80:
+            target.write_byte((size & 0x7F) | 0x80)
+            size >>= 7
+        target.write_byte(size)
+
+    def _size(self, source: DataInputView) -> int:
+        size = 0
+        for shift in range(0, 7 * self.READ_BYTES, 7):
+            byte = source.read_unsigned_byte()
+            size |= (byte & 0x7F) << shift
+            if not byte & 0x80:
+                break
+        return size
+
+    def deserialize(self, source: DataInputView) -> str:
+        return source.read_fully(self._size(source)).decode("utf-8", "surrogatepass")
+
+    def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
+        size = self._size(source)
+        self._write_size(size, target)
+        target.write(source.read_fully(size))
+
+
+class ThreeByteVarintText(VarintText):
+    """VarintText whose reader stops after 3 bytes: the 4-byte length of a text of 2,097,152
+    bytes (2**21) or more overflows it."""
+
+    READ_BYTES = 3
+
+
+class ByteCountList(TypeSerializer[list]):
+    """A list of longs after its element count in one signed byte: 128 elements read as -128."""
+
+    def serialize(self, value: list, target: DataOutputView) -> None:
+        target.write_byte(len(value))
+        for item in value:
+            target.write_long(item)
+
+    def deserialize(self, source: DataInputView) -> list:
+        return [source.read_long() for _ in range(source.read_byte())]
+
+    def snapshot_configuration(self) -> TypeSerializerSnapshot[list]:
+        return ByteCountListSnapshot()
+
+
+class ByteCountListSnapshot(ConfigFreeSnapshot[list]):
+    def restore_serializer(self) -> ByteCountList:
+        return ByteCountList()
+
+    def resolve_schema_compatibility(self, old_snapshot: TypeSerializerSnapshot[list]) -> SchemaCompatibility[list]:
+        if type(old_snapshot) is ByteCountListSnapshot:
+            return SchemaCompatibility.compatible_as_is()
+        return SchemaCompatibility.incompatible("not a byte-count list")
+
+
+class ZigZagVarLong(TypeSerializer[int]):
+    """A long as a zig-zag varint (Avro's and protobuf's encoding), read by a loop whose guard
+    against runaway data stops at 63 bits instead of 64: a long of 2**62 or more (the tenth
+    byte) is refused by the reader although the writer wrote it."""
+
+    def serialize(self, value: int, target: DataOutputView) -> None:
+        if type(value) is not int or not -(2**63) <= value < 2**63:
+            raise SerializationError(f"ZigZagVarLong takes a signed 64-bit int, got {value!r}")
+        n = (value << 1) ^ (value >> 63)
+        while n >= 0x80:
+            target.write_byte((n & 0x7F) | 0x80)
+            n >>= 7
+        target.write_byte(n)
+
+    def deserialize(self, source: DataInputView) -> int:
+        n = shift = 0
+        while True:
+            byte = source.read_unsigned_byte()
+            n |= (byte & 0x7F) << shift
+            if not byte & 0x80:
+                return (n >> 1) ^ -(n & 1)
+            shift += 7
+            if shift >= 63:
+                raise SerializationError("ZigZagVarLong: varint longer than 9 bytes; the data is corrupt")
+
+    @property
+    def is_immutable_type(self) -> bool:
+        return True
+
+    def create_instance(self) -> int:
+        return 0
+
+    def snapshot_configuration(self) -> TypeSerializerSnapshot[int]:
+        return ZigZagVarLongSnapshot()
+
+
+class EagerZigZagLong(ZigZagVarLong):
+    """ZigZagVarLong (with a correct reader) whose writer loops ``while n > 0x80``: a value
+    whose zig-zag form has a group of exactly 0x80 left (64, 8,192, ... and -65, ...) ends on
+    a byte with its continuation bit set, and the reader runs into the next record."""
+
+    def serialize(self, value: int, target: DataOutputView) -> None:
+        if type(value) is not int or not -(2**63) <= value < 2**63:
+            raise SerializationError(f"EagerZigZagLong takes a signed 64-bit int, got {value!r}")
+        n = (value << 1) ^ (value >> 63)
+        while n > 0x80:
+            target.write_byte((n & 0x7F) | 0x80)
+            n >>= 7
+        target.write_byte(n)
+
+    def deserialize(self, source: DataInputView) -> int:
+        n = shift = 0
+        while True:
+            byte = source.read_unsigned_byte()
+            n |= (byte & 0x7F) << shift
+            if not byte & 0x80:
+                return (n >> 1) ^ -(n & 1)
+            shift += 7
+            if shift > 63:
+                raise SerializationError("EagerZigZagLong: varint longer than 10 bytes; the data is corrupt")
+
+
+class ZigZagVarLongSnapshot(ConfigFreeSnapshot[int]):
+    def restore_serializer(self) -> ZigZagVarLong:
+        return ZigZagVarLong()
+
+    def resolve_schema_compatibility(self, old_snapshot: TypeSerializerSnapshot[int]) -> SchemaCompatibility[int]:
+        if type(old_snapshot) is ZigZagVarLongSnapshot:
+            return SchemaCompatibility.compatible_as_is()
+        return SchemaCompatibility.incompatible("not a zig-zag varint long")
+
+
+class UncheckedWidthInt(FixedIntSerializer):
+    """FixedIntSerializer without the constructor's check: a width of 0 builds a serializer
+    that writes nothing (every value reads back as 0), a negative one fails on the first record."""
+
+    def __init__(self, width: int = 8) -> None:
+        self.width = width
+
+
+class EagerPair(PairSerializer):
+    """PairSerializer that works out its fixed length in the constructor from the nested
+    serializers it never checked: a None among them crashes with AttributeError, no refusal."""
+
+    def __init__(self, first: TypeSerializer[Any], second: TypeSerializer[Any]) -> None:
+        self.first, self.second = first, second
+        self.fixed = first.length > 0 and second.length > 0
+
+
 def _int(cls: type, **kw: Any) -> Callable[[], Subject]:
     return lambda: Subject(cls(4), fixed_int_values(4), **kw)
 
@@ -1104,6 +1264,23 @@ ZOO: dict[str, tuple[str, Callable[[], Subject]]] = {
         UtcTimestamps(), OFFSET_TIMES)),
     "key padding from a stale scratch buffer": ("roundtrip.key_determinism", lambda: Subject(
         StaleScratchKeyText(), TEXT, key=True)),
+    # No schema: the sizes come from growing what the user's strategy draws.
+    "varint length read with two bytes at most": ("roundtrip.size_boundaries", lambda: Subject(VarintText(), TEXT)),
+    "varint length overflowing at 2**21": ("roundtrip.size_boundaries", lambda: Subject(ThreeByteVarintText(), TEXT)),
+    "element count in one signed byte": ("roundtrip.size_boundaries", lambda: Subject(
+        ByteCountList(), st.lists(_LONG, max_size=10))),
+    # The user's strategy draws ids below 2**40; the varint edges reach the tenth byte.
+    "varint reader guard one byte short": ("roundtrip.size_boundaries", lambda: Subject(
+        ZigZagVarLong(), st.integers(0, 2**40))),
+    "invalid width accepted": ("roundtrip.invalid_configuration", lambda: Subject(
+        UncheckedWidthInt(4), fixed_int_values(4), invalid_configurations={
+            "a width of 0": lambda: UncheckedWidthInt(0), "a negative width": lambda: UncheckedWidthInt(-4)})),
+    "None nested serializer crashes the constructor": ("roundtrip.invalid_configuration", lambda: Subject(
+        EagerPair(FixedIntSerializer(4), TextSerializer()), st.tuples(fixed_int_values(4), TEXT),
+        invalid_configurations={"a pair whose first serializer is None": lambda: EagerPair(None, TextSerializer())})),
+    # With a schema too, the longs are set to the varint edges.
+    "varint writer continuing past an exact group": ("roundtrip.size_boundaries", lambda: Subject(
+        EagerZigZagLong(), schema=t.LongType())),
 }
 
 # == domain (values outside the serializer's domain) ============================================
@@ -1272,12 +1449,34 @@ def _entries_in_reverse(write_optional_map: Any) -> Any:
     return broken
 
 
+def _forgets_flink_form(read_outer_snapshot: Any) -> Any:
+    """RowSerializerSnapshot.read_outer_snapshot that reads Flink's form but forgets it was
+    positional: the restored row matches fields by Flink's placeholder names f0..fn-1."""
+
+    def broken(self: Any, read_outer_version: int, source: Any) -> None:
+        read_outer_snapshot(self, read_outer_version, source)
+        self.positional = False
+
+    return broken
+
+
+def _enum_taking_any_symbols(self: Any, enum_type: Any, symbols: Any = None) -> None:
+    """EnumSerializer.__init__ without its checks: symbols the class lacks are kept (reading
+    their ordinals fails only when a record holds one)."""
+    self._init(enum_type, list(symbols) if symbols is not None else [m.name for m in enum_type])
+
+
 def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any]]]:
     from conformance._checks import versioning
     from reference.backends._bytes import BytesValueState
-    from reference.serializers import _pojo, _primitives
+    from reference.serializers import EnumSerializer, _pojo, _primitives
 
     return {
+        "a row restored from Flink's form matched by name": (
+            "migration.verdict", _builtin("flink_row"),
+            (RowSerializerSnapshot, "read_outer_snapshot", _forgets_flink_form(RowSerializerSnapshot.read_outer_snapshot))),
+        "enum serializer taking symbols its class lacks": ("roundtrip.invalid_configuration", _builtin("enum"),
+                                                           (EnumSerializer, "__init__", _enum_taking_any_symbols)),
         "pre-1.7 snapshots unpickled by default": ("versioning.legacy_form", _builtin("long"),
                                                    (versioning, "snapshot_from_bytes", _reads_pre_17_by_default)),
         "pre-1.7 snapshots unpickled by default when read from a stream": (

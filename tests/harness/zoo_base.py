@@ -48,6 +48,8 @@ class FixedIntSerializer(TypeSerializer[int]):
     incompatible."""
 
     def __init__(self, width: int = 8) -> None:
+        if type(width) is not int or width <= 0:
+            raise ValueError(f"FixedIntSerializer: width {width!r} is no byte count, should be a positive int")
         self.width = width
 
     def serialize(self, value: int, target: DataOutputView) -> None:
@@ -349,6 +351,9 @@ def by_name(old_fields: tuple[str, ...], new_fields: tuple[str, ...]) -> Any:
 # -- F: a pair, as a proper composite ------------------------------------------------------------
 class PairSerializer(TypeSerializer[tuple]):
     def __init__(self, first: TypeSerializer[Any], second: TypeSerializer[Any]) -> None:
+        for what, nested in (("first", first), ("second", second)):
+            if not isinstance(nested, TypeSerializer):
+                raise TypeError(f"PairSerializer: the {what} serializer is {nested!r}, should be a TypeSerializer")
         self.first, self.second = first, second
 
     def serialize(self, value: tuple, target: DataOutputView) -> None:

@@ -39,7 +39,10 @@ from reference.serializers import (
     NullableSerializer,
     ShortSerializer,
     StringSerializer,
+    TimerSerializer,
+    TtlSerializer,
     TupleSerializer,
+    VoidNamespaceSerializer,
 )
 
 
@@ -460,3 +463,15 @@ def test_an_enum_creates_its_first_member_left(evolving_enum):
     register_type(later)
     got = snapshot_from_bytes(written).restore_serializer().create_instance()
     assert got is later.GREEN, f"got {got!r}, should be GREEN (RED is gone)"
+
+
+@pytest.mark.parametrize("build, named", [
+    (lambda: TtlSerializer(None, LongSerializer()), "TtlSerializer's timestamp"),
+    (lambda: TtlSerializer(LongSerializer(), "long"), "TtlSerializer's value"),
+    (lambda: TimerSerializer(LongSerializer, VoidNamespaceSerializer()), "TimerSerializer's key"),
+    (lambda: TimerSerializer(LongSerializer(), None), "TimerSerializer's namespace"),
+])
+def test_flink_runtime_composites_refuse_a_nested_non_serializer_at_construction(build, named):
+    with pytest.raises(TypeError) as caught:
+        build()
+    assert named in str(caught.value), f"got {caught.value}, should name {named!r}"

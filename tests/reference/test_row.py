@@ -570,3 +570,15 @@ def test_a_row_snapshot_refuses_field_serializers_that_do_not_match_its_field_co
     with pytest.raises(SnapshotFormatError) as info:
         snapshot.create_outer_serializer_with_nested_serializers([LongSerializer()])
     assert "1 field serializers for the 2 fields" in str(info.value), f"got {info.value}"
+
+
+def test_a_row_restored_from_flinks_form_stays_positional_through_the_reference_dialect():
+    """Its names are Flink's placeholders: written by this project, it is still Flink's form, so
+    a later rename stays as is (by position) instead of a removed field (by name)."""
+    row = RowSerializer([("f0", L, True), ("f1", S, True)])
+    restored = snapshot_from_bytes(snapshot_to_bytes(row.snapshot_configuration(), dialect="flink")).restore_serializer()
+    again = snapshot_from_bytes(snapshot_to_bytes(restored.snapshot_configuration()))
+    assert again.positional, "got a named snapshot, should stay positional"
+    renamed = RowSerializer([("id", L, True), ("name", S, True)])
+    result = resolve_compatibility(renamed, again)
+    assert result.is_compatible_as_is(), f"got {result!r}, should be compatible as is (fields match by position)"

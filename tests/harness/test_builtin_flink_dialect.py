@@ -1,0 +1,53 @@
+"""The built-ins in Flink's dialect: ``flink_row``'s snapshot is, byte for byte, the
+``serializer-snapshot`` of Flink's own ``RowSerializerUpgradeTest`` (read in place from
+``../shared/flink_golden`` beside the repository; skipped when that folder is absent) and stays
+positional; ``pojo_with_subclasses``'s registered subclass evolves on its own, its next release
+current only while that evolution runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conformance._builtins.subjects import builtin_subject, flink_row_snapshot
+from reference import snapshot_from_bytes
+
+GOLDEN = Path(__file__).resolve().parents[2].parent / "shared" / "flink_golden"
+ROWS = GOLDEN / "flink-core" / "src" / "test" / "resources"
+#: The releases whose row snapshot is in the form Flink writes today (outer version 4).
+CURRENT = ("1.15", "1.16", "1.17", "1.18", "1.19", "1.20")
+
+
+@pytest.mark.parametrize("version", CURRENT)
+def test_flink_row_restores_the_snapshot_flink_writes(version):
+    folder = ROWS / f"row-serializer-{version}"
+    if not folder.is_dir():
+        pytest.skip(f"{folder} is absent (Flink's upgrade-test files are read in place, never copied)")
+    flink = (folder / "serializer-snapshot").read_bytes()
+    ours = flink_row_snapshot()
+    assert ours == flink, f"got {ours.hex()}, should be Flink's {flink.hex()} [row-serializer-{version}]"
+
+
+def test_flink_row_is_positional_and_stays_so_through_its_own_snapshot():
+    serializer = builtin_subject("flink_row").make_serializer()
+    assert serializer.positional, "got a row matched by name, should be positional (restored from Flink's form)"
+    from reference import snapshot_to_bytes
+
+    again = snapshot_from_bytes(snapshot_to_bytes(serializer.snapshot_configuration())).restore_serializer()
+    assert again.positional, "got a row matched by name after its own snapshot, should stay positional"
+    assert again.field_names == ["f0", "f1", "f2", "f3"], f"got {again.field_names}, should be Flink's f0..f3"
+
+
+def test_an_evolving_registered_subclass_is_current_only_while_its_evolution_runs():
+    from conformance import RunConfig, check_serializer
+    from conformance._user_serializers import Circle, CircleWithColour
+    from reference import lookup_type
+
+    subject = builtin_subject("pojo_with_subclasses")
+    [evolution] = [e for e in subject.evolutions if e.classes is not None]
+    evolution.serializer()  # building it registers the next release's Circle, then the current one again
+    assert lookup_type("conformance._user_serializers:Circle") is Circle, "got the next release's Circle, should be Circle"
+    report = check_serializer(subject, RunConfig(examples=10, seed=3, checks=("migration",)))
+    assert report.certified, f"got {report.failures}, should migrate the circles to {CircleWithColour.__name__}"
+    assert lookup_type("conformance._user_serializers:Circle") is Circle, "got the next release's Circle after the run"
