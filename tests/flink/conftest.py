@@ -87,3 +87,31 @@ def flink_restore(flink_job):
         return results
 
     return restore
+
+
+@pytest.fixture(scope="session")
+def rowdata_check():
+    """Runs RowDataCheck.java (compiled once, cached like SavepointJob) on the Table runtime's
+    jars beside flink-dist: ``rowdata_check(lines, directory)`` writes the cases (``TYPE<TAB>VALUE``
+    lines) for one JVM run and returns its output lines, one per case."""
+    jar, javac, java = _jar_and_jdk()
+    lib = os.path.dirname(jar)
+    table = sorted(glob.glob(os.path.join(lib, "flink-table-runtime*.jar"))) + sorted(
+        glob.glob(os.path.join(lib, "flink-table-api-java-uber*.jar")))
+    if len(table) != 2:
+        pytest.skip(f"RowData cross-check skipped: flink-table-runtime and flink-table-api-java-uber "
+                    f"jars not found beside {jar}")
+    classpath = os.pathsep.join([jar, *table])
+    classes = savepoints.compile_cached([HERE / "RowDataCheck.java"], classpath, javac, "RowDataCheck.class")
+
+    def run(lines: list[str], directory: Path) -> list[str]:
+        cases, output = directory / "cases.txt", directory / "flink.txt"
+        cases.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        ran = subprocess.run([java, "-cp", os.pathsep.join([str(classes), classpath]), "RowDataCheck",
+                              str(cases), str(output)], capture_output=True, text=True, timeout=600)
+        assert ran.returncode == 0, f"RowDataCheck failed: {ran.stderr}"
+        result = output.read_text(encoding="utf-8").splitlines()
+        assert len(result) == len(lines), f"RowDataCheck wrote {len(result)} lines for {len(lines)} cases"
+        return result
+
+    return run
