@@ -206,6 +206,9 @@ def _unscaled(t: LogicalType, value: Any, where: str) -> int:
         raise _refuse(where, t, value, f"a Decimal of scale {scale} (exponent {-scale}); "
                       f"quantize it: value.quantize(Decimal(1).scaleb({-scale}))")
     unscaled = int("".join(map(str, digits)))
+    if sign and not unscaled:
+        raise _refuse(where, t, value, "a Decimal without a negative zero (Flink's decimals have none: "
+                      "write abs(value))")
     if len(str(unscaled)) > precision:
         raise _refuse(where, t, value, f"a Decimal of at most {precision} digits")
     return -unscaled if sign else unscaled

@@ -13,13 +13,14 @@ from __future__ import annotations
 from typing import Any
 
 from .._compat import SchemaCompatibility
-from .._errors import SerializationError, SnapshotFormatError
+from .._errors import SerializationError, SnapshotFormatError, StateMigrationError
 from .._io import DataInputView, DataOutputView
 from .._javaser import JavaClassDesc, JavaEnum, JavaObject, SharedString, read_java_object, write_java_object
 from .._serializer import TypeSerializer
-from .._snapshot import TypeSerializerSnapshot
+from .._snapshot import TypeSerializerSnapshot, snapshot_dialect
 from ..sqltypes import LogicalType
 from ._binary import fixed_part_size, read_row, row_bytes
+from ._row import Row, RowKind
 
 __all__ = ["RowDataSerializer", "RowDataSerializerSnapshot"]
 
@@ -40,6 +41,7 @@ class RowDataSerializer(TypeSerializer[tuple[Any, ...]]):
         if not isinstance(row_type, LogicalType) or row_type.root != "ROW":
             raise TypeError(f"RowDataSerializer takes a ROW LogicalType (RowType([...])), got {row_type!r}")
         self.row_type = row_type
+        self._cache_positional = False
         self._cache_fixed = fixed_part_size(len(row_type.fields))
         self._cache_immutable = not _holds(row_type, _MUTABLE_ROOTS)
 
@@ -48,6 +50,16 @@ class RowDataSerializer(TypeSerializer[tuple[Any, ...]]):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["row_type"])  # type: ignore[misc]
+
+    @property
+    def positional(self) -> bool:
+        """Restored from a snapshot in Flink's form (no top-level field names): its top-level
+        fields match by position in migration. Not configuration (equality ignores it)."""
+        return self._cache_positional
+
+    @positional.setter
+    def positional(self, value: bool) -> None:
+        self._cache_positional = bool(value)
 
     @property
     def field_names(self) -> list[str]:
@@ -289,7 +301,7 @@ def _field_snapshot(t: LogicalType, out: DataOutputView, where: str) -> None:
         frame(_TYPEUTILS + "TimestampDataSerializer$TimestampDataSerializerSnapshot", 1)
         out.write_int(t.precision or 0)
     elif root == "ROW":
-        frame(_ROW_DATA_SNAPSHOT, RowDataSerializerSnapshot.VERSION)
+        frame(_ROW_DATA_SNAPSHOT, RowDataSerializerSnapshot.FLINK_VERSION)
         _write_row_snapshot(t, out, where)
     elif root == "ARRAY":
         frame(_TYPEUTILS + "ArrayDataSerializer$ArrayDataSerializerSnapshot", 3)
@@ -307,92 +319,202 @@ def _write_row_snapshot(t: LogicalType, out: DataOutputView, where: str = "row")
     out.write_int(len(t.fields))
     for _, ftype, _ in t.fields:
         out.write(write_java_object(_java_type(ftype)))
-    out.write_int(_NESTED_MAGIC)
-    out.write_int(_NESTED_VERSION)
-    out.write_int(len(t.fields))
-    for name, ftype, _ in t.fields:
-        _field_snapshot(ftype, out, f"{where}.{name}")
+    out.write(_nested_block(t))
 
 
 _ROW_DATA_SNAPSHOT = _TYPEUTILS + "RowDataSerializer$RowDataSerializerSnapshot"
 
 
 class RowDataSerializerSnapshot(TypeSerializerSnapshot[tuple[Any, ...]], java_name=_ROW_DATA_SNAPSHOT):
-    """Flink's ``RowDataSerializerSnapshot`` (version 3), in both dialects: an int ``n``, the
-    ``n`` field types each as its own Java object stream (``InstantiationUtil.serializeObject``),
-    then the field serializers' snapshots (Flink's nested-snapshot block: magic 1333245, version
-    1, ``n``, each versioned). The field serializers are those Flink's ``InternalSerializers``
-    derives from the types, so reading checks the block is exactly the one the types give, and
-    writing writes it; an array, map or multiset whose elements are rows, arrays or maps is
-    refused (its snapshot holds a Java-serialized serializer with lambdas).
+    """Flink's ``RowDataSerializerSnapshot``: version 3 (Flink's, the Flink dialect) is an int
+    ``n``, the ``n`` field types each as its own Java object stream
+    (``InstantiationUtil.serializeObject``), then the field serializers' snapshots (Flink's
+    nested-snapshot block: magic 1333245, version 1, ``n``, each versioned). Version 4 (this
+    project's, the reference dialect) adds the top-level field names Flink's form lacks: an int
+    ``n`` and per field its UTF name, a bool and, when true, its UTF description.
 
-    Compatibility is Flink 2.3's: the same field types (names, nullability and descriptions
-    included) are compatible as is, anything else is incompatible."""
+    The field serializers are those Flink's ``InternalSerializers`` derives from the types, so
+    reading checks the block is exactly the one the types give, and writing writes it; an array,
+    map or multiset whose elements are rows, arrays or maps is refused (its snapshot holds a
+    Java-serialized serializer with lambdas). A version-3 snapshot names the top-level fields
+    ``f0..fn-1`` (``positional``).
+
+    Compatibility (the new snapshot judges the old): FLIP-527 by field name, the rules of
+    ``RowSerializerSnapshot``: adding nullable fields anywhere, reordering fields, and evolving
+    nested rows by the same rules need migration (``row_paths`` name the evolved fields);
+    removing or renaming a field, changing a field's type (a row inside an array, map or
+    multiset included), adding a NOT NULL field and turning a nullable field NOT NULL are
+    incompatible; relaxing NOT NULL to nullable and changing a description are compatible as is
+    (the bytes do not change). When either snapshot is positional, the top-level fields match
+    by position (the arity may not change) and nested rows, whose names Flink's form keeps, by
+    name. Flink 2.3 itself requires the field types equal (anything else is incompatible), which
+    is what two snapshots in Flink's form without any evolution give here too."""
 
     __module__ = "reference.serializers"  # stable identity in savepoints
 
-    VERSION = 3
+    VERSION = 4
+    FLINK_VERSION = 3
 
     def __init__(self, serializer: RowDataSerializer | None = None) -> None:
         self.row_type: LogicalType | None = serializer.row_type if serializer is not None else None
+        self.positional = serializer.positional if serializer is not None else False
 
     def get_current_version(self) -> int:
-        return self.VERSION
+        return self.FLINK_VERSION if snapshot_dialect() == "flink" else self.VERSION
 
     def write_snapshot(self, target: DataOutputView) -> None:
         assert self.row_type is not None, "write_snapshot of a snapshot neither read nor taken"
         _write_row_snapshot(self.row_type, target)
+        if snapshot_dialect() == "flink":
+            return
+        target.write_int(len(self.row_type.fields))
+        for name, _, description in self.row_type.fields:
+            target.write_utf(name)
+            target.write_boolean(description is not None)
+            if description is not None:
+                target.write_utf(description)
 
     def read_snapshot(self, read_version: int, source: DataInputView) -> None:
-        if read_version not in (1, 2, 3):
-            raise SnapshotFormatError(f"RowDataSerializerSnapshot: version {read_version}, Flink writes 1 to 3; "
-                                      "the snapshot is corrupt or from a newer Flink")
+        if read_version not in (1, 2, 3, self.VERSION):
+            raise SnapshotFormatError(f"RowDataSerializerSnapshot: version {read_version}, Flink writes 1 to 3 and "
+                                      f"this project {self.VERSION}; the snapshot is corrupt or from a newer release")
         count = source.read_int()
         # Each type takes at least its stream header and an object tag.
         if not 0 <= count <= source.available() // 5:
             raise SnapshotFormatError(f"RowDataSerializerSnapshot: {count} field types in {source.available()} "
                                       "bytes; the snapshot is corrupt")
-        fields = []
+        types = []
         for i in range(count):
-            data = source.peek(source.available())
-            obj, end = read_java_object(data)
+            obj, end = read_java_object(source.peek(source.available()))
             source.skip_bytes(end)
-            fields.append((f"f{i}", _logical_from_java(obj, f"field {i}")))
-        # Flink's snapshot holds the types without their names (a RowType's children): the
+            types.append(_logical_from_java(obj, f"field {i}"))
+        # Flink's form holds the types without their names (a RowType's children): the
         # top-level fields read back as f0..fn-1, as Flink's restored serializer knows them.
-        row_type = LogicalType("ROW", fields=tuple((n, t, None) for n, t in fields))
-        expected = DataOutputView()
-        _write_row_snapshot(row_type, expected)
-        nested = expected.getvalue()[len(_write_types_only(row_type)):]
-        found = source.peek(len(nested))
-        if found != nested:
+        fields: list[tuple[str, LogicalType, str | None]] = [(f"f{i}", t, None) for i, t in enumerate(types)]
+        nested = _nested_block(LogicalType("ROW", fields=tuple(fields)))
+        if source.peek(len(nested)) != nested:
             raise SnapshotFormatError(
                 "RowDataSerializerSnapshot: the field serializers' snapshots are not those Flink's "
-                f"RowDataSerializer derives from the field types {[str(t) for _, t in fields]}; the snapshot is "
+                f"RowDataSerializer derives from the field types {[str(t) for t in types]}; the snapshot is "
                 "corrupt or its serializers were configured otherwise")
         source.skip_bytes(len(nested))
-        self.row_type = row_type
+        self.positional = read_version != self.VERSION
+        if not self.positional:
+            if source.read_int() != count:
+                raise SnapshotFormatError("RowDataSerializerSnapshot: the field names do not match the field "
+                                          "types in number; the snapshot is corrupt")
+            for i in range(count):
+                name = source.read_utf()
+                description = source.read_utf() if source.read_boolean() else None
+                fields[i] = (name, types[i], description)
+        try:
+            self.row_type = LogicalType("ROW", fields=tuple(fields))
+        except ValueError as exc:
+            raise SnapshotFormatError(f"RowDataSerializerSnapshot: {exc}; the snapshot is corrupt") from None
 
     def restore_serializer(self) -> RowDataSerializer:
         assert self.row_type is not None
-        return RowDataSerializer(self.row_type)
+        restored = RowDataSerializer(self.row_type)
+        restored.positional = self.positional
+        return restored
 
     def resolve_schema_compatibility(self, old_snapshot: TypeSerializerSnapshot[Any]) -> SchemaCompatibility[Any]:
         if not isinstance(old_snapshot, RowDataSerializerSnapshot):
             return SchemaCompatibility.incompatible(
                 f"a {type(old_snapshot).__name__} cannot become a RowData row (RowDataSerializerSnapshot)")
         assert self.row_type is not None and old_snapshot.row_type is not None
-        new, old = self.row_type.field_types, old_snapshot.row_type.field_types
-        if new != old:
-            return SchemaCompatibility.incompatible(
-                f"the row's field types changed from {[str(t) for t in old]} to {[str(t) for t in new]}; "
-                "Flink 2.3's RowDataSerializerSnapshot requires them equal")
+        problems: list[str] = []
+        paths = _evolution(self.row_type, old_snapshot.row_type, "", problems,
+                           self.positional or old_snapshot.positional)
+        if problems:
+            return SchemaCompatibility.incompatible("; ".join(problems))
+        if paths:
+            return SchemaCompatibility.compatible_after_migration(row_paths=paths)
         return SchemaCompatibility.compatible_as_is()
 
+    def migrate_element(self, prior: Any, new: Any, element: Any, target: DataOutputView | None = None) -> Any:
+        """An old row (``prior``'s type) in ``new``'s type: fields matched by name (top-level by
+        position when either serializer is positional), added fields null, nested rows migrated
+        alike, row kinds kept; also written to ``target`` when given (FLIP-527's writing form)."""
+        if not isinstance(prior, RowDataSerializer) or not isinstance(new, RowDataSerializer):
+            raise StateMigrationError(f"RowDataSerializerSnapshot.migrate_element needs RowDataSerializers, got "
+                                      f"{type(prior).__name__} and {type(new).__name__}")
+        migrated = _migrated(prior.row_type, new.row_type, element, prior.positional or new.positional)
+        if target is not None:
+            new.serialize(migrated, target)
+        return migrated
 
-def _write_types_only(t: LogicalType) -> bytes:
+
+def _evolution(new: LogicalType, old: LogicalType, prefix: str, problems: list[str], positional: bool) -> list[str]:
+    """FLIP-527's judgement of row ``old`` becoming row ``new``: the row paths that migrate;
+    ``problems`` gets what makes it incompatible."""
+    if positional:
+        if len(new.fields) != len(old.fields):
+            problems.append(
+                f"the row has {len(new.fields)} fields, {len(old.fields)} before, and one of the snapshots is "
+                "in Flink's form (no top-level field names): its fields match by position, so the arity may "
+                "not change")
+            return []
+        pairs = [(n, nt, ot) for (n, nt, _), (_, ot, _) in zip(new.fields, old.fields, strict=True)]
+        added: list[str] = []
+        reordered: list[str] = []
+    else:
+        old_index = {name: i for i, (name, _, _) in enumerate(old.fields)}
+        new_names = {name for name, _, _ in new.fields}
+        for name, _, _ in old.fields:
+            if name not in new_names:
+                problems.append(f"row field {prefix + name!r} was removed or renamed (FLIP-527 allows only adding "
+                                "nullable fields, reordering, and evolving nested rows; keep the field)")
+        added = [name for name, _, _ in new.fields if name not in old_index]
+        for name, ftype, _ in new.fields:
+            if name not in old_index and not ftype.nullable:
+                problems.append(f"row field {prefix + name!r} was added as NOT NULL; old rows have no value "
+                                "for it (declare it nullable)")
+        pairs = [(n, nt, old.fields[old_index[n]][1]) for n, nt, _ in new.fields if n in old_index]
+        old_order = [n for n, _, _ in old.fields if n in new_names]
+        reordered = [a for a, b in zip([p[0] for p in pairs], old_order, strict=True) if a != b]
+    paths = [prefix + name for name in added + reordered]
+    for name, new_type, old_type in pairs:
+        if old_type.nullable and not new_type.nullable:
+            problems.append(f"row field {prefix + name!r} changed from nullable to NOT NULL; old rows may hold "
+                            "null there (keep it nullable)")
+        if new_type.root == "ROW" and old_type.root == "ROW":
+            paths += _evolution(new_type, old_type, f"{prefix}{name}.", problems, False)
+        elif new_type.copy(True) != old_type.copy(True):
+            problems.append(f"row field {prefix + name!r} changed its type from {old_type} to {new_type} "
+                            "(FLIP-527 evolves rows only, not a row inside an array, map or multiset)")
+    order = {name: k for k, (name, _, _) in enumerate(new.fields)}
+    # as RowSerializerSnapshot orders them: by top-level field, then by path
+    return sorted(set(paths), key=lambda p: (order.get(p[len(prefix):].split(".", 1)[0], 0), p))
+
+
+def _migrated(old: LogicalType, new: LogicalType, element: Any, positional: bool) -> Any:
+    if element is None:
+        return None
+    if positional:
+        values = [_migrated(ot, nt, v, False) if nt.root == "ROW" else v
+                  for (_, ot, _), (_, nt, _), v in zip(old.fields, new.fields, element, strict=True)]
+    else:
+        index = {name: i for i, (name, _, _) in enumerate(old.fields)}
+        values = []
+        for name, ftype, _ in new.fields:
+            i = index.get(name)
+            if i is None:
+                values.append(None)
+            elif ftype.root == "ROW":
+                values.append(_migrated(old.fields[i][1], ftype, element[i], False))
+            else:
+                values.append(element[i])
+    kind = element.kind if type(element) is Row else RowKind.INSERT
+    return tuple(values) if kind is RowKind.INSERT else Row(values, kind)
+
+
+def _nested_block(t: LogicalType) -> bytes:
+    """The nested-snapshot block Flink writes after the types of row ``t``."""
     out = DataOutputView()
+    out.write_int(_NESTED_MAGIC)
+    out.write_int(_NESTED_VERSION)
     out.write_int(len(t.fields))
-    for _, ftype, _ in t.fields:
-        out.write(write_java_object(_java_type(ftype)))
+    for name, ftype, _ in t.fields:
+        _field_snapshot(ftype, out, name)
     return out.getvalue()
