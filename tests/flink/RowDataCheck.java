@@ -126,6 +126,17 @@ public class RowDataCheck {
         }
     }
 
+    /** The row VALUE (the tokens of a case line) of row type ``type``. */
+    static RowData parse(LogicalType type, String valueText) {
+        tokens = valueText.split(" ");
+        at = 0;
+        RowData row = (RowData) value(type);
+        if (at != tokens.length) {
+            throw new IllegalArgumentException((tokens.length - at) + " tokens left over");
+        }
+        return row;
+    }
+
     static byte[] bytes(RowDataSerializer serializer, RowData row) throws Exception {
         DataOutputSerializer out = new DataOutputSerializer(64);
         serializer.serialize(row, out);
@@ -141,12 +152,7 @@ public class RowDataCheck {
                     int tab = line.indexOf('\t');
                     String typeText = line.substring(0, tab);
                     RowType type = (RowType) LogicalTypeParser.parse(typeText, RowDataCheck.class.getClassLoader());
-                    tokens = line.substring(tab + 1).split(" ");
-                    at = 0;
-                    RowData row = (RowData) value(type);
-                    if (at != tokens.length) {
-                        throw new IllegalArgumentException((tokens.length - at) + " tokens left over");
-                    }
+                    RowData row = parse(type, line.substring(tab + 1));
                     RowDataSerializer fresh = new RowDataSerializer(type);
                     RowDataSerializer kept = reused.computeIfAbsent(typeText, t -> new RowDataSerializer(type));
                     DataOutputSerializer snapshot = new DataOutputSerializer(64);

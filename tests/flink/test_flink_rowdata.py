@@ -8,11 +8,17 @@ Each case is a ROW type drawn by ``strategies.sql_row_types`` and a value drawn 
 fresh serializer (what the reference must write byte for byte) and with one serializer kept per
 type across the cases (a reused writer may leave older bytes in unused parts of a slot: those
 records must read the same).
+
+Then a DataStream job (RowDataJob.java) keeps drawn rows of FLIP-527's ``Events`` type in keyed
+state: its savepoint reads value for value; the nested row gains a nullable field; Flink refuses
+the original savepoint for the evolved type, the reference migrates it (with the opt-in), and
+Flink restores the result with every old value in place and the new field null.
 """
 
 from __future__ import annotations
 
 import struct
+import subprocess
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -23,10 +29,14 @@ from reference import (
     DataInputView,
     DataOutputView,
     SnapshotFormatError,
+    StateMigrationError,
     read_versioned_snapshot,
     values_equal,
     write_versioned_snapshot,
 )
+from reference import sqltypes as sql
+from reference.backends import ValueStateDescriptor, migrate_flink_savepoint
+from reference.savepoint import read_flink_savepoint
 from reference.serializers import Row, RowDataSerializer, RowDataSerializerSnapshot, TimestampData
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
@@ -156,3 +166,70 @@ def test_drawn_snapshots_read_and_write_as_flink(flink_rows):
         assert versioned(read) == flink_snapshot, f"{row_type}: rewritten differently"
         assert read.resolve_schema_compatibility(snapshot).is_compatible_as_is()
     assert compared >= len(cases) // 2, f"only {compared} of {len(cases)} snapshots compared"
+
+
+# -- a job's RowData state: read, evolved, refused by Flink, migrated, restored by Flink -------
+DEVICE = [("userId", sql.IntType()), ("timestamp", sql.BigIntType()), ("deviceType", sql.VarCharType())]
+EVENTS_V1 = sql.RowType([
+    ("id", sql.BigIntType(False)), ("device", sql.RowType(DEVICE)), ("amount", sql.DecimalType(24, 4)),
+    ("at", sql.TimestampType(9)), ("tags", sql.ArrayType(sql.VarCharType())),
+    ("counts", sql.MapType(sql.VarCharType(), sql.IntType())), ("bag", sql.MultisetType(sql.VarCharType())),
+])
+# FLIP-527's example: the nested row gains a nullable field
+EVENTS_V2 = sql.RowType([EVENTS_V1.fields[0], ("device", sql.RowType([*DEVICE, ("osVersion", sql.VarCharType())])),
+                         *EVENTS_V1.fields[2:]])
+JOB_ROWS = 40
+
+
+def events_v2(old):
+    """The oracle, written from FLIP-527's rule: the nested row's added field is null."""
+    device = old[1]
+    if device is not None:
+        device = Row((*device, None), device.kind) if type(device) is Row else (*device, None)
+    values = (old[0], device, *old[2:])
+    return Row(values, old.kind) if type(old) is Row else values
+
+
+def test_a_job_s_rowdata_state_evolves_as_flip_527_says_and_flink_restores_it(rowdata_job, rowdata_java, tmp_path):
+    values = []
+
+    @settings(max_examples=JOB_ROWS, derandomize=True, database=None, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(strategies.rowdata_values(EVENTS_V1, allow_none=False))
+    def draw(value) -> None:
+        values.append(value)
+
+    draw()
+    lines = [f"{EVENTS_V1}\t{' '.join(tokens(EVENTS_V1, v))}" for v in values]
+    savepoint = rowdata_job(lines, tmp_path)
+
+    # read value for value
+    state = read_flink_savepoint(savepoint).operator("rows").keyed_state("row")
+    got = {entry.key: entry.value for entry in state.entries()}
+    assert sorted(got) == list(range(len(values))), f"keys {sorted(got)}"
+    for key, value in enumerate(values):
+        assert values_equal(got[key], value), f"key {key}: read {got[key]!r}, the job wrote {value!r}"
+
+    # Flink 2.3 refuses the original savepoint for the evolved type
+    expected = [f"{EVENTS_V2}\t{' '.join(tokens(EVENTS_V2, events_v2(v)))}" for v in values]
+    cases = tmp_path / "evolved.txt"
+    cases.write_text("".join(line + "\n" for line in expected), encoding="utf-8")
+
+    def restore(path) -> list[str]:
+        ran = subprocess.run([*rowdata_java, "RowDataJob", "restore", str(cases), str(path)],
+                             capture_output=True, text=True, timeout=900)
+        assert ran.returncode == 0, f"RowDataJob restore failed: {ran.stderr[-3000:]}"
+        return [line for line in ran.stdout.splitlines() if line.startswith(("READ", "REFUSED"))]
+
+    refused = restore(savepoint)
+    assert len(refused) == 1 and refused[0].startswith("REFUSED") and "incompatible" in refused[0], refused
+
+    # the reference: Flink's form (positional top level, nested rows by name) -> FLIP-527 migration
+    descriptors = {"rows": {"row": ValueStateDescriptor("row", RowDataSerializer(EVENTS_V2))}}
+    with pytest.raises(StateMigrationError, match="schema_evolution=True"):
+        migrate_flink_savepoint(savepoint, tmp_path / "refused", descriptors)
+    migrated = migrate_flink_savepoint(savepoint, tmp_path / "migrated", descriptors, schema_evolution=True)
+
+    # Flink 2.3 restores the migrated savepoint and reads every old value with the new field null
+    read = restore(migrated)
+    assert sorted(read) == sorted(f"READ {key} OK" for key in range(len(values))), read
