@@ -17,8 +17,10 @@ Flink restores the result with every old value in place and the new field null.
 
 from __future__ import annotations
 
+import os
 import struct
 import subprocess
+import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -228,7 +230,19 @@ def test_a_job_s_rowdata_state_evolves_as_flip_527_says_and_flink_restores_it(ro
     descriptors = {"rows": {"row": ValueStateDescriptor("row", RowDataSerializer(EVENTS_V2))}}
     with pytest.raises(StateMigrationError, match="schema_evolution=True"):
         migrate_flink_savepoint(savepoint, tmp_path / "refused", descriptors)
-    migrated = migrate_flink_savepoint(savepoint, tmp_path / "migrated", descriptors, schema_evolution=True)
+    (tmp_path / "evolved_job.py").write_text(
+        "from reference import sqltypes as sql\n"
+        "from reference.backends import ValueStateDescriptor\n"
+        "from reference.serializers import RowDataSerializer\n"
+        f"EVENTS = sql.RowType({EVENTS_V2.fields!r})\n".replace("LogicalType(", "sql.LogicalType(")
+        + "DESCRIPTORS = {'rows': {'row': ValueStateDescriptor('row', RowDataSerializer(EVENTS))}}\n",
+        encoding="utf-8")
+    migrated = tmp_path / "migrated"
+    ran = subprocess.run([sys.executable, "-m", "conformance", "migrate", str(savepoint), "--serializers",
+                          "evolved_job:DESCRIPTORS", "--out", str(migrated), "--schema-evolution"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert ran.returncode == 0, f"conformance migrate failed: {ran.stdout}{ran.stderr}"
 
     # Flink 2.3 restores the migrated savepoint and reads every old value with the new field null
     read = restore(migrated)
