@@ -24,7 +24,9 @@ serializer):
   ``conformance migrate --schema-evolution`` applies: the old row's top-level fields are named
   by ``--old-row-type`` (``{operator: {state: RowSerializer or reference.types.RowType}}``,
   the old job's row type, which must read the savepoint's row as is), else ``f0..fN`` (Flink's
-  ``Types.ROW`` names). ``migratable_by_conformance`` says whether that migration is possible
+  ``Types.ROW`` names). A Table runtime row (``RowDataSerializer``, SQL jobs' state) is judged
+  alike (``--old-row-type`` then takes a ``RowDataSerializer`` or a ``reference.sqltypes`` row
+  type); its nested rows keep the names Flink's snapshot holds. ``migratable_by_conformance`` says whether that migration is possible
   (null for a state Flink restores).
 - this project's own savepoints (``reference.savepoint``'s format) are judged exactly as
   ``conformance migrate`` judges them (``conformance.spark.plan_migration``); a row evolution
@@ -220,8 +222,11 @@ def _refusal_location(state: Any, descriptor: Any, value: Any, user_key: Any, na
 def _named_row(value: Any, old_row: Any) -> tuple[Any, list[str]] | None:
     """The savepoint's positional row snapshot with field names (``old_row``'s, else
     ``f0..fN``) so that the FLIP-527 rules apply; None when the value is no Flink-form row."""
-    from reference.serializers import RowSerializerSnapshot
+    from reference.serializers import RowDataSerializerSnapshot, RowSerializerSnapshot
 
+    if isinstance(value, RowDataSerializerSnapshot) and value.positional:
+        named_data: Any = old_row.snapshot_configuration() if old_row is not None else value.named()
+        return named_data, list(named_data.row_type.field_names)
     if not isinstance(value, RowSerializerSnapshot) or not value.positional:
         return None
     if old_row is not None:
@@ -239,31 +244,40 @@ def _named_row(value: Any, old_row: Any) -> tuple[Any, list[str]] | None:
 
 
 def _old_row_serializer(value: Any, where: str, spec: str) -> Any:
-    from reference.serializers import RowSerializer
+    from reference.serializers import RowDataSerializer, RowSerializer
+    from reference.sqltypes import LogicalType
     from reference.types import RowType, serializer_for
 
     if isinstance(value, RowType):
         value = serializer_for(value)
-    if not isinstance(value, RowSerializer):
+    if isinstance(value, LogicalType) and value.root == "ROW":
+        value = RowDataSerializer(value)
+    if not isinstance(value, (RowSerializer, RowDataSerializer)):
         raise UsageError(f"--old-row-type {spec}: {where} is a {type(value).__name__}; give a "
-                         "reference RowSerializer or a reference.types.RowType")
+                         "reference RowSerializer or reference.types.RowType (a flink-core Row), or a "
+                         "RowDataSerializer or reference.sqltypes row type (a Table runtime row)")
     return value
 
 
 def _check_old_row(old_row: Any, state: Any, where: str, spec: str) -> None:
     from reference import resolve_compatibility
-    from reference.serializers import RowSerializerSnapshot
+    from reference.serializers import RowDataSerializerSnapshot, RowSerializerSnapshot
 
     value, _ = _unwrap(state)
-    if not isinstance(value, RowSerializerSnapshot) or not value.positional:
-        raise UsageError(f"--old-row-type {spec}: {where} holds no flink-core Row (its value serializer is "
-                         f"{type(value).__name__}); name only row states")
+    if not isinstance(value, (RowSerializerSnapshot, RowDataSerializerSnapshot)) or not value.positional:
+        raise UsageError(f"--old-row-type {spec}: {where} holds no flink-core Row or Table runtime row (its "
+                         f"value serializer is {type(value).__name__}); name only row states")
     result = resolve_compatibility(old_row, value)
     if not result.is_compatible_as_is():
         raise UsageError(
             f"--old-row-type {spec}: {where}: {old_row!r} does not read the savepoint's row as is "
             f"({result.kind}{': ' + result.reason if result.reason else ''}); give the old job's row type, "
-            f"{len(value.nested_snapshots)} fields of the savepoint's types in its order")
+            f"{_arity(value)} fields of the savepoint's types in its order")
+
+
+def _arity(snapshot: Any) -> int:
+    row_type = getattr(snapshot, "row_type", None)
+    return len(row_type.fields) if row_type is not None else len(snapshot.nested_snapshots)
 
 
 def _judge_flink(operator: str, state: Any, descriptor: Any, key_serializer: Any, old_row: Any,

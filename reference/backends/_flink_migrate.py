@@ -28,7 +28,9 @@ Flink's ``RowSerializer`` snapshot keeps no field names: a flink-core Row stored
 value (top level; not one nested in another type) is judged as a row of fields ``f0..fN``, so
 FLIP-527's name-based rules apply to those names (adding a nullable field at the end, with
 ``schema_evolution=True``), where Flink itself, matching by position, refuses any arity change.
-The migrated row's snapshot is written in Flink's form again (no names).
+The migrated row's snapshot is written in Flink's form again (no names). A Table runtime row
+(``RowDataSerializer``, the state of SQL jobs) is judged the same way: its top-level fields are
+``f0..fN``, its nested rows keep the names Flink's snapshot holds.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from ..serializers import (
     ListSerializerSnapshot,
     MapSerializer,
     MapSerializerSnapshot,
+    RowDataSerializerSnapshot,
     RowSerializer,
     RowSerializerSnapshot,
     TtlSerializer,
@@ -75,8 +78,10 @@ def _unwrap_ttl(snapshot: Any, ttl: bool) -> Any:
 
 
 def _named_row(snapshot: TypeSerializerSnapshot[Any]) -> TypeSerializerSnapshot[Any]:
-    """A Row snapshot in Flink's form (no names) as one whose fields are named ``f0..fN``, so
-    that FLIP-527's name-based rules judge it; any other snapshot as it is."""
+    """A Row or RowData snapshot in Flink's form (no names) as one whose fields are named
+    ``f0..fN``, so that FLIP-527's name-based rules judge it; any other snapshot as it is."""
+    if isinstance(snapshot, RowDataSerializerSnapshot) and snapshot.positional:
+        return snapshot.named()
     if not isinstance(snapshot, RowSerializerSnapshot) or not snapshot.positional:
         return snapshot
     restored = snapshot.restore_serializer()

@@ -345,10 +345,12 @@ class RowDataSerializerSnapshot(TypeSerializerSnapshot[tuple[Any, ...]], java_na
     removing or renaming a field, changing a field's type (a row inside an array, map or
     multiset included), adding a NOT NULL field and turning a nullable field NOT NULL are
     incompatible; relaxing NOT NULL to nullable and changing a description are compatible as is
-    (the bytes do not change). When either snapshot is positional, the top-level fields match
-    by position (the arity may not change) and nested rows, whose names Flink's form keeps, by
-    name. Flink 2.3 itself requires the field types equal (anything else is incompatible), which
-    is what two snapshots in Flink's form without any evolution give here too."""
+    (the bytes do not change). When either snapshot is positional (Flink's form), Flink 2.3's
+    rule applies instead, as for a positional ``RowSerializerSnapshot``: the field types equal
+    (nested names, nullability and descriptions included) are compatible as is, anything else is
+    incompatible. ``named()`` gives a positional snapshot's by-name form (top-level fields
+    ``f0..fn-1``, nested rows with the names Flink's form keeps), which the FLIP-527 rules judge.
+    """
 
     __module__ = "reference.serializers"  # stable identity in savepoints
 
@@ -412,6 +414,12 @@ class RowDataSerializerSnapshot(TypeSerializerSnapshot[tuple[Any, ...]], java_na
         except ValueError as exc:
             raise SnapshotFormatError(f"RowDataSerializerSnapshot: {exc}; the snapshot is corrupt") from None
 
+    def named(self) -> RowDataSerializerSnapshot:
+        """This snapshot judged by name (not positional): a positional one's fields keep the
+        names ``f0..fn-1`` it was read with."""
+        assert self.row_type is not None
+        return RowDataSerializerSnapshot(RowDataSerializer(self.row_type))
+
     def restore_serializer(self) -> RowDataSerializer:
         assert self.row_type is not None
         restored = RowDataSerializer(self.row_type)
@@ -423,9 +431,16 @@ class RowDataSerializerSnapshot(TypeSerializerSnapshot[tuple[Any, ...]], java_na
             return SchemaCompatibility.incompatible(
                 f"a {type(old_snapshot).__name__} cannot become a RowData row (RowDataSerializerSnapshot)")
         assert self.row_type is not None and old_snapshot.row_type is not None
+        if self.positional or old_snapshot.positional:
+            new, old = self.row_type.field_types, old_snapshot.row_type.field_types
+            if new != old:
+                return SchemaCompatibility.incompatible(
+                    f"the row's field types changed from {[str(t) for t in old]} to {[str(t) for t in new]}, and "
+                    "one of the snapshots is in Flink's form (no field names): Flink 2.3's "
+                    "RowDataSerializerSnapshot requires them equal")
+            return SchemaCompatibility.compatible_as_is()
         problems: list[str] = []
-        paths = _evolution(self.row_type, old_snapshot.row_type, "", problems,
-                           self.positional or old_snapshot.positional)
+        paths = _evolution(self.row_type, old_snapshot.row_type, "", problems)
         if problems:
             return SchemaCompatibility.incompatible("; ".join(problems))
         if paths:
@@ -433,53 +448,42 @@ class RowDataSerializerSnapshot(TypeSerializerSnapshot[tuple[Any, ...]], java_na
         return SchemaCompatibility.compatible_as_is()
 
     def migrate_element(self, prior: Any, new: Any, element: Any, target: DataOutputView | None = None) -> Any:
-        """An old row (``prior``'s type) in ``new``'s type: fields matched by name (top-level by
-        position when either serializer is positional), added fields null, nested rows migrated
-        alike, row kinds kept; also written to ``target`` when given (FLIP-527's writing form)."""
+        """An old row (``prior``'s type) in ``new``'s type: fields matched by name, added fields
+        null, nested rows migrated alike, row kinds kept; also written to ``target`` when given
+        (FLIP-527's writing form)."""
         if not isinstance(prior, RowDataSerializer) or not isinstance(new, RowDataSerializer):
             raise StateMigrationError(f"RowDataSerializerSnapshot.migrate_element needs RowDataSerializers, got "
                                       f"{type(prior).__name__} and {type(new).__name__}")
-        migrated = _migrated(prior.row_type, new.row_type, element, prior.positional or new.positional)
+        migrated = _migrated(prior.row_type, new.row_type, element)
         if target is not None:
             new.serialize(migrated, target)
         return migrated
 
 
-def _evolution(new: LogicalType, old: LogicalType, prefix: str, problems: list[str], positional: bool) -> list[str]:
-    """FLIP-527's judgement of row ``old`` becoming row ``new``: the row paths that migrate;
-    ``problems`` gets what makes it incompatible."""
-    if positional:
-        if len(new.fields) != len(old.fields):
-            problems.append(
-                f"the row has {len(new.fields)} fields, {len(old.fields)} before, and one of the snapshots is "
-                "in Flink's form (no top-level field names): its fields match by position, so the arity may "
-                "not change")
-            return []
-        pairs = [(n, nt, ot) for (n, nt, _), (_, ot, _) in zip(new.fields, old.fields, strict=True)]
-        added: list[str] = []
-        reordered: list[str] = []
-    else:
-        old_index = {name: i for i, (name, _, _) in enumerate(old.fields)}
-        new_names = {name for name, _, _ in new.fields}
-        for name, _, _ in old.fields:
-            if name not in new_names:
-                problems.append(f"row field {prefix + name!r} was removed or renamed (FLIP-527 allows only adding "
-                                "nullable fields, reordering, and evolving nested rows; keep the field)")
-        added = [name for name, _, _ in new.fields if name not in old_index]
-        for name, ftype, _ in new.fields:
-            if name not in old_index and not ftype.nullable:
-                problems.append(f"row field {prefix + name!r} was added as NOT NULL; old rows have no value "
-                                "for it (declare it nullable)")
-        pairs = [(n, nt, old.fields[old_index[n]][1]) for n, nt, _ in new.fields if n in old_index]
-        old_order = [n for n, _, _ in old.fields if n in new_names]
-        reordered = [a for a, b in zip([p[0] for p in pairs], old_order, strict=True) if a != b]
+def _evolution(new: LogicalType, old: LogicalType, prefix: str, problems: list[str]) -> list[str]:
+    """FLIP-527's judgement of row ``old`` becoming row ``new``, fields by name: the row paths
+    that migrate; ``problems`` gets what makes it incompatible."""
+    old_index = {name: i for i, (name, _, _) in enumerate(old.fields)}
+    new_names = {name for name, _, _ in new.fields}
+    for name, _, _ in old.fields:
+        if name not in new_names:
+            problems.append(f"row field {prefix + name!r} was removed or renamed (FLIP-527 allows only adding "
+                            "nullable fields, reordering, and evolving nested rows; keep the field)")
+    added = [name for name, _, _ in new.fields if name not in old_index]
+    for name, ftype, _ in new.fields:
+        if name not in old_index and not ftype.nullable:
+            problems.append(f"row field {prefix + name!r} was added as NOT NULL; old rows have no value "
+                            "for it (declare it nullable)")
+    pairs = [(n, nt, old.fields[old_index[n]][1]) for n, nt, _ in new.fields if n in old_index]
+    old_order = [n for n, _, _ in old.fields if n in new_names]
+    reordered = [a for a, b in zip([p[0] for p in pairs], old_order, strict=True) if a != b]
     paths = [prefix + name for name in added + reordered]
     for name, new_type, old_type in pairs:
         if old_type.nullable and not new_type.nullable:
             problems.append(f"row field {prefix + name!r} changed from nullable to NOT NULL; old rows may hold "
                             "null there (keep it nullable)")
         if new_type.root == "ROW" and old_type.root == "ROW":
-            paths += _evolution(new_type, old_type, f"{prefix}{name}.", problems, False)
+            paths += _evolution(new_type, old_type, f"{prefix}{name}.", problems)
         elif new_type.copy(True) != old_type.copy(True):
             problems.append(f"row field {prefix + name!r} changed its type from {old_type} to {new_type} "
                             "(FLIP-527 evolves rows only, not a row inside an array, map or multiset)")
@@ -488,23 +492,19 @@ def _evolution(new: LogicalType, old: LogicalType, prefix: str, problems: list[s
     return sorted(set(paths), key=lambda p: (order.get(p[len(prefix):].split(".", 1)[0], 0), p))
 
 
-def _migrated(old: LogicalType, new: LogicalType, element: Any, positional: bool) -> Any:
+def _migrated(old: LogicalType, new: LogicalType, element: Any) -> Any:
     if element is None:
         return None
-    if positional:
-        values = [_migrated(ot, nt, v, False) if nt.root == "ROW" else v
-                  for (_, ot, _), (_, nt, _), v in zip(old.fields, new.fields, element, strict=True)]
-    else:
-        index = {name: i for i, (name, _, _) in enumerate(old.fields)}
-        values = []
-        for name, ftype, _ in new.fields:
-            i = index.get(name)
-            if i is None:
-                values.append(None)
-            elif ftype.root == "ROW":
-                values.append(_migrated(old.fields[i][1], ftype, element[i], False))
-            else:
-                values.append(element[i])
+    index = {name: i for i, (name, _, _) in enumerate(old.fields)}
+    values: list[Any] = []
+    for name, ftype, _ in new.fields:
+        i = index.get(name)
+        if i is None:
+            values.append(None)
+        elif ftype.root == "ROW":
+            values.append(_migrated(old.fields[i][1], ftype, element[i]))
+        else:
+            values.append(element[i])
     kind = element.kind if type(element) is Row else RowKind.INSERT
     return tuple(values) if kind is RowKind.INSERT else Row(values, kind)
 

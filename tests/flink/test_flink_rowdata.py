@@ -17,6 +17,7 @@ Flink restores the result with every old value in place and the new field null.
 
 from __future__ import annotations
 
+import json
 import os
 import struct
 import subprocess
@@ -177,9 +178,11 @@ EVENTS_V1 = sql.RowType([
     ("at", sql.TimestampType(9)), ("tags", sql.ArrayType(sql.VarCharType())),
     ("counts", sql.MapType(sql.VarCharType(), sql.IntType())), ("bag", sql.MultisetType(sql.VarCharType())),
 ])
-# FLIP-527's example: the nested row gains a nullable field
-EVENTS_V2 = sql.RowType([EVENTS_V1.fields[0], ("device", sql.RowType([*DEVICE, ("osVersion", sql.VarCharType())])),
-                         *EVENTS_V1.fields[2:]])
+# FLIP-527's example: the nested row gains a nullable field. Flink's snapshot of the state keeps
+# no top-level names (the fields read back as f0..fN), the nested row's names it keeps.
+EVOLVED_DEVICE = sql.RowType([*DEVICE, ("osVersion", sql.VarCharType())])
+EVENTS_V2 = sql.RowType([(f"f{i}", EVOLVED_DEVICE if name == "device" else t)
+                         for i, (name, t, _) in enumerate(EVENTS_V1.fields)])
 JOB_ROWS = 40
 
 
@@ -190,6 +193,19 @@ def events_v2(old):
         device = Row((*device, None), device.kind) if type(device) is Row else (*device, None)
     values = (old[0], device, *old[2:])
     return Row(values, old.kind) if type(old) is Row else values
+
+
+def _conformance(directory, *args):
+    return subprocess.run([sys.executable, "-m", "conformance", *args], cwd=directory, capture_output=True, text=True,
+                          timeout=600, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+
+
+def _check(savepoint, directory) -> dict:
+    ran = _conformance(directory, "savepoint", "check", str(savepoint), "--serializers", "evolved_job:DESCRIPTORS",
+                       "--json", "-")
+    assert ran.returncode in (0, 1), f"conformance savepoint check failed: {ran.stdout}{ran.stderr}"
+    (state,) = json.loads(ran.stdout)["states"]
+    return state
 
 
 def test_a_job_s_rowdata_state_evolves_as_flip_527_says_and_flink_restores_it(rowdata_job, rowdata_java, tmp_path):
@@ -223,13 +239,6 @@ def test_a_job_s_rowdata_state_evolves_as_flip_527_says_and_flink_restores_it(ro
         assert ran.returncode == 0, f"RowDataJob restore failed: {ran.stderr[-3000:]}"
         return [line for line in ran.stdout.splitlines() if line.startswith(("READ", "REFUSED"))]
 
-    refused = restore(savepoint)
-    assert len(refused) == 1 and refused[0].startswith("REFUSED") and "incompatible" in refused[0], refused
-
-    # the reference: Flink's form (positional top level, nested rows by name) -> FLIP-527 migration
-    descriptors = {"rows": {"row": ValueStateDescriptor("row", RowDataSerializer(EVENTS_V2))}}
-    with pytest.raises(StateMigrationError, match="schema_evolution=True"):
-        migrate_flink_savepoint(savepoint, tmp_path / "refused", descriptors)
     (tmp_path / "evolved_job.py").write_text(
         "from reference import sqltypes as sql\n"
         "from reference.backends import ValueStateDescriptor\n"
@@ -237,12 +246,22 @@ def test_a_job_s_rowdata_state_evolves_as_flip_527_says_and_flink_restores_it(ro
         f"EVENTS = sql.RowType({EVENTS_V2.fields!r})\n".replace("LogicalType(", "sql.LogicalType(")
         + "DESCRIPTORS = {'rows': {'row': ValueStateDescriptor('row', RowDataSerializer(EVENTS))}}\n",
         encoding="utf-8")
+    refused = restore(savepoint)
+    assert len(refused) == 1 and refused[0].startswith("REFUSED") and "incompatible" in refused[0], refused
+
+    # conformance savepoint check says the same of Flink, and that conformance migrate can migrate it
+    checked = _check(savepoint, tmp_path)
+    assert checked["flink_verdict"] == "incompatible" and checked["migratable_by_conformance"] is True, checked
+
+    # the reference: the top-level fields named f0..fN, nested rows by name -> FLIP-527 migration
+    descriptors = {"rows": {"row": ValueStateDescriptor("row", RowDataSerializer(EVENTS_V2))}}
+    with pytest.raises(StateMigrationError, match="schema_evolution=True"):
+        migrate_flink_savepoint(savepoint, tmp_path / "refused", descriptors)
     migrated = tmp_path / "migrated"
-    ran = subprocess.run([sys.executable, "-m", "conformance", "migrate", str(savepoint), "--serializers",
-                          "evolved_job:DESCRIPTORS", "--out", str(migrated), "--schema-evolution"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=600,
-                         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    ran = _conformance(tmp_path, "migrate", str(savepoint), "--serializers", "evolved_job:DESCRIPTORS", "--out",
+                       str(migrated), "--schema-evolution")
     assert ran.returncode == 0, f"conformance migrate failed: {ran.stdout}{ran.stderr}"
+    assert _check(migrated, tmp_path)["flink_verdict"] == "compatible_as_is"
 
     # Flink 2.3 restores the migrated savepoint and reads every old value with the new field null
     read = restore(migrated)

@@ -184,17 +184,22 @@ def test_flip_527_over_rowdata(new, verdict, detail):
     assert new_serializer.from_bytes(new_serializer.to_bytes(migrated)) == migrated
 
 
-def test_flink_form_matches_top_level_fields_by_position():
+def test_flink_form_is_judged_as_flink_2_3_and_by_name_once_named():
     user = sql.RowType([*USER.fields[:2], ("tags", sql.ArrayType(sql.VarCharType()))])
     old = _flink_form(RowDataSerializer(user).snapshot_configuration())
-    added = RowDataSerializer(sql.RowType([*user.fields, ("email", sql.VarCharType())])).snapshot_configuration()
-    result = added.resolve_schema_compatibility(old)
-    assert result.is_incompatible() and "match by position" in result.reason
-    nested = RowDataSerializer(sql.RowType([USER.fields[0], ("address", sql.RowType([*ADDRESS.fields,
-                                                                                     ("city", sql.VarCharType())])),
-                                            user.fields[2]]))
-    result = nested.snapshot_configuration().resolve_schema_compatibility(old)
-    assert result.is_compatible_after_migration() and list(result.row_paths) == ["address.city"], result
-    migrated = nested.snapshot_configuration().migrate_element(old.restore_serializer(), nested,
-                                                               (7, ("Main St", 1), []))
+    # Flink 2.3: any change of the field types is incompatible, even relaxing NOT NULL
+    for changed in (sql.RowType([*user.fields, ("email", sql.VarCharType())]),
+                    sql.RowType([("id", sql.BigIntType()), *user.fields[1:]])):
+        result = RowDataSerializer(changed).snapshot_configuration().resolve_schema_compatibility(old)
+        assert result.is_incompatible() and "Flink 2.3" in result.reason, result
+    # named: top-level fields f0..fN, nested rows by the names Flink's form keeps
+    named = old.named()
+    assert not named.positional and named.row_type.field_names == ["f0", "f1", "f2"]
+    evolved = RowDataSerializer(sql.RowType([("f0", user.fields[0][1]),
+                                             ("f1", sql.RowType([*ADDRESS.fields, ("city", sql.VarCharType())])),
+                                             ("f2", user.fields[2][1])]))
+    result = evolved.snapshot_configuration().resolve_schema_compatibility(named)
+    assert result.is_compatible_after_migration() and list(result.row_paths) == ["f1.city"], result
+    migrated = evolved.snapshot_configuration().migrate_element(named.restore_serializer(), evolved,
+                                                                (7, ("Main St", 1), []))
     assert migrated == (7, ("Main St", 1, None), [])
