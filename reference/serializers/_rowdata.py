@@ -53,8 +53,9 @@ class RowDataSerializer(TypeSerializer[tuple[Any, ...]]):
 
     @property
     def positional(self) -> bool:
-        """Restored from a snapshot in Flink's form (no top-level field names): its top-level
-        fields match by position in migration. Not configuration (equality ignores it)."""
+        """Restored from a snapshot in Flink's form (no top-level field names): its snapshot is
+        judged by Flink 2.3's rule (``RowDataSerializerSnapshot``). Not configuration (equality
+        ignores it)."""
         return self._cache_positional
 
     @positional.setter
