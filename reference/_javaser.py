@@ -15,9 +15,10 @@ nested objects and by ``MAX_HANDLES`` handles.
 Values: :class:`JavaObject` (its class description and per class of its hierarchy the field
 values and the annotation), :class:`JavaEnum`, :class:`JavaClassDesc`, ``str``, ``None`` and
 ``int``/``bool`` for primitive fields. A back reference reads as the same Python object, so
-identity is what the stream shares. Writing gives an object, an enum, a class description and
-a string marked *shared* one handle per identity (and an equal shared string, as Java's interned
-strings, one handle per value); every other string a handle of its own.
+identity is what the stream shares. Writing gives an object one handle per identity, an enum
+constant and a class description one per name, a string marked *shared* one per value (as
+Java's interned strings: field type signatures, enum constant names), and every other string a
+handle of its own (as the distinct ``String`` objects of field names parsed from SQL text).
 """
 
 from __future__ import annotations
@@ -272,11 +273,14 @@ class _Writer:
         self.out += bytes([TC_REFERENCE]) + struct.pack(">i", BASE_HANDLE + handle)
 
     def string(self, text: str) -> None:
-        key: tuple[str, Any] = ("s", str(text)) if isinstance(text, SharedString) else ("o", id(text))
-        handle = self.handle_of(key)
-        if handle is not None:
-            self.ref(handle)
-            return
+        if isinstance(text, SharedString):
+            key: tuple[str, Any] = ("s", str(text))
+            handle = self.handle_of(key)
+            if handle is not None:
+                self.ref(handle)
+                return
+        else:  # a string of its own (a field name parsed from SQL text): never shared
+            key = ("o", len(self.handles))
         self.out.append(TC_STRING)
         self.assign(key)
         self.utf(text)

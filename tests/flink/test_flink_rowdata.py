@@ -92,7 +92,7 @@ def draw_cases(count: int) -> list[tuple]:
               suppress_health_check=list(HealthCheck))
     @given(st.data())
     def draw(data: st.DataObject) -> None:
-        row_type = data.draw(strategies.sql_row_types(), label="row type")
+        row_type = data.draw(strategies.sql_row_types(max_depth=4), label="row type")
         cases.append((row_type, data.draw(strategies.rowdata_values(row_type, allow_none=False), label="row")))
 
     draw()
