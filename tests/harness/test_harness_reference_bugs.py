@@ -50,16 +50,31 @@ def test_a_create_instance_other_than_the_zero_is_caught(monkeypatch, zero):
 
 
 def _planted_in_rowdata_writes(monkeypatch, plant):
-    """``plant(row_type, data)`` changes what the reference's BinaryRowData writer gives for a
-    row (the reader is left as it is, as a bug in one of them would be)."""
-    from reference.serializers import _binary
+    """``plant(row_type, data)`` changes what the reference's RowDataSerializer writes for a row
+    and each row nested in it (the reader is left as it is, as a bug in one of them would be)."""
+    from reference import DataOutputView
+    from reference.serializers import RowDataSerializer
 
-    original = _binary.row_bytes
+    original = RowDataSerializer.serialize
 
-    def buggy(t, value, where="row"):
-        return plant(t, original(t, value, where))
+    def planted(t, data):
+        out = bytearray(plant(t, bytes(data)))
+        width = ((len(t.fields) + 71) // 64) * 8
+        for i, (_, ftype, _) in enumerate(t.fields):
+            if ftype.root != "ROW" or data[(i + 8) >> 3] & (1 << ((i + 8) & 7)):
+                continue
+            word = int.from_bytes(data[width + 8 * i:width + 8 * i + 8], "little")
+            offset, size = word >> 32, word & 0xFFFFFFFF
+            out[offset:offset + size] = planted(ftype, data[offset:offset + size])
+        return bytes(out)
 
-    monkeypatch.setattr(_binary, "row_bytes", buggy)
+    def buggy(self, value, target):
+        out = DataOutputView()
+        original(self, value, out)
+        data = out.getvalue()
+        target.write(data[:4] + planted(self.row_type, data[4:]))
+
+    monkeypatch.setattr(RowDataSerializer, "serialize", buggy)
 
 
 def _null_bits_one_off(t, data):
