@@ -387,10 +387,11 @@ class RowDataSerializerSnapshot(TypeSerializerSnapshot[tuple[Any, ...]], java_na
             raise SnapshotFormatError(f"RowDataSerializerSnapshot: {count} field types in {source.available()} "
                                       "bytes; the snapshot is corrupt")
         types = []
+        rest, end = source.peek(source.available()), 0  # one copy of the rest, read in place
         for i in range(count):
-            obj, end = read_java_object(source.peek(source.available()))
-            source.skip_bytes(end)
+            obj, end = read_java_object(rest, end)
             types.append(_logical_from_java(obj, f"field {i}"))
+        source.skip_bytes(end)
         # Flink's form holds the types without their names (a RowType's children): the
         # top-level fields read back as f0..fn-1, as Flink's restored serializer knows them.
         fields: list[tuple[str, LogicalType, str | None]] = [(f"f{i}", t, None) for i, t in enumerate(types)]
