@@ -31,6 +31,7 @@ from ._evolutions import (
     evolutions,
 )
 from ._pojo import PojoField, activate, enum_type, pojo_type, schema_nodes
+from ._rowdata import rowdata_values, sql_row_types, sql_types
 from ._schemas import FAMILIES, schemas
 from ._values import large_values, values, varint_edges, zero_value
 
@@ -60,9 +61,12 @@ __all__ = [
     "large_values",
     "out_of_domain",
     "pojo_type",
+    "rowdata_values",
     "schema_nodes",
     "schemas",
     "serializers",
+    "sql_row_types",
+    "sql_types",
     "values",
     "values_equal",
     "varint_edges",

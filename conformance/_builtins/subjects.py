@@ -77,6 +77,9 @@ _PLAN: dict[str, tuple[Any, bool]] = {
     # A row restored from the snapshot Flink writes (no field names): positional, and evolving
     # as Flink 2.3 evolves rows (by position).
     "flink_row": (None, True),
+    # Flink's Table runtime rows (BinaryRowData): FLIP-527's Events example, whose nested row
+    # gains nullable fields (no golden files recorded yet: it is new in this release).
+    "rowdata": (None, False),
 }
 BUILTIN_NAMES = tuple(_PLAN)
 
@@ -333,9 +336,50 @@ def _flink_row() -> Subject:
                    invalid_configurations=_invalid_configurations("row"))
 
 
+def _rowdata() -> Subject:
+    """``RowDataSerializer`` of FLIP-527's ``Events`` row (a nested ``device`` row with a
+    string past the inline limit, a non-compact decimal and timestamp, an array and a map):
+    its next release adds nullable fields to the nested row and reorders the top level;
+    renaming a field is incompatible, relaxing a NOT NULL field changes nothing."""
+    import strategies
+    from reference import sqltypes as sql
+    from reference.serializers import Row, RowDataSerializer
+
+    device = [("userId", sql.IntType()), ("timestamp", sql.BigIntType()), ("deviceType", sql.VarCharType())]
+    event = sql.RowType([("id", sql.BigIntType(False)), ("device", sql.RowType(device)),
+                         ("amount", sql.DecimalType(24, 4)), ("at", sql.TimestampType(9)),
+                         ("tags", sql.ArrayType(sql.VarCharType())),
+                         ("counts", sql.MapType(sql.VarCharType(), sql.IntType()))])
+    evolved = sql.RowType([("at", sql.TimestampType(9)), ("id", sql.BigIntType(False)),
+                           ("device", sql.RowType([*device, ("osVersion", sql.VarCharType())])),
+                           ("amount", sql.DecimalType(24, 4)), ("tags", sql.ArrayType(sql.VarCharType())),
+                           ("counts", sql.MapType(sql.VarCharType(), sql.IntType())),
+                           ("note", sql.VarCharType())])
+
+    def kept_kind(old: tuple[Any, ...], values: tuple[Any, ...]) -> tuple[Any, ...]:
+        return Row(values, old.kind) if isinstance(old, Row) else values
+
+    def evolve(old: tuple[Any, ...]) -> tuple[Any, ...]:
+        key, dev, amount, at, tags, counts = old
+        device = None if dev is None else kept_kind(dev, (*dev, None))
+        return kept_kind(old, (at, key, device, amount, tags, counts, None))
+
+    evolutions = [
+        Evolution(lambda: RowDataSerializer(evolved), Verdict.COMPATIBLE_AFTER_MIGRATION, evolve,
+                  name="the device row gains osVersion, the top level is reordered and gains note"),
+        Evolution(lambda: RowDataSerializer(sql.RowType([("id", sql.BigIntType()), *event.fields[1:]])),
+                  Verdict.COMPATIBLE_AS_IS, name="id becomes nullable"),
+        Evolution(lambda: RowDataSerializer(sql.RowType([("key", sql.BigIntType(False)), *event.fields[1:]])),
+                  Verdict.INCOMPATIBLE, reason_contains="'id' was removed or renamed", name="id is renamed"),
+    ]
+    return Subject(lambda: RowDataSerializer(event), strategies.rowdata_values(event, allow_none=False),
+                   evolutions, key=False, name="builtin:rowdata",
+                   locator="conformance._builtins.subjects:rowdata")
+
+
 #: The built-ins without a schema, declared by hand as users declare subjects.
 _USER_SHAPED = {"row_of_user_type": _row_of_user_type, "pojo_with_subclasses": _pojo_with_subclasses,
-                "legacy_row": _legacy_row, "flink_row": _flink_row}
+                "legacy_row": _legacy_row, "flink_row": _flink_row, "rowdata": _rowdata}
 
 
 def _fixed_list_of_pojo() -> Any:

@@ -25,7 +25,10 @@ serializer):
   by ``--old-row-type`` (``UID/STATE=NAME[:TYPE],...`` or ``MODULE:ATTR`` naming ``{operator:
   {state: RowSerializer, reference.types.RowType or field names}}``: the old job's row type,
   which must read the savepoint's row as is; ``_common.load_old_row_types``), else ``f0..fN``
-  (Flink's ``Types.ROW`` names). ``migratable_by_conformance`` says whether that migration is possible
+  (Flink's ``Types.ROW`` names). A Table runtime row (``RowDataSerializer``, SQL jobs' state) is
+  judged alike (``--old-row-type`` then takes a ``RowDataSerializer``, a ``reference.sqltypes``
+  row type or field names); its nested rows keep the names Flink's snapshot holds.
+  ``migratable_by_conformance`` says whether that migration is possible
   (null for a state Flink restores).
 - this project's own savepoints (``reference.savepoint``'s format) are judged exactly as
   ``conformance migrate`` judges them (``conformance.spark.plan_migration``); a row evolution
@@ -217,15 +220,18 @@ def _refusal_location(state: Any, descriptor: Any, value: Any, user_key: Any, na
 
 
 def _named_row(value: Any, old_row: Any) -> tuple[Any, list[str]] | None:
-    """The savepoint's positional row snapshot with field names (``old_row``, the old job's
-    named row snapshot, else ``f0..fN``: ``reference.backends.flink_row_as_named``) so that the
-    FLIP-527 rules apply; None when the value is no Flink-form row."""
+    """The savepoint's positional row snapshot (a flink-core Row or a Table runtime row) with
+    field names (``old_row``, the old job's named row snapshot, else ``f0..fN``:
+    ``reference.backends.flink_row_as_named``) so that the FLIP-527 rules apply; None when the
+    value is no Flink-form row."""
     from reference.backends import flink_row_as_named
-    from reference.serializers import RowSerializerSnapshot
+    from reference.serializers import RowDataSerializerSnapshot, RowSerializerSnapshot
 
-    if not isinstance(value, RowSerializerSnapshot) or not value.positional:
+    if not isinstance(value, (RowSerializerSnapshot, RowDataSerializerSnapshot)) or not value.positional:
         return None
     snapshot = old_row if old_row is not None else flink_row_as_named(value)
+    if isinstance(snapshot, RowDataSerializerSnapshot):
+        return (snapshot, list(snapshot.row_type.field_names)) if snapshot.row_type is not None else None
     return snapshot, list(snapshot.field_names)
 
 

@@ -35,7 +35,10 @@ FLIP-527's name-based rules apply to those names (adding a nullable field at the
 ``old_row_types={operator uid: {state name: old row type}}`` gives the old job's field names
 instead (``flink_row_as_named``: a ``RowSerializer``, a ``reference.types.RowType`` or the field
 names in order, which must read the stored row as is), so that a reordered or added field is
-matched by its name. The migrated row's snapshot is written in Flink's form again (no names).
+matched by its name. The migrated row's snapshot is written in Flink's form again (no names). A
+Table runtime row (``RowDataSerializer``, the state of SQL jobs) is judged the same way: its
+top-level fields are ``f0..fN`` (or the old row type's), its nested rows keep the names Flink's
+snapshot holds.
 
 ``convert_to_flink_savepoint(path, out, *, operator_uid, max_parallelism=None)`` converts a
 savepoint of this project's format into a Flink canonical savepoint holding its states as the

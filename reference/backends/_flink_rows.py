@@ -1,7 +1,8 @@
-"""A flink-core Row read from a Flink savepoint, named for FLIP-527's name-based rules
-(docs/flink-savepoints.md, "The old job's row type").
+"""A flink-core Row or a Table runtime row read from a Flink savepoint, named for FLIP-527's
+name-based rules (docs/flink-savepoints.md, "The old job's row type").
 
-Flink's ``RowSerializer`` snapshot keeps the field types but no names. ``flink_row_as_named``
+Flink's ``RowSerializer`` snapshot keeps the field types but no names, and so does its
+``RowDataSerializer`` snapshot at the top level (nested rows keep theirs). ``flink_row_as_named``
 is the one rule giving such a row its names: the old job's row type when the caller gives it,
 else ``f0..fN`` (the names of Flink's ``Types.ROW``). ``migrate_flink_savepoint``, the backends'
 restore of a Flink savepoint and ``conformance savepoint check`` all use it.
@@ -12,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._errors import StateError
-from ..serializers import RowSerializer, RowSerializerSnapshot
+from ..serializers import RowDataSerializer, RowDataSerializerSnapshot, RowSerializer, RowSerializerSnapshot
 
 __all__ = ["flink_row_as_named"]
 
@@ -27,6 +28,8 @@ def flink_row_as_named(snapshot: Any, old_row: Any = None, where: str = "the sta
     from .._snapshot import resolve_compatibility
     from ..types import RowType, serializer_for
 
+    if isinstance(snapshot, RowDataSerializerSnapshot) and snapshot.positional:
+        return _rowdata_as_named(snapshot, old_row, where)
     is_flink_row = isinstance(snapshot, RowSerializerSnapshot) and snapshot.positional
     if old_row is None:
         if not is_flink_row:
@@ -56,5 +59,38 @@ def flink_row_as_named(snapshot: Any, old_row: Any = None, where: str = "the sta
         raise StateError(
             f"{where}: {old_row!r} does not read the savepoint's row as is ({result.kind}"
             f"{': ' + result.reason if result.reason else ''}); give the old job's row type, {arity} fields "
+            "of the savepoint's types in its order")
+    return old_row.snapshot_configuration()
+
+
+def _rowdata_as_named(snapshot: RowDataSerializerSnapshot, old_row: Any, where: str) -> Any:
+    """``flink_row_as_named`` of a Table runtime row in Flink's form: ``old_row`` a
+    ``RowDataSerializer``, a ``reference.sqltypes`` row type or the top-level field names in
+    order; else the snapshot's own ``f0..fN`` form (``named()``)."""
+    from .._snapshot import resolve_compatibility
+    from ..sqltypes import LogicalType
+    from ..sqltypes import RowType as SqlRowType
+
+    if old_row is None:
+        return snapshot.named()
+    if snapshot.row_type is None:
+        raise StateError(f"{where}: the Table runtime row's snapshot holds no row type to name")
+    fields = snapshot.row_type.fields
+    if isinstance(old_row, LogicalType) and old_row.root == "ROW":
+        old_row = RowDataSerializer(old_row)
+    elif not isinstance(old_row, RowDataSerializer) and isinstance(old_row, (list, tuple)) \
+            and all(isinstance(n, str) for n in old_row):
+        if len(old_row) != len(fields):
+            raise StateError(f"{where}: the old row type names {len(old_row)} fields {list(old_row)}, the savepoint's "
+                             f"row has {len(fields)} fields; name each field in its order")
+        old_row = RowDataSerializer(SqlRowType([(name, field[1]) for name, field in zip(old_row, fields, strict=True)]))
+    if not isinstance(old_row, RowDataSerializer):
+        raise StateError(f"{where}: the old row type is a {type(old_row).__name__}; for a Table runtime row give a "
+                         "RowDataSerializer, a reference.sqltypes row type or the field names in order")
+    result = resolve_compatibility(old_row, snapshot)
+    if not result.is_compatible_as_is():
+        raise StateError(
+            f"{where}: {old_row!r} does not read the savepoint's row as is ({result.kind}"
+            f"{': ' + result.reason if result.reason else ''}); give the old job's row type, {len(fields)} fields "
             "of the savepoint's types in its order")
     return old_row.snapshot_configuration()

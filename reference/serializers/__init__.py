@@ -1,9 +1,12 @@
 """Built-in serializers in Flink 2.x byte formats, each with its own snapshot class; the
 serializers of Flink's state runtime read from Flink's savepoints (void namespace, TTL, timers);
-and ``record_serializer``, which reads state without the user's POJO and enum classes."""
+and ``record_serializer``, which reads state without the user's POJO and enum classes; and
+``RowDataSerializer``, the rows of Flink's Table API and SQL in the ``BinaryRowData`` layout (their
+types in ``reference.sqltypes``)."""
 
 from ._avro import AvroSerializer, AvroSerializerSnapshot
 from ._avro_compat import AvroSchemaError
+from ._binary import TimestampData
 from ._codegen import generated_codecs, generated_codecs_enabled, set_generated_codecs
 from ._composites import (
     ListSerializer,
@@ -56,6 +59,7 @@ from ._primitives import (
 )
 from ._records import EnumNameSerializer, PojoRecordSerializer, Record, record_serializer
 from ._row import Row, RowKind, RowSerializer, RowSerializerSnapshot
+from ._rowdata import RowDataSerializer, RowDataSerializerSnapshot
 
 __all__ = [
     "AvroSchemaError", "AvroSerializer", "AvroSerializerSnapshot",
@@ -75,6 +79,7 @@ __all__ = [
     "PojoRecordSerializer", "PojoSerializer", "PojoSerializerSnapshot", "field_serializer_for_annotation",
     "Record", "record_serializer",
     "Row", "RowKind", "RowSerializer", "RowSerializerSnapshot",
+    "RowDataSerializer", "RowDataSerializerSnapshot", "TimestampData",
     "ShortSerializer", "ShortSerializerSnapshot",
     "StringSerializer", "StringSerializerSnapshot",
     "GlobalWindowSerializer", "GlobalWindowSerializerSnapshot", "KryoSerializerSnapshot",

@@ -101,3 +101,58 @@ def key_groups_java(tmp_path_factory) -> list[str]:
     )
     assert compiled.returncode == 0, f"javac failed on KeyGroups.java: {compiled.stderr}"
     return [java, "-cp", os.pathsep.join([str(classes), jar]), "KeyGroups"]
+
+
+@pytest.fixture(scope="session")
+def rowdata_java() -> list[str]:
+    """``java -cp ...`` for RowDataCheck.java and RowDataJob.java, compiled once (cached like
+    SavepointJob) against flink-dist and the Table runtime's jars beside it."""
+    jar, javac, java = _jar_and_jdk()
+    lib = os.path.dirname(jar)
+    table = sorted(glob.glob(os.path.join(lib, "flink-table-runtime*.jar"))) + sorted(
+        glob.glob(os.path.join(lib, "flink-table-api-java-uber*.jar")))
+    if len(table) != 2:
+        pytest.skip(f"RowData cross-check skipped: flink-table-runtime and flink-table-api-java-uber "
+                    f"jars not found beside {jar}")
+    classpath = os.pathsep.join([jar, *table])
+    classes = savepoints.compile_cached([HERE / "RowDataCheck.java", HERE / "RowDataJob.java"], classpath, javac,
+                                        "RowDataJob.class")
+    return [java, "-Xmx1g", "-cp", os.pathsep.join([str(classes), classpath])]
+
+
+def _write_cases(lines: list[str], directory: Path) -> Path:
+    cases = directory / "cases.txt"
+    cases.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return cases
+
+
+@pytest.fixture(scope="session")
+def rowdata_check(rowdata_java):
+    """Runs RowDataCheck.java: ``rowdata_check(lines, directory)`` writes the cases
+    (``TYPE<TAB>VALUE`` lines) for one JVM run and returns its output lines, one per case."""
+
+    def run(lines: list[str], directory: Path) -> list[str]:
+        output = directory / "flink.txt"
+        ran = subprocess.run([*rowdata_java, "RowDataCheck", str(_write_cases(lines, directory)), str(output)],
+                             capture_output=True, text=True, timeout=600)
+        assert ran.returncode == 0, f"RowDataCheck failed: {ran.stderr}"
+        result = output.read_text(encoding="utf-8").splitlines()
+        assert len(result) == len(lines), f"RowDataCheck wrote {len(result)} lines for {len(lines)} cases"
+        return result
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def rowdata_job(rowdata_java):
+    """Runs RowDataJob.java: ``rowdata_job(lines, directory)`` stores the row of line i under key
+    i in a MiniCluster job's value state and returns the canonical savepoint's directory."""
+
+    def run(lines: list[str], directory: Path) -> Path:
+        ran = subprocess.run([*rowdata_java, "RowDataJob", str(_write_cases(lines, directory)),
+                              str(directory / "savepoints")], capture_output=True, text=True, timeout=900)
+        assert ran.returncode == 0, f"RowDataJob failed: {ran.stderr[-3000:]}"
+        uri = [line for line in ran.stdout.splitlines() if line.startswith("file:")][-1]
+        return Path(uri[len("file:"):])
+
+    return run

@@ -152,34 +152,46 @@ def _cache_root() -> Path:
     return Path(base) / "state-conformance" / "flink-classes"
 
 
-def compile_job(jar: str, javac: str, java: str) -> FlinkJava:
-    """SavepointJob compiled against ``jar``, from the cache when the same sources, jar and javac
-    compiled it before."""
+def compile_cached(sources: Iterable[Path], classpath: str, javac: str, marker: str) -> Path:
+    """The classes of ``sources`` compiled against ``classpath``, from the cache when the same
+    sources, classpath jars and javac compiled them before; ``marker`` is a class file the
+    compiled directory must hold."""
+    sources = list(sources)
     digest = hashlib.sha256()
-    for name in SOURCES:
-        digest.update(name.encode() + b"\0" + (HERE / name).read_bytes() + b"\0")
-    stat = os.stat(jar)
-    digest.update(f"{os.path.abspath(jar)}\0{stat.st_size}\0{stat.st_mtime_ns}\0{javac}".encode())
+    for source in sources:
+        digest.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
+    for jar in classpath.split(os.pathsep):
+        stat = os.stat(jar)
+        digest.update(f"{os.path.abspath(jar)}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+    digest.update(javac.encode())
     root = _cache_root()
     target = root / digest.hexdigest()[:24]
-    if not (target / "SavepointJob.class").is_file():
+    if not (target / marker).is_file():
         root.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix="compiling-", dir=root))
         compiled = subprocess.run(
-            [javac, "-nowarn", "-encoding", "UTF-8", "-cp", jar, "-d", str(scratch),
-             *(str(HERE / name) for name in SOURCES)],
+            [javac, "-nowarn", "-encoding", "UTF-8", "-cp", classpath, "-d", str(scratch),
+             *(str(source) for source in sources)],
             capture_output=True, text=True, timeout=600,
         )
         if compiled.returncode != 0:
             shutil.rmtree(scratch, ignore_errors=True)
-            raise RuntimeError(f"javac failed on {', '.join(SOURCES)} against {jar}: {compiled.stderr}")
+            names = ", ".join(source.name for source in sources)
+            raise RuntimeError(f"javac failed on {names} against {classpath}: {compiled.stderr}")
         try:
             scratch.rename(target)  # atomic: a concurrent session either wins or finds it done
         except OSError:
             shutil.rmtree(scratch, ignore_errors=True)
-            if not (target / "SavepointJob.class").is_file():
+            if not (target / marker).is_file():
                 raise
-    return FlinkJava(java=java, javac=javac, jar=jar, classes=target)
+    return target
+
+
+def compile_job(jar: str, javac: str, java: str) -> FlinkJava:
+    """SavepointJob compiled against ``jar``, from the cache when the same sources, jar and javac
+    compiled it before."""
+    classes = compile_cached((HERE / name for name in SOURCES), jar, javac, "SavepointJob.class")
+    return FlinkJava(java=java, javac=javac, jar=jar, classes=classes)
 
 
 def compile_user_classes(flink: FlinkJava, sources: Mapping[str, str], directory: Path) -> Path:

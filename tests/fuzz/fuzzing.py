@@ -59,6 +59,7 @@ from reference import (
     snapshot_to_bytes,
 )
 from reference import serializers as s
+from reference import sqltypes as sql
 from reference._snapshot import COMPOSITE_MAGIC, NESTED_MAGIC, class_identity
 from reference.backends import (
     BytesStateBackend,
@@ -175,6 +176,16 @@ def _node(value: int, children: list[Any] | None = None, nxt: Any = None) -> dic
     return {"value": value, "children": children or [], "next": nxt}
 
 
+_ROWDATA = sql.RowType([
+    ("id", sql.IntType()), ("tag", sql.VarCharType()), ("note", sql.VarCharType(40)),
+    ("amount", sql.DecimalType(24, 2)), ("at", sql.TimestampType(6)),
+    ("names", sql.ArrayType(sql.VarCharType())),
+    ("scores", sql.MapType(sql.VarCharType(), sql.DoubleType())),
+    ("bag", sql.MultisetType(sql.VarBinaryType())),
+    ("inner", sql.RowType([("ok", sql.BooleanType(False)), ("price", sql.DecimalType(5, 2))])),
+])
+
+
 def build_configs() -> list[Config]:
     utc = datetime.timezone.utc
     configs = [
@@ -217,6 +228,11 @@ def build_configs() -> list[Config]:
         Config("zero-width-rows", s.ListSerializer(_row([], kind=False)), [[(), ()], []]),
         Config("tuple", s.TupleSerializer(s.IntSerializer(), s.NullableSerializer(s.DoubleSerializer(), padded=True),
                                           s.StringSerializer()), [(1, None, "x"), (2, 0.5, "")]),
+        Config("rowdata", s.RowDataSerializer(_ROWDATA),
+               [(1, "short", "a string past seven bytes", decimal.Decimal("-12345678901234567890.12"),
+                 s.TimestampData(1_700_000_000_123, 456_789), ["x", None, "longer than seven"],
+                 {"k": 1.5, "none": None}, {b"\x00": 3}, (True, decimal.Decimal("1.50"))),
+                s.Row((None, None, "", None, None, [], {}, {}, None), s.RowKind.UPDATE_AFTER)]),
         Config("pickle-list", s.ListSerializer(s.PickleSerializer()),
                [[{"a": [1, 2.5]}, (1, None)], [b"\x00\xff" * 200, "x" * 300], []], pickles=True),
     ]

@@ -47,3 +47,67 @@ def test_a_create_instance_other_than_the_zero_is_caught(monkeypatch, zero):
     monkeypatch.setattr(LongSerializer, "create_instance", lambda self: zero)
     got = _status(builtin_subject("long"), "roundtrip.create_instance")
     assert got.failed and "create_instance()" in got.message, f"got {got}, should fail on {zero!r}"
+
+
+def _planted_in_rowdata_writes(monkeypatch, plant):
+    """``plant(row_type, data)`` changes what the reference's RowDataSerializer writes for a row
+    and each row nested in it (the reader is left as it is, as a bug in one of them would be)."""
+    from reference import DataOutputView
+    from reference.serializers import RowDataSerializer
+
+    original = RowDataSerializer.serialize
+
+    def planted(t, data):
+        out = bytearray(plant(t, bytes(data)))
+        width = ((len(t.fields) + 71) // 64) * 8
+        for i, (_, ftype, _) in enumerate(t.fields):
+            if ftype.root != "ROW" or data[(i + 8) >> 3] & (1 << ((i + 8) & 7)):
+                continue
+            word = int.from_bytes(data[width + 8 * i:width + 8 * i + 8], "little")
+            offset, size = word >> 32, word & 0xFFFFFFFF
+            out[offset:offset + size] = planted(ftype, data[offset:offset + size])
+        return bytes(out)
+
+    def buggy(self, value, target):
+        out = DataOutputView()
+        original(self, value, out)
+        data = out.getvalue()
+        target.write(data[:4] + planted(self.row_type, data[4:]))
+
+    monkeypatch.setattr(RowDataSerializer, "serialize", buggy)
+
+
+def _null_bits_one_off(t, data):
+    # field i's null bit written at bit 9 + i instead of 8 + i
+    width = ((len(t.fields) + 71) // 64) * 8
+    bits = int.from_bytes(data[:width], "little")
+    kind, nulls = bits & 0xFF, bits >> 8
+    return ((nulls << 9 | kind) & ((1 << (8 * width)) - 1)).to_bytes(width, "little") + data[width:]
+
+
+def _eighth_byte_inline(t, data):
+    # a string of exactly 8 bytes kept in its slot: its last byte overwrites the inline mark
+    width = ((len(t.fields) + 71) // 64) * 8
+    out = bytearray(data)
+    for i, (_, ftype, _) in enumerate(t.fields):
+        slot = width + 8 * i
+        word = int.from_bytes(out[slot:slot + 8], "little")
+        offset, size = word >> 32, word & 0xFFFFFFFF
+        if ftype.root == "VARCHAR" and size == 8 and not word >> 63 and offset + 8 <= len(out):
+            out[slot:slot + 8] = out[offset:offset + 8]
+    return bytes(out)
+
+
+READ_BACK = ("roundtrip.bit_exact", "roundtrip.sequence", "roundtrip.copy_serialized")
+
+
+@pytest.mark.parametrize("plant", [_null_bits_one_off, _eighth_byte_inline], ids=["null bit offset",
+                                                                                 "8-byte string inline"])
+def test_a_planted_binary_row_bug_is_caught_by_the_round_trip(monkeypatch, plant):
+    subject = builtin_subject("rowdata")
+    assert _status(subject, "roundtrip.bit_exact").status == "passed"
+    _planted_in_rowdata_writes(monkeypatch, plant)
+    report = check_serializer(subject, RunConfig(examples=100, seed=SEED, exitfirst=True))
+    failed = [result.id for result in report.results if result.failed]
+    # the checks that read back what serialize wrote, before any later family
+    assert len(failed) == 1 and failed[0] in READ_BACK, f"got failures {failed}, the first should be one of {READ_BACK}"

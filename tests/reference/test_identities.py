@@ -24,6 +24,9 @@ PINNED = sorted(
     # Flink's state-runtime serializers, read from Flink's own savepoints
     + [f"reference.serializers:{n}SerializerSnapshot" for n in ("VoidNamespace", "Ttl", "Timer", "TimeWindow",
                                                                "GlobalWindow", "Kryo")]
+    # the Table runtime's rows (RowData)
+    + ["reference.serializers:RowDataSerializerSnapshot", "reference.serializers:RowDataSerializer",
+       "reference.serializers:TimestampData"]
 )
 
 

@@ -1,0 +1,360 @@
+"""The subset of Java's object serialization stream (the public "Object Serialization Stream
+Protocol", version 5) that Flink writes for ``LogicalType`` objects in serializer snapshots:
+read into plain Python values and written back, never by loading a class or running anything.
+
+Grammar read and written: the stream magic and version; ``TC_OBJECT`` with a class description
+(``TC_CLASSDESC``: name, serialVersionUID, flags, fields, an empty annotation, a superclass
+description or ``TC_NULL``) and its class data, top superclass first (primitive fields ``Z``,
+``B``, ``S``, ``I``, ``J``, object fields ``L``), and after the fields of a class whose flags say
+it has a ``writeObject`` method, its annotation (``TC_BLOCKDATA`` and objects up to
+``TC_ENDBLOCKDATA``); ``TC_ENUM``; ``TC_STRING``; ``TC_NULL``; ``TC_REFERENCE`` to any of them.
+Anything else (arrays, proxies, externalizable classes, long strings, exceptions, resets) is
+refused as outside the subset. Reading is bounded: by the bytes given, by ``MAX_DEPTH`` levels of
+nested objects and by ``MAX_HANDLES`` handles.
+
+Values: :class:`JavaObject` (its class description and per class of its hierarchy the field
+values and the annotation), :class:`JavaEnum`, :class:`JavaClassDesc`, ``str``, ``None`` and
+``int``/``bool`` for primitive fields. A back reference reads as the same Python object, so
+identity is what the stream shares. Writing gives an object one handle per identity, an enum
+constant and a class description one per name, a string marked *shared* one per value (as
+Java's interned strings: field type signatures, enum constant names), and every other string a
+handle of its own (as the distinct ``String`` objects of field names parsed from SQL text).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._errors import SnapshotFormatError
+
+__all__ = ["JavaClassDesc", "JavaObject", "JavaEnum", "SharedString", "read_java_object", "write_java_object",
+           "MAX_DEPTH", "MAX_HANDLES"]
+
+MAGIC = 0xACED
+VERSION = 5
+TC_NULL, TC_REFERENCE, TC_CLASSDESC, TC_OBJECT, TC_STRING = 0x70, 0x71, 0x72, 0x73, 0x74
+TC_BLOCKDATA, TC_ENDBLOCKDATA, TC_ENUM = 0x77, 0x78, 0x7E
+BASE_HANDLE = 0x7E0000
+SC_WRITE_METHOD, SC_SERIALIZABLE, SC_ENUM = 0x01, 0x02, 0x10
+#: Deepest nesting of objects read (a row type of rows of rows ... takes about 3 per level).
+MAX_DEPTH = 400
+#: Most handles (objects, class descriptions, strings) one stream may assign.
+MAX_HANDLES = 1 << 16
+_PRIMITIVES = {"Z": 1, "B": 1, "S": 2, "I": 4, "J": 8, "C": 2, "F": 4, "D": 8}
+
+
+class SharedString(str):
+    """A string Java shares by value (an interned one: a field's type signature, an enum
+    constant's name): written once per stream, then referenced."""
+
+    __slots__ = ()
+
+
+@dataclass(eq=False)
+class JavaClassDesc:
+    name: str
+    suid: int
+    flags: int
+    #: (type code, field name, class name of an object field or None)
+    fields: tuple[tuple[str, str, str | None], ...]
+    superclass: JavaClassDesc | None
+
+    def hierarchy(self) -> list[JavaClassDesc]:
+        """This class and its superclasses, top superclass first (the order of class data)."""
+        chain: list[JavaClassDesc] = []
+        desc: JavaClassDesc | None = self
+        while desc is not None:
+            chain.append(desc)
+            desc = desc.superclass
+        return chain[::-1]
+
+
+@dataclass(eq=False)
+class JavaObject:
+    desc: JavaClassDesc
+    #: per class name of the hierarchy: field name -> value
+    values: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: per class name with a writeObject method: its annotation (bytes of block data and values)
+    annotations: dict[str, list[Any]] = field(default_factory=dict)
+
+    def get(self, name: str) -> Any:
+        """The value of field ``name`` (the most derived class declaring it)."""
+        for desc in reversed(self.desc.hierarchy()):
+            fields = self.values.get(desc.name, {})
+            if name in fields:
+                return fields[name]
+        raise KeyError(name)
+
+
+@dataclass(eq=False)
+class JavaEnum:
+    desc: JavaClassDesc
+    name: str
+
+
+def _corrupt(what: str) -> SnapshotFormatError:
+    return SnapshotFormatError(f"Java object stream: {what}; the snapshot is corrupt or holds an object "
+                               "outside the subset Flink writes for logical types")
+
+
+class _Reader:
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.pos = 0
+        self.handles: list[Any] = []
+
+    def take(self, n: int) -> bytes:
+        if n < 0 or self.pos + n > len(self.data):
+            raise _corrupt(f"{n} bytes needed at offset {self.pos} of {len(self.data)}")
+        chunk = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return chunk
+
+    def u1(self) -> int:
+        return self.take(1)[0]
+
+    def u2(self) -> int:
+        return int(struct.unpack(">H", self.take(2))[0])
+
+    def utf(self) -> str:
+        raw = self.take(self.u2())
+        try:
+            return raw.replace(b"\xc0\x80", b"\x00").decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            raise _corrupt(f"string bytes {raw[:32]!r} are not modified UTF-8") from None
+
+    def new_handle(self, value: Any) -> int:
+        if len(self.handles) >= MAX_HANDLES:
+            raise _corrupt(f"more than {MAX_HANDLES} handles")
+        self.handles.append(value)
+        return len(self.handles) - 1
+
+    def reference(self) -> Any:
+        handle = int(struct.unpack(">i", self.take(4))[0]) - BASE_HANDLE
+        if not 0 <= handle < len(self.handles) or self.handles[handle] is None:
+            raise _corrupt(f"a reference to handle {handle + BASE_HANDLE:#x}, which is not assigned")
+        return self.handles[handle]
+
+    def string(self, tc: int) -> str:
+        if tc == TC_STRING:
+            text = self.utf()
+            self.new_handle(text)
+            return text
+        if tc == TC_REFERENCE:
+            value = self.reference()
+            if not isinstance(value, str):
+                raise _corrupt(f"a reference to a {type(value).__name__} where a string belongs")
+            return value
+        raise _corrupt(f"type code {tc:#x} where a string belongs")
+
+    def class_desc(self, depth: int) -> JavaClassDesc | None:
+        tc = self.u1()
+        if tc == TC_NULL:
+            return None
+        if tc == TC_REFERENCE:
+            value = self.reference()
+            if not isinstance(value, JavaClassDesc):
+                raise _corrupt(f"a reference to a {type(value).__name__} where a class description belongs")
+            return value
+        if tc != TC_CLASSDESC:
+            raise _corrupt(f"type code {tc:#x} where a class description belongs (proxies are not read)")
+        if depth > MAX_DEPTH:
+            raise _corrupt(f"class descriptions nested deeper than {MAX_DEPTH}")
+        name = self.utf()
+        suid = int(struct.unpack(">q", self.take(8))[0])
+        desc = JavaClassDesc(name, suid, 0, (), None)
+        self.new_handle(desc)
+        desc.flags = self.u1()
+        if desc.flags & ~(SC_WRITE_METHOD | SC_SERIALIZABLE | SC_ENUM) or not desc.flags & SC_SERIALIZABLE:
+            raise _corrupt(f"class {name} has flags {desc.flags:#x} (only Serializable classes are read)")
+        count = self.u2()
+        fields: list[tuple[str, str, str | None]] = []
+        for _ in range(count):
+            code = chr(self.u1())
+            fname = self.utf()
+            if code in _PRIMITIVES:
+                fields.append((code, fname, None))
+            elif code in ("L", "["):
+                fields.append((code, fname, SharedString(self.string(self.u1()))))
+            else:
+                raise _corrupt(f"field {fname} of {name} has type code {code!r}")
+        desc.fields = tuple(fields)
+        if self.u1() != TC_ENDBLOCKDATA:
+            raise _corrupt(f"class {name} has a class annotation")
+        desc.superclass = self.class_desc(depth + 1)
+        return desc
+
+    def content(self, depth: int) -> Any:
+        if depth > MAX_DEPTH:
+            raise _corrupt(f"objects nested deeper than {MAX_DEPTH}")
+        tc = self.u1()
+        if tc == TC_NULL:
+            return None
+        if tc == TC_REFERENCE:
+            return self.reference()
+        if tc == TC_STRING:
+            return self.string(tc)
+        if tc == TC_ENUM:
+            desc = self.class_desc(depth + 1)
+            if desc is None:
+                raise _corrupt("an enum without a class")
+            enum = JavaEnum(desc, "")
+            self.new_handle(enum)
+            enum.name = SharedString(self.string(self.u1()))
+            return enum
+        if tc == TC_OBJECT:
+            desc = self.class_desc(depth + 1)
+            if desc is None:
+                raise _corrupt("an object without a class")
+            obj = JavaObject(desc)
+            self.new_handle(obj)
+            for cls in desc.hierarchy():
+                values: dict[str, Any] = {}
+                for code, fname, _ in cls.fields:
+                    values[fname] = self.primitive(code) if code in _PRIMITIVES else self.content(depth + 1)
+                obj.values[cls.name] = values
+                if cls.flags & SC_WRITE_METHOD:
+                    obj.annotations[cls.name] = self.annotation(depth + 1)
+            return obj
+        raise _corrupt(f"type code {tc:#x} at offset {self.pos - 1} is outside the subset read")
+
+    def primitive(self, code: str) -> Any:
+        raw = self.take(_PRIMITIVES[code])
+        if code == "Z":
+            return raw != b"\x00"
+        if code in "FD":
+            raise _corrupt("float fields are outside the subset read")
+        return int.from_bytes(raw, "big", signed=code != "C")
+
+    def annotation(self, depth: int) -> list[Any]:
+        items: list[Any] = []
+        while True:
+            tc = self.data[self.pos] if self.pos < len(self.data) else None
+            if tc is None:
+                raise _corrupt("an object annotation without its end")
+            if tc == TC_ENDBLOCKDATA:
+                self.pos += 1
+                return items
+            if tc == TC_BLOCKDATA:
+                self.pos += 1
+                items.append(bytes(self.take(self.u1())))
+            else:
+                items.append(self.content(depth))
+
+
+def read_java_object(data: bytes, pos: int = 0) -> tuple[Any, int]:
+    """One object stream (magic, version, one object) at ``data[pos:]``: (the object, the
+    offset after it)."""
+    reader = _Reader(data)
+    reader.pos = pos
+    if struct.unpack(">HH", reader.take(4)) != (MAGIC, VERSION):
+        raise _corrupt(f"no stream header (0xACED 0005) at offset {pos}")
+    return reader.content(0), reader.pos
+
+
+class _Writer:
+    def __init__(self) -> None:
+        self.out = bytearray(struct.pack(">HH", MAGIC, VERSION))
+        self.handles: dict[Any, int] = {}
+
+    def utf(self, text: str) -> None:
+        raw = text.encode("utf-8", "surrogatepass").replace(b"\x00", b"\xc0\x80")
+        self.out += struct.pack(">H", len(raw)) + raw
+
+    def handle_of(self, key: Any) -> int | None:
+        return self.handles.get(key)
+
+    def assign(self, key: Any) -> None:
+        self.handles[key] = len(self.handles)
+
+    def ref(self, handle: int) -> None:
+        self.out += bytes([TC_REFERENCE]) + struct.pack(">i", BASE_HANDLE + handle)
+
+    def string(self, text: str) -> None:
+        if isinstance(text, SharedString):
+            key: tuple[str, Any] = ("s", str(text))
+            handle = self.handle_of(key)
+            if handle is not None:
+                self.ref(handle)
+                return
+        else:  # a string of its own (a field name parsed from SQL text): never shared
+            key = ("o", len(self.handles))
+        self.out.append(TC_STRING)
+        self.assign(key)
+        self.utf(text)
+
+    def class_desc(self, desc: JavaClassDesc | None) -> None:
+        if desc is None:
+            self.out.append(TC_NULL)
+            return
+        key = ("c", desc.name)
+        handle = self.handle_of(key)
+        if handle is not None:
+            self.ref(handle)
+            return
+        self.out.append(TC_CLASSDESC)
+        self.utf(desc.name)
+        self.out += struct.pack(">q", desc.suid)
+        self.assign(key)
+        self.out.append(desc.flags)
+        self.out += struct.pack(">H", len(desc.fields))
+        for code, fname, cname in desc.fields:
+            self.out.append(ord(code))
+            self.utf(fname)
+            if cname is not None:
+                self.string(SharedString(cname))
+        self.out.append(TC_ENDBLOCKDATA)
+        self.class_desc(desc.superclass)
+
+    def content(self, value: Any) -> None:
+        if value is None:
+            self.out.append(TC_NULL)
+        elif isinstance(value, str):
+            self.string(value)
+        elif isinstance(value, JavaEnum):
+            key: tuple[Any, ...] = ("e", value.desc.name, value.name)
+            handle = self.handle_of(key)
+            if handle is not None:
+                self.ref(handle)
+                return
+            self.out.append(TC_ENUM)
+            self.class_desc(value.desc)
+            self.assign(key)
+            self.string(SharedString(value.name))
+        elif isinstance(value, JavaObject):
+            key = ("o", id(value))
+            handle = self.handle_of(key)
+            if handle is not None:
+                self.ref(handle)
+                return
+            self.out.append(TC_OBJECT)
+            self.class_desc(value.desc)
+            self.assign(key)
+            for cls in value.desc.hierarchy():
+                values = value.values.get(cls.name, {})
+                for code, fname, _ in cls.fields:
+                    item = values[fname]
+                    if code in _PRIMITIVES:
+                        size = _PRIMITIVES[code]
+                        self.out += int(item).to_bytes(size, "big", signed=code != "C")
+                    else:
+                        self.content(item)
+                if cls.flags & SC_WRITE_METHOD:
+                    for part in value.annotations.get(cls.name, []):
+                        if isinstance(part, bytes):
+                            self.out += bytes([TC_BLOCKDATA, len(part)]) + part
+                        else:
+                            self.content(part)
+                    self.out.append(TC_ENDBLOCKDATA)
+        else:
+            raise TypeError(f"write_java_object: cannot write a {type(value).__name__} ({value!r})")
+
+
+def write_java_object(value: Any) -> bytes:
+    """One object stream (magic, version, the object), as Java's ``ObjectOutputStream`` writes
+    it (see the module docstring for what is shared)."""
+    writer = _Writer()
+    writer.content(value)
+    return bytes(writer.out)
