@@ -149,7 +149,13 @@ public class RowDataJob {
         try {
             long deadline = System.currentTimeMillis() + 300_000;
             while (STORED.get() < ROWS.size()) {
-                if (client.getJobStatus().get().isGloballyTerminalState()) {
+                boolean over;
+                try {
+                    over = client.getJobStatus().get().isGloballyTerminalState();
+                } catch (Exception e) {
+                    over = true; // the local MiniCluster shuts down once a failed job has ended
+                }
+                if (over) {
                     Throwable cause = null;
                     try {
                         client.getJobExecutionResult().get();
