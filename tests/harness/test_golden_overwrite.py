@@ -73,6 +73,13 @@ def test_cli_refusal_names_the_seed_a_release_was_recorded_with(targets, capsys)
     status = main(["certify", "golden_targets:OLD", *other_seed, "--update-golden"])
     err = capsys.readouterr().err
     assert status == 2 and "recorded with --seed 7" in err, f"got exit {status}, stderr {err!r}"
+    # The same code with another seed: nothing new to record, so no advice to bump the release
+    # or force a re-record, but the two ways that do make sense.
+    assert "snapshot.bin" not in err.split("would change", 1)[1].split(":", 1)[0], err
+    for words in ("nothing new to record", "drop --update-golden", "rerun with --seed 7"):
+        assert words in err, f"got stderr {err!r}, should say {words!r}"
+    for words in ("Subject(release=...)", "--force"):
+        assert words not in err, f"got stderr {err!r}, should not advise {words!r} for an unchanged serializer"
 
 
 def test_cli_force_re_records_and_names_what_it_replaced(targets, capsys):
