@@ -129,13 +129,21 @@ def golden(ctx: CheckContext) -> None:
                                       force=ctx.force).describe()
         ctx.take(RELEASES)  # read again, with the new recording
     found = releases(ctx)
+    missing = sorted(set(ctx.subject.releases) - {r.release for r in found})
+    # Past releases cannot be recorded again: their code is gone, their files are history.
+    current = current_release(ctx.subject, ctx.serializer()) if missing else None
+    past = [name for name in missing if name != current]
+    restore = (f"restore {directory} from version control (git checkout, or a clone that has it): "
+               f"--update-golden records only the current release ({current}); or fix the names")
     if not found:
+        if past:
+            raise Violation(f"no recorded release at {directory}, but Subject(releases=...) names past "
+                            f"releases {past}; {restore}")
         raise Violation(f"no recorded release at {directory}; run with --update-golden to record the "
                         "current release (and keep the directory in version control)")
-    missing = sorted(set(ctx.subject.releases) - {r.release for r in found})
     if missing:
         raise Violation(f"Subject(releases=...) names {missing}, but {directory} holds only "
-                        f"{[r.release for r in found]}; record them or fix the names")
+                        f"{[r.release for r in found]}; " + (restore if past else "record them or fix the names"))
     if recorded_now is not None:
         ctx.note(recorded_now)
 
