@@ -120,30 +120,33 @@ def golden(ctx: CheckContext) -> None:
             "no golden directory (Subject(golden='golden/<name>'); record one with "
             "conformance certify --update-golden)"
         )
+    current = current_release(ctx.subject, ctx.serializer())
+    # Past releases cannot be recorded again: their code is gone, their files are history.
+    # Checked before recording, so a run that must fail writes nothing.
+    past = sorted(set(ctx.subject.releases) - {r.release for r in releases(ctx)} - {current})
+    if past:
+        found = releases(ctx)
+        where = (f"no recorded release at {directory}, but Subject(releases=...) names past releases {past}"
+                 if not found else f"Subject(releases=...) names past releases {past}, but {directory} holds "
+                 f"only {[r.release for r in found]}")
+        raise Violation(f"{where}; restore {directory} from version control (git checkout, or a clone "
+                        f"that has it): --update-golden records only the current release ({current}); "
+                        "or fix the names")
     recorded_now = None
     if ctx.update_golden:
         serializer = ctx.serializer()
-        release = current_release(ctx.subject, serializer)
         values = _collect_values(ctx, min(ctx.examples, 50))
-        recorded_now = record_release(directory, release, serializer, values, {"seed": ctx.seed},
+        recorded_now = record_release(directory, current, serializer, values, {"seed": ctx.seed},
                                       force=ctx.force).describe()
         ctx.take(RELEASES)  # read again, with the new recording
     found = releases(ctx)
-    missing = sorted(set(ctx.subject.releases) - {r.release for r in found})
-    # Past releases cannot be recorded again: their code is gone, their files are history.
-    current = current_release(ctx.subject, ctx.serializer()) if missing else None
-    past = [name for name in missing if name != current]
-    restore = (f"restore {directory} from version control (git checkout, or a clone that has it): "
-               f"--update-golden records only the current release ({current}); or fix the names")
     if not found:
-        if past:
-            raise Violation(f"no recorded release at {directory}, but Subject(releases=...) names past "
-                            f"releases {past}; {restore}")
         raise Violation(f"no recorded release at {directory}; run with --update-golden to record the "
                         "current release (and keep the directory in version control)")
-    if missing:
+    missing = sorted(set(ctx.subject.releases) - {r.release for r in found})
+    if missing:  # only the current release can be missing here: record it
         raise Violation(f"Subject(releases=...) names {missing}, but {directory} holds only "
-                        f"{[r.release for r in found]}; " + (restore if past else "record them or fix the names"))
+                        f"{[r.release for r in found]}; record them with --update-golden or fix the names")
     if recorded_now is not None:
         ctx.note(recorded_now)
 

@@ -11,7 +11,8 @@ A recorded release is history: ``record_release`` never replaces one whose files
 or re-record deliberately with ``force=True`` / ``--force``; when the snapshot is the recorded
 one and only the records drawn with another seed differ, there is nothing new to record: drop
 ``--update-golden`` or rerun with the recorded seed); recording the same bytes again changes
-nothing.
+nothing. A release named ``unreleased`` (no ``release=`` and no package version) is not
+recorded unless forced (``UnnamedReleaseError``): later releases could not name it.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from reference import DataInputView, DataOutputView, snapshot_to_bytes
 from .canonical import legacy_text, stable_text, value_tree
 from .errors import ConformanceError
 
-__all__ = ["example_line", "GoldenRelease", "GoldenOverwriteError", "Recording", "record_release", "recorded_releases",
+__all__ = ["example_line", "GoldenRelease", "GoldenOverwriteError", "UnnamedReleaseError", "UNRELEASED",
+           "Recording", "record_release", "recorded_releases",
            "current_release", "recorded_example", "RECORDED_EXAMPLE", "FORMAT"]
 
 #: 2 adds ``trees`` (each value's ``value_tree``); format 1 manifests have only ``values``;
@@ -39,8 +41,17 @@ SNAPSHOT, DATA, MANIFEST = "snapshot.bin", "data.bin", "manifest.json"
 
 
 class GoldenOverwriteError(ConformanceError):
-    """Recording would replace a release already recorded with different files. Not a finding
-    about the serializer: the run is refused (``conformance certify`` exits 2)."""
+    """Recording would replace a release already recorded with different files (or, as
+    ``UnnamedReleaseError``, record a release named ``unreleased``). Not a finding about the
+    serializer: the run is refused (``conformance certify`` exits 2)."""
+
+
+class UnnamedReleaseError(GoldenOverwriteError):
+    """The release to record has no name of its own (``UNRELEASED``): refused unless forced."""
+
+
+#: The release name when neither ``Subject(release=...)`` nor the serializer's package says one.
+UNRELEASED = "unreleased"
 
 
 @dataclass
@@ -156,7 +167,7 @@ def current_release(subject: Any, serializer: Any) -> str:
         return metadata.version(top)
     except Exception:
         module = __import__(top)
-        return str(getattr(module, "__version__", "unreleased"))
+        return str(getattr(module, "__version__", UNRELEASED))
 
 
 def record_release(golden_dir: str, release: str, serializer: Any, values: list[Any],
@@ -166,6 +177,14 @@ def record_release(golden_dir: str, release: str, serializer: Any, values: list[
     replaced and named in the result); the same bytes again leave the files untouched."""
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._\-+]*", release):
         raise ValueError(f"release name {release!r} cannot be a directory name; use e.g. '1.2.0'")
+    if release == UNRELEASED and not force:
+        raise UnnamedReleaseError(
+            f"the release to record in {golden_dir} is named {UNRELEASED!r}: neither Subject(release=...) "
+            f"nor the serializer's package gives a version, and later releases name the recorded ones in "
+            f"Subject(releases={{...}}), so a recording needs the release's own name; set "
+            f"Subject(release='1.0.0') (the release this code is) and record again, or pass --force to "
+            f"record it as {UNRELEASED!r} anyway (pytest: --conformance-force; library: force=True)"
+        )
     path = os.path.join(golden_dir, release)
     out = DataOutputView()
     for value in values:
