@@ -11,7 +11,12 @@ from .._engine.canonical import describe_difference, first_difference, values_eq
 from .._engine.property import guarded
 from .._engine.registry import Violation
 
-__all__ = ["write", "read_one", "expect_equal", "hexdump", "guarded"]
+__all__ = ["write", "read_one", "expect_equal", "hexdump", "guarded", "SNAPSHOT_VERSION_HINT"]
+
+#: What to do when a snapshot class cannot read bytes it (or an earlier release) wrote: the
+#: usual cause is a layout change without a version bump.
+SNAPSHOT_VERSION_HINT = ("read_snapshot(read_version, source) must read every version the class ever wrote: "
+                         "branch on read_version, and bump get_current_version() when the layout changes")
 
 
 def write(serializer: Any, value: Any) -> bytes:

@@ -69,7 +69,7 @@ from .._engine.golden import (
 from .._engine.property import guarded
 from .._engine.providers import Provider, provider
 from .._engine.registry import NotApplicable, Violation, check
-from ._support import expect_equal
+from ._support import SNAPSHOT_VERSION_HINT, expect_equal
 from .migration import Step
 
 if TYPE_CHECKING:
@@ -170,8 +170,7 @@ def _read_snapshots(ctx: Any) -> dict[str, Any]:
                                 "class") from None
             hint = ("its snapshot class needs a public zero-argument constructor (restores create it "
                     "before reading)" if "argument" in str(exc) or "constructor" in str(exc) else
-                    "read_snapshot(read_version, source) must read every version the class ever wrote: "
-                    "branch on read_version, and bump get_current_version() when the layout changes")
+                    SNAPSHOT_VERSION_HINT)
             raise Violation(f"{_where(rel)}: the current code cannot read the recorded snapshot ({exc}); {hint}",
                             ) from None
         except Exception as exc:

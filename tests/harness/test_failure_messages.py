@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import pytest
 from hypothesis import strategies as st
 from test_harness_upgrade import SEED, UPGRADE, _v2_subject, recorded  # noqa: F401 (a fixture)
+from zoo_base import FixedIntSerializer, FixedIntSnapshot, fixed_int_values
 
 from conformance import Subject, check_serializer
 from conformance._checks._support import expect_equal
@@ -88,3 +89,30 @@ def test_golden_records_are_labelled_recorded_not_smallest(recorded, bug, check_
     text = render_report(report)
     assert f"    recorded example (golden file {data}, record " in text, f"got:\n{text}"
     assert "smallest failing example" not in text, f"got:\n{text}\nshould not call a golden record the smallest example"
+
+
+class UnbumpedSnapshotInt(FixedIntSerializer):
+    def snapshot_configuration(self) -> FixedIntSnapshot:
+        return UnbumpedSnapshot(self.width)
+
+
+class UnbumpedSnapshot(FixedIntSnapshot):
+    """A new layout (a field name before the width) still written as version 1, which reads the
+    width first: the layout changed without a version bump."""
+
+    def write_snapshot(self, target) -> None:
+        target.write_utf("width")
+        target.write_int(self.width)
+
+    def restore_serializer(self) -> FixedIntSerializer:
+        return UnbumpedSnapshotInt(self.width)
+
+
+def test_a_snapshot_that_cannot_read_its_own_layout_is_told_to_bump_the_version():
+    report = check_serializer(Subject(UnbumpedSnapshotInt(4), fixed_int_values(4)), examples=5, seed=3,
+                              checks=("snapshot.exact_read",), backends=("heap",))
+    result = report["snapshot.exact_read"]
+    assert result.failed, f"got {result}, should fail: read_snapshot cannot read what write_snapshot wrote"
+    for words in ("SnapshotFormatError", "get_current_version() 1", "branch on read_version",
+                  "bump get_current_version() when the layout changes"):
+        assert words in result.message, f"got {result.message!r}, should say {words!r}"
