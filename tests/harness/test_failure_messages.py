@@ -116,3 +116,45 @@ def test_a_snapshot_that_cannot_read_its_own_layout_is_told_to_bump_the_version(
     for words in ("SnapshotFormatError", "get_current_version() 1", "branch on read_version",
                   "bump get_current_version() when the layout changes"):
         assert words in result.message, f"got {result.message!r}, should say {words!r}"
+
+
+@dataclass
+class Stamped:
+    note: str
+    ts: object
+    venue: str
+
+
+def test_an_example_is_shortened_field_by_field_keeping_every_field():
+    import datetime
+
+    from conformance._engine.canonical import show
+
+    value = Stamped("n" * 200, datetime.datetime(2000, 1, 1, tzinfo=datetime.timezone.utc), "XNYS")
+    text = show(value)
+    for part in ("Stamped(note=", "ts=datetime.datetime(2000, 1, 1, 0, 0, tzinfo=datetime.timezone.utc)",
+                 "venue='XNYS')"):
+        assert part in text, f"got {text!r}, should show {part!r}: a long field must not hide the next ones"
+    assert len(text) < 200, f"got {len(text)} characters, should shorten the 200-character note"
+
+
+class _ShortReadList(ListSerializer):
+    """Reads the element count as a long (8 bytes) where an int (4) was written."""
+
+    def deserialize(self, source):
+        count = source.read_long()
+        return [self.element.deserialize(source) for _ in range(count)]
+
+
+def test_a_failing_deserialize_shows_the_written_bytes_and_where_reading_stopped():
+    subject = Subject(_ShortReadList(LongSerializer()), st.lists(st.integers(0, 9), min_size=1, max_size=3))
+    report = check_serializer(subject, examples=10, seed=3, checks=("roundtrip.bit_exact",), backends=("heap",))
+    result = report["roundtrip.bit_exact"]
+    assert result.failed, f"got {result}, should fail"
+    assert "deserialize raised" in result.message, f"got {result.message!r}"
+    # [0] as ListSerializer writes it: int count 1, then the long 0 (12 bytes); the count read
+    # as a long takes 8 of them, and the first element finds 4 left.
+    assert "reading stopped at byte " in result.message and "of the 12 bytes serialize wrote" in result.message, (
+        f"got {result.message!r}, should say where reading stopped in the bytes written")
+    assert "00 00 00 01 00 00 00 00 00 00 00 00" in result.message.replace(" | ", " "), (
+        f"got {result.message!r}, should show the 12 bytes written")
