@@ -477,10 +477,13 @@ def subject_kind(subject: Any) -> str:
 def module_attribute(subject: Any) -> str | None:
     """``module:ATTRIBUTE`` when the module that made ``subject`` holds it under a public name
     (how ``conformance certify`` would name it), else None."""
-    module = sys.modules.get(getattr(subject, "defined_in", None) or "")
-    for attribute, value in vars(module).items() if module is not None else ():
+    name = getattr(subject, "defined_in", None)
+    module = sys.modules.get(name) if name else None
+    if module is None:
+        return None
+    for attribute, value in vars(module).items():
         if value is subject and not attribute.startswith("_"):
-            return f"{module.__name__}:{attribute}"
+            return f"{name}:{attribute}"
     return None
 
 
