@@ -8,7 +8,9 @@ directory is a failure, never a silent skip, and so is a release named in
 
 - ``versioning.golden``: the declared golden directory holds the recorded releases, including
   every release ``Subject(releases=...)`` names (with ``--update-golden``, after recording the
-  current one).
+  current one). A past release named there but missing is to be restored from version control
+  (``--update-golden`` records only the current release), and is reported before anything is
+  recorded.
 
 The release-upgrade path (``versioning.upgrade_*``): in production the NEW code reads what the OLD
 release wrote; these checks do exactly that with every release recorded in the golden directory,
