@@ -122,10 +122,11 @@ def golden(ctx: CheckContext) -> None:
             "no golden directory (Subject(golden='golden/<name>'); record one with "
             "conformance certify --update-golden)"
         )
-    current = current_release(ctx.subject, ctx.serializer())
+    named = set(ctx.subject.releases or ()) - {r.release for r in releases(ctx)}
+    current = current_release(ctx.subject, ctx.serializer()) if named or ctx.update_golden else None
     # Past releases cannot be recorded again: their code is gone, their files are history.
     # Checked before recording, so a run that must fail writes nothing.
-    past = sorted(set(ctx.subject.releases) - {r.release for r in releases(ctx)} - {current})
+    past = sorted(named - {current})
     if past:
         found = releases(ctx)
         where = (f"no recorded release at {directory}, but Subject(releases=...) names past releases {past}"
@@ -138,6 +139,7 @@ def golden(ctx: CheckContext) -> None:
     if ctx.update_golden:
         serializer = ctx.serializer()
         values = _collect_values(ctx, min(ctx.examples, 50))
+        assert current is not None
         recorded_now = record_release(directory, current, serializer, values, {"seed": ctx.seed},
                                       force=ctx.force).describe()
         ctx.take(RELEASES)  # read again, with the new recording
