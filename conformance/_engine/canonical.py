@@ -48,17 +48,21 @@ class _Repr(reprlib.Repr):
 
     def repr_instance(self, x: Any, level: int) -> str:
         """A dataclass field by field (each field shortened on its own, so a long one never
-        hides the next); any other object by its repr, its head kept when it is too long."""
+        hides the next; named tuples too); any other object by its repr, its head kept when it
+        is too long."""
         params = getattr(type(x), "__dataclass_params__", None)
         if params is not None and params.repr and not isinstance(x, type):
-            name = type(x).__qualname__
-            if level <= 0:
-                return f"{name}(...)"
-            fields = [f for f in dataclasses.fields(x) if f.repr]
-            parts = [f"{f.name}={self.repr1(getattr(x, f.name), level - 1)}" for f in fields]
-            return f"{name}({', '.join(parts)})"
+            return self._fields(x, [f.name for f in dataclasses.fields(x) if f.repr], level)
+        if isinstance(x, tuple) and isinstance(getattr(type(x), "_fields", None), tuple):  # a named tuple
+            return self._fields(x, list(type(x)._fields), level)  # type: ignore[attr-defined]
         text = repr(x)
         return text if len(text) <= self.maxother else text[:self.maxother - 3] + "..."
+
+    def _fields(self, x: Any, names: list[str], level: int) -> str:
+        name = type(x).__qualname__
+        if level <= 0:
+            return f"{name}(...)"
+        return f"{name}({', '.join(f'{n}={self.repr1(getattr(x, n), level - 1)}' for n in names)})"
 
 
 _REPR = _Repr()

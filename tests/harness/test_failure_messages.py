@@ -136,6 +136,12 @@ def test_an_example_is_shortened_field_by_field_keeping_every_field():
                  "venue='XNYS')"):
         assert part in text, f"got {text!r}, should show {part!r}: a long field must not hide the next ones"
     assert len(text) < 200, f"got {len(text)} characters, should shorten the 200-character note"
+    from collections import namedtuple
+
+    Row = namedtuple("Row", "note venue")
+    text = show(Row("n" * 200, "XNYS"))
+    assert text.startswith("Row(note=") and text.endswith("venue='XNYS')"), (
+        f"got {text!r}, should show a named tuple field by field, its last field too")
 
 
 class _ShortReadList(ListSerializer):
