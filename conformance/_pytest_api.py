@@ -22,7 +22,7 @@ from ._engine.golden import GoldenOverwriteError, example_line
 from ._engine.registry import checks_for, current_keys, known_ids, select
 from ._engine.report import CheckResult
 from ._engine.runner import Runner
-from ._engine.subject import Subject, as_subject, subject_kind, subject_name
+from ._engine.subject import Subject, as_subject, module_attribute, subject_kind, subject_name
 
 __all__ = ["parametrize_checks", "SerializerConformance", "TableConformance", "check_ids", "run_check", "run_config"]
 
@@ -92,7 +92,9 @@ def run_check(config: Any, subject: Any, check_id: str, record_property: Callabl
     check_id = result.id
     expected = current_keys(expected_failures or {}, report=_quiet).get(result.id)
     if record_property is not None:
-        record_property("conformance_subject", subject_name(subject))
+        # Named as the CLI names it: its name, else where it is defined, not the serializer's repr.
+        named = subject_name(subject) if getattr(subject, "name", None) or getattr(subject, "locator", None) else None
+        record_property("conformance_subject", named or module_attribute(subject) or subject_name(subject))
         record_property("conformance_check", check_id)
         record_property("conformance_family", result.family)
         record_property("conformance_status", result.status)

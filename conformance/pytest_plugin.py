@@ -59,19 +59,21 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any)
     from conformance._engine.render import render_report
     from conformance._engine.report import CheckResult, Report
 
-    subjects: dict[str, list[CheckResult]] = {}
+    # One result per check and subject, as the CLI counts: a class and a decorator over the
+    # same subject run each check once (the runner is shared) but report it once per test.
+    subjects: dict[str, dict[str, CheckResult]] = {}
     for props in _STORE:
         status = props.get("conformance_status", "skipped")
         expected = props.get("conformance_expected_failure")
         if status == "failed" and expected is not None:
             status = "xfailed"
-        subjects.setdefault(props.get("conformance_subject", "?"), []).append(CheckResult(
+        subjects.setdefault(props.get("conformance_subject", "?"), {})[props["conformance_check"]] = CheckResult(
             props["conformance_check"], props.get("conformance_family", "?"), status,
-            props.get("conformance_message", ""), props.get("conformance_example"), expected))
+            props.get("conformance_message", ""), props.get("conformance_example"), expected)
     verbose = (getattr(config.option, "verbose", 0) or 0) > 0
     terminalreporter.section("conformance")
     for subject, results in subjects.items():
-        report = Report(subject, sorted(results, key=lambda r: r.id))
+        report = Report(subject, sorted(results.values(), key=lambda r: r.id))
         for line in render_report(report, verbose=verbose).splitlines():
             terminalreporter.write_line(line)
     _STORE.clear()

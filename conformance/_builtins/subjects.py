@@ -26,6 +26,7 @@ from typing import Any
 from reference import Verdict
 from reference import types as t
 
+from .._engine.golden import UNRELEASED
 from .._engine.subject import Evolution, Subject
 
 __all__ = ["builtin_subjects", "BUILTIN_NAMES"]
@@ -631,7 +632,7 @@ def _release() -> str:
 
         return metadata.version("state-conformance")
     except Exception:
-        return "unreleased"
+        return UNRELEASED
 
 
 def builtin_subjects(names: Any = None) -> list[Subject]:

@@ -11,7 +11,12 @@ from .._engine.canonical import describe_difference, first_difference, values_eq
 from .._engine.property import guarded
 from .._engine.registry import Violation
 
-__all__ = ["write", "read_one", "expect_equal", "hexdump", "guarded"]
+__all__ = ["write", "read_one", "expect_equal", "hexdump", "stopped_at", "guarded", "SNAPSHOT_VERSION_HINT"]
+
+#: What to do when a snapshot class cannot read bytes it (or an earlier release) wrote: the
+#: usual cause is a layout change without a version bump.
+SNAPSHOT_VERSION_HINT = ("read_snapshot(read_version, source) must read every version the class ever wrote: "
+                         "branch on read_version, and bump get_current_version() when the layout changes")
 
 
 def write(serializer: Any, value: Any) -> bytes:
@@ -22,7 +27,12 @@ def write(serializer: Any, value: Any) -> bytes:
 
 def read_one(serializer: Any, data: bytes, what: str = "deserialize") -> Any:
     source = DataInputView(data)
-    value = guarded(what, serializer.deserialize, source)
+    try:
+        value = serializer.deserialize(source)
+    except Violation:
+        raise
+    except Exception as exc:
+        raise Violation(f"{what} raised {type(exc).__name__}: {exc}; {stopped_at(data, source.position)}") from exc
     left = source.available()
     if left:
         raise Violation(
@@ -43,3 +53,13 @@ def expect_equal(got: Any, expected: Any, what: str) -> None:
 def hexdump(data: bytes, limit: int = 40) -> str:
     text = data[:limit].hex(" ")
     return text + (" ..." if len(data) > limit else "")
+
+
+def stopped_at(data: bytes, at: int, before: int = 16, after: int = 24) -> str:
+    """Where reading ``data`` stopped: the offset and the bytes around it (bounded), ``|``
+    marking the offset."""
+    start, end = max(0, at - before), min(len(data), at + after)
+    text = ("... " if start else "") + " ".join(
+        part for part in (data[start:at].hex(" "), "|", data[at:end].hex(" ")) if part)
+    text += " ..." if end < len(data) else ""
+    return f"reading stopped at byte {at} of the {len(data)} bytes serialize wrote: {text}"

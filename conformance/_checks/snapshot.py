@@ -48,7 +48,7 @@ from .._engine.canonical import show
 from .._engine.property import guarded
 from .._engine.providers import Provider, provider
 from .._engine.registry import Violation, check
-from ._support import expect_equal, hexdump, read_one, write
+from ._support import SNAPSHOT_VERSION_HINT, expect_equal, hexdump, read_one, write
 
 if TYPE_CHECKING:
     from .._engine.runner import CheckContext
@@ -167,7 +167,15 @@ def exact_read(ctx: CheckContext) -> None:
     guarded("write_snapshot", write_versioned_snapshot, out, snap)
     written = out.getvalue()
     source = DataInputView(written + _SENTINEL)
-    again = guarded("read_snapshot", lambda: read_versioned_snapshot(source, allow_pickle=True))
+    try:
+        again = read_versioned_snapshot(source, allow_pickle=True)
+    except Exception as exc:
+        # It cannot read what it has just written at its own current version.
+        raise Violation(
+            f"read_snapshot raised {type(exc).__name__}: {exc}, reading what write_snapshot wrote at "
+            f"get_current_version() {guarded('get_current_version', snap.get_current_version)}, should read it "
+            f"back; {SNAPSHOT_VERSION_HINT}"
+        ) from exc
     consumed = source.position
     if consumed != len(written):
         body = DataOutputView()

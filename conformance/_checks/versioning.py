@@ -8,7 +8,9 @@ directory is a failure, never a silent skip, and so is a release named in
 
 - ``versioning.golden``: the declared golden directory holds the recorded releases, including
   every release ``Subject(releases=...)`` names (with ``--update-golden``, after recording the
-  current one).
+  current one). A past release named there but missing is to be restored from version control
+  (``--update-golden`` records only the current release), and is reported before anything is
+  recorded.
 
 The release-upgrade path (``versioning.upgrade_*``): in production the NEW code reads what the OLD
 release wrote; these checks do exactly that with every release recorded in the golden directory,
@@ -69,7 +71,7 @@ from .._engine.golden import (
 from .._engine.property import guarded
 from .._engine.providers import Provider, provider
 from .._engine.registry import NotApplicable, Violation, check
-from ._support import expect_equal
+from ._support import SNAPSHOT_VERSION_HINT, expect_equal
 from .migration import Step
 
 if TYPE_CHECKING:
@@ -120,12 +122,25 @@ def golden(ctx: CheckContext) -> None:
             "no golden directory (Subject(golden='golden/<name>'); record one with "
             "conformance certify --update-golden)"
         )
+    named = set(ctx.subject.releases or ()) - {r.release for r in releases(ctx)}
+    current = current_release(ctx.subject, ctx.serializer()) if named or ctx.update_golden else None
+    # Past releases cannot be recorded again: their code is gone, their files are history.
+    # Checked before recording, so a run that must fail writes nothing.
+    past = sorted(named - {current})
+    if past:
+        found = releases(ctx)
+        where = (f"no recorded release at {directory}, but Subject(releases=...) names past releases {past}"
+                 if not found else f"Subject(releases=...) names past releases {past}, but {directory} holds "
+                 f"only {[r.release for r in found]}")
+        raise Violation(f"{where}; restore {directory} from version control (git checkout, or a clone "
+                        f"that has it): --update-golden records only the current release ({current}); "
+                        "or fix the names")
     recorded_now = None
     if ctx.update_golden:
         serializer = ctx.serializer()
-        release = current_release(ctx.subject, serializer)
         values = _collect_values(ctx, min(ctx.examples, 50))
-        recorded_now = record_release(directory, release, serializer, values, {"seed": ctx.seed},
+        assert current is not None
+        recorded_now = record_release(directory, current, serializer, values, {"seed": ctx.seed},
                                       force=ctx.force).describe()
         ctx.take(RELEASES)  # read again, with the new recording
     found = releases(ctx)
@@ -133,9 +148,9 @@ def golden(ctx: CheckContext) -> None:
         raise Violation(f"no recorded release at {directory}; run with --update-golden to record the "
                         "current release (and keep the directory in version control)")
     missing = sorted(set(ctx.subject.releases) - {r.release for r in found})
-    if missing:
+    if missing:  # only the current release can be missing here: record it
         raise Violation(f"Subject(releases=...) names {missing}, but {directory} holds only "
-                        f"{[r.release for r in found]}; record them or fix the names")
+                        f"{[r.release for r in found]}; record them with --update-golden or fix the names")
     if recorded_now is not None:
         ctx.note(recorded_now)
 
@@ -159,8 +174,7 @@ def _read_snapshots(ctx: Any) -> dict[str, Any]:
                                 "class") from None
             hint = ("its snapshot class needs a public zero-argument constructor (restores create it "
                     "before reading)" if "argument" in str(exc) or "constructor" in str(exc) else
-                    "read_snapshot(read_version, source) must read every version the class ever wrote: "
-                    "branch on read_version, and bump get_current_version() when the layout changes")
+                    SNAPSHOT_VERSION_HINT)
             raise Violation(f"{_where(rel)}: the current code cannot read the recorded snapshot ({exc}); {hint}",
                             ) from None
         except Exception as exc:

@@ -7,9 +7,12 @@ repository and read back by every later release (layout in docs/golden-files.md)
                                           a value tree (field by field), ...
 
 A recorded release is history: ``record_release`` never replaces one whose files would differ
-(``GoldenOverwriteError`` names the release, the directory and the two ways out: bump
-``release=`` or re-record deliberately with ``force=True`` / ``--force``); recording the same
-bytes again changes nothing.
+(``GoldenOverwriteError`` names the release, the directory and the ways out: bump ``release=``
+or re-record deliberately with ``force=True`` / ``--force``; when the snapshot is the recorded
+one and only the records drawn with another seed differ, there is nothing new to record: drop
+``--update-golden`` or rerun with the recorded seed); recording the same bytes again changes
+nothing. A release named ``unreleased`` (no ``release=`` and no package version) is not
+recorded unless forced (``UnnamedReleaseError``): later releases could not name it.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ from reference import DataInputView, DataOutputView, snapshot_to_bytes
 from .canonical import legacy_text, stable_text, value_tree
 from .errors import ConformanceError
 
-__all__ = ["example_line", "GoldenRelease", "GoldenOverwriteError", "Recording", "record_release", "recorded_releases",
+__all__ = ["example_line", "GoldenRelease", "GoldenOverwriteError", "UnnamedReleaseError", "UNRELEASED",
+           "Recording", "record_release", "recorded_releases",
            "current_release", "recorded_example", "RECORDED_EXAMPLE", "FORMAT"]
 
 #: 2 adds ``trees`` (each value's ``value_tree``); format 1 manifests have only ``values``;
@@ -37,8 +41,17 @@ SNAPSHOT, DATA, MANIFEST = "snapshot.bin", "data.bin", "manifest.json"
 
 
 class GoldenOverwriteError(ConformanceError):
-    """Recording would replace a release already recorded with different files. Not a finding
-    about the serializer: the run is refused (``conformance certify`` exits 2)."""
+    """Recording would replace a release already recorded with different files (or, as
+    ``UnnamedReleaseError``, record a release named ``unreleased``). Not a finding about the
+    serializer: the run is refused (``conformance certify`` exits 2)."""
+
+
+class UnnamedReleaseError(GoldenOverwriteError):
+    """The release to record has no name of its own (``UNRELEASED``): refused unless forced."""
+
+
+#: The release name when neither ``Subject(release=...)`` nor the serializer's package says one.
+UNRELEASED = "unreleased"
 
 
 @dataclass
@@ -154,7 +167,7 @@ def current_release(subject: Any, serializer: Any) -> str:
         return metadata.version(top)
     except Exception:
         module = __import__(top)
-        return str(getattr(module, "__version__", "unreleased"))
+        return str(getattr(module, "__version__", UNRELEASED))
 
 
 def record_release(golden_dir: str, release: str, serializer: Any, values: list[Any],
@@ -164,6 +177,14 @@ def record_release(golden_dir: str, release: str, serializer: Any, values: list[
     replaced and named in the result); the same bytes again leave the files untouched."""
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._\-+]*", release):
         raise ValueError(f"release name {release!r} cannot be a directory name; use e.g. '1.2.0'")
+    if release == UNRELEASED and not force:
+        raise UnnamedReleaseError(
+            f"the release to record in {golden_dir} is named {UNRELEASED!r}: neither Subject(release=...) "
+            f"nor the serializer's package gives a version, and later releases name the recorded ones in "
+            f"Subject(releases={{...}}), so a recording needs the release's own name; set "
+            f"Subject(release='1.0.0') (the release this code is) and record again, or pass --force to "
+            f"record it as {UNRELEASED!r} anyway (pytest: --conformance-force; library: force=True)"
+        )
     path = os.path.join(golden_dir, release)
     out = DataOutputView()
     for value in values:
@@ -191,12 +212,23 @@ def record_release(golden_dir: str, release: str, serializer: Any, values: list[
     if recorded and not differing:
         return Recording(release, path, len(values), unchanged=True)
     if recorded and not force:
+        seed = _recorded_seed(path, manifest)
+        head = (f"release {release} is already recorded at {path}{_seed_note(seed)}, and recording it again "
+                f"would change {', '.join(differing)}: a recorded release is the history later releases must "
+                f"read, so it is never overwritten silently; ")
+        if SNAPSHOT not in differing and seed is not None:
+            # Same serializer snapshot, another seed: only the drawn records differ, the code
+            # has nothing new to record.
+            raise GoldenOverwriteError(
+                head + f"the serializer's snapshot is the one recorded and only the drawn records differ "
+                f"(this run's seed is not the recorded --seed {seed}), so there is nothing new to record: "
+                f"drop --update-golden (pytest: --conformance-update-golden) to verify against the recording, "
+                f"or rerun with --seed {seed} (pytest: --conformance-seed {seed}) and the same number of "
+                f"examples to reproduce it"
+            )
         raise GoldenOverwriteError(
-            f"release {release} is already recorded at {path}{_recorded_seed(path, manifest)}, and "
-            f"recording it again would change {', '.join(differing)}: a recorded release is the history later releases must read, so "
-            f"it is never overwritten silently; if this is a new release, bump Subject(release=...) "
-            f"(now {release!r}) to its own name; to re-record {release} on purpose, pass --force "
-            f"(pytest: --conformance-force; library: force=True)"
+            head + f"if this is a new release, bump Subject(release=...) (now {release!r}) to its own name; "
+            f"to re-record {release} on purpose, pass --force (pytest: --conformance-force; library: force=True)"
         )
     os.makedirs(path, exist_ok=True)
     for name, content in files.items():
@@ -205,14 +237,18 @@ def record_release(golden_dir: str, release: str, serializer: Any, values: list[
     return Recording(release, path, len(values), replaced=tuple(differing) if recorded else ())
 
 
-def _recorded_seed(path: str, manifest: dict[str, Any]) -> str:
-    """`` (recorded with --seed S)`` when the recorded release was drawn with another seed than this run's."""
+def _recorded_seed(path: str, manifest: dict[str, Any]) -> Any:
+    """The seed the recorded release was drawn with, when it is another than this run's (else None)."""
     try:
         with open(os.path.join(path, MANIFEST), encoding="utf-8") as fh:
             seed = json.load(fh).get("seed")
     except (OSError, ValueError, AttributeError):
-        return ""
-    return "" if seed is None or seed == manifest.get("seed") else f" (recorded with --seed {seed})"
+        return None
+    return None if seed is None or seed == manifest.get("seed") else seed
+
+
+def _seed_note(seed: Any) -> str:
+    return "" if seed is None else f" (recorded with --seed {seed})"
 
 
 def _differing(path: str, files: dict[str, bytes]) -> list[str]:

@@ -313,7 +313,8 @@ def _unknown(word: str, available: set[str], kind: str) -> str:
         return f"check {word!r} is in the spark family, which runs only with a Spark master (--spark local[2])"
     if word in _names(_CHECKS.values()):
         return f"check {word!r} does not apply to a {kind} subject"
-    return (f"no check {word!r}{did_you_mean(word, available)}; `conformance certify --list-checks` "
+    command = "certify-table" if kind == "table" else "certify"
+    return (f"no check {word!r}{did_you_mean(word, available)}; `conformance {command} --list-checks` "
             "lists them")
 
 

@@ -66,7 +66,13 @@ class Report(Protocol):
     def counts(self) -> dict[str, int]: ...
 
 
-__all__ = ["render_report", "render_summary", "verdict_line"]
+__all__ = ["render_report", "render_summary", "verdict_line", "counted"]
+
+
+def counted(n: int, noun: str) -> str:
+    """``1 check``, ``2 checks``: the one plural rule of the harness's sentences (``noun`` is
+    singular, its plural adds an s)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 

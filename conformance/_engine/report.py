@@ -22,6 +22,7 @@ from typing import Any
 
 from .golden import example_line
 from .registry import STATUSES, current_id
+from .render import counted
 
 __all__ = ["CheckResult", "Report", "RunOptions", "STATUSES", "reports_to_json", "dump", "CERTIFICATE_FORMAT"]
 
@@ -125,11 +126,13 @@ class Report:
         reasons: dict[str, int] = {}
         for r in skipped:
             reasons[r.message] = reasons.get(r.message, 0) + 1
-        why = "; ".join(f"{reason} ({count} checks)" if count > 1 else reason for reason, count in reasons.items())
+        why = "; ".join(f"{reason} ({counted(count, 'check')})" if count > 1 else reason
+                        for reason, count in reasons.items())
         if len(skipped) == n:
-            return f"all {n} selected checks were skipped: {why}; nothing was certified {fix}"
-        return (f"none of the {n} selected checks passed ({n - len(skipped)} expected to fail, {len(skipped)} "
-                f"skipped: {why}); nothing was certified {fix}")
+            subject = f"the {counted(n, 'selected check')} was" if n == 1 else f"all {counted(n, 'selected check')} were"
+            return f"{subject} skipped: {why}; nothing was certified {fix}"
+        return (f"none of the {counted(n, 'selected check')} passed ({n - len(skipped)} expected to fail, "
+                f"{len(skipped)} skipped: {why}); nothing was certified {fix}")
 
     @property
     def declared_skipped(self) -> list[str]:

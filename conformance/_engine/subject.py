@@ -384,6 +384,8 @@ class Subject:
                     "zero-argument function building the serializer from that configuration, e.g. "
                     "{'a negative width': lambda: MySerializer(width=-1)}")
         golden = _golden_path(golden, sys._getframe(1))
+        #: The module that made the subject (where ``module_attribute`` looks for its name).
+        self.defined_in: str | None = sys._getframe(1).f_globals.get("__name__")
         if values is None and schema is not None:
             import strategies
 
@@ -509,6 +511,19 @@ def subject_kind(subject: Any) -> str:
     """"table" for a ``conformance.TableSubject``, else "serializer" (each subject class says
     which it is, so a module imported twice, as pytester's in-process runs do, still tells)."""
     return str(getattr(subject, "conformance_kind", "serializer"))
+
+
+def module_attribute(subject: Any) -> str | None:
+    """``module:ATTRIBUTE`` when the module that made ``subject`` holds it under a public name
+    (how ``conformance certify`` would name it), else None."""
+    name = getattr(subject, "defined_in", None)
+    module = sys.modules.get(name) if name else None
+    if module is None:
+        return None
+    for attribute, value in vars(module).items():
+        if value is subject and not attribute.startswith("_"):
+            return f"{name}:{attribute}"
+    return None
 
 
 def subject_name(subject: Any) -> str:

@@ -24,6 +24,30 @@ __all__ = ["main", "build_parser", "load_target", "load_serializer", "load_table
            "OK", "VIOLATION", "UNUSABLE", "positive_int"]
 
 
+def version_line() -> str:
+    """``conformance 0.1.0 (Python 3.11.7; hypothesis 6.100.0, ...)``: the versions a
+    certificate records (``library_versions``), in one line."""
+    from .._engine.runner import library_versions
+
+    versions = library_versions()
+    own = versions.pop("state-conformance", "(state-conformance not installed: run from a checkout)")
+    python = versions.pop("python")
+    libraries = ", ".join(f"{name} {version}" for name, version in versions.items())
+    return f"conformance {own} (Python {python}; {libraries})"
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: the line is computed only when asked (it reads installed metadata)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=str(kwargs.get("help")))
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: object, values: object,
+                 option_string: str | None = None) -> None:
+        print(version_line())
+        parser.exit(0)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="conformance",
@@ -31,6 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "migration semantics (and Samza's partial-update tables); migrate and verify "
                     "savepoints on Spark.",
     )
+    parser.add_argument("--version", action=_VersionAction,
+                        help="print this package's version, Python's and the key libraries' in one line, and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     _certify.add_parsers(sub)
     _spark.add_parsers(sub)

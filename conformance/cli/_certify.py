@@ -47,17 +47,32 @@ def load_target(spec: str, values: str | None = None) -> Any:
                 target.locator = spec
             return target
         if values is None:
-            raise UsageError(
-                f"TARGET {spec!r} is a {type(target).__name__}, not a conformance.Subject: give "
-                "--values module:attribute naming a hypothesis strategy of its values, or point "
-                "at a Subject"
-            )
+            raise UsageError(_not_a_subject(spec, target))
         strategy = import_object(values, "--values")
         if callable(strategy) and not hasattr(strategy, "example"):
             strategy = strategy()
         return Subject(target, strategy, locator=spec, name=spec)
     except SubjectError as exc:
         raise UsageError(str(exc)) from None
+
+
+def _not_a_subject(spec: str, target: Any) -> str:
+    """Why ``target`` (given without --values) cannot be certified, and what to do instead."""
+    from reference import TypeSerializer
+
+    from .._table import TableSubject
+
+    if isinstance(target, TableSubject):
+        return (f"TARGET {spec!r} is a conformance.TableSubject, a table to certify with "
+                f"`conformance certify-table {spec}` (certify takes serializers)")
+    if isinstance(target, type) and issubclass(target, TypeSerializer):
+        return (f"TARGET {spec!r} is the serializer class {target.__name__}, not an instance: pass an "
+                f"instance wrapped in a Subject (SUBJECT = Subject({target.__name__}(), values=...)) and "
+                "point at it, or give --values module:attribute naming a hypothesis strategy of its "
+                "values (the class is then called with no arguments)")
+    return (f"TARGET {spec!r} is a {type(target).__name__}, not a conformance.Subject: give "
+            "--values module:attribute naming a hypothesis strategy of its values, or point "
+            "at a Subject")
 
 
 def load_serializer(spec: str) -> Any:

@@ -19,6 +19,7 @@ import argparse
 import importlib
 import os
 import sys
+import traceback
 from collections.abc import Iterable
 from typing import Any
 
@@ -43,15 +44,40 @@ def _importable_here() -> None:
         sys.path.insert(0, os.getcwd())
 
 
+def _not_found(exc: ImportError, module_name: str) -> bool:
+    """The module (or a package on its path) itself was not found, as opposed to an import that
+    the module's own code makes failing."""
+    missing = getattr(exc, "name", None)
+    parts = module_name.split(".")
+    return isinstance(exc, ModuleNotFoundError) and missing in {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
+
+
+def _raised_at(exc: BaseException) -> str:
+    """`` at FILE:LINE``: where the importing module's own code raised (the innermost frame
+    outside importlib; a SyntaxError's own file and line)."""
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return f" at {exc.filename}:{exc.lineno}"
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "importlib" not in f.filename]
+    return f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+
+
 def _import(module_name: str, what: str) -> Any:
     _importable_here()
+    if module_name.endswith(".py") or "/" in module_name or os.sep in module_name:
+        dotted = module_name.removesuffix(".py").replace(os.sep, ".").replace("/", ".").strip(".")
+        raise UsageError(f"{what}: {module_name!r} is a file path, should be a dotted module path "
+                         f"importable from the current directory (e.g. {dotted!r})")
     try:
         return importlib.import_module(module_name)
     except ImportError as exc:
-        raise UsageError(f"{what}: cannot import {module_name!r} ({exc}); run from the directory "
-                         "that contains it, or install it") from None
+        if _not_found(exc, module_name):
+            raise UsageError(f"{what}: cannot import {module_name!r} ({exc}); run from the directory "
+                             "that contains it, or install it") from None
+        raise UsageError(f"{what}: importing {module_name!r} raised {type(exc).__name__}: {exc}"
+                         f"{_raised_at(exc)}; the module was found, its own import failed") from None
     except Exception as exc:  # the module itself raised while being imported
-        raise UsageError(f"{what}: importing {module_name!r} raised {type(exc).__name__}: {exc}") from None
+        raise UsageError(f"{what}: importing {module_name!r} raised {type(exc).__name__}: {exc}"
+                         f"{_raised_at(exc)}") from None
 
 
 def import_object(spec: str, what: str) -> Any:

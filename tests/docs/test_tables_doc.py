@@ -21,18 +21,36 @@ def test_the_page_has_python_examples():
     assert len(python_blocks()) >= 2, f"got {len(python_blocks())} python blocks in {DOC}, should be at least 2"
 
 
-def test_the_python_blocks_run_as_written_and_certify():
+def test_the_python_blocks_run_as_written_and_certify(capsys):
     namespace: dict = {"__name__": "__main__"}  # as ``python tables.py``: its main block runs too
     for index, block in enumerate(python_blocks()):
         namespace.pop("results", None)
         try:
             exec(compile(block, f"{DOC.name} python block {index}", "exec"), namespace)
-        except Exception as exc:
+        except BaseException as exc:  # SystemExit too: the example exits 1 when not certified
             pytest.fail(f"{DOC.name} python block {index} raised {type(exc).__name__}: {exc}; every "
-                        "example must run as written (with its imports)", pytrace=False)
-        if "certify_table(" in block:
+                        "example must run as written (with its imports) and certify", pytrace=False)
+        printed = capsys.readouterr().out
+        if 'if __name__ == "__main__":' in block:
             results = namespace.get("results")
-            assert results is not None, f"block {index} calls certify_table, should keep its results in `results`"
+            assert results is not None, f"block {index} certifies under __main__, should keep its results in `results`"
             failed = [f"{r.id}: {r.message}" for r in results if r.status == "failed"]
             assert not failed, f"got failures {failed} in block {index}, the page's table should certify"
-            assert any(r.status == "passed" for r in results), f"got {[(r.id, r.status) for r in results]}"
+            passed = sum(r.status == "passed" for r in results)
+            assert passed, f"got {[(r.id, r.status) for r in results]}"
+            assert re.search(rf": CERTIFIED \({passed} passed, 0 failed, \d+ skipped\)", printed), (
+                f"got output {printed!r} from block {index}, should print a summary line saying CERTIFIED "
+                f"with its {passed} passed checks"
+            )
+
+
+def test_importing_the_example_certifies_nothing(capsys):
+    """The CLI and pytest import the example module: that must only define its subjects."""
+    namespace: dict = {"__name__": "mypackage.tables"}
+    for index, block in enumerate(python_blocks()):
+        exec(compile(block, f"{DOC.name} python block {index}", "exec"), namespace)
+    printed = capsys.readouterr().out
+    assert "results" not in namespace and not printed, (
+        f"got results {namespace.get('results')!r} and output {printed!r} on import, should be none: a "
+        "certification belongs under `if __name__ == \"__main__\":`"
+    )

@@ -6,7 +6,8 @@ that file (a later block for the same path replaces it, as the reader's editor w
 block only; each ``$ command`` line of a ``console`` block runs in the folder and must exit with
 the block's ``exit=N`` (default 0). ``$ tox`` runs the commands of the page's tox.ini
 ``[testenv]`` (as ``tox config`` lists them) in this interpreter: tox itself would install
-packages. The page's claims are checked too: the golden directory lands beside the subject's
+packages; the tox.ini's ``deps`` are checked to resolve from this checkout (``pip install
+--dry-run --no-deps``, the checkout standing in for the reader's). The page's claims are checked too: the golden directory lands beside the subject's
 module, each mistake is caught by the upgrade check the page shows, naming release 1.0.0, and
 the certificate matches docs/certificate.schema.json.
 """
@@ -74,6 +75,56 @@ def tox_commands(folder: Path) -> list[str]:
         if line.strip():
             commands.append(line.strip())
     return commands
+
+
+#: The environment variable the page's tox.ini reads for the path of the reader's checkout.
+CHECKOUT_VARIABLE = "STATE_CONFORMANCE"
+
+
+def tox_deps(folder: Path, env: dict[str, str]) -> list[str]:
+    """The ``deps`` of the page's tox.ini as tox resolves them under ``env`` (configparser with
+    ``{env:NAME:default}`` substituted when tox is not installed)."""
+    if importlib.util.find_spec("tox") is not None:
+        done = subprocess.run([sys.executable, "-m", "tox", "config", "-e", "py3", "-k", "deps"],
+                              cwd=folder, capture_output=True, text=True, timeout=300, env=env)
+        assert done.returncode == 0, f"got exit {done.returncode}, should be 0 for `tox config`:\n{done.stderr}"
+        text = done.stdout.split("deps =", 1)[1]
+        lines = []
+        for line in text.splitlines():
+            if line.strip() and not line.startswith((" ", "\t")) and lines:
+                break
+            if line.strip():
+                lines.append(line.strip())
+        return lines
+    config = configparser.ConfigParser(interpolation=None)
+    config.read(folder / "tox.ini", encoding="utf-8")
+    raw = config["testenv"]["deps"]
+    raw = re.sub(r"\{env:(\w+):?([^}]*)\}", lambda m: env.get(m.group(1), m.group(2)), raw)
+    return [line.strip() for line in raw.splitlines() if line.strip()]
+
+
+def test_the_tox_deps_install_from_a_checkout(tmp_path: Path) -> None:
+    """The page's tox.ini names this project in a form pip installs from a checkout (the
+    package is not on a package index), with the pytest extra the tox commands need."""
+    folder = tmp_path / "orders-project"
+    folder.mkdir()
+    for _, attributes, content in blocks():
+        if attributes.get("file") == "tox.ini":
+            (folder / "tox.ini").write_text(content, encoding="utf-8")
+    assert (folder / "tox.ini").is_file(), "got no tox.ini block on the page, should be one"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HYPOTHESIS_"))}
+    env[CHECKOUT_VARIABLE] = str(ROOT)
+    deps = tox_deps(folder, env)
+    assert any(str(ROOT) in dep and "[pytest]" in dep for dep in deps), (
+        f"got deps {deps}, should name the checkout given in ${CHECKOUT_VARIABLE} with its pytest extra"
+    )
+    for dep in deps:
+        done = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--no-deps", "-q",
+                               *shlex.split(dep)], cwd=folder, capture_output=True, text=True, timeout=600, env=env)
+        assert done.returncode == 0, (
+            f"got exit {done.returncode}, should be 0 for `pip install --dry-run --no-deps {dep}` "
+            f"(the tox.ini's deps):\n{done.stdout}{done.stderr}"
+        )
 
 
 def run(command: str, folder: Path) -> subprocess.CompletedProcess[str]:

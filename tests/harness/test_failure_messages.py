@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import pytest
 from hypothesis import strategies as st
 from test_harness_upgrade import SEED, UPGRADE, _v2_subject, recorded  # noqa: F401 (a fixture)
+from zoo_base import FixedIntSerializer, FixedIntSnapshot, fixed_int_values
 
 from conformance import Subject, check_serializer
 from conformance._checks._support import expect_equal
@@ -88,3 +89,78 @@ def test_golden_records_are_labelled_recorded_not_smallest(recorded, bug, check_
     text = render_report(report)
     assert f"    recorded example (golden file {data}, record " in text, f"got:\n{text}"
     assert "smallest failing example" not in text, f"got:\n{text}\nshould not call a golden record the smallest example"
+
+
+class UnbumpedSnapshotInt(FixedIntSerializer):
+    def snapshot_configuration(self) -> FixedIntSnapshot:
+        return UnbumpedSnapshot(self.width)
+
+
+class UnbumpedSnapshot(FixedIntSnapshot):
+    """A new layout (a field name before the width) still written as version 1, which reads the
+    width first: the layout changed without a version bump."""
+
+    def write_snapshot(self, target) -> None:
+        target.write_utf("width")
+        target.write_int(self.width)
+
+    def restore_serializer(self) -> FixedIntSerializer:
+        return UnbumpedSnapshotInt(self.width)
+
+
+def test_a_snapshot_that_cannot_read_its_own_layout_is_told_to_bump_the_version():
+    report = check_serializer(Subject(UnbumpedSnapshotInt(4), fixed_int_values(4)), examples=5, seed=3,
+                              checks=("snapshot.exact_read",), backends=("heap",))
+    result = report["snapshot.exact_read"]
+    assert result.failed, f"got {result}, should fail: read_snapshot cannot read what write_snapshot wrote"
+    for words in ("SnapshotFormatError", "get_current_version() 1", "branch on read_version",
+                  "bump get_current_version() when the layout changes"):
+        assert words in result.message, f"got {result.message!r}, should say {words!r}"
+
+
+@dataclass
+class Stamped:
+    note: str
+    ts: object
+    venue: str
+
+
+def test_an_example_is_shortened_field_by_field_keeping_every_field():
+    import datetime
+
+    from conformance._engine.canonical import show
+
+    value = Stamped("n" * 200, datetime.datetime(2000, 1, 1, tzinfo=datetime.timezone.utc), "XNYS")
+    text = show(value)
+    for part in ("Stamped(note=", "ts=datetime.datetime(2000, 1, 1, 0, 0, tzinfo=datetime.timezone.utc)",
+                 "venue='XNYS')"):
+        assert part in text, f"got {text!r}, should show {part!r}: a long field must not hide the next ones"
+    assert len(text) < 200, f"got {len(text)} characters, should shorten the 200-character note"
+    from collections import namedtuple
+
+    Row = namedtuple("Row", "note venue")
+    text = show(Row("n" * 200, "XNYS"))
+    assert text.startswith("Row(note=") and text.endswith("venue='XNYS')"), (
+        f"got {text!r}, should show a named tuple field by field, its last field too")
+
+
+class _ShortReadList(ListSerializer):
+    """Reads the element count as a long (8 bytes) where an int (4) was written."""
+
+    def deserialize(self, source):
+        count = source.read_long()
+        return [self.element.deserialize(source) for _ in range(count)]
+
+
+def test_a_failing_deserialize_shows_the_written_bytes_and_where_reading_stopped():
+    subject = Subject(_ShortReadList(LongSerializer()), st.lists(st.integers(0, 9), min_size=1, max_size=3))
+    report = check_serializer(subject, examples=10, seed=3, checks=("roundtrip.bit_exact",), backends=("heap",))
+    result = report["roundtrip.bit_exact"]
+    assert result.failed, f"got {result}, should fail"
+    assert "deserialize raised" in result.message, f"got {result.message!r}"
+    # [0] as ListSerializer writes it: int count 1, then the long 0 (12 bytes); the count read
+    # as a long takes 8 of them, and the first element finds 4 left.
+    assert "reading stopped at byte " in result.message and "of the 12 bytes serialize wrote" in result.message, (
+        f"got {result.message!r}, should say where reading stopped in the bytes written")
+    assert "00 00 00 01 00 00 00 00 00 00 00 00" in result.message.replace(" | ", " "), (
+        f"got {result.message!r}, should show the 12 bytes written")

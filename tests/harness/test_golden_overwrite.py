@@ -22,6 +22,14 @@ TARGETS = textwrap.dedent('''
     # release 1.0 as recorded, and the next release's code with release="1.0" left in place
     OLD = Subject(LongSerializer(), st.integers(-2**31, 2**31 - 1), golden="golden/n", release="1.0")
     NEW = Subject(IntSerializer(), st.integers(-2**31, 2**31 - 1), golden="golden/n", release="1.0")
+
+
+    class Unversioned(LongSerializer):  # its module (this one) has no version
+        pass
+
+
+    # no release= and a serializer whose package has no version: the release would be "unreleased"
+    UNNAMED = Subject(Unversioned(), st.integers(-2**31, 2**31 - 1), golden="golden/u")
 ''')
 
 FAST = ["--examples", "10", "--seed", "7", "--backend", "heap", "--check", "versioning"]
@@ -73,6 +81,13 @@ def test_cli_refusal_names_the_seed_a_release_was_recorded_with(targets, capsys)
     status = main(["certify", "golden_targets:OLD", *other_seed, "--update-golden"])
     err = capsys.readouterr().err
     assert status == 2 and "recorded with --seed 7" in err, f"got exit {status}, stderr {err!r}"
+    # The same code with another seed: nothing new to record, so no advice to bump the release
+    # or force a re-record, but the two ways that do make sense.
+    assert "snapshot.bin" not in err.split("would change", 1)[1].split(":", 1)[0], err
+    for words in ("nothing new to record", "drop --update-golden", "rerun with --seed 7"):
+        assert words in err, f"got stderr {err!r}, should say {words!r}"
+    for words in ("Subject(release=...)", "--force"):
+        assert words not in err, f"got stderr {err!r}, should not advise {words!r} for an unchanged serializer"
 
 
 def test_cli_force_re_records_and_names_what_it_replaced(targets, capsys):
@@ -87,6 +102,17 @@ def test_cli_force_re_records_and_names_what_it_replaced(targets, capsys):
     assert changed, "--force should have re-recorded release 1.0 with the new serializer's bytes"
     for name in changed:
         assert name in out, f"got {out!r}, should name the replaced file {name}"
+
+
+def test_cli_refuses_to_record_a_release_named_unreleased_unless_forced(targets, capsys):
+    status = main(["certify", "golden_targets:UNNAMED", *FAST, "--update-golden"])
+    err = capsys.readouterr().err
+    assert status == 2, f"got exit {status}, should be 2 (refused); stderr {err!r}"
+    for words in ("'unreleased'", "Subject(release=", "--force"):
+        assert words in err, f"got stderr {err!r}, should say {words!r}"
+    assert not (targets / "golden" / "u").exists(), "got a recording, should write nothing when refused"
+    assert main(["certify", "golden_targets:UNNAMED", *FAST, "--update-golden", "--force"]) == 0
+    assert (targets / "golden" / "u" / "unreleased" / "manifest.json").is_file(), "--force should record it"
 
 
 def test_cli_force_without_update_golden_is_a_usage_error(targets, capsys):

@@ -247,6 +247,13 @@ SUBCOMMAND_ERRORS = [
     (["verify", "sp", "--import", "no_such_module_xyz"], "cannot import 'no_such_module_xyz'"),
     (["verify", "sp", "--json", "missing/x.json"], "does not exist"),
     (["verify", "no_such_savepoint"], "SAVEPOINT no_such_savepoint"),
+    # a target of the wrong kind says which command or form it needs
+    (["certify", "cli_tables:TABLE"], "`conformance certify-table cli_tables:TABLE`"),
+    (["certify", "cli_targets:FACTORY"], "the serializer class LongSerializer, not an instance"),
+    (["certify", "cli_targets:FACTORY"], "Subject(LongSerializer(), values=...)"),
+    (["certify", "cli_targets.py:GOOD"], "should be a dotted module path"),
+    (["certify", "sub/cli_targets.py:GOOD"], "(e.g. 'sub.cli_targets')"),
+    (["certify-table", "cli_tables:TABLE", "--check", "table.sequentail"], "`conformance certify-table --list-checks`"),
 ]
 
 
@@ -260,6 +267,36 @@ def test_every_subcommand_refuses_unusable_input_with_exit_2_and_one_sentence(ta
         f"got stderr {captured.err!r}, should be one line 'conformance {argv[0]}: error: ...'")
     assert words in lines[0], f"got {lines[0]!r}, should mention {words!r}"
     assert "Traceback" not in captured.err + captured.out, "got a traceback, should be one sentence"
+
+
+def test_a_module_whose_own_import_fails_shows_where_not_the_directory_hint(targets, capsys):
+    (targets / "cli_broken.py").write_text("from hypothesis import strategies as st\n"
+                                            "import no_such_dependency_xyz\n")
+    (targets / "cli_raising.py").write_text("X = 1\nY = 1 / 0\n")
+    for module, error in (("cli_broken", "ModuleNotFoundError: No module named 'no_such_dependency_xyz'"),
+                          ("cli_raising", "ZeroDivisionError")):
+        sys.modules.pop(module, None)
+        status = main(["certify", f"{module}:SUBJECT"])
+        err = capsys.readouterr().err
+        assert status == 2, f"got exit {status}, should be 2; stderr {err!r}"
+        where = f"{targets / module}.py:2"
+        for words in (error, where):
+            assert words in err, f"got stderr {err!r}, should say {words!r}"
+        assert "run from the directory" not in err, (
+            f"got stderr {err!r}, should not say to run from another directory: the module was found")
+
+
+def test_version_prints_the_package_python_and_library_versions_in_one_line(capsys):
+    import platform
+
+    from hypothesis import __version__ as hypothesis_version
+
+    assert main(["--version"]) == 0
+    out = capsys.readouterr().out
+    lines = out.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("conformance "), f"got {out!r}, should be one line"
+    for words in (f"Python {platform.python_version()}", f"hypothesis {hypothesis_version}"):
+        assert words in lines[0], f"got {lines[0]!r}, should say {words!r}"
 
 
 def test_json_dash_writes_the_certificate_to_stdout_and_the_verdict_to_stderr(targets, capsys):

@@ -279,6 +279,14 @@ def test_one_passing_check_is_enough_to_certify():
     assert report.certified and report.counts()["passed"] == 1, f"got {report.counts()}, should certify"
 
 
+def test_one_skipped_check_reads_in_the_singular():
+    report = check_serializer(Subject(LongSerializer(), LONGS),
+                              RunConfig(examples=5, seed=7, backends=("heap",), checks=("versioning.golden",)))
+    reason = report.nothing_certified
+    assert reason is not None and reason.startswith("the 1 selected check was skipped:"), (
+        f"got {reason!r}, should say 'the 1 selected check was skipped'")
+
+
 def test_the_cli_exits_1_with_the_reason_and_the_certificate_validates(targets, capsys):
     jsonschema = pytest.importorskip("jsonschema")
     schema = json.loads((ROOT / "docs" / "certificate.schema.json").read_text(encoding="utf-8"))

@@ -108,6 +108,23 @@ def test_a_missing_golden_directory_fails_instead_of_skipping(tmp_path):
     sys.modules.pop("orders", None)
 
 
+@pytest.mark.parametrize("update_golden", [False, True])
+def test_a_fresh_clone_without_the_golden_directory_is_told_to_restore_it(tmp_path, update_golden):
+    """Release 2.0.0 names release 1.0.0 in releases=, but the golden directory is absent (not
+    checked out): --update-golden cannot recreate 1.0.0 (it records only the current release)."""
+    report = check_serializer(_v2_subject(tmp_path, "none"),
+                              RunConfig(examples=5, seed=SEED, checks=("versioning.golden",),
+                                        update_golden=update_golden, backends=("heap",)))
+    result = report["versioning.golden"]
+    assert result.status == "failed", f"got {result}, should fail: release 1.0.0 is missing"
+    for words in ("['1.0.0']", "restore", "from version control", "records only the current release"):
+        assert words in result.message, f"got {result.message!r}, should say {words!r}"
+    assert "run with --update-golden" not in result.message and "record them" not in result.message, (
+        f"got {result.message!r}, should not advise recording: a past release cannot be recorded again"
+    )
+    sys.modules.pop("orders", None)
+
+
 def test_a_relative_golden_path_is_taken_from_the_defining_modules_folder(tmp_path, monkeypatch):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "subjects.py").write_text(
