@@ -321,39 +321,56 @@ class RowSerializer(_codegen.GeneratedCodec, TypeSerializer[tuple[Any, ...]]):
             g.emit("if {b} & {nn}: raise Bail", b=bits, nn=self._cache_not_null_bits)
         return bits
 
+    def _gen_mask_at_pos(self, g: Any) -> Any:
+        """Read the mask at ``pos`` into the int ``bits`` (one byte by indexing, longer masks
+        through ``_gen_mask``); returns ``bits``."""
+        if self._cache_mask_len != 1:
+            mask = g.var()
+            g.emit("{m} = data[pos:pos + {n}]", m=mask, n=self._cache_mask_len)
+            return self._gen_mask(g, mask)
+        bits = g.var()
+        g.emit("{b} = data[pos]", b=bits)
+        g.emit("pos += 1")
+        if self._cache_not_null_bits:
+            g.emit("if {b} & {nn}: raise Bail", b=bits, nn=self._cache_not_null_bits)
+        return bits
+
     def _gen_read(self, g: Any, out: Any) -> None:
-        mask, items = g.var(), g.names(self._cache_arity)
+        items = g.names(self._cache_arity)
         row = g.tuple_of(items)
-        g.emit("{m} = data[pos:pos + {n}]", m=mask, n=self._cache_mask_len)
-        if g.depth == 1:
+        if g.depth == 1:  # the top level: an INSERT row without nulls first
+            mask = g.var()
+            g.emit("{m} = data[pos:pos + {n}]", m=mask, n=self._cache_mask_len)
             with g.block("if {m} == {zero}:", m=mask, zero=g.const(self._cache_zero_mask)):
                 g.emit("pos += {n}", n=self._cache_mask_len)
                 for serializer, item in zip(self._cache_serializers, items, strict=True):
                     g.read(serializer, item)
                 g.emit("{out} = {row}", out=out, row=row)
-            general = g.block("else:")
+            with g.block("else:"):
+                self._gen_read_fields(g, out, row, items, self._gen_mask(g, mask))
         else:
-            general = g.block("if True:")
-        with general:
-            bits = self._gen_mask(g, mask)
-            for serializer, item, bit, nullable in zip(
-                self._cache_serializers, items, self._cache_field_bits, self._cache_nullable, strict=True
-            ):
-                if nullable:
-                    with g.block("if {b} & {bit}:", b=bits, bit=bit):
-                        g.emit("{item} = None", item=item)
-                    with g.block("else:"):
-                        g.read(serializer, item)
-                else:
+            self._gen_read_fields(g, out, row, items, self._gen_mask_at_pos(g))
+
+    def _gen_read_fields(self, g: Any, out: Any, row: Any, items: Any, bits: Any) -> None:
+        """The fields after a mask read into ``bits``, and the row (with its kind) into ``out``."""
+        for serializer, item, bit, nullable in zip(
+            self._cache_serializers, items, self._cache_field_bits, self._cache_nullable, strict=True
+        ):
+            if nullable:
+                with g.block("if {b} & {bit}:", b=bits, bit=bit):
+                    g.emit("{item} = None", item=item)
+                with g.block("else:"):
                     g.read(serializer, item)
-            if self._cache_offset:
-                kind = g.var()
-                g.emit("{kind} = {kinds}[{b} >> {shift}]", kind=kind, kinds=g.const(self._cache_kinds),
-                       b=bits, shift=self._cache_kind_shift)
-                g.emit("{out} = {row} if {kind} is {insert} else {make}({row}, {kind})", out=out, row=row,
-                       kind=kind, insert=g.const(RowKind.INSERT), make=g.const(Row))
             else:
-                g.emit("{out} = {row}", out=out, row=row)
+                g.read(serializer, item)
+        if self._cache_offset:
+            kind = g.var()
+            g.emit("{kind} = {kinds}[{b} >> {shift}]", kind=kind, kinds=g.const(self._cache_kinds),
+                   b=bits, shift=self._cache_kind_shift)
+            g.emit("{out} = {row} if {kind} is {insert} else {make}({row}, {kind})", out=out, row=row,
+                   kind=kind, insert=g.const(RowKind.INSERT), make=g.const(Row))
+        else:
+            g.emit("{out} = {row}", out=out, row=row)
 
     def _gen_write(self, g: Any, value: Any) -> None:
         items = g.names(self._cache_arity)
@@ -393,9 +410,7 @@ class RowSerializer(_codegen.GeneratedCodec, TypeSerializer[tuple[Any, ...]]):
                     g.write(serializer, item)
 
     def _gen_skip(self, g: Any) -> None:
-        mask = g.var()
-        g.emit("{m} = data[pos:pos + {n}]", m=mask, n=self._cache_mask_len)
-        bits = self._gen_mask(g, mask)
+        bits = self._gen_mask_at_pos(g)
         for serializer, bit, nullable in zip(
             self._cache_serializers, self._cache_field_bits, self._cache_nullable, strict=True
         ):
