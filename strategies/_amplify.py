@@ -125,17 +125,23 @@ def _rebuilt(value: Any, parts: list[Any]) -> Any:
 def growth_sites(value: Any) -> list[tuple[str, str]]:
     """Every part of ``value`` with a length, in walking order: (kind, where) with kind one of
     text, bytes, list, dict, set and where a path such as ``value.tags[2]``."""
-    found: list[tuple[str, str]] = []
+    return [(kind, where) for kind, where, _ in _sites(value)]
 
-    def walk(part: Any, where: str) -> None:
+
+def _sites(value: Any) -> list[tuple[str, str, bool]]:
+    """``growth_sites`` with, per site, whether it is a dict's key."""
+    found: list[tuple[str, str, bool]] = []
+
+    def walk(part: Any, where: str, is_key: bool) -> None:
         kind = _kind(part)
         if kind is not None:
-            found.append((kind, where))
+            found.append((kind, where, is_key))
         children = _children(part)
-        for label, child in children or ():
-            walk(child, where + label)
+        keys = type(part) is dict
+        for i, (label, child) in enumerate(children or ()):
+            walk(child, where + label, keys and i % 2 == 0)
 
-    walk(value, "value")
+    walk(value, "value", False)
     return found
 
 
@@ -202,7 +208,10 @@ class Amplified:
     def __init__(self, base: Any, text_pick: int, count_pick: int, ascii_only: bool, huge: bool,
                  kinds: tuple[str, ...] = GROWTH_KINDS) -> None:
         self.base = base
-        self.sites = growth_sites(base)
+        sites = _sites(base)
+        self.sites = [(kind, where) for kind, where, _ in sites]
+        #: Sites that are a dict's keys: grown, they rename a record's fields when the dict is one.
+        self.key_sites = {i for i, (_, _, is_key) in enumerate(sites) if is_key}
         texts = [i for i, (kind, _) in enumerate(self.sites) if kind in _TEXT_KINDS and kind in kinds]
         counts = [i for i, (kind, _) in enumerate(self.sites) if kind in _COUNT_KINDS and kind in kinds]
         ints = [i for i, (kind, _) in enumerate(self.sites) if kind == "int" and kind in kinds]
@@ -213,7 +222,8 @@ class Amplified:
         self.huge = huge
 
     def variants(self) -> Iterator[tuple[str, str, Any]]:
-        """(the kind of site changed, what was done to it, the value) for each plan."""
+        """(the kind of site changed, what was done to it, the value) for each plan; the kind of
+        a dict's key is ``key`` (whatever its type)."""
         plans = []
         if self.text_site is not None:
             plans += [(self.text_site, n) for n in (HUGE_UNITS if self.huge else TEXT_SIZES)]
@@ -223,12 +233,13 @@ class Amplified:
             plans += [(self.int_site, n) for n in INT_EDGES]
         for site, size in plans:
             kind, where = self.sites[site]
+            shown_kind = "key" if site in self.key_sites else kind
             if kind == "int":
-                yield kind, f"{where} (int) set to {size}", grown(self.base, site, size)
+                yield shown_kind, f"{where} (int) set to {size}", grown(self.base, site, size)
                 continue
             unit = {"text": "UTF-16 units", "bytes": "bytes"}.get(kind, "elements")
             ascii_note = " (ASCII)" if kind == "text" and self.ascii_only else ""
-            yield (kind, f"{where} ({kind}) grown to {size:,} {unit}{ascii_note}",
+            yield (shown_kind, f"{where} ({kind}) grown to {size:,} {unit}{ascii_note}",
                    grown(self.base, site, size, ascii_only=self.ascii_only))
 
     def __repr__(self) -> str:
