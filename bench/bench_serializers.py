@@ -24,6 +24,10 @@ PojoSerializer     5.51x / 1.91x        1.67x / 0.73x        194,081 / 18,187
 AvroSerializer     4.28x / 0.32x        2.53x / 0.38x        70,000 / 11,433
 =================  ===================  ===================  =============================
 
+On a quiet machine (load 1-3, best of 5, three runs): RowSerializer deserialize 2.53x-2.62x fastavro
+with a nested row's one-byte mask read by indexing, 2.38x-2.44x before (the tree before the
+savepoint package and the public Spark engine measured 2.39x-2.43x in the same session).
+
 Before generated codecs, on an idle machine (load 1.9): RowSerializer 1.96x / 0.73x,
 TupleSerializer 1.58x / 0.73x, AvroSerializer 0.48x / 0.39x (serialize / deserialize). Two more
 runs under load gave RowSerializer 4.48x / 2.58x and 6.82x / 10.27x.
