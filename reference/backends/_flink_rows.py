@@ -25,7 +25,6 @@ def flink_row_as_named(snapshot: Any, old_row: Any = None, where: str = "the sta
     types), which must read the stored row as is; else fields ``f0..fN`` (the names of Flink's
     ``Types.ROW``). Any other snapshot is returned as it is; ``old_row`` for one is refused. Raises
     ``StateError`` saying what to give."""
-    from .._snapshot import resolve_compatibility
     from ..types import RowType, serializer_for
 
     if isinstance(snapshot, RowDataSerializerSnapshot) and snapshot.positional:
@@ -43,31 +42,20 @@ def flink_row_as_named(snapshot: Any, old_row: Any = None, where: str = "the sta
     arity = len(snapshot.nested_snapshots)
     if isinstance(old_row, RowType):
         old_row = serializer_for(old_row)
-    elif not isinstance(old_row, RowSerializer) and isinstance(old_row, (list, tuple)) \
-            and all(isinstance(n, str) for n in old_row):
-        if len(old_row) != arity:
-            raise StateError(f"{where}: the old row type names {len(old_row)} fields {list(old_row)}, the savepoint's "
-                             f"row has {arity} fields; name each field in its order")
+    elif _field_names(old_row, arity, where):
         restored = snapshot.restore_serializer()
         old_row = RowSerializer([(name, serializer, nullable) for name, (_n, serializer, nullable)
                                  in zip(old_row, restored.fields, strict=True)], restored.supports_row_kind)
     if not isinstance(old_row, RowSerializer):
         raise StateError(f"{where}: the old row type is a {type(old_row).__name__}; give a reference RowSerializer, "
                          "a reference.types.RowType or the field names in order")
-    result = resolve_compatibility(old_row, snapshot)
-    if not result.is_compatible_as_is():
-        raise StateError(
-            f"{where}: {old_row!r} does not read the savepoint's row as is ({result.kind}"
-            f"{': ' + result.reason if result.reason else ''}); give the old job's row type, {arity} fields "
-            "of the savepoint's types in its order")
-    return old_row.snapshot_configuration()
+    return _read_as_is(old_row, snapshot, arity, where)
 
 
 def _rowdata_as_named(snapshot: RowDataSerializerSnapshot, old_row: Any, where: str) -> Any:
     """``flink_row_as_named`` of a Table runtime row in Flink's form: ``old_row`` a
     ``RowDataSerializer``, a ``reference.sqltypes`` row type or the top-level field names in
     order; else the snapshot's own ``f0..fN`` form (``named()``)."""
-    from .._snapshot import resolve_compatibility
     from ..sqltypes import LogicalType
     from ..sqltypes import RowType as SqlRowType
 
@@ -78,19 +66,33 @@ def _rowdata_as_named(snapshot: RowDataSerializerSnapshot, old_row: Any, where: 
     fields = snapshot.row_type.fields
     if isinstance(old_row, LogicalType) and old_row.root == "ROW":
         old_row = RowDataSerializer(old_row)
-    elif not isinstance(old_row, RowDataSerializer) and isinstance(old_row, (list, tuple)) \
-            and all(isinstance(n, str) for n in old_row):
-        if len(old_row) != len(fields):
-            raise StateError(f"{where}: the old row type names {len(old_row)} fields {list(old_row)}, the savepoint's "
-                             f"row has {len(fields)} fields; name each field in its order")
+    elif _field_names(old_row, len(fields), where):
         old_row = RowDataSerializer(SqlRowType([(name, field[1]) for name, field in zip(old_row, fields, strict=True)]))
     if not isinstance(old_row, RowDataSerializer):
         raise StateError(f"{where}: the old row type is a {type(old_row).__name__}; for a Table runtime row give a "
                          "RowDataSerializer, a reference.sqltypes row type or the field names in order")
+    return _read_as_is(old_row, snapshot, len(fields), where)
+
+
+def _field_names(old_row: Any, arity: int, where: str) -> bool:
+    """Whether ``old_row`` is the old fields' names in order (a list or tuple of str), which
+    must name every one of the savepoint's ``arity`` fields."""
+    if not isinstance(old_row, (list, tuple)) or not all(isinstance(n, str) for n in old_row):
+        return False
+    if len(old_row) != arity:
+        raise StateError(f"{where}: the old row type names {len(old_row)} fields {list(old_row)}, the savepoint's "
+                         f"row has {arity} fields; name each field in its order")
+    return True
+
+
+def _read_as_is(old_row: Any, snapshot: Any, arity: int, where: str) -> Any:
+    """The snapshot of ``old_row``, which must read the stored row (``snapshot``) as is."""
+    from .._snapshot import resolve_compatibility
+
     result = resolve_compatibility(old_row, snapshot)
     if not result.is_compatible_as_is():
         raise StateError(
             f"{where}: {old_row!r} does not read the savepoint's row as is ({result.kind}"
-            f"{': ' + result.reason if result.reason else ''}); give the old job's row type, {len(fields)} fields "
+            f"{': ' + result.reason if result.reason else ''}); give the old job's row type, {arity} fields "
             "of the savepoint's types in its order")
     return old_row.snapshot_configuration()
