@@ -132,6 +132,21 @@ def test_states_compatible_as_is_are_carried_over(tmp_path):
     assert _content(out) == _content(directory), "states compatible as is changed in the migration"
 
 
+def restored_after_migration(expected: dict[str, Any]) -> list[str]:
+    """What the new job reads back from a savepoint the Java job wrote (``expected``), migrated to
+    ``new_states()``: every value as written, the POJO's added ``note`` and the Row's added
+    field null (sorted canonical lines, as ``savepoints.read_back`` gives them)."""
+    want = []
+    for line in savepoints.restorable(expected):
+        entry = json.loads(line)
+        if entry["state"] == "pojo":
+            entry["value"]["note"] = None
+        elif entry["state"] == "row":
+            entry["value"]["fields"].append(None)
+        want.append(savepoints.canonical(entry))
+    return sorted(want)
+
+
 @pytest.mark.flink
 @pytest.mark.xdist_group("flink")
 def test_flink_restores_migrated_savepoints_with_the_new_types(flink_savepoints, flink_job, flink_restore, tmp_path):
@@ -141,15 +156,7 @@ def test_flink_restores_migrated_savepoints_with_the_new_types(flink_savepoints,
     for name, (directory, expected) in sorted(flink_savepoints.items()):
         out = migrate_flink_savepoint(directory, tmp_path / name, _new_states(), schema_evolution=True)
         requests.append(savepoints.RestoreRequest.of(name, Path(out), expected, state_types=new_row))
-        want = []
-        for line in savepoints.restorable(expected):
-            entry = json.loads(line)
-            if entry["state"] == "pojo":
-                entry["value"]["note"] = None
-            elif entry["state"] == "row":
-                entry["value"]["fields"].append(None)
-            want.append(savepoints.canonical(entry))
-        wants[name] = sorted(want)
+        wants[name] = restored_after_migration(expected)
     original_dir, original = flink_savepoints["rocksdb_files_tuple"]
     requests.append(savepoints.RestoreRequest.of("original-row", original_dir, original, state_types=new_row))
     results = flink_restore(requests, classpath_first=[classes])

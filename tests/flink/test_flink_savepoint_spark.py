@@ -21,6 +21,7 @@ from typing import Any
 import flink_spark_support as sup
 import pytest
 import savepoints
+from test_flink_savepoint_migrate import restored_after_migration
 from test_flink_savepoint_writer import KEPT, _content
 
 from reference import _classes
@@ -244,15 +245,7 @@ def test_flink_restores_what_spark_migrated(flink_savepoints, flink_job, flink_r
         out = _spark_migrate(directory, tmp_path / name, spark, piece_bytes=1 << 10)
         assert locate(out).exists(), f"{name}: nothing at {out}"
         requests.append(savepoints.RestoreRequest.of(name, Path(out), expected, state_types=new_row))
-        want = []
-        for line in savepoints.restorable(expected):
-            entry = json.loads(line)
-            if entry["state"] == "pojo":
-                entry["value"]["note"] = None
-            elif entry["state"] == "row":
-                entry["value"]["fields"].append(None)
-            want.append(savepoints.canonical(entry))
-        wants[name] = sorted(want)
+        wants[name] = restored_after_migration(expected)
     results = flink_restore(requests, classpath_first=[classes])
     for name, want in wants.items():
         result = results[name]
