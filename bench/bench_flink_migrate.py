@@ -70,17 +70,6 @@ class PojoWithNote:
 reference.register_type(PojoWithNote, "SavepointPojo")
 STATES = {"keyed-states": {"pojo": ValueStateDescriptor("pojo", s.PojoSerializer(PojoWithNote))}}
 '''
-POJO_WITH_A_NOTE = """
-public class SavepointPojo {
-    public String name;
-    public long total;
-    public double ratio;
-    public Integer tag;
-    public String note;
-
-    public SavepointPojo() {}
-}
-"""
 
 
 def _import_in_worker(numbers: Any) -> Any:
@@ -134,6 +123,7 @@ def _flink(savepoint: str, out: Path, scratch: Path) -> dict:
     sys.path.insert(0, str(ROOT / "tests" / "flink"))
     import conftest
     import savepoints
+    from flink_spark_support import POJO_WITH_A_NOTE  # the evolved class the tests restore with
 
     jar = conftest._flink_dist_jar()
     javac, java = shutil.which("javac"), shutil.which("java")
