@@ -24,12 +24,16 @@ fields take the dataclass default or default_factory, else 0 / 0.0 / False for n
 fields and None for every other type; removed fields are read and dropped).
 
 Pickling: a ``PojoSerializer`` pickles its class *by name* (``module:qualname``) plus its field
-serializers. Unpickling resolves the name with ``reference.lookup_type`` (the registry, then
-already-imported modules), and only if that fails imports the module and tries again (unpickling
-is trusted input, unlike a snapshot). A dataclass created at runtime survives the trip when the
+serializers. Unpickling resolves the name to the class it imports as in an already-imported
+module, else with ``reference.lookup_type`` (the registry), and only if both fail imports the
+module and tries again (unpickling is trusted input, unlike a snapshot). A dataclass created at runtime survives the trip when the
 receiving process registers it under the same name (``reference.register_type``), e.g. because
 importing the module named in its ``__module__`` re-creates and registers it; otherwise
-unpickling raises a ``StateError`` naming the class.
+unpickling raises a ``StateError`` naming the class. Two kinds of class travel with the
+serializer instead (by value under cloudpickle, as Spark ships tasks): a class whose metaclass has
+a pickle reducer, and a class that is not what its name imports as (the next release's class,
+registered beside the current one of the same name): by name, another process would find the
+current one.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ import dataclasses
 import enum
 import importlib
 import operator
+import sys
 import threading
 import types
 import typing
@@ -283,7 +288,10 @@ class PojoSerializer(_codegen.GeneratedCodec, TypeSerializer[Any]):
         # A class whose metaclass has a pickle reducer (runtime-created classes, e.g. the
         # strategies' generated ones) travels with the serializer to other processes (Spark
         # executors), where it is not known by name.
-        portable = cls if type(cls) in copyreg.dispatch_table else None
+        # So does a class that is not what its name imports as: the next release's class of a
+        # name, side by side with the current one in this process (``register_type``); by name,
+        # another process would find the current one.
+        portable = cls if type(cls) in copyreg.dispatch_table or _imports_as_another(cls) else None
         return (_unpickle_pojo_serializer, (qualified_name(cls), self.fields, portable, self.registered))
 
     # -- instances -------------------------------------------------------------------------
@@ -543,14 +551,17 @@ def _unpickle_pojo_serializer(
 ) -> PojoSerializer:
     if portable is not None:
         return PojoSerializer._with_fields(portable, fields, registered)
-    cls = _known_type(name)
+    # A class pickled by name is the one its name imports as, when there is one (a class that
+    # is not was sent along, above): that, before the registry, which may hold a next release's
+    # class of the name that an earlier unpickling in this process registered.
+    module, _, qualname = name.partition(":")
+    cls = _imported_class(module, qualname) or _known_type(name)
     if cls is None:
-        module = name.partition(":")[0]
         try:
             importlib.import_module(module)
         except ImportError:
             pass
-        cls = _known_type(name)
+        cls = _imported_class(module, qualname) or _known_type(name)
     if cls is None or not dataclasses.is_dataclass(cls):
         raise StateError(
             f"cannot unpickle PojoSerializer: dataclass {name} is not known in this process; "
@@ -558,6 +569,21 @@ def _unpickle_pojo_serializer(
             "reference.register_type) before unpickling"
         )
     return PojoSerializer._with_fields(cls, fields, registered)
+
+
+def _imported_class(module: str, qualname: str) -> type | None:
+    """The class at attribute path ``qualname`` of ``module`` if that module is already imported
+    (nothing is imported), else None."""
+    found: Any = sys.modules.get(module)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    return found if isinstance(found, type) else None
+
+
+def _imports_as_another(cls: type) -> bool:
+    """Whether ``cls``'s module and ``__qualname__`` name another class than ``cls``."""
+    found = _imported_class(cls.__module__, cls.__qualname__)
+    return found is not None and found is not cls
 
 
 def _known_type(name: str) -> type | None:

@@ -183,11 +183,17 @@ class RowSerializer(_codegen.GeneratedCodec, TypeSerializer[tuple[Any, ...]]):
         _codegen.install(self)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        positional = state.pop("positional", False)
         self.__dict__.update(state)
         self._cache_prepare()
+        if positional:
+            self._cache_positional = True
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"fields": self.fields, "supports_row_kind": self.supports_row_kind}
+        state = {"fields": self.fields, "supports_row_kind": self.supports_row_kind}
+        if self._cache_positional:  # restored from Flink's form: it stays so in other processes
+            state["positional"] = True
+        return state
 
     # -- names and shape -------------------------------------------------------------------
     @property

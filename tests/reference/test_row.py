@@ -582,3 +582,17 @@ def test_a_row_restored_from_flinks_form_stays_positional_through_the_reference_
     renamed = RowSerializer([("id", L, True), ("name", S, True)])
     result = resolve_compatibility(renamed, again)
     assert result.is_compatible_as_is(), f"got {result!r}, should be compatible as is (fields match by position)"
+
+
+def test_a_row_restored_from_flinks_form_stays_positional_when_pickled():
+    """Spark ships serializers pickled: an executor's copy must still match fields by position
+    (and write Flink's form again), as the driver's does."""
+    row = RowSerializer([("f0", L, True), ("f1", S, True)])
+    restored = snapshot_from_bytes(snapshot_to_bytes(row.snapshot_configuration(), dialect="flink")).restore_serializer()
+    assert restored.positional, "precondition: restored from Flink's form, should be positional"
+    back = pickle.loads(pickle.dumps(restored))
+    assert back.positional, "got a named serializer after pickling, should stay positional"
+    assert snapshot_to_bytes(back.snapshot_configuration()) == snapshot_to_bytes(restored.snapshot_configuration()), (
+        "got another snapshot from the unpickled serializer, should write the same bytes"
+    )
+    assert not pickle.loads(pickle.dumps(row)).positional, "got positional, a named row should stay named"
