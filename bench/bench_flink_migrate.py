@@ -15,8 +15,8 @@ Three runs, all in this one invocation, on this machine:
 
 - one process: ``reference.backends.migrate_flink_savepoint``;
 - Spark: ``conformance.spark.migrate_flink_savepoint_spark`` on ``--master`` (default
-  ``local[2]``), the session and its Python workers (with their imports) started before the
-  clock starts (their start-up reported apart);
+  ``local[2]``), the session and its Python workers (with their imports: bench_flink_export's
+  ``started_session``) started before the clock starts (their start-up reported apart);
 - Flink (the baseline): SavepointJob's remigrate mode, restoring the savepoint with the new
   POJO class on the RocksDB backend (which migrates the state when the operator registers it)
   and taking a new canonical savepoint; the time from submitting the job to the savepoint's
@@ -46,7 +46,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -72,38 +71,19 @@ STATES = {"keyed-states": {"pojo": ValueStateDescriptor("pojo", s.PojoSerializer
 '''
 
 
-def _import_in_worker(numbers: Any) -> Any:
-    import pyarrow.parquet  # noqa: F401
-
-    import reference.backends  # noqa: F401
-    import reference.serializers  # noqa: F401
-
-    yield from numbers
-
-
 def _child(mode: str, savepoint: str, out: str, master: str) -> None:
     """One migration in this process; prints {"seconds", "startup", "peak_rss_mb"}."""
     import bench_new_job  # the new job's descriptors (on PYTHONPATH, for the executors too)
+    from bench_flink_export import started_session
 
-    startup = 0.0
-    if mode == "spark":
-        from conformance.spark import get_session
+    from conformance.spark import migrate_flink_savepoint_spark
+    from reference.backends import migrate_flink_savepoint
 
-        started = time.perf_counter()
-        session = get_session(master)
-        # The Python workers started, with their imports (as this process imported before the
-        # clock), as the harness's warm-up does; worker reuse keeps them for the migration.
-        cores = max(1, session.sparkContext.defaultParallelism)
-        session.sparkContext.parallelize(range(cores), cores).mapPartitions(_import_in_worker).collect()
-        startup = time.perf_counter() - started
+    startup = started_session(master, ("bench_new_job",)) if mode == "spark" else 0.0
     started = time.perf_counter()
     if mode == "spark":
-        from conformance.spark import migrate_flink_savepoint_spark
-
         migrate_flink_savepoint_spark(savepoint, out, bench_new_job.STATES, master=master)
     else:
-        from reference.backends import migrate_flink_savepoint
-
         migrate_flink_savepoint(savepoint, out, bench_new_job.STATES)
     seconds = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -136,32 +116,6 @@ def _flink(savepoint: str, out: Path, scratch: Path) -> dict:
     return savepoints.remigrate(flink, request, out, classpath_first=[classes])
 
 
-def _spin(n: int) -> None:
-    total = 0
-    for i in range(n):
-        total += i * i
-
-
-def _parallel_capacity(n: int = 3_000_000) -> float:
-    """How many cores this process group actually gets now: the time of one process spinning,
-    doubled, over the time of two spinning at once (2.0: two free cores; 1.0: no more than one,
-    e.g. a loaded machine that schedules each session as one group)."""
-    import multiprocessing
-
-    context = multiprocessing.get_context("fork")
-
-    def timed(processes: int) -> float:
-        started = time.perf_counter()
-        running = [context.Process(target=_spin, args=(n,)) for _ in range(processes)]
-        for process in running:
-            process.start()
-        for process in running:
-            process.join()
-        return time.perf_counter() - started
-
-    return 2 * timed(1) / timed(2)
-
-
 def _pojo_entries(path: str) -> int:
     from reference.savepoint import read_flink_savepoint
 
@@ -180,7 +134,7 @@ def main() -> None:
         return
     sys.path.insert(0, str(ROOT))
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from bench_flink_export import flink_bulk_savepoint
+    from bench_flink_export import flink_bulk_savepoint, parallel_capacity
 
     from reference.savepoint import file_tree
 
@@ -188,7 +142,7 @@ def main() -> None:
     size = sum(f.stat().st_size for f in Path(savepoint).iterdir())
     print(f"savepoint {savepoint} ({size / 2**20:.1f} MiB)")
     load_before = os.getloadavg()
-    capacity_before = _parallel_capacity()
+    capacity_before = parallel_capacity()
     with tempfile.TemporaryDirectory(prefix="bench-flink-migrate-") as scratch:
         Path(scratch, "bench_new_job.py").write_text(NEW_JOB, encoding="utf-8")
         one = _run("one", savepoint, os.path.join(scratch, "one"), args.master, scratch)
@@ -201,7 +155,7 @@ def main() -> None:
         if len(set(counts.values())) != 1 or counts["input"] < args.keys:
             sys.exit(f"pojo entries differ: {counts}")
     load_after = os.getloadavg()
-    capacity_after = _parallel_capacity()
+    capacity_after = parallel_capacity()
     flink_seconds = flink["millis"] / 1000
     print(f"pojo entries migrated: {counts['input']} (the same count in each output; Spark's output = one process's, "
           "byte for byte)")
