@@ -31,29 +31,19 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def started_session(master: str, modules: tuple[str, ...] = ()) -> float:
     """The Spark session of ``master`` started, with its Python workers and their imports
-    (pyarrow, the reference and ``modules``: what the measuring process imported before its
-    clock), as the harness's warm-up does: worker reuse keeps them for the job measured next.
-    Returns the seconds it took (start-up, reported apart from the job)."""
-    import importlib
-
-    from conformance.spark import get_session
-
-    def import_in_worker(numbers: Any) -> Any:  # nested: shipped by value, whoever imports this
-        for module in ("pyarrow.parquet", "reference.backends", "reference.savepoint", *modules):
-            importlib.import_module(module)
-        yield from numbers
+    (``modules`` too: what the measuring process imported before its clock), as the harness's
+    warm-up does; worker reuse keeps them for the job measured next. Returns the seconds it took
+    (start-up, reported apart from the job)."""
+    from conformance.spark import get_session, warm_workers
 
     started = time.perf_counter()
-    session = get_session(master)
-    cores = max(1, session.sparkContext.defaultParallelism)
-    session.sparkContext.parallelize(range(cores), cores).mapPartitions(import_in_worker).collect()
+    warm_workers(get_session(master), modules)
     return time.perf_counter() - started
 
 

@@ -49,26 +49,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-NEW_JOB = '''
-import dataclasses
-
-import reference
-from reference import serializers as s
-from reference.backends import ValueStateDescriptor
-
-
-@dataclasses.dataclass
-class PojoWithNote:
-    name: str | None = dataclasses.field(default=None, metadata={"serializer": s.StringSerializer()})
-    total: int = dataclasses.field(default=0, metadata={"serializer": s.LongSerializer()})
-    ratio: float = dataclasses.field(default=0.0, metadata={"serializer": s.DoubleSerializer()})
-    tag: int | None = dataclasses.field(default=None, metadata={"serializer": s.IntSerializer()})
-    note: str | None = dataclasses.field(default=None, metadata={"serializer": s.StringSerializer()})
-
-
-reference.register_type(PojoWithNote, "SavepointPojo")
-STATES = {"keyed-states": {"pojo": ValueStateDescriptor("pojo", s.PojoSerializer(PojoWithNote))}}
-'''
+FLINK_TESTS = ROOT / "tests" / "flink"  # the new job's module and its Java twin are the tests'
 
 
 def _child(mode: str, savepoint: str, out: str, master: str) -> None:
@@ -82,16 +63,16 @@ def _child(mode: str, savepoint: str, out: str, master: str) -> None:
     startup = started_session(master, ("bench_new_job",)) if mode == "spark" else 0.0
     started = time.perf_counter()
     if mode == "spark":
-        migrate_flink_savepoint_spark(savepoint, out, bench_new_job.STATES, master=master)
+        migrate_flink_savepoint_spark(savepoint, out, bench_new_job.POJO_STATES, master=master)
     else:
-        migrate_flink_savepoint(savepoint, out, bench_new_job.STATES)
+        migrate_flink_savepoint(savepoint, out, bench_new_job.POJO_STATES)
     seconds = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"seconds": seconds, "startup": startup, "peak_rss_mb": peak}))
 
 
 def _run(mode: str, savepoint: str, out: str, master: str, scratch: str) -> dict:
-    path = os.pathsep.join([str(ROOT), scratch, os.environ.get("PYTHONPATH", "")])
+    path = os.pathsep.join([str(ROOT), str(FLINK_TESTS), scratch, os.environ.get("PYTHONPATH", "")])
     ran = subprocess.run([sys.executable, __file__, "--child", mode, savepoint, out, master],
                          capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=path), cwd=scratch)
     if ran.returncode != 0:
@@ -100,7 +81,7 @@ def _run(mode: str, savepoint: str, out: str, master: str, scratch: str) -> dict
 
 
 def _flink(savepoint: str, out: Path, scratch: Path) -> dict:
-    sys.path.insert(0, str(ROOT / "tests" / "flink"))
+    sys.path.insert(0, str(FLINK_TESTS))
     import conftest
     import savepoints
     from flink_spark_support import POJO_WITH_A_NOTE  # the evolved class the tests restore with
@@ -144,7 +125,10 @@ def main() -> None:
     load_before = os.getloadavg()
     capacity_before = parallel_capacity()
     with tempfile.TemporaryDirectory(prefix="bench-flink-migrate-") as scratch:
-        Path(scratch, "bench_new_job.py").write_text(NEW_JOB, encoding="utf-8")
+        sys.path.insert(0, str(FLINK_TESTS))
+        from flink_spark_support import NEW_JOB_MODULE
+
+        Path(scratch, "bench_new_job.py").write_text(NEW_JOB_MODULE, encoding="utf-8")
         one = _run("one", savepoint, os.path.join(scratch, "one"), args.master, scratch)
         spark = _run("spark", savepoint, os.path.join(scratch, "spark"), args.master, scratch)
         flink = _flink(savepoint, Path(scratch, "flink"), Path(scratch))

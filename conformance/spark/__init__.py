@@ -48,7 +48,8 @@ the savepoint columns), ``write_savepoint`` (``StateOutput`` per state: DataFram
 the savepoint layout of ``reference.backends``, partitioned by key group, committed last).
 
 Sessions (module ``session``): ``get_session``, ``stop_session``, ``start_in_background``
-(start the JVM while other work runs), ``running``, ``java_version``, ``scratch_directory`` and
+(start the JVM while other work runs), ``warm_workers`` (start a session's Python workers with
+their imports before the first job), ``running``, ``java_version``, ``scratch_directory`` and
 ``SCRATCH_PARENT`` (where a session's temporary files go), ``HARNESS_CONFIG`` (the
 harness's short-lived-JVM options).
 
@@ -90,6 +91,7 @@ from .session import (
     scratch_directory,
     start_in_background,
     stop_session,
+    warm_workers,
 )
 from .verify import (
     BatchSummary,
@@ -125,6 +127,7 @@ __all__ = [
     "batch_verifier",
     "compare_savepoints",
     "get_session",
+    "warm_workers",
     "identical_savepoints",
     "java_version",
     "migrate_savepoint",

@@ -348,23 +348,25 @@ _warming: threading.Thread | None = None
 
 def _warm_up(master: str | None, config: dict[str, str] | None) -> None:
     try:
-        session = get_session(master, config=config)
-        # One tiny job over as many tasks as cores starts the Python workers (and their
-        # imports of reference), which worker reuse then keeps for the real jobs.
-        from .datasets import task_job
-
-        task_job(session, max(1, session.sparkContext.defaultParallelism), _import_in_worker).collect()
+        warm_workers(get_session(master, config=config))
     except Exception:
         pass  # only an optimisation: the first check that needs Spark reports any problem
 
 
-def _import_in_worker(task_ids: Any) -> Any:
-    import pyarrow.parquet  # noqa: F401
+def warm_workers(session: Any, modules: tuple[str, ...] = ()) -> None:
+    """Start ``session``'s Python workers with their imports (pyarrow, the reference and
+    ``modules``): one tiny job over as many tasks as cores, whose workers worker reuse then
+    keeps for the real jobs."""
+    from .datasets import task_job
 
-    import reference.backends  # noqa: F401
-    import reference.serializers  # noqa: F401
+    def import_in_worker(task_ids: Any) -> Any:  # nested: shipped by value
+        import importlib
 
-    yield from task_ids
+        for module in ("pyarrow.parquet", "reference.backends", "reference.savepoint", *modules):
+            importlib.import_module(module)
+        yield from task_ids
+
+    task_job(session, max(1, session.sparkContext.defaultParallelism), import_in_worker).collect()
 
 
 def start_in_background(master: str | None = None, *, config: dict[str, str] | None = None) -> None:

@@ -42,3 +42,16 @@ def new_states() -> dict[str, dict[str, ValueStateDescriptor]]:
     """The new job's descriptors: the POJO with a field added, the Row with a field added."""
     return {"keyed-states": {"pojo": ValueStateDescriptor("pojo", s.PojoSerializer(PojoWithNote)),
                              "row": ValueStateDescriptor("row", ROW_WITH_F3)}}
+
+
+#: The new job's descriptors module, as a user writes it for ``--serializers new_job:STATES``
+#: (this directory on PYTHONPATH): ``STATES`` are ``new_states()``, ``POJO_STATES`` the POJO's
+#: alone.
+NEW_JOB_MODULE = """
+import reference
+from flink_spark_support import PojoWithNote, new_states
+
+reference.register_type(PojoWithNote, "SavepointPojo")
+STATES = new_states()
+POJO_STATES = {"keyed-states": {"pojo": STATES["keyed-states"]["pojo"]}}
+"""

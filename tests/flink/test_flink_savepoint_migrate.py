@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 import savepoints
-from flink_spark_support import POJO_WITH_A_NOTE, PojoWithNote, new_states
+from flink_spark_support import NEW_JOB_MODULE, POJO_WITH_A_NOTE, PojoWithNote, new_states
 from test_flink_savepoint_writer import KEPT, _content
 
 import reference
@@ -171,38 +171,14 @@ def test_flink_restores_migrated_savepoints_with_the_new_types(flink_savepoints,
                              f"unexpected {sorted(set(got) - set(want))[:3]}")
 
 
-NEW_JOB = '''
-import dataclasses
-
-import reference
-from reference import serializers as s
-from reference.backends import ValueStateDescriptor
-
-
-@dataclasses.dataclass
-class PojoWithNote:
-    name: str | None = dataclasses.field(default=None, metadata={"serializer": s.StringSerializer()})
-    total: int = dataclasses.field(default=0, metadata={"serializer": s.LongSerializer()})
-    ratio: float = dataclasses.field(default=0.0, metadata={"serializer": s.DoubleSerializer()})
-    tag: int | None = dataclasses.field(default=None, metadata={"serializer": s.IntSerializer()})
-    note: str | None = dataclasses.field(default=None, metadata={"serializer": s.StringSerializer()})
-
-
-reference.register_type(PojoWithNote, "SavepointPojo")
-ROW = s.RowSerializer([("f0", s.StringSerializer(), True), ("f1", s.LongSerializer(), True),
-                       ("f2", s.DoubleSerializer(), True), ("f3", s.StringSerializer(), True)])
-STATES = {"keyed-states": {"pojo": ValueStateDescriptor("pojo", s.PojoSerializer(PojoWithNote)),
-                           "row": ValueStateDescriptor("row", ROW)}}
-'''
-
-
 def _cli(tmp_path: Path, *argv: str) -> Any:
     import subprocess
     import sys
 
-    (tmp_path / "new_job.py").write_text(NEW_JOB, encoding="utf-8")
+    (tmp_path / "new_job.py").write_text(NEW_JOB_MODULE, encoding="utf-8")
     root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(Path(__file__).parent),
+                                                      os.environ.get("PYTHONPATH", "")])}
     return subprocess.run([sys.executable, "-m", "conformance", "migrate", *argv], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=300)
 

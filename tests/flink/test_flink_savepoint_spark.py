@@ -194,17 +194,8 @@ def test_a_failed_attempt_leaves_no_object_and_a_retry_commits(spark, s3_bucket,
                                                               schema_evolution=True)), "the retry wrote other streams"
 
 
-NEW_JOB = '''
-import reference
-from flink_spark_support import PojoWithNote, new_states
-
-reference.register_type(PojoWithNote, "SavepointPojo")
-STATES = new_states()
-'''
-
-
 def _cli(cwd: Path, *argv: str) -> Any:
-    (cwd / "new_job.py").write_text(NEW_JOB, encoding="utf-8")
+    (cwd / "new_job.py").write_text(sup.NEW_JOB_MODULE, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE), os.environ.get("PYTHONPATH", "")])}
     return subprocess.run([sys.executable, "-m", "conformance", "migrate", *argv], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=600)
