@@ -332,6 +332,14 @@ public class SqlJob {
         System.out.println("SAVEPOINT " + path);
     }
 
+    static void refused(int index, Throwable cause) {
+        System.out.println("REFUSED " + index);
+        for (; cause != null; cause = cause.getCause()) {
+            System.out.println("CAUSE " + cause.getClass().getName() + ": "
+                    + String.valueOf(cause.getMessage()).replace('\n', ' '));
+        }
+    }
+
     static void restore(int index, String rowsPath, String savepoint, List<String> options) throws Exception {
         List<Row> rows = readRows(rowsPath, eventsType(2));
         EMITTED.clear();
@@ -339,7 +347,13 @@ public class SqlJob {
         StreamExecutionEnvironment env = environment(savepoint, options);
         StreamGraph graph = graph(env, 2, rows, options);
         operators(graph);
-        JobClient client = start(env, graph);
+        JobClient client;
+        try {
+            client = start(env, graph); // a savepoint whose state no operator takes fails here
+        } catch (Exception e) {
+            refused(index, e);
+            return;
+        }
         try {
             // each input row answers with -U (the restored row) and +U, or +I for a new id
             boolean answered = await(client, rows.size());
@@ -352,17 +366,13 @@ public class SqlJob {
                 System.out.println("RESTORED " + index);
                 return;
             }
-            System.out.println("REFUSED " + index);
             Throwable cause = null;
             try {
                 client.getJobExecutionResult().get();
             } catch (Exception e) {
                 cause = e;
             }
-            for (; cause != null; cause = cause.getCause()) {
-                System.out.println("CAUSE " + cause.getClass().getName() + ": "
-                        + String.valueOf(cause.getMessage()).replace('\n', ' '));
-            }
+            refused(index, cause);
         } finally {
             try {
                 client.cancel().get(300, TimeUnit.SECONDS);

@@ -225,3 +225,71 @@ def test_flip_527_events_on_a_sql_job(sql_job_java, tmp_path):
         f"the new job's deduplication {deduplicate(restored['operators'])}, the old one's {old_id}")
     compared = check_restored(restored, written)
     print(f"{IDS} rows, {compared} values compared; Flink: write {written['seconds']:.1f} s, restore {seconds:.1f} s")
+
+
+def plans(lines) -> list[dict[str, tuple[str, str | None]]]:
+    """``SqlJob plan`` output: the operators of each plan, in order."""
+    out: list[list[str]] = []
+    for line in lines:
+        if line.startswith("PLAN "):
+            out.append([])
+        elif out:
+            out[-1].append(line)
+    return [operators(chunk) for chunk in out]
+
+
+def test_sql_uids_numbered_per_jvm_and_migrate_operator_uid(sql_job_java, tmp_path):
+    from reference import StateError
+    from reference.backends import migrate_flink_savepoint
+    from reference.savepoint import operator_id_for_uid
+
+    always = "table.exec.uid.generation=ALWAYS"
+    # Flink: the evolved job planned three times in one JVM (as the restore run below plans it)
+    lines, _ = run(sql_job_java, "plan", 2, 2, 2, always)
+    planned = [deduplicate(ops) for ops in plans(lines)]
+    written = write_job(sql_job_java, tmp_path, always)
+    old_id, old_uid = deduplicate(written["operators"])
+    assert old_uid is not None and planned[0] == (old_id, old_uid), (
+        f"in a fresh JVM the evolved job's deduplication is {planned[0]}, the old job's ({old_id}, {old_uid}): "
+        "the schema change should keep the uid")
+    new_id, new_uid = planned[1]
+    assert new_uid != old_uid and new_id == operator_id_for_uid(new_uid), (
+        f"planned a second time in one JVM, the deduplication is {planned[1]}, should have another uid than {old_uid}")
+
+    savepoint = written["savepoint"]
+    (tmp_path / "events_v2.py").write_text(DESCRIPTORS_MODULE.format(operator=new_uid), encoding="utf-8")
+    (tmp_path / "events_v2_old_uid.py").write_text(DESCRIPTORS_MODULE.format(operator=old_uid), encoding="utf-8")
+    renamed, kept = tmp_path / "renamed", tmp_path / "kept"
+    ran = conformance(tmp_path, "migrate", savepoint, "--serializers", "events_v2:DESCRIPTORS", "--out", renamed,
+                      "--schema-evolution", "--operator-uid", f"{old_uid}={new_uid}")
+    assert ran.returncode == 0, f"conformance migrate --operator-uid failed: {ran.stdout}{ran.stderr}"
+    ran = conformance(tmp_path, "migrate", savepoint, "--serializers", "events_v2_old_uid:DESCRIPTORS", "--out", kept,
+                      "--schema-evolution")
+    assert ran.returncode == 0, f"conformance migrate failed: {ran.stdout}{ran.stderr}"
+    moved = read_flink_savepoint(renamed).operator(new_uid)
+    assert (moved.operator_id, moved.uid) == (new_id, new_uid), (moved.operator_id, moved.uid)
+    with pytest.raises(KeyError):
+        read_flink_savepoint(renamed).operator(old_uid)
+    # the library: descriptors name the new job's operators; the old uid of a renamed one is refused
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import events_v2_old_uid
+    finally:
+        sys.path.remove(str(tmp_path))
+    with pytest.raises(StateError, match=f"renames to '{new_uid}'"):
+        migrate_flink_savepoint(savepoint, tmp_path / "refused", events_v2_old_uid.DESCRIPTORS, schema_evolution=True,
+                                operator_uids={old_uid: new_uid})
+    bad = conformance(tmp_path, "migrate", savepoint, "--serializers", "events_v2:DESCRIPTORS", "--out",
+                      tmp_path / "bad", "--schema-evolution", "--operator-uid", "no-such-uid=x")
+    assert bad.returncode == 2 and "--operator-uid 'no-such-uid' -> 'x': no operator" in bad.stderr, bad.stderr
+    assert not (tmp_path / "refused").exists() and not (tmp_path / "bad").exists()
+
+    (original, restored, unmapped), seconds = restore_jobs(sql_job_java, tmp_path, [savepoint, renamed, kept], always)
+    assert [deduplicate(job["operators"]) for job in (original, restored, unmapped)] == planned, "the planned uids"
+    assert original["verdict"] == "REFUSED" and any("StateMigrationException" in c for c in original["causes"]), (
+        original)
+    assert restored["verdict"] == "RESTORED", f"Flink refused the renamed savepoint: {restored['causes']}"
+    compared = check_restored(restored, written)
+    assert unmapped["verdict"] == "REFUSED" and any(old_id in c for c in unmapped["causes"]), (
+        f"Flink should refuse state of the operator {old_id} the job no longer has: {unmapped}")
+    print(f"{IDS} rows, {compared} values compared; Flink: write {written['seconds']:.1f} s, restore {seconds:.1f} s")
