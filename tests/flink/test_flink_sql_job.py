@@ -241,7 +241,7 @@ def plans(lines) -> list[dict[str, tuple[str, str | None]]]:
 def test_sql_uids_numbered_per_jvm_and_migrate_operator_uid(sql_job_java, tmp_path):
     from reference import StateError
     from reference.backends import migrate_flink_savepoint
-    from reference.savepoint import operator_id_for_uid
+    from reference.savepoint import operator_id_for_uid, renamed_operators
 
     always = "table.exec.uid.generation=ALWAYS"
     # Flink: the evolved job planned three times in one JVM (as the restore run below plans it)
@@ -283,6 +283,15 @@ def test_sql_uids_numbered_per_jvm_and_migrate_operator_uid(sql_job_java, tmp_pa
                       tmp_path / "bad", "--schema-evolution", "--operator-uid", "no-such-uid=x")
     assert bad.returncode == 2 and "--operator-uid 'no-such-uid' -> 'x': no operator" in bad.stderr, bad.stderr
     assert not (tmp_path / "refused").exists() and not (tmp_path / "bad").exists()
+    read = read_flink_savepoint(savepoint)
+    calc = next(op.uid for op in read.operators if op.uid and op.uid.endswith("_calc"))
+    with pytest.raises(StateError, match="would all have the id"):
+        renamed_operators(read, {old_uid: calc})
+    with pytest.raises(StateError, match="has that uid and id already"):
+        renamed_operators(read, {old_uid: old_uid})
+    assert renamed_operators(read, {old_uid: calc, calc: old_uid}) == {
+        old_id: (operator_id_for_uid(calc), calc), operator_id_for_uid(calc): (old_id, old_uid)}, "a swap"
+    assert renamed_operators(read, {old_uid: new_id.upper()}) == {old_id: (new_id, None)}, "to an id, no uid"
 
     (original, restored, unmapped), seconds = restore_jobs(sql_job_java, tmp_path, [savepoint, renamed, kept], always)
     assert [deduplicate(job["operators"]) for job in (original, restored, unmapped)] == planned, "the planned uids"
