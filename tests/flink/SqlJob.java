@@ -33,7 +33,9 @@
 //   java SqlJob plan VERSION... [OPTIONS]
 //       No job run: the job graph of each VERSION (1 or 2) in turn, built in this one JVM:
 //       "PLAN VERSION", then one line per operator, "OPERATOR operator-id uid=UID name=NAME"
-//       (UID "-" when the operator has none).
+//       (UID "-" when the operator has none), and "INPUT-SNAPSHOT hex": the versioned snapshot
+//       (TypeSerializerSnapshot.writeVersionedSnapshot) of the planner's serializer of the
+//       deduplication's input row, the row its state keeps.
 
 import java.io.File;
 import java.nio.charset.StandardCharsets;
@@ -45,11 +47,13 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
+import org.apache.flink.core.memory.DataOutputSerializer;
 import org.apache.flink.runtime.jobgraph.JobGraph;
 import org.apache.flink.runtime.jobgraph.JobVertex;
 import org.apache.flink.runtime.OperatorIDPair;
@@ -59,6 +63,7 @@ import org.apache.flink.streaming.api.functions.ProcessFunction;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.apache.flink.streaming.api.functions.source.legacy.SourceFunction;
 import org.apache.flink.streaming.api.graph.StreamGraph;
+import org.apache.flink.streaming.api.graph.StreamNode;
 import org.apache.flink.table.api.Schema;
 import org.apache.flink.table.api.Table;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
@@ -249,13 +254,25 @@ public class SqlJob {
         }
     }
 
-    static void plan(int version, List<String> options) {
+    static void plan(int version, List<String> options) throws Exception {
         StreamExecutionEnvironment env = environment(null, options);
         System.out.println("PLAN " + version);
         operators(graph(env, version, new ArrayList<>(), options));
     }
 
-    static void operators(StreamGraph graph) {
+    static void operators(StreamGraph graph) throws Exception {
+        for (StreamNode node : graph.getStreamNodes()) {
+            if (node.getOperatorName().startsWith("Deduplicate[")) {
+                // the planner's serializer of the deduplication's input row, which its state keeps
+                DataOutputSerializer out = new DataOutputSerializer(256);
+                TypeSerializerSnapshot.writeVersionedSnapshot(out, node.getTypeSerializersIn()[0].snapshotConfiguration());
+                StringBuilder hex = new StringBuilder();
+                for (byte b : out.getCopyOfBuffer()) {
+                    hex.append(String.format("%02x", b));
+                }
+                System.out.println("INPUT-SNAPSHOT " + hex);
+            }
+        }
         JobGraph job = graph.getJobGraph();
         for (JobVertex vertex : job.getVerticesSortedTopologicallyFromSources()) {
             List<OperatorIDPair> ids = vertex.getOperatorIDs();

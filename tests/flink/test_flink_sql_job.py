@@ -9,7 +9,8 @@ original savepoint into the new job, ``conformance savepoint check`` says the sa
 job's descriptors, a ``RowDataSerializer`` of the new state row) rewrites it, and the new job
 restores the result: fed a new row for every id, the deduplication emits the row it restored
 (``-U``) before the new one (``+U``), every old value in place and ``region`` null. Expected
-values are the rows Flink's job emitted before the savepoint.
+values are the rows Flink's job emitted before the savepoint, and the snapshots of the state row
+that Flink's planner makes for the old and the new job (SqlJob's ``INPUT-SNAPSHOT``).
 
 The operator ids: with the planner's defaults (``table.exec.uid.generation`` PLAN_ONLY and no
 compiled plan) the SQL operators have no uid and their ids are hashes of the job graph's shape,
@@ -21,6 +22,7 @@ unless ``conformance migrate --operator-uid OLD=NEW`` moves the state to the new
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -30,7 +32,9 @@ from pathlib import Path
 
 import pytest
 
+from reference import DataOutputView, write_versioned_snapshot
 from reference.savepoint import read_flink_savepoint
+from reference.serializers import RowDataSerializer
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
 
@@ -104,6 +108,19 @@ def operators(lines) -> dict[str, tuple[str, str | None]]:
     return out
 
 
+def input_snapshot(lines) -> bytes:
+    """The ``INPUT-SNAPSHOT`` line: Flink's versioned snapshot of the planner's serializer of the
+    deduplication's input row."""
+    (found,) = [line.split(" ")[1] for line in lines if line.startswith("INPUT-SNAPSHOT ")]
+    return bytes.fromhex(found)
+
+
+def versioned(snapshot) -> bytes:
+    out = DataOutputView()
+    write_versioned_snapshot(out, snapshot, dialect="flink")
+    return out.getvalue()
+
+
 def deduplicate(ops: dict[str, tuple[str, str | None]]) -> tuple[str, str | None]:
     (found,) = [v for k, v in ops.items() if k.startswith("Deduplicate[")]
     return found
@@ -114,7 +131,7 @@ def write_job(java, directory: Path, *options: str) -> dict:
                          *options)
     (path,) = [line[len("SAVEPOINT file:"):] for line in lines if line.startswith("SAVEPOINT ")]
     return {"savepoint": Path(path), "emitted": [emitted(line) for line in lines if line.startswith("EMIT ")],
-            "operators": operators(lines), "seconds": seconds}
+            "operators": operators(lines), "snapshot": input_snapshot(lines), "seconds": seconds}
 
 
 def restore_jobs(java, directory: Path, savepoints, *options: str) -> tuple[list[dict], float]:
@@ -131,6 +148,7 @@ def restore_jobs(java, directory: Path, savepoints, *options: str) -> tuple[list
             jobs[-1]["lines"].append(line)
     for job in jobs:
         job["operators"] = operators(job["lines"])
+        job["snapshot"] = input_snapshot(job["lines"])
         job["emitted"] = [emitted(line) for line in job["lines"] if line.startswith("EMIT ")]
     assert len(jobs) == len(savepoints), f"SqlJob restore ran {len(jobs)} jobs for {len(savepoints)} savepoints"
     return jobs, seconds
@@ -202,7 +220,11 @@ def test_flip_527_events_on_a_sql_job(sql_job_java, tmp_path):
     want = {(row[0],): (*row, None) for _, row in written["emitted"]}
     assert got == want, f"state read: {sorted(set(got.items()) ^ set(want.items()))[:4]}"
 
+    # the state's snapshot as read (its PROCTIME() column a time attribute) writes Flink's bytes
+    assert versioned(state.value_serializer) == written["snapshot"], "the old row's snapshot differs from Flink's"
+
     (tmp_path / "events_v2.py").write_text(DESCRIPTORS_MODULE.format(operator=old_id), encoding="utf-8")
+    new_type = descriptors_module(tmp_path, "events_v2").EVENTS
     checked, text = check(tmp_path, savepoint)
     assert checked["flink_verdict"] == "incompatible" and checked["migratable_by_conformance"] is True, checked
     assert "conformance migrate" in text and "--schema-evolution" in text, text
@@ -223,8 +245,19 @@ def test_flip_527_events_on_a_sql_job(sql_job_java, tmp_path):
     assert restored["verdict"] == "RESTORED", f"Flink refused the migrated savepoint: {restored['causes']}"
     assert deduplicate(restored["operators"]) == (old_id, None), (
         f"the new job's deduplication {deduplicate(restored['operators'])}, the old one's {old_id}")
+    assert versioned(RowDataSerializer(new_type).snapshot_configuration()) == restored["snapshot"], (
+        "the descriptors' row snapshot differs from the one Flink's planner makes for the new job")
     compared = check_restored(restored, written)
     print(f"{IDS} rows, {compared} values compared; Flink: write {written['seconds']:.1f} s, restore {seconds:.1f} s")
+
+
+def descriptors_module(directory: Path, name: str):
+    sys.path.insert(0, str(directory))
+    sys.modules.pop(name, None)  # another test's module of the same name
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(directory))
 
 
 def plans(lines) -> list[dict[str, tuple[str, str | None]]]:
@@ -271,13 +304,9 @@ def test_sql_uids_numbered_per_jvm_and_migrate_operator_uid(sql_job_java, tmp_pa
     with pytest.raises(KeyError):
         read_flink_savepoint(renamed).operator(old_uid)
     # the library: descriptors name the new job's operators; the old uid of a renamed one is refused
-    sys.path.insert(0, str(tmp_path))
-    try:
-        import events_v2_old_uid
-    finally:
-        sys.path.remove(str(tmp_path))
+    old_named = descriptors_module(tmp_path, "events_v2_old_uid").DESCRIPTORS
     with pytest.raises(StateError, match=f"renames to '{new_uid}'"):
-        migrate_flink_savepoint(savepoint, tmp_path / "refused", events_v2_old_uid.DESCRIPTORS, schema_evolution=True,
+        migrate_flink_savepoint(savepoint, tmp_path / "refused", old_named, schema_evolution=True,
                                 operator_uids={old_uid: new_uid})
     bad = conformance(tmp_path, "migrate", savepoint, "--serializers", "events_v2:DESCRIPTORS", "--out",
                       tmp_path / "bad", "--schema-evolution", "--operator-uid", "no-such-uid=x")
