@@ -37,6 +37,8 @@ ROOTS = (
 _MAX_LENGTH = 2147483647
 _LENGTH_ROOTS = {"CHAR": 1, "VARCHAR": 1, "BINARY": 1, "VARBINARY": 1}
 _PRECISION_ROOTS = {"TIME_WITHOUT_TIME_ZONE", "TIMESTAMP_WITHOUT_TIME_ZONE", "TIMESTAMP_WITH_LOCAL_TIME_ZONE"}
+_TIMESTAMP_KINDS = {"TIMESTAMP_WITHOUT_TIME_ZONE": ("REGULAR", "ROWTIME"),
+                    "TIMESTAMP_WITH_LOCAL_TIME_ZONE": ("REGULAR", "ROWTIME", "PROCTIME")}
 _SIMPLE_SQL = {
     "BOOLEAN": "BOOLEAN", "TINYINT": "TINYINT", "SMALLINT": "SMALLINT", "INTEGER": "INT",
     "BIGINT": "BIGINT", "FLOAT": "FLOAT", "DOUBLE": "DOUBLE", "DATE": "DATE",
@@ -48,7 +50,10 @@ class LogicalType:
     """One logical type; build it with the constructors of this module (``IntType()`` ...).
 
     ``fields`` (ROW) is a tuple of ``(name, type, description)``; ``children`` are the element
-    (ARRAY, MULTISET), or key and value (MAP)."""
+    (ARRAY, MULTISET), or key and value (MAP). ``kind`` is a timestamp's Flink
+    ``TimestampKind``: ``REGULAR``, or the time attribute a SQL job's state row can hold
+    (``ROWTIME``; ``PROCTIME`` for TIMESTAMP_LTZ only, e.g. a deduplication's ``PROCTIME()``
+    column); it is part of the type's equality, as in Flink, and not of its SQL text."""
 
     root: str
     nullable: bool = True
@@ -57,6 +62,7 @@ class LogicalType:
     scale: int | None = None
     children: tuple[LogicalType, ...] = ()
     fields: tuple[tuple[str, LogicalType, str | None], ...] = ()
+    kind: str = "REGULAR"
 
     def __post_init__(self) -> None:
         if self.root not in ROOTS:
@@ -74,6 +80,9 @@ class LogicalType:
         if self.root in _PRECISION_ROOTS:
             if type(self.precision) is not int or not 0 <= self.precision <= 9:
                 raise ValueError(f"{self.root}: precision must be 0..9, got {self.precision!r}")
+        kinds = _TIMESTAMP_KINDS.get(self.root, ("REGULAR",))
+        if self.kind not in kinds:
+            raise ValueError(f"{self.root}: kind must be one of {', '.join(kinds)}, got {self.kind!r}")
         arity = {"ARRAY": 1, "MULTISET": 1, "MAP": 2}.get(self.root, 0)
         if len(self.children) != arity or not all(isinstance(c, LogicalType) for c in self.children):
             raise ValueError(f"{self.root}: takes {arity} child types, got {self.children!r}")
@@ -97,7 +106,8 @@ class LogicalType:
 
     def copy(self, nullable: bool) -> LogicalType:
         """This type with the given nullability (Flink's ``copy(boolean)``)."""
-        return LogicalType(self.root, nullable, self.length, self.precision, self.scale, self.children, self.fields)
+        return LogicalType(self.root, nullable, self.length, self.precision, self.scale, self.children, self.fields,
+                           self.kind)
 
     def depth(self) -> int:
         """Levels of nesting (1 for a type without children)."""
@@ -200,12 +210,14 @@ def TimeType(precision: int = 0, nullable: bool = True) -> LogicalType:  # noqa:
     return LogicalType("TIME_WITHOUT_TIME_ZONE", nullable, precision=precision)
 
 
-def TimestampType(precision: int = 6, nullable: bool = True) -> LogicalType:  # noqa: N802
-    return LogicalType("TIMESTAMP_WITHOUT_TIME_ZONE", nullable, precision=precision)
+def TimestampType(precision: int = 6, nullable: bool = True, kind: str = "REGULAR") -> LogicalType:  # noqa: N802
+    return LogicalType("TIMESTAMP_WITHOUT_TIME_ZONE", nullable, precision=precision, kind=kind)
 
 
-def LocalZonedTimestampType(precision: int = 6, nullable: bool = True) -> LogicalType:  # noqa: N802
-    return LogicalType("TIMESTAMP_WITH_LOCAL_TIME_ZONE", nullable, precision=precision)
+def LocalZonedTimestampType(precision: int = 6, nullable: bool = True,  # noqa: N802
+                            kind: str = "REGULAR") -> LogicalType:
+    """``TIMESTAMP_LTZ``; ``kind="PROCTIME"`` is the type of a ``PROCTIME()`` column."""
+    return LogicalType("TIMESTAMP_WITH_LOCAL_TIME_ZONE", nullable, precision=precision, kind=kind)
 
 
 def ArrayType(element: LogicalType, nullable: bool = True) -> LogicalType:  # noqa: N802

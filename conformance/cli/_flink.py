@@ -9,7 +9,9 @@ savepoint, and the input is only read.
 ``_metadata`` with Flink's magic number) and hands a Flink savepoint here. ``--serializers``
 names ``{operator uid (or 32-hex-digit operator id): {state name: StateDescriptor}}``;
 ``--old-row-type`` (``_common.load_old_row_types``) gives the old job's field names of a
-flink-core Row state (else ``f0..fN``), for FLIP-527's rules by name. The options of the Spark
+flink-core Row state (else ``f0..fN``), for FLIP-527's rules by name; ``--operator-uid OLD=NEW``
+(repeatable) moves an operator's state to the new job's uid (``operator_uids`` of
+``migrate_flink_savepoint``), ``--serializers`` then naming it by the new uid. The options of the Spark
 pipeline that mean nothing here (``--parallelism``, ``--key-serializer``, ``--backend heap``,
 ``--explain``) are refused as usage errors (exit 2) before anything is read. Exit 0 written, 1
 a state refused (its operator, name and why) or a Spark job failed, 2 unusable input (or Spark
@@ -46,6 +48,20 @@ def _descriptors(serializers: Any) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _operator_uids(values: list[str]) -> dict[str, str]:
+    """``{old: new}`` from the ``--operator-uid OLD=NEW`` values."""
+    out: dict[str, str] = {}
+    for text in values:
+        old, eq, new = text.partition("=")
+        if not old or not eq or not new:
+            raise UsageError(f"--operator-uid {text!r} must be OLD=NEW (the savepoint's operator uid or 32-hex-digit "
+                             "id, the new job's uid or id), e.g. --operator-uid 4_deduplicate=10_deduplicate")
+        if old in out:
+            raise UsageError(f"--operator-uid: operator {old!r} is given twice")
+        out[old] = new
+    return out
+
+
 def run_flink_migrate(args: argparse.Namespace, serializers: Any) -> int:
     """``conformance migrate`` of the Flink savepoint ``args.savepoint`` (see the module docstring)."""
     from reference import StateError, StateMigrationError
@@ -62,6 +78,7 @@ def run_flink_migrate(args: argparse.Namespace, serializers: Any) -> int:
         raise UsageError("conformance migrate needs --out DIR")
     descriptors = _descriptors(serializers)
     old_row_types = load_old_row_types(args.old_row_type)
+    operator_uids = _operator_uids(args.operator_uid)
     on_spark = args.spark not in (None, "off")
     states = [{"operator": op, "state": name} for op, named in descriptors.items() for name in named]
     try:
@@ -70,10 +87,10 @@ def run_flink_migrate(args: argparse.Namespace, serializers: Any) -> int:
 
             out = migrate_flink_savepoint_spark(args.savepoint, args.out, descriptors,
                                                 schema_evolution=args.schema_evolution, master=args.spark,
-                                                old_row_types=old_row_types)
+                                                old_row_types=old_row_types, operator_uids=operator_uids)
         else:
             out = migrate_flink_savepoint(args.savepoint, args.out, descriptors, schema_evolution=args.schema_evolution,
-                                          old_row_types=old_row_types)
+                                          old_row_types=old_row_types, operator_uids=operator_uids)
     except StateMigrationError as exc:
         message = str(exc).replace("migrate_flink_savepoint(..., schema_evolution=True)", "--schema-evolution")
         print(f"conformance migrate: {message}", file=sys.stderr)
@@ -81,7 +98,8 @@ def run_flink_migrate(args: argparse.Namespace, serializers: Any) -> int:
                     "message": message}, args.json)
         return VIOLATION
     except (StateError, OSError) as exc:
-        print(f"conformance migrate: {str(exc).replace('old_row_types', '--old-row-type')}", file=sys.stderr)
+        message = str(exc).replace("old_row_types", "--old-row-type").replace("operator_uids", "--operator-uid")
+        print(f"conformance migrate: {message}", file=sys.stderr)
         return failed_status(exc) if isinstance(exc, StateError) else UNUSABLE
     report = sys.stderr if args.json == "-" else sys.stdout
     where = f"on Spark {args.spark}" if on_spark else "in one process"

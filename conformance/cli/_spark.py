@@ -77,6 +77,11 @@ def add_parsers(sub: Any) -> None:
     migrate.add_argument("--spark", default=None, metavar="MASTER", help="Spark master URL (default local[*]), or off: run the same job in this "
                          "process without Spark (quicker for small savepoints: no JVM to start)")
     add_old_row_type(migrate)
+    migrate.add_argument(
+        "--operator-uid", action="append", default=[], metavar="OLD=NEW",
+        help="Flink savepoints: move the state of the operator OLD (its uid, or its 32-hex-digit id) to the new "
+             "job's operator NEW (a uid, or an id for an operator without one), e.g. when the SQL planner "
+             "numbered its uids anew; --serializers then names it NEW; repeatable")
     add_json(migrate, "what was migrated")
     add_import(migrate)
     migrate.set_defaults(func=run_migrate)
@@ -163,6 +168,9 @@ def run_migrate(args: argparse.Namespace) -> int:
     if args.old_row_type:
         raise UsageError("--old-row-type applies to Flink savepoints only; this project's savepoints keep their "
                          "rows' field names")
+    if args.operator_uid:
+        raise UsageError("--operator-uid applies to Flink savepoints only; this project's savepoints hold the "
+                         "state of one operator")
     key_serializer = load_attribute(args.key_serializer, "--key-serializer") if args.key_serializer else None
     _readable(args.savepoint, "SAVEPOINT")
     from reference.backends import SCHEMA_EVOLUTION_ENABLED

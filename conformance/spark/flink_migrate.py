@@ -59,14 +59,15 @@ def migrate_flink_savepoint_spark(savepoint: Any, out: str | os.PathLike[str],
                                   descriptors: Mapping[str, Mapping[str, StateDescriptor]], *,
                                   schema_evolution: bool = False, allow_external_files: bool = False,
                                   old_row_types: Mapping[str, Mapping[str, Any]] | None = None,
+                                  operator_uids: Mapping[str, str] | None = None,
                                   master: str | None = None, spark: Any = None,
                                   piece_bytes: int = PIECE_BYTES,
                                   _fault: Callable[[int], None] | None = None) -> str:
     """Migrate the Flink savepoint ``savepoint`` to ``descriptors`` (``{operator uid or id:
     {state name: StateDescriptor}}``) on Spark, writing a new Flink savepoint at ``out`` (see
     the module docstring); returns its path. ``piece_bytes``: the input size from which a
-    stream is split into tasks (``reference.savepoint.PIECE_BYTES``); ``old_row_types`` as for
-    ``reference.backends.migrate_flink_savepoint``."""
+    stream is split into tasks (``reference.savepoint.PIECE_BYTES``); ``old_row_types`` and
+    ``operator_uids`` as for ``reference.backends.migrate_flink_savepoint``."""
     from reference.backends import migrate_flink_savepoint
 
     source = shown(os.fspath(savepoint))
@@ -90,5 +91,5 @@ def migrate_flink_savepoint_spark(savepoint: Any, out: str | os.PathLike[str],
 
     return migrate_flink_savepoint(savepoint, out, descriptors, schema_evolution=schema_evolution,
                                    allow_external_files=allow_external_files, old_row_types=old_row_types,
-                                   run_tasks=run_tasks,
+                                   operator_uids=operator_uids, run_tasks=run_tasks,
                                    piece_bytes=piece_bytes, _fault=_fault)

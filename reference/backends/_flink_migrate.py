@@ -40,6 +40,11 @@ Table runtime row (``RowDataSerializer``, the state of SQL jobs) is judged the s
 top-level fields are ``f0..fN`` (or the old row type's), its nested rows keep the names Flink's
 snapshot holds.
 
+``operator_uids={old uid or id: new uid or id}`` moves operators whose uid the new job changed
+(a SQL job planned with ``table.exec.uid.generation=ALWAYS`` numbers its uids per JVM, see
+docs/flink-savepoints.md) to their new uids (``reference.savepoint.renamed_operators``); the
+descriptors then name the operators as the new job does.
+
 ``convert_to_flink_savepoint(path, out, *, operator_uid, max_parallelism=None)`` converts a
 savepoint of this project's format into a Flink canonical savepoint holding its states as the
 keyed states of the operator ``operator_uid``: the savepoint is restored (key serializer from its
@@ -64,6 +69,7 @@ from ..savepoint import (
     StateReplacement,
     TaskRunner,
     read_flink_savepoint,
+    renamed_operators,
     write_flink_savepoint,
 )
 from ..serializers import (
@@ -249,22 +255,53 @@ def plan_flink_migration(savepoint: FlinkSavepoint, descriptors: Mapping[str, Ma
     return replacements
 
 
+def _under_old_names(savepoint: FlinkSavepoint, named: Mapping[str, Any], operator_uids: Mapping[str, str],
+                     what: str) -> dict[str, Any]:
+    """``named`` (keyed by the new job's operators) keyed by the savepoint's operators: a new
+    name of ``operator_uids`` becomes its old one; an old name of a renamed operator is refused."""
+    old_of = {new: old for old, new in operator_uids.items()}
+    renamed = renamed_operators(savepoint, operator_uids)
+    out: dict[str, Any] = {}
+    for name, value in named.items():
+        if name in old_of:
+            out[old_of[name]] = value
+            continue
+        try:
+            op = savepoint.operator(name)
+        except KeyError:
+            out[name] = value  # judged (and refused, naming what exists) where it is used
+            continue
+        if op.operator_id in renamed:
+            new = next(n for o, n in operator_uids.items() if savepoint.operator(o) is op)
+            raise StateError(f"{what} name operator {name!r}, which operator_uids renames to {new!r}: name it "
+                             f"{new!r}, as the new job does")
+        out[name] = value
+    return out
+
+
 def migrate_flink_savepoint(path: Any, out: str | os.PathLike[str],
                             descriptors: Mapping[str, Mapping[str, StateDescriptor]], *,
                             schema_evolution: bool = False, allow_external_files: bool = False,
                             old_row_types: Mapping[str, Mapping[str, Any]] | None = None,
+                            operator_uids: Mapping[str, str] | None = None,
                             run_tasks: TaskRunner | None = None, piece_bytes: int = PIECE_BYTES,
                             _fault: Callable[[int], None] | None = None) -> str:
     """Migrate the Flink savepoint at ``path`` to the new job's ``descriptors``, writing a new
     Flink savepoint at ``out`` (a local directory or a URI; see the module docstring); returns
     its path. ``run_tasks`` and ``piece_bytes`` as for ``write_flink_savepoint`` (by default
     the work runs in this process; ``conformance.spark`` runs it on Spark executors);
-    ``old_row_types`` as for ``plan_flink_migration``."""
+    ``old_row_types`` as for ``plan_flink_migration``. ``operator_uids`` (``{old uid or id: new
+    uid or id}``, ``reference.savepoint.renamed_operators``) moves operators to the uids the new
+    job gives them; ``descriptors`` and ``old_row_types`` then name them by their new uids."""
     savepoint = read_flink_savepoint(path, allow_external_files=allow_external_files)
+    if operator_uids:
+        descriptors = _under_old_names(savepoint, descriptors, operator_uids, "descriptors")
+        old_row_types = _under_old_names(savepoint, old_row_types or {}, operator_uids, "old_row_types")
     replacements = plan_flink_migration(savepoint, descriptors, schema_evolution=schema_evolution,
                                         old_row_types=old_row_types)
     return write_flink_savepoint(savepoint, out, replacements, allow_external_files=allow_external_files,
-                                 run_tasks=run_tasks, piece_bytes=piece_bytes, _fault=_fault)
+                                 run_tasks=run_tasks, piece_bytes=piece_bytes, operator_uids=operator_uids,
+                                 _fault=_fault)
 
 
 def convert_to_flink_savepoint(path: Any, out: str | os.PathLike[str], *, operator_uid: str,

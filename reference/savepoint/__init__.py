@@ -84,6 +84,7 @@ from ._flink_writer import (
     NewKeyedState,
     StateReplacement,
     TaskRunner,
+    renamed_operators,
     write_flink_savepoint,
     write_keyed_flink_savepoint,
 )
@@ -239,6 +240,7 @@ __all__ = [
     "snappy_frame",
     "INLINE_THRESHOLD",
     "StateReplacement",
+    "renamed_operators",
     "write_flink_savepoint",
     "NewKeyedState",
     "write_keyed_flink_savepoint",

@@ -55,6 +55,13 @@ nothing a reader takes for a savepoint (no ``_metadata``), an existing output is
 overwritten, and the input is only read. Replacements are checked before anything is written:
 an operator or state the savepoint does not hold is a ``SavepointFormatError`` naming it.
 
+``operator_uids={old: new}`` moves operators to new uids (``renamed_operators``): ``old`` names
+an operator of the savepoint (its uid, or its 32-hex-digit id), ``new`` the new job's operator,
+by uid (the id becomes the one Flink derives from it, ``operator_id_for_uid``, and ``_metadata``
+of version 5 or later stores the uid) or by a 32-hex-digit id (for an operator the new job gives
+no uid: the id is that, no uid is stored). The operator's name, state and subtasks stay; Flink
+matches state to a job's operators by id alone. Two operators may not end with one id.
+
 Memory: a rewritten stream goes to its file key group by key group, each key group assembled
 whole (bounded by the largest key group); copied streams and joined pieces go in 1 MiB pieces.
 
@@ -596,8 +603,10 @@ def _plan(savepoint: FlinkSavepoint, by_id: Mapping[str, Mapping[str, StateRepla
 
 
 def _operators(savepoint: FlinkSavepoint, tasks: list[_Task], results: Mapping[int, Any],
-               streams: Mapping[tuple[int, int, str], KeyGroupsHandle]) -> tuple[FlinkOperatorMetadata, ...]:
-    """The operators of the new ``_metadata``: every stream a task wrote in its new place."""
+               streams: Mapping[tuple[int, int, str], KeyGroupsHandle],
+               renames: Mapping[str, tuple[str, str | None]]) -> tuple[FlinkOperatorMetadata, ...]:
+    """The operators of the new ``_metadata``: every stream a task wrote in its new place, the
+    renamed operators under their new id and uid."""
     new: dict[tuple[int, int, str], Any] = dict(streams)
     for number, task in enumerate(tasks):
         if task.pieces == 1:
@@ -621,7 +630,11 @@ def _operators(savepoint: FlinkSavepoint, tasks: list[_Task], results: Mapping[i
             subtasks.append(FlinkSubtaskState(subtask.index, False, handles["operator"], handles["raw-operator"],
                                               handles["keyed"], handles["raw-keyed"]))
         meta = op.metadata
-        operators.append(FlinkOperatorMetadata(meta.operator_id, meta.parallelism, meta.max_parallelism, meta.uid,
+        operator_id, uid = meta.operator_id, meta.uid
+        if operator_id in renames:
+            operator_id, uid = renames[operator_id]
+            uid = uid if savepoint.metadata.version >= 5 else None
+        operators.append(FlinkOperatorMetadata(operator_id, meta.parallelism, meta.max_parallelism, uid,
                                                meta.name, meta.coordinator_state, tuple(subtasks),
                                                meta.fully_finished, meta.coordinator_handle))
     return tuple(operators)
@@ -656,20 +669,59 @@ def _flink_output(out: str | os.PathLike[str]) -> Iterator[tuple[Location, _Outp
         raise
 
 
+_OPERATOR_ID = re.compile(r"[0-9a-fA-F]{32}")
+
+
+def renamed_operators(savepoint: FlinkSavepoint, operator_uids: Mapping[str, str]) -> dict[str, tuple[str, str | None]]:
+    """``{old operator id: (new operator id, new uid or None)}`` for ``operator_uids`` (``{old
+    uid or id: new uid or 32-hex-digit id}``, see the module docstring); raises ``StateError``
+    naming the entry when an old operator is not in the savepoint or two operators would end
+    with one id."""
+    out: dict[str, tuple[str, str | None]] = {}
+    for old, new in operator_uids.items():
+        if not isinstance(old, str) or not isinstance(new, str) or not old or not new:
+            raise StateError(f"operator_uids: got {old!r} -> {new!r}, should map a non-empty old uid (or operator "
+                             "id) to a non-empty new uid (or 32-hex-digit operator id)")
+        try:
+            op = savepoint.operator(old)
+        except KeyError as exc:
+            raise StateError(f"operator_uids {old!r} -> {new!r}: {exc.args[0]}") from None
+        if op.operator_id in out:
+            raise StateError(f"operator_uids: operator {old!r} (id {op.operator_id}) is renamed twice")
+        if _OPERATOR_ID.fullmatch(new):
+            renamed: tuple[str, str | None] = (new.lower(), None)
+        else:
+            renamed = (operator_id_for_uid(new), new)
+        if renamed[0] == op.operator_id and renamed[1] == op.uid:
+            raise StateError(f"operator_uids {old!r} -> {new!r}: the operator has that uid and id already; "
+                             "leave it out")
+        out[op.operator_id] = renamed
+    final = [out.get(op.operator_id, (op.operator_id, None))[0] for op in savepoint.operators]
+    for new_id in {i for i in final if final.count(i) > 1}:
+        holders = [op.uid or op.operator_id for op in savepoint.operators
+                   if out.get(op.operator_id, (op.operator_id, None))[0] == new_id]
+        raise StateError(f"operator_uids: operators {holders} would all have the id {new_id}; Flink restores one "
+                         "operator's state per id: rename them apart")
+    return out
+
+
 def write_flink_savepoint(savepoint: FlinkSavepoint, out: str | os.PathLike[str],
                           replacements: Mapping[str, Mapping[str, StateReplacement]] | None = None, *,
                           allow_external_files: bool = False, run_tasks: TaskRunner | None = None,
-                          piece_bytes: int = PIECE_BYTES, _fault: Callable[[int], None] | None = None) -> str:
+                          piece_bytes: int = PIECE_BYTES, operator_uids: Mapping[str, str] | None = None,
+                          _fault: Callable[[int], None] | None = None) -> str:
     """Write ``savepoint`` (read by ``read_flink_savepoint``) with ``replacements`` applied as a
     new canonical savepoint at ``out``, a local directory or a URI (see the module docstring);
     returns its path (the URI as given for a URI). ``allow_external_files`` as for reading (the
     input's absolute file handles). ``run_tasks`` runs the tasks (``TaskRunner``; default: in
     this process, one after the other); ``piece_bytes`` is the input size from which a stream
-    to rewrite is split into pieces, each a task of its own."""
+    to rewrite is split into pieces, each a task of its own; ``operator_uids`` moves operators
+    to new uids (``renamed_operators``)."""
     if piece_bytes < 1:
         raise StateError(f"write_flink_savepoint: got piece_bytes={piece_bytes}, should be at least 1 (bytes of "
                          "input per task of a stream split into pieces)")
     by_id = _check_replacements(savepoint, replacements or {})
+    renames = renamed_operators(savepoint, operator_uids or {})
     assert savepoint.directory is not None
     tasks, split, headers = _plan(savepoint, by_id, piece_bytes)
     with _flink_output(out) as (directory, output):
@@ -685,7 +737,8 @@ def write_flink_savepoint(savepoint: FlinkSavepoint, out: str | os.PathLike[str]
             streams[(o, s, role)] = _assemble(_part_of(op, op.metadata.subtasks[s]), headers[(o, s)], output,
                                               tasks[numbers[0]].stem, [results[n] for n in numbers])
         old = savepoint.metadata
-        metadata = FlinkMetadata(old.version, old.checkpoint_id, _operators(savepoint, tasks, results, streams),
+        metadata = FlinkMetadata(old.version, old.checkpoint_id,
+                                 _operators(savepoint, tasks, results, streams, renames),
                                  old.master_states, old.properties, directory)
         target = directory.child(FLINK_METADATA_FILE)
         if not directory.remote:

@@ -36,7 +36,9 @@ Layout (little-endian, as Flink's ``MemorySegment`` on every platform it runs on
   unscaled value's two's-complement bytes (Java's ``BigInteger.toByteArray``) at their start.
   TIMESTAMP of precision <= 3 is its epoch millisecond in the slot; a larger one puts the
   millisecond in 8 bytes of the variable part and the nanoseconds of the millisecond in the
-  slot's size half. A null field's slot is zero.
+  slot's size half. A null field's slot is zero. A NOT NULL field holds no null, but for a
+  time attribute (a timestamp of kind ROWTIME or PROCTIME: a SQL job's state row holds null for
+  its ``PROCTIME()`` column).
 - ``BinaryArrayData`` of ``n`` elements: an int ``n``, null bits (bit ``i`` of byte ``i // 8``
   after the int) padded to a multiple of 4 bytes, ``n`` elements of 1 (BOOLEAN, TINYINT), 2
   (SMALLINT), 4 (INT, FLOAT, DATE, TIME) or 8 bytes (every other type, as in a row slot), zero
@@ -132,6 +134,13 @@ def _refuse(where: str, t: LogicalType, value: Any, should: str) -> Serializatio
 
 
 # -- writing -----------------------------------------------------------------------------------
+def _may_be_null(t: LogicalType) -> bool:
+    """Whether a field of type ``t`` may hold null: a nullable type, or a time attribute (a SQL
+    job's ``PROCTIME()`` column is NOT NULL, and its state rows hold null there: the planner
+    materializes processing time only when a query reads it)."""
+    return t.nullable or t.kind != "REGULAR"
+
+
 def row_bytes(t: LogicalType, value: Any, where: str = "row") -> bytes:
     """The ``BinaryRowData`` bytes of ``value`` (a tuple or ``Row``) of the ROW type ``t``."""
     fields = t.fields
@@ -143,7 +152,7 @@ def row_bytes(t: LogicalType, value: Any, where: str = "row") -> bytes:
     buf[0] = int(kind)
     for i, ((name, ftype, _), item) in enumerate(zip(fields, value, strict=True)):
         if item is None:
-            if not ftype.nullable:
+            if not _may_be_null(ftype):
                 raise _refuse(f"{where}.{name}", ftype, item, "a value: the field is NOT NULL")
             buf[(i + 8) >> 3] |= 1 << ((i + 8) & 7)
             continue
@@ -305,7 +314,7 @@ def read_row(t: LogicalType, data: bytes, base: int, size: int, where: str = "ro
     values: list[Any] = []
     for i, (name, ftype, _) in enumerate(fields):
         if data[base + ((i + 8) >> 3)] & (1 << ((i + 8) & 7)):
-            if not ftype.nullable:
+            if not _may_be_null(ftype):
                 raise _corrupt(f"{where}.{name}", "a NOT NULL field is marked null")
             values.append(None)
         else:

@@ -163,7 +163,7 @@ def _java_type(t: LogicalType) -> JavaObject:
     elif fields == _PRECISION:
         own["precision"] = t.precision
     elif fields == _TIMESTAMP:
-        own.update(precision=t.precision, kind=JavaEnum(_KIND_ENUM, SharedString("REGULAR")))
+        own.update(precision=t.precision, kind=JavaEnum(_KIND_ENUM, SharedString(t.kind)))
     elif t.root in ("ARRAY", "MULTISET"):
         own["elementType"] = _java_type(t.children[0])
     elif t.root == "MAP":
@@ -217,14 +217,15 @@ def _logical_from_java(obj: Any, where: str) -> LogicalType:
                                                          _logical_from_java(own["valueType"], f"{where}.value")))
         if root == "ROW":
             return LogicalType(root, nullable, fields=tuple(_row_fields(own["fields"], where)))
+        kind = "REGULAR"
         if _JAVA_TYPES[root][1] == _TIMESTAMP:
-            kind = own["kind"]
-            if not isinstance(kind, JavaEnum) or kind.name != "REGULAR":
-                raise _bad_type(f"{where}: timestamp kind {getattr(kind, 'name', kind)!r} (only REGULAR is "
-                                "written to state)")
-            _check_desc(kind.desc, _KIND_ENUM)
+            java_kind = own["kind"]
+            if not isinstance(java_kind, JavaEnum):
+                raise _bad_type(f"{where}: timestamp kind {java_kind!r}, should be a TimestampKind")
+            _check_desc(java_kind.desc, _KIND_ENUM)
+            kind = str(java_kind.name)
         return LogicalType(root, nullable, length=own.get("length"), precision=own.get("precision"),
-                           scale=own.get("scale"))
+                           scale=own.get("scale"), kind=kind)
     except (ValueError, TypeError) as exc:
         raise _bad_type(f"{where}: {exc}") from None
 

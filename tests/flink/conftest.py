@@ -156,3 +156,20 @@ def rowdata_job(rowdata_java):
         return Path(uri[len("file:"):])
 
     return run
+
+
+@pytest.fixture(scope="session")
+def sql_job_java() -> list[str]:
+    """``java -cp ... SqlJob`` (SqlJob.java: a Flink SQL job, see its header), compiled once
+    (cached like SavepointJob) against flink-dist and the Table API, planner and runtime jars
+    beside it (the planner loads flink-cep's classes too)."""
+    jar, javac, java = _jar_and_jdk()
+    lib = os.path.dirname(jar)
+    names = ("flink-table-api-java-uber", "flink-table-runtime", "flink-table-planner-loader", "flink-cep")
+    jars = [sorted(glob.glob(os.path.join(lib, f"{name}-*.jar"))) for name in names]
+    if not all(jars):
+        pytest.skip(f"Flink SQL job skipped: {', '.join(n for n, j in zip(names, jars, strict=True) if not j)} jar(s) not found "
+                    f"beside {jar}")
+    classpath = os.pathsep.join([jar, *(found[-1] for found in jars)])
+    classes = savepoints.compile_cached([HERE / "SqlJob.java"], classpath, javac, "SqlJob.class")
+    return [java, "-Xmx1g", "-cp", os.pathsep.join([str(classes), classpath]), "SqlJob"]
