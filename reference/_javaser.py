@@ -8,17 +8,23 @@ description or ``TC_NULL``) and its class data, top superclass first (primitive 
 ``B``, ``S``, ``I``, ``J``, object fields ``L``), and after the fields of a class whose flags say
 it has a ``writeObject`` method, its annotation (``TC_BLOCKDATA`` and objects up to
 ``TC_ENDBLOCKDATA``); ``TC_ENUM``; ``TC_STRING``; ``TC_NULL``; ``TC_REFERENCE`` to any of them.
-Anything else (arrays, proxies, externalizable classes, long strings, exceptions, resets) is
-refused as outside the subset. Reading is bounded: by the bytes given, by ``MAX_DEPTH`` levels of
-nested objects and by ``MAX_HANDLES`` handles.
+Written only (what Flink's serializers of collections hold, which readers compare byte for byte
+with what the types give instead of reading): ``TC_ARRAY`` of objects (:class:`JavaArray`) and
+``TC_CLASS`` (:class:`JavaClass`, a ``Class`` object: the capturing class of a serialized
+lambda). Anything else (primitive arrays, proxies, externalizable classes, long strings,
+exceptions, resets), and arrays and classes when read, is refused as outside the subset.
+Reading is bounded: by the bytes given, by ``MAX_DEPTH`` levels of nested objects and by
+``MAX_HANDLES`` handles.
 
 Values: :class:`JavaObject` (its class description and per class of its hierarchy the field
 values and the annotation), :class:`JavaEnum`, :class:`JavaClassDesc`, ``str``, ``None`` and
 ``int``/``bool`` for primitive fields. A back reference reads as the same Python object, so
 identity is what the stream shares. Writing gives an object one handle per identity, an enum
-constant and a class description one per name, a string marked *shared* one per value (as
-Java's interned strings: field type signatures, enum constant names), and every other string a
-handle of its own (as the distinct ``String`` objects of field names parsed from SQL text).
+constant, a class description and a ``Class`` object one per name, a string marked *shared* one
+per value (as Java's interned strings: field type signatures, enum constant names, the names in
+a serialized lambda), and every other string a handle of its own (as the distinct ``String``
+objects of field names parsed from SQL text). Identity is the caller's model of Java's: one
+Python object written twice is one Java object (a singleton serializer, a cached ``Integer``).
 """
 
 from __future__ import annotations
@@ -29,12 +35,12 @@ from typing import Any
 
 from ._errors import SnapshotFormatError
 
-__all__ = ["JavaClassDesc", "JavaObject", "JavaEnum", "SharedString", "read_java_object", "write_java_object",
-           "MAX_DEPTH", "MAX_HANDLES"]
+__all__ = ["JavaArray", "JavaClass", "JavaClassDesc", "JavaObject", "JavaEnum", "SharedString", "read_java_object",
+           "write_java_object", "MAX_DEPTH", "MAX_HANDLES"]
 
 MAGIC = 0xACED
 VERSION = 5
-TC_NULL, TC_REFERENCE, TC_CLASSDESC, TC_OBJECT, TC_STRING = 0x70, 0x71, 0x72, 0x73, 0x74
+TC_NULL, TC_REFERENCE, TC_CLASSDESC, TC_OBJECT, TC_STRING, TC_ARRAY, TC_CLASS = 0x70, 0x71, 0x72, 0x73, 0x74, 0x75, 0x76
 TC_BLOCKDATA, TC_ENDBLOCKDATA, TC_ENUM = 0x77, 0x78, 0x7E
 BASE_HANDLE = 0x7E0000
 SC_WRITE_METHOD, SC_SERIALIZABLE, SC_ENUM = 0x01, 0x02, 0x10
@@ -92,6 +98,21 @@ class JavaObject:
 class JavaEnum:
     desc: JavaClassDesc
     name: str
+
+
+@dataclass(eq=False)
+class JavaArray:
+    """An array of objects (written only): its class description (``[L...;``) and items."""
+
+    desc: JavaClassDesc
+    items: list[Any]
+
+
+@dataclass(eq=False)
+class JavaClass:
+    """A ``java.lang.Class`` object (written only), one per class name in a stream."""
+
+    desc: JavaClassDesc
 
 
 def _corrupt(what: str) -> SnapshotFormatError:
@@ -323,6 +344,27 @@ class _Writer:
             self.class_desc(value.desc)
             self.assign(key)
             self.string(SharedString(value.name))
+        elif isinstance(value, JavaClass):
+            key = ("C", value.desc.name)
+            handle = self.handle_of(key)
+            if handle is not None:
+                self.ref(handle)
+                return
+            self.out.append(TC_CLASS)
+            self.class_desc(value.desc)
+            self.assign(key)
+        elif isinstance(value, JavaArray):
+            key = ("o", id(value))
+            handle = self.handle_of(key)
+            if handle is not None:
+                self.ref(handle)
+                return
+            self.out.append(TC_ARRAY)
+            self.class_desc(value.desc)
+            self.assign(key)
+            self.out += struct.pack(">i", len(value.items))
+            for item in value.items:
+                self.content(item)
         elif isinstance(value, JavaObject):
             key = ("o", id(value))
             handle = self.handle_of(key)
