@@ -22,6 +22,7 @@ from .._javaser import (
     JavaEnum,
     JavaObject,
     SharedString,
+    graph_difference,
     read_java_object,
     write_java_object,
 )
@@ -461,37 +462,29 @@ def _serializer_stream(t: LogicalType) -> bytes:
     return write_java_object(_java_serializer(t, _java_type(t)))
 
 
-def _field_snapshot(t: LogicalType, out: DataOutputView) -> None:
-    """The versioned snapshot Flink writes for the serializer of a field of type ``t``."""
-    def frame(name: str, version: int) -> None:
-        out.write_utf(name)
-        out.write_int(version)
-
+def _field_parts(t: LogicalType) -> tuple[str, int, list[tuple[str, Any]]]:
+    """The versioned snapshot Flink writes for the serializer of a field of type ``t``: its
+    class, its version, and what follows the two: ``("int", v)``, ``("type", u)`` (a Java object
+    stream of type ``u``), ``("serializer", u)`` (one of Flink's serializer of ``u``) and
+    ``("row", u)`` (row ``u``'s snapshot). The one description writing and reading follow."""
     root = t.root
     if root in _SIMPLE_SERIALIZERS:
         cls = _SIMPLE_SERIALIZERS[root]
-        frame(f"{cls}${cls.rsplit('.', 1)[1]}Snapshot", 3)
-    elif root == "DECIMAL":
-        frame(_TYPEUTILS + "DecimalDataSerializer$DecimalSerializerSnapshot", 3)
-        out.write_int(t.precision or 0)
-        out.write_int(t.scale or 0)
-    elif root in ("TIMESTAMP_WITHOUT_TIME_ZONE", "TIMESTAMP_WITH_LOCAL_TIME_ZONE"):
-        frame(_TYPEUTILS + "TimestampDataSerializer$TimestampDataSerializerSnapshot", 1)
-        out.write_int(t.precision or 0)
-    elif root == "ROW":
-        frame(_ROW_DATA_SNAPSHOT, RowDataSerializerSnapshot.FLINK_VERSION)
-        _write_row_snapshot(t, out)
-    elif root == "ARRAY":
-        frame(_TYPEUTILS + "ArrayDataSerializer$ArrayDataSerializerSnapshot", 3)
-        out.write(write_java_object(_java_type(t.children[0])))
-        out.write(_serializer_stream(t.children[0]))
-    else:  # MAP, MULTISET
-        key, value = (t.children[0], _MULTISET_VALUE) if root == "MULTISET" else t.children
-        frame(_TYPEUTILS + "MapDataSerializer$MapDataSerializerSnapshot", 3)
-        out.write(write_java_object(_java_type(key)))
-        out.write(write_java_object(_java_type(value)))
-        out.write(_serializer_stream(key))
-        out.write(_serializer_stream(value))
+        return f"{cls}${cls.rsplit('.', 1)[1]}Snapshot", 3, []
+    if root == "DECIMAL":
+        return (_TYPEUTILS + "DecimalDataSerializer$DecimalSerializerSnapshot", 3,
+                [("int", t.precision or 0), ("int", t.scale or 0)])
+    if root in ("TIMESTAMP_WITHOUT_TIME_ZONE", "TIMESTAMP_WITH_LOCAL_TIME_ZONE"):
+        return _TYPEUTILS + "TimestampDataSerializer$TimestampDataSerializerSnapshot", 1, [("int", t.precision or 0)]
+    if root == "ROW":
+        return _ROW_DATA_SNAPSHOT, RowDataSerializerSnapshot.FLINK_VERSION, [("row", t)]
+    if root == "ARRAY":
+        element = t.children[0]
+        return (_TYPEUTILS + "ArrayDataSerializer$ArrayDataSerializerSnapshot", 3,
+                [("type", element), ("serializer", element)])
+    key, value = (t.children[0], _MULTISET_VALUE) if root == "MULTISET" else t.children
+    return (_TYPEUTILS + "MapDataSerializer$MapDataSerializerSnapshot", 3,
+            [("type", key), ("type", value), ("serializer", key), ("serializer", value)])
 
 
 def _write_row_snapshot(t: LogicalType, out: DataOutputView) -> None:
@@ -499,6 +492,85 @@ def _write_row_snapshot(t: LogicalType, out: DataOutputView) -> None:
     for _, ftype, _ in t.fields:
         out.write(write_java_object(_java_type(ftype)))
     out.write(_nested_block(t))
+
+
+def _nested_block(t: LogicalType) -> bytes:
+    """The nested-snapshot block Flink writes after the types of row ``t``."""
+    out = DataOutputView()
+    out.write_int(_NESTED_MAGIC)
+    out.write_int(_NESTED_VERSION)
+    out.write_int(len(t.fields))
+    for _, ftype, _ in t.fields:
+        cls, version, parts = _field_parts(ftype)
+        out.write_utf(cls)
+        out.write_int(version)
+        for kind, item in parts:
+            if kind == "int":
+                out.write_int(item)
+            elif kind == "type":
+                out.write(write_java_object(_java_type(item)))
+            elif kind == "serializer":
+                out.write(_serializer_stream(item))
+            else:
+                _write_row_snapshot(item, out)
+    return out.getvalue()
+
+
+def _not_derived(where: str, t: LogicalType, what: str) -> SnapshotFormatError:
+    return SnapshotFormatError(
+        f"RowDataSerializerSnapshot: the field serializers' snapshots are not those Flink's RowDataSerializer "
+        f"derives from the field types: at {where} (of type {t}), {what}; the snapshot is corrupt or its "
+        "serializers were configured otherwise")
+
+
+def _read_java(view: DataInputView, data: bytes) -> Any:
+    """The Java object stream at ``view``'s position in ``data`` (the bytes ``view`` reads)."""
+    obj, end = read_java_object(data, view.position)
+    view.skip_bytes(end - view.position)
+    return obj
+
+
+def _read_nested_block(t: LogicalType, view: DataInputView, data: bytes, where: str) -> None:
+    """Reads the nested-snapshot block after the types of row ``t``, checking it is the one
+    ``_nested_block`` writes, Java streams compared as the values they hold: a stream whose
+    objects share otherwise than Flink's parsed types do (a type object in two places) reads
+    as the same."""
+    head = (view.read_int(), view.read_int(), view.read_int())
+    if head != (_NESTED_MAGIC, _NESTED_VERSION, len(t.fields)):
+        raise _not_derived(where, t, f"the block starts {head}, should be {(_NESTED_MAGIC, _NESTED_VERSION, len(t.fields))}")
+    for name, ftype, _ in t.fields:
+        at = f"{where}.{name}"
+        cls, version, parts = _field_parts(ftype)
+        frame = (view.read_utf(), view.read_int())
+        if frame != (cls, version):
+            raise _not_derived(at, ftype, f"the snapshot is {frame}, should be {(cls, version)}")
+        for kind, item in parts:
+            if kind == "int":
+                got = view.read_int()
+                if got != item:
+                    raise _not_derived(at, ftype, f"an int {got}, should be {item}")
+            elif kind == "type":
+                read = _logical_from_java(_read_java(view, data), at)
+                if read != item:
+                    raise _not_derived(at, ftype, f"the type {read}, should be {item}")
+            elif kind == "serializer":
+                difference = graph_difference(_read_java(view, data), _java_serializer(item, _java_type(item)))
+                if difference is not None:
+                    raise _not_derived(at, ftype, f"its serializer of {item} differs at {difference}")
+            else:
+                _read_row_snapshot(item, view, data, at)
+
+
+def _read_row_snapshot(t: LogicalType, view: DataInputView, data: bytes, where: str) -> None:
+    """Reads a nested row's snapshot, checking it is the one ``_write_row_snapshot`` writes."""
+    count = view.read_int()
+    if count != len(t.fields):
+        raise _not_derived(where, t, f"{count} field types, should be {len(t.fields)}")
+    for name, ftype, _ in t.fields:
+        read = _logical_from_java(_read_java(view, data), f"{where}.{name}")
+        if read != ftype:
+            raise _not_derived(f"{where}.{name}", ftype, f"the type {read}")
+    _read_nested_block(t, view, data, where)
 
 
 _ROW_DATA_SNAPSHOT = _TYPEUTILS + "RowDataSerializer$RowDataSerializerSnapshot"
@@ -518,8 +590,8 @@ class RowDataSerializerSnapshot(TypeSerializerSnapshot[tuple[Any, ...]], java_na
     a serializer of rows, arrays or maps is a graph of serializers, arrays, serialized lambdas
     (the field and element getters) and the element's logical types, written with the back
     references Flink's objects give (``_java_serializer``: each type node one object, as Flink's
-    parser and planner build them; a type graph sharing one object in two places, which only
-    hand-built Java types do, writes other back references and is refused on reading). A
+    parser builds them). Reading compares those streams as the values they unfold to, so a type
+    graph sharing one object in two places (hand-built Java types may) reads as the same. A
     version-3 snapshot names the top-level fields ``f0..fn-1`` (``positional``).
 
     Compatibility (the new snapshot judges the old): FLIP-527 by field name, the rules of
@@ -568,22 +640,14 @@ class RowDataSerializerSnapshot(TypeSerializerSnapshot[tuple[Any, ...]], java_na
         if not 0 <= count <= source.available() // 5:
             raise SnapshotFormatError(f"RowDataSerializerSnapshot: {count} field types in {source.available()} "
                                       "bytes; the snapshot is corrupt")
-        types = []
-        rest, end = source.peek(source.available()), 0  # one copy of the rest, read in place
-        for i in range(count):
-            obj, end = read_java_object(rest, end)
-            types.append(_logical_from_java(obj, f"field {i}"))
-        source.skip_bytes(end)
+        rest = source.peek(source.available())  # one copy of the rest, read in place
+        view = DataInputView(rest)
+        types = [_logical_from_java(_read_java(view, rest), f"field {i}") for i in range(count)]
         # Flink's form holds the types without their names (a RowType's children): the
         # top-level fields read back as f0..fn-1, as Flink's restored serializer knows them.
         fields: list[tuple[str, LogicalType, str | None]] = [(f"f{i}", t, None) for i, t in enumerate(types)]
-        nested = _nested_block(LogicalType("ROW", fields=tuple(fields)))
-        if source.peek(len(nested)) != nested:
-            raise SnapshotFormatError(
-                "RowDataSerializerSnapshot: the field serializers' snapshots are not those Flink's "
-                f"RowDataSerializer derives from the field types {[str(t) for t in types]}; the snapshot is "
-                "corrupt or its serializers were configured otherwise")
-        source.skip_bytes(len(nested))
+        _read_nested_block(LogicalType("ROW", fields=tuple(fields)), view, rest, "row")
+        source.skip_bytes(view.position)
         self.positional = read_version != self.VERSION
         if not self.positional:
             if source.read_int() != count:
@@ -691,14 +755,3 @@ def _migrated(old: LogicalType, new: LogicalType, element: Any) -> Any:
             values.append(element[i])
     kind = element.kind if type(element) is Row else RowKind.INSERT
     return tuple(values) if kind is RowKind.INSERT else Row(values, kind)
-
-
-def _nested_block(t: LogicalType) -> bytes:
-    """The nested-snapshot block Flink writes after the types of row ``t``."""
-    out = DataOutputView()
-    out.write_int(_NESTED_MAGIC)
-    out.write_int(_NESTED_VERSION)
-    out.write_int(len(t.fields))
-    for _, ftype, _ in t.fields:
-        _field_snapshot(ftype, out)
-    return out.getvalue()

@@ -150,7 +150,7 @@ def test_drawn_rows_read_and_write_as_flink(flink_rows):
     assert len(cases) >= CASES // 2, f"only {len(cases)} cases drawn"
     for (row_type, value), line in zip(cases, output, strict=True):
         assert not line.startswith("ERROR"), f"Flink refused {row_type} / {value!r}: {line}"
-        fresh, reused, _snapshot, flink_type = line.split("\t")
+        fresh, reused, _snapshot, flink_type, _shared = line.split("\t")
         assert flink_type == str(row_type), f"type text: Flink's {flink_type!r}, the reference's {str(row_type)!r}"
         serializer = RowDataSerializer(row_type)
         flink_bytes = bytes.fromhex(fresh)
@@ -190,10 +190,15 @@ def read_back(data: bytes):
 
 def test_drawn_snapshots_read_and_write_as_flink(flink_rows):
     cases, output = flink_rows
-    compared = nested = 0
+    compared = nested = shared = 0
     for (row_type, _), line in zip(cases, output, strict=True):
-        flink_snapshot = bytes.fromhex(line.split("\t")[2])
+        flink_snapshot, shared_snapshot = (bytes.fromhex(line.split("\t")[i]) for i in (2, 4))
         snapshot = RowDataSerializer(row_type).snapshot_configuration()
+        # the same type with one Java object for all equal nested types: other back references
+        # in the streams, the same snapshot
+        shared += shared_snapshot != flink_snapshot
+        assert read_back(shared_snapshot).row_type.field_types == row_type.field_types, (
+            f"{row_type}: the snapshot of its types sharing objects read as {read_back(shared_snapshot).row_type}")
         compared += 1
         nested += _nested_elements(row_type)
         written = versioned(snapshot)
@@ -205,6 +210,7 @@ def test_drawn_snapshots_read_and_write_as_flink(flink_rows):
         assert read.resolve_schema_compatibility(snapshot).is_compatible_as_is()
     assert compared == len(cases), f"only {compared} of {len(cases)} snapshots compared"
     # the drawn set must reach collections of rows, arrays and maps (about one case in twelve)
+    assert shared >= 10, f"only {shared} snapshots changed when their types share objects"
     assert nested >= 15 + len(FIXED_TYPES), f"only {nested} of {len(cases)} drawn types hold a collection of rows, arrays or maps"
 
 
