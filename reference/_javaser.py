@@ -7,18 +7,25 @@ Grammar read and written: the stream magic and version; ``TC_OBJECT`` with a cla
 description or ``TC_NULL``) and its class data, top superclass first (primitive fields ``Z``,
 ``B``, ``S``, ``I``, ``J``, object fields ``L``), and after the fields of a class whose flags say
 it has a ``writeObject`` method, its annotation (``TC_BLOCKDATA`` and objects up to
-``TC_ENDBLOCKDATA``); ``TC_ENUM``; ``TC_STRING``; ``TC_NULL``; ``TC_REFERENCE`` to any of them.
-Anything else (arrays, proxies, externalizable classes, long strings, exceptions, resets) is
+``TC_ENDBLOCKDATA``); ``TC_ENUM``; ``TC_STRING``; ``TC_NULL``; ``TC_ARRAY`` of objects
+(:class:`JavaArray`: what Flink's serializers of collections hold); ``TC_CLASS``
+(:class:`JavaClass`, a ``Class`` object, whose class may be a non-serializable one without
+fields: the capturing class of a serialized lambda); ``TC_REFERENCE`` to any of them. Anything
+else (primitive arrays, proxies, externalizable classes, long strings, exceptions, resets) is
 refused as outside the subset. Reading is bounded: by the bytes given, by ``MAX_DEPTH`` levels of
-nested objects and by ``MAX_HANDLES`` handles.
+nested objects, by ``MAX_HANDLES`` handles, and an array's length by the bytes left.
+:func:`graph_difference` compares two values as Java values (the trees they unfold to, whatever
+objects they share), without recursion.
 
 Values: :class:`JavaObject` (its class description and per class of its hierarchy the field
 values and the annotation), :class:`JavaEnum`, :class:`JavaClassDesc`, ``str``, ``None`` and
 ``int``/``bool`` for primitive fields. A back reference reads as the same Python object, so
 identity is what the stream shares. Writing gives an object one handle per identity, an enum
-constant and a class description one per name, a string marked *shared* one per value (as
-Java's interned strings: field type signatures, enum constant names), and every other string a
-handle of its own (as the distinct ``String`` objects of field names parsed from SQL text).
+constant, a class description and a ``Class`` object one per name, a string marked *shared* one
+per value (as Java's interned strings: field type signatures, enum constant names, the names in
+a serialized lambda), and every other string a handle of its own (as the distinct ``String``
+objects of field names parsed from SQL text). Identity is the caller's model of Java's: one
+Python object written twice is one Java object (a singleton serializer, a cached ``Integer``).
 """
 
 from __future__ import annotations
@@ -29,12 +36,12 @@ from typing import Any
 
 from ._errors import SnapshotFormatError
 
-__all__ = ["JavaClassDesc", "JavaObject", "JavaEnum", "SharedString", "read_java_object", "write_java_object",
-           "MAX_DEPTH", "MAX_HANDLES"]
+__all__ = ["JavaArray", "JavaClass", "JavaClassDesc", "JavaObject", "JavaEnum", "SharedString", "graph_difference",
+           "read_java_object", "write_java_object", "MAX_DEPTH", "MAX_HANDLES"]
 
 MAGIC = 0xACED
 VERSION = 5
-TC_NULL, TC_REFERENCE, TC_CLASSDESC, TC_OBJECT, TC_STRING = 0x70, 0x71, 0x72, 0x73, 0x74
+TC_NULL, TC_REFERENCE, TC_CLASSDESC, TC_OBJECT, TC_STRING, TC_ARRAY, TC_CLASS = 0x70, 0x71, 0x72, 0x73, 0x74, 0x75, 0x76
 TC_BLOCKDATA, TC_ENDBLOCKDATA, TC_ENUM = 0x77, 0x78, 0x7E
 BASE_HANDLE = 0x7E0000
 SC_WRITE_METHOD, SC_SERIALIZABLE, SC_ENUM = 0x01, 0x02, 0x10
@@ -92,6 +99,21 @@ class JavaObject:
 class JavaEnum:
     desc: JavaClassDesc
     name: str
+
+
+@dataclass(eq=False)
+class JavaArray:
+    """An array of objects: its class description (``[L...;``) and items."""
+
+    desc: JavaClassDesc
+    items: list[Any]
+
+
+@dataclass(eq=False)
+class JavaClass:
+    """A ``java.lang.Class`` object, one per class name in a stream."""
+
+    desc: JavaClassDesc
 
 
 def _corrupt(what: str) -> SnapshotFormatError:
@@ -167,9 +189,11 @@ class _Reader:
         desc = JavaClassDesc(name, suid, 0, (), None)
         self.new_handle(desc)
         desc.flags = self.u1()
-        if desc.flags & ~(SC_WRITE_METHOD | SC_SERIALIZABLE | SC_ENUM) or not desc.flags & SC_SERIALIZABLE:
-            raise _corrupt(f"class {name} has flags {desc.flags:#x} (only Serializable classes are read)")
         count = self.u2()
+        # a class that is not Serializable is described (flags 0, no fields) only as a Class object
+        if desc.flags & ~(SC_WRITE_METHOD | SC_SERIALIZABLE | SC_ENUM) or not (
+                desc.flags & SC_SERIALIZABLE or (desc.flags == 0 and count == 0)):
+            raise _corrupt(f"class {name} has flags {desc.flags:#x} (only Serializable classes are read)")
         fields: list[tuple[str, str, str | None]] = []
         for _ in range(count):
             code = chr(self.u1())
@@ -204,10 +228,31 @@ class _Reader:
             self.new_handle(enum)
             enum.name = SharedString(self.string(self.u1()))
             return enum
+        if tc == TC_CLASS:
+            desc = self.class_desc(depth + 1)
+            if desc is None:
+                raise _corrupt("a Class object without a class description")
+            klass = JavaClass(desc)
+            self.new_handle(klass)
+            return klass
+        if tc == TC_ARRAY:
+            desc = self.class_desc(depth + 1)
+            if desc is None or not desc.name.startswith(("[L", "[[")) or desc.fields or not desc.flags & SC_SERIALIZABLE:
+                raise _corrupt(f"an array of class {getattr(desc, 'name', None)!r} (only arrays of objects are read)")
+            array = JavaArray(desc, [])
+            self.new_handle(array)
+            length = int(struct.unpack(">i", self.take(4))[0])
+            if not 0 <= length <= len(self.data) - self.pos:  # each item takes a byte at least
+                raise _corrupt(f"an array of {length} items with {len(self.data) - self.pos} bytes left")
+            for _ in range(length):
+                array.items.append(self.content(depth + 1))
+            return array
         if tc == TC_OBJECT:
             desc = self.class_desc(depth + 1)
             if desc is None:
                 raise _corrupt("an object without a class")
+            if not all(level.flags & SC_SERIALIZABLE for level in desc.hierarchy()):
+                raise _corrupt(f"an object of class {desc.name}, which is not Serializable")
             obj = JavaObject(desc)
             self.new_handle(obj)
             for cls in desc.hierarchy():
@@ -242,6 +287,64 @@ class _Reader:
                 items.append(bytes(self.take(self.u1())))
             else:
                 items.append(self.content(depth))
+
+
+def graph_difference(a: Any, b: Any, limit: int = 1 << 20) -> str | None:
+    """Where values ``a`` and ``b`` (read or built) differ as Java values: the trees they unfold
+    to, whatever objects each shares (a back reference and a copy are alike); ``None`` when they
+    do not. Pairs already compared are not compared again; past ``limit`` pairs, they differ."""
+    seen: set[tuple[int, int]] = set()
+    stack: list[tuple[Any, Any, str]] = [(a, b, "")]
+    while stack:
+        x, y, path = stack.pop()
+        if isinstance(x, str) or isinstance(y, str):
+            if not (isinstance(x, str) and isinstance(y, str) and str(x) == str(y)):
+                return f"{path or 'the value'}: {x!r} and {y!r}"
+            continue
+        if x is None or y is None or isinstance(x, (bool, int)) or isinstance(y, (bool, int)):
+            if not (type(x) is type(y) and x == y):
+                return f"{path or 'the value'}: {x!r} and {y!r}"
+            continue
+        if type(x) is not type(y):
+            return f"{path or 'the value'}: a {type(x).__name__} and a {type(y).__name__}"
+        if (id(x), id(y)) in seen:
+            continue
+        seen.add((id(x), id(y)))
+        if len(seen) > limit:
+            return f"{path or 'the value'}: more than {limit} objects compared"
+        if isinstance(x, JavaClassDesc):
+            if (x.name, x.suid, x.flags, x.fields) != (y.name, y.suid, y.flags, y.fields):
+                return f"{path or 'the value'}: class {x.name} ({x.suid}, {x.flags:#x}) and {y.name} ({y.suid}, {y.flags:#x})"
+            stack.append((x.superclass, y.superclass, f"{path}<super of {x.name}>"))
+        elif isinstance(x, (JavaClass, JavaEnum)):
+            stack.append((x.desc, y.desc, path))
+            if isinstance(x, JavaEnum):
+                stack.append((x.name, y.name, f"{path}.name()"))
+        elif isinstance(x, JavaArray):
+            if len(x.items) != len(y.items):
+                return f"{path or 'the value'}: arrays of {len(x.items)} and {len(y.items)} items"
+            stack.append((x.desc, y.desc, path))
+            stack += [(i, j, f"{path}[{k}]") for k, (i, j) in enumerate(zip(x.items, y.items, strict=True))]
+        elif isinstance(x, JavaObject):
+            stack.append((x.desc, y.desc, path))
+            for cls in x.values.keys() | y.values.keys():  # a class without fields may be left out
+                fields, other = x.values.get(cls, {}), y.values.get(cls, {})
+                if fields.keys() != other.keys():
+                    return f"{path or 'the value'}: {cls} has fields {sorted(fields)} and {sorted(other)}"
+                stack += [(v, other[k], f"{path}.{k}") for k, v in fields.items()]
+            for cls in x.annotations.keys() | y.annotations.keys():
+                parts, other_parts = x.annotations.get(cls, []), y.annotations.get(cls, [])
+                if len(parts) != len(other_parts):
+                    return f"{path or 'the value'}: {cls} writes {len(parts)} and {len(other_parts)} parts"
+                for k, (i, j) in enumerate(zip(parts, other_parts, strict=True)):
+                    if isinstance(i, bytes) or isinstance(j, bytes):
+                        if i != j:
+                            return f"{path}<{cls} data {k}>: {i!r} and {j!r}"
+                    else:
+                        stack.append((i, j, f"{path}<{cls} object {k}>"))
+        else:
+            return f"{path or 'the value'}: a {type(x).__name__}, which is no Java value"
+    return None
 
 
 def read_java_object(data: bytes, pos: int = 0) -> tuple[Any, int]:
@@ -323,6 +426,27 @@ class _Writer:
             self.class_desc(value.desc)
             self.assign(key)
             self.string(SharedString(value.name))
+        elif isinstance(value, JavaClass):
+            key = ("C", value.desc.name)
+            handle = self.handle_of(key)
+            if handle is not None:
+                self.ref(handle)
+                return
+            self.out.append(TC_CLASS)
+            self.class_desc(value.desc)
+            self.assign(key)
+        elif isinstance(value, JavaArray):
+            key = ("o", id(value))
+            handle = self.handle_of(key)
+            if handle is not None:
+                self.ref(handle)
+                return
+            self.out.append(TC_ARRAY)
+            self.class_desc(value.desc)
+            self.assign(key)
+            self.out += struct.pack(">i", len(value.items))
+            for item in value.items:
+                self.content(item)
         elif isinstance(value, JavaObject):
             key = ("o", id(value))
             handle = self.handle_of(key)

@@ -79,7 +79,7 @@ _PLAN: dict[str, tuple[Any, bool]] = {
     # as Flink 2.3 evolves rows (by position).
     "flink_row": (None, True),
     # Flink's Table runtime rows (BinaryRowData): FLIP-527's Events example, whose nested row
-    # gains nullable fields (no golden files recorded yet: it is new in this release).
+    # gains nullable fields.
     "rowdata": (None, False),
 }
 BUILTIN_NAMES = tuple(_PLAN)
@@ -375,6 +375,7 @@ def _rowdata() -> Subject:
     ]
     return Subject(lambda: RowDataSerializer(event), strategies.rowdata_values(event, allow_none=False),
                    evolutions, key=False, name="builtin:rowdata",
+                   golden=os.path.join(_GOLDEN, "rowdata"), release=_release(),
                    locator="conformance._builtins.subjects:rowdata")
 
 

@@ -15,7 +15,17 @@ from typing import Any
 from .._compat import SchemaCompatibility
 from .._errors import SerializationError, SnapshotFormatError, StateMigrationError
 from .._io import DataInputView, DataOutputView
-from .._javaser import JavaClassDesc, JavaEnum, JavaObject, SharedString, read_java_object, write_java_object
+from .._javaser import (
+    JavaArray,
+    JavaClass,
+    JavaClassDesc,
+    JavaEnum,
+    JavaObject,
+    SharedString,
+    graph_difference,
+    read_java_object,
+    write_java_object,
+)
 from .._serializer import TypeSerializer
 from .._snapshot import TypeSerializerSnapshot, snapshot_dialect
 from ..sqltypes import LogicalType
@@ -255,9 +265,12 @@ def _row_fields(fields: Any, where: str) -> list[tuple[str, LogicalType, str | N
     return result
 
 
-# Flink's serializer of each root (InternalSerializers.create) as a Java object and its snapshot.
-_SINGLETON = JavaClassDesc(_BASE + "TypeSerializerSingleton", 8766687317209282373, 2, (),
-                           JavaClassDesc("org.apache.flink.api.common.typeutils.TypeSerializer", 1, 2, (), None))
+# Flink's serializer of each root (InternalSerializers.create) as the Java object graph it
+# serializes into: the objects Flink shares are shared here (the logical types a collection's
+# serializer and its type hold, singleton serializers, cached Integers, non-capturing lambdas),
+# so that the stream's back references fall where Flink's do.
+_SERIALIZER = JavaClassDesc("org.apache.flink.api.common.typeutils.TypeSerializer", 1, 2, (), None)
+_SINGLETON = JavaClassDesc(_BASE + "TypeSerializerSingleton", 8766687317209282373, 2, (), _SERIALIZER)
 _SIMPLE_SERIALIZERS = {
     "BOOLEAN": _BASE + "BooleanSerializer", "TINYINT": _BASE + "ByteSerializer",
     "SMALLINT": _BASE + "ShortSerializer", "INTEGER": _BASE + "IntSerializer", "DATE": _BASE + "IntSerializer",
@@ -266,62 +279,299 @@ _SIMPLE_SERIALIZERS = {
     "CHAR": _TYPEUTILS + "StringDataSerializer", "VARCHAR": _TYPEUTILS + "StringDataSerializer",
     "BINARY": _BASE + "array.BytePrimitiveArraySerializer", "VARBINARY": _BASE + "array.BytePrimitiveArraySerializer",
 }
+#: each simple serializer's INSTANCE: one object per class
+_INSTANCES = {cls: JavaObject(JavaClassDesc(cls, 1, 2, (), _SINGLETON)) for cls in set(_SIMPLE_SERIALIZERS.values())}
 _NESTED_MAGIC, _NESTED_VERSION = 1333245, 1
+_DATA = "org/apache/flink/table/data/"
+_SERIALIZER_SIG = "Lorg/apache/flink/api/common/typeutils/TypeSerializer;"
+_ELEMENT_GETTER_SIG = f"L{_DATA}ArrayData$ElementGetter;"
+_DECIMAL_SERIALIZER = JavaClassDesc(_TYPEUTILS + "DecimalDataSerializer", 1, 2,
+                                    (("I", "precision", None), ("I", "scale", None)), _SERIALIZER)
+_TIMESTAMP_SERIALIZER = JavaClassDesc(_TYPEUTILS + "TimestampDataSerializer", 1, 2, _PRECISION, _SERIALIZER)
+_ARRAY_SERIALIZER = JavaClassDesc(_TYPEUTILS + "ArrayDataSerializer", 1, 2, (
+    ("L", "eleSer", _SERIALIZER_SIG), ("L", "eleType", _TYPE_SIG), ("L", "elementGetter", _ELEMENT_GETTER_SIG)),
+    _SERIALIZER)
+_MAP_SERIALIZER = JavaClassDesc(_TYPEUTILS + "MapDataSerializer", 4073842523628732956, 2, (
+    ("L", "keyGetter", _ELEMENT_GETTER_SIG), ("L", "keySerializer", _SERIALIZER_SIG), ("L", "keyType", _TYPE_SIG),
+    ("L", "valueGetter", _ELEMENT_GETTER_SIG), ("L", "valueSerializer", _SERIALIZER_SIG),
+    ("L", "valueType", _TYPE_SIG)), _SERIALIZER)
+_ABSTRACT_ROW = JavaClassDesc(_TYPEUTILS + "AbstractRowDataSerializer", 1, 2, (), JavaClassDesc(
+    _TYPEUTILS + "PagedTypeSerializer", 1, 2, (), _SERIALIZER))
+_BINARY_ROW = JavaClassDesc(_TYPEUTILS + "BinaryRowDataSerializer", 1, 2, (
+    ("I", "fixedLengthPartSize", None), ("I", "numFields", None)), _ABSTRACT_ROW)
+_ROW_SERIALIZER = JavaClassDesc(_TYPEUTILS + "RowDataSerializer", 1, 2, (
+    ("L", "binarySerializer", "L" + _BINARY_ROW.name.replace(".", "/") + ";"),
+    ("[", "fieldGetters", f"[L{_DATA}RowData$FieldGetter;"),
+    ("[", "fieldSerializers", "[" + _SERIALIZER_SIG), ("[", "types", "[" + _TYPE_SIG)), _ABSTRACT_ROW)
+_GETTERS = JavaClassDesc("[Lorg.apache.flink.table.data.RowData$FieldGetter;", -7646304539732967285, 2, (), None)
+_SERIALIZERS = JavaClassDesc("[Lorg.apache.flink.api.common.typeutils.TypeSerializer;", 4143624638847974296, 2,
+                             (), None)
+_TYPES = JavaClassDesc("[Lorg.apache.flink.table.types.logical.LogicalType;", 1744097763440828726, 2, (), None)
+_OBJECTS = JavaClassDesc("[Ljava.lang.Object;", -8012369246846506644, 2, (), None)
+_INTEGER = JavaClassDesc("java.lang.Integer", 1360826667806852920, 2, (("I", "value", None),),
+                         JavaClassDesc("java.lang.Number", -8742448824652078965, 2, (), None))
+#: Integer.valueOf's cache (-128..127): a boxed int in it is one object per value
+_CACHED_INTEGERS = {v: JavaObject(_INTEGER, {_INTEGER.name: {"value": v}}) for v in range(-128, 128)}
+_STRING_SIG = "Ljava/lang/String;"
+_LAMBDA = JavaClassDesc("java.lang.invoke.SerializedLambda", 8025925345765570181, 2, (
+    ("I", "implMethodKind", None), ("[", "capturedArgs", "[Ljava/lang/Object;"),
+    ("L", "capturingClass", "Ljava/lang/Class;"), ("L", "functionalInterfaceClass", _STRING_SIG),
+    ("L", "functionalInterfaceMethodName", _STRING_SIG), ("L", "functionalInterfaceMethodSignature", _STRING_SIG),
+    ("L", "implClass", _STRING_SIG), ("L", "implMethodName", _STRING_SIG), ("L", "implMethodSignature", _STRING_SIG),
+    ("L", "instantiatedMethodType", _STRING_SIG)), None)
+_INVOKE_STATIC, _INVOKE_INTERFACE = 6, 9
+#: (capturing class, functional interface, its method, its signature) of RowData.FieldGetter
+#: and ArrayData.ElementGetter, the lambdas RowData.createFieldGetter and
+#: ArrayData.createElementGetter return
+_FIELD_GETTER = (JavaClass(JavaClassDesc("org.apache.flink.table.data.RowData", 0, 0, (), None)),
+                 _DATA + "RowData$FieldGetter", "getFieldOrNull", f"(L{_DATA}RowData;)Ljava/lang/Object;")
+_ELEMENT_GETTER = (JavaClass(JavaClassDesc("org.apache.flink.table.data.ArrayData", 0, 0, (), None)),
+                   _DATA + "ArrayData$ElementGetter", "getElementOrNull", f"(L{_DATA}ArrayData;I)Ljava/lang/Object;")
+#: The lambdas' implementation methods in Flink 2.3's jars (javac names serializable lambdas
+#: by a hash of their signature): per root, (name, signature) of the field getter's, and of the
+#: element getter's (a method reference of ArrayData, non-capturing, when the signature is
+#: that of an ArrayData getter).
+_ROW_GET = f"(IL{_DATA}RowData;)Ljava/lang/Object;"
+_FIELD_IMPL = {root: (f"lambda$createFieldGetter$245ca7d1${n}", _ROW_GET) for n, roots in enumerate((
+    ("CHAR", "VARCHAR"), ("BOOLEAN",), ("BINARY", "VARBINARY"), ("TINYINT",), ("SMALLINT",),
+    ("INTEGER", "DATE", "TIME_WITHOUT_TIME_ZONE"), ("BIGINT",), ("FLOAT",), ("DOUBLE",), ("ARRAY",),
+    ("MAP", "MULTISET")), 1) for root in roots}
+_FIELD_IMPL.update({
+    "DECIMAL": ("lambda$createFieldGetter$89bd9445$1", f"(IIIL{_DATA}RowData;)Ljava/lang/Object;"),
+    "TIMESTAMP_WITHOUT_TIME_ZONE": ("lambda$createFieldGetter$39385f9c$1", f"(IIL{_DATA}RowData;)Ljava/lang/Object;"),
+    "TIMESTAMP_WITH_LOCAL_TIME_ZONE": ("lambda$createFieldGetter$39385f9c$1",
+                                       f"(IIL{_DATA}RowData;)Ljava/lang/Object;"),
+    "ROW": ("lambda$createFieldGetter$1547cee5$1", f"(IIL{_DATA}RowData;)Ljava/lang/Object;"),
+})
+_FIELD_NULL_CHECK = ("lambda$createFieldGetter$25774257$1",
+                     f"(IL{_DATA}RowData$FieldGetter;L{_DATA}RowData;)Ljava/lang/Object;")
+_ELEMENT_IMPL = {
+    "CHAR": ("getString", f"(I)L{_DATA}StringData;"), "VARCHAR": ("getString", f"(I)L{_DATA}StringData;"),
+    "BOOLEAN": ("getBoolean", "(I)Z"), "BINARY": ("getBinary", "(I)[B"), "VARBINARY": ("getBinary", "(I)[B"),
+    "TINYINT": ("getByte", "(I)B"), "SMALLINT": ("getShort", "(I)S"), "INTEGER": ("getInt", "(I)I"),
+    "DATE": ("getInt", "(I)I"), "TIME_WITHOUT_TIME_ZONE": ("getInt", "(I)I"), "BIGINT": ("getLong", "(I)J"),
+    "FLOAT": ("getFloat", "(I)F"), "DOUBLE": ("getDouble", "(I)D"),
+    "ARRAY": ("getArray", f"(I)L{_DATA}ArrayData;"), "MAP": ("getMap", f"(I)L{_DATA}MapData;"),
+    "MULTISET": ("getMap", f"(I)L{_DATA}MapData;"),
+    "DECIMAL": ("lambda$createElementGetter$55d7a3db$1", f"(IIL{_DATA}ArrayData;I)Ljava/lang/Object;"),
+    "TIMESTAMP_WITHOUT_TIME_ZONE": ("lambda$createElementGetter$644eb446$1",
+                                    f"(IL{_DATA}ArrayData;I)Ljava/lang/Object;"),
+    "TIMESTAMP_WITH_LOCAL_TIME_ZONE": ("lambda$createElementGetter$644eb446$1",
+                                       f"(IL{_DATA}ArrayData;I)Ljava/lang/Object;"),
+    "ROW": ("lambda$createElementGetter$3705b7fb$1", f"(IL{_DATA}ArrayData;I)Ljava/lang/Object;"),
+}
+_ELEMENT_NULL_CHECK = ("lambda$createElementGetter$95d74a6c$1",
+                       f"(L{_DATA}ArrayData$ElementGetter;L{_DATA}ArrayData;I)Ljava/lang/Object;")
 
 
-def _java_serializer(t: LogicalType, where: str) -> JavaObject:
-    if t.root in _SIMPLE_SERIALIZERS:
-        return JavaObject(JavaClassDesc(_SIMPLE_SERIALIZERS[t.root], 1, 2, (), _SINGLETON))
+def _boxed(value: int) -> JavaObject:
+    """``Integer.valueOf(value)``: the cached object, or a new one outside the cache."""
+    cached = _CACHED_INTEGERS.get(value)
+    return cached if cached is not None else JavaObject(_INTEGER, {_INTEGER.name: {"value": value}})
+
+
+def _lambda(getter: tuple[JavaClass, str, str, str], kind: int, impl: tuple[str, str], args: list[Any]) -> JavaObject:
+    """The ``SerializedLambda`` a getter lambda writes itself as."""
+    capturing, interface, method, signature = getter
+    shared = SharedString(signature)
+    return JavaObject(_LAMBDA, {_LAMBDA.name: {
+        "implMethodKind": kind, "capturedArgs": JavaArray(_OBJECTS, args), "capturingClass": capturing,
+        "functionalInterfaceClass": SharedString(interface), "functionalInterfaceMethodName": SharedString(method),
+        "functionalInterfaceMethodSignature": shared, "implClass": SharedString(capturing.desc.name.replace(".", "/")),
+        "implMethodName": SharedString(impl[0]), "implMethodSignature": SharedString(impl[1]),
+        "instantiatedMethodType": shared}})
+
+
+#: ArrayData's method references: non-capturing, so one object per call site (per method)
+_METHOD_REFERENCES = {impl: _lambda(_ELEMENT_GETTER, _INVOKE_INTERFACE, impl, [])
+                      for impl in set(_ELEMENT_IMPL.values()) if not impl[0].startswith("lambda$")}
+
+
+def _captured(t: LogicalType) -> list[int]:
+    """The ints a getter of ``t`` captures besides the position."""
     if t.root == "DECIMAL":
-        desc = JavaClassDesc(_TYPEUTILS + "DecimalDataSerializer", 1, 2,
-                             (("I", "precision", None), ("I", "scale", None)), _SINGLETON.superclass)
-        return JavaObject(desc, {desc.name: {"precision": t.precision, "scale": t.scale}})
+        return [t.precision or 0, t.scale or 0]
     if t.root in ("TIMESTAMP_WITHOUT_TIME_ZONE", "TIMESTAMP_WITH_LOCAL_TIME_ZONE"):
-        desc = JavaClassDesc(_TYPEUTILS + "TimestampDataSerializer", 1, 2, _PRECISION, _SINGLETON.superclass)
-        return JavaObject(desc, {desc.name: {"precision": t.precision}})
-    raise SnapshotFormatError(
-        f"RowDataSerializerSnapshot: {where} is an array, map or multiset of {t}; Flink's snapshot of it holds "
-        "its element serializer as a Java object with arrays and lambdas, which this reader does not model "
-        "(elements of the numeric, string, binary, decimal, date, time and timestamp types are)")
+        return [t.precision or 0]
+    if t.root == "ROW":
+        return [len(t.fields)]
+    return []
 
 
-def _field_snapshot(t: LogicalType, out: DataOutputView, where: str) -> None:
-    """The versioned snapshot Flink writes for the serializer of a field of type ``t``."""
-    def frame(name: str, version: int) -> None:
-        out.write_utf(name)
-        out.write_int(version)
+def _field_getter(t: LogicalType, pos: int) -> JavaObject:
+    """``RowData.createFieldGetter(t, pos)``: the null check around the root's getter."""
+    inner = _lambda(_FIELD_GETTER, _INVOKE_STATIC, _FIELD_IMPL[t.root], [_boxed(v) for v in (pos, *_captured(t))])
+    return _lambda(_FIELD_GETTER, _INVOKE_STATIC, _FIELD_NULL_CHECK, [_boxed(pos), inner])
 
+
+def _element_getter(t: LogicalType) -> JavaObject:
+    """``ArrayData.createElementGetter(t)``: the null check around the root's getter."""
+    impl = _ELEMENT_IMPL[t.root]
+    inner = _METHOD_REFERENCES.get(impl) or _lambda(_ELEMENT_GETTER, _INVOKE_STATIC, impl,
+                                                     [_boxed(v) for v in _captured(t)])
+    return _lambda(_ELEMENT_GETTER, _INVOKE_STATIC, _ELEMENT_NULL_CHECK, [inner])
+
+
+def _java_children(java: JavaObject) -> list[JavaObject]:
+    """The Java objects of the types a collection or row type ``java`` (built by ``_java_type``)
+    holds, in order."""
+    own = java.values[java.desc.name]
+    if "fields" in own:
+        return [item.values[_ROW_FIELD.name]["type"] for item in own["fields"].values[_LIST.name]["list"]
+                .annotations[_ARRAY_LIST.name][1:]]
+    return [own[name] for name in ("elementType", "keyType", "valueType") if name in own]
+
+
+def _java_serializer(t: LogicalType, java: JavaObject) -> JavaObject:
+    """Flink's serializer of ``t`` (``InternalSerializers.create``) as a Java object; ``java`` is
+    the Java object of ``t`` the serializer shares (from ``_java_type``)."""
+    if t.root in _SIMPLE_SERIALIZERS:
+        return _INSTANCES[_SIMPLE_SERIALIZERS[t.root]]
+    if t.root == "DECIMAL":
+        return JavaObject(_DECIMAL_SERIALIZER, {_DECIMAL_SERIALIZER.name: {"precision": t.precision,
+                                                                          "scale": t.scale}})
+    if t.root in ("TIMESTAMP_WITHOUT_TIME_ZONE", "TIMESTAMP_WITH_LOCAL_TIME_ZONE"):
+        return JavaObject(_TIMESTAMP_SERIALIZER, {_TIMESTAMP_SERIALIZER.name: {"precision": t.precision}})
+    children = _java_children(java)
+    if t.root == "ARRAY":
+        element = t.children[0]
+        return JavaObject(_ARRAY_SERIALIZER, {_ARRAY_SERIALIZER.name: {
+            "eleSer": _java_serializer(element, children[0]), "eleType": children[0],
+            "elementGetter": _element_getter(element)}})
+    if t.root in ("MAP", "MULTISET"):
+        if t.root == "MULTISET":  # a map of the elements to their counts (a new INT NOT NULL)
+            key, value, children = t.children[0], _MULTISET_VALUE, [children[0], _java_type(_MULTISET_VALUE)]
+        else:
+            key, value = t.children
+        return JavaObject(_MAP_SERIALIZER, {_MAP_SERIALIZER.name: {
+            "keyGetter": _element_getter(key), "keySerializer": _java_serializer(key, children[0]),
+            "keyType": children[0], "valueGetter": _element_getter(value),
+            "valueSerializer": _java_serializer(value, children[1]), "valueType": children[1]}})
+    types = [ftype for _, ftype, _ in t.fields]
+    binary = JavaObject(_BINARY_ROW, {_BINARY_ROW.name: {"fixedLengthPartSize": fixed_part_size(len(types)),
+                                                         "numFields": len(types)}})
+    return JavaObject(_ROW_SERIALIZER, {_ROW_SERIALIZER.name: {
+        "binarySerializer": binary,
+        "fieldGetters": JavaArray(_GETTERS, [_field_getter(ft, i) for i, ft in enumerate(types)]),
+        "fieldSerializers": JavaArray(_SERIALIZERS, [_java_serializer(ft, j) for ft, j in zip(types, children,
+                                                                                             strict=True)]),
+        "types": JavaArray(_TYPES, children)}})
+
+
+def _serializer_stream(t: LogicalType) -> bytes:
+    """The Java object stream of Flink's serializer of ``t`` (``InstantiationUtil.serializeObject``)."""
+    return write_java_object(_java_serializer(t, _java_type(t)))
+
+
+def _field_parts(t: LogicalType) -> tuple[str, int, list[tuple[str, Any]]]:
+    """The versioned snapshot Flink writes for the serializer of a field of type ``t``: its
+    class, its version, and what follows the two: ``("int", v)``, ``("type", u)`` (a Java object
+    stream of type ``u``), ``("serializer", u)`` (one of Flink's serializer of ``u``) and
+    ``("row", u)`` (row ``u``'s snapshot). The one description writing and reading follow."""
     root = t.root
     if root in _SIMPLE_SERIALIZERS:
         cls = _SIMPLE_SERIALIZERS[root]
-        frame(f"{cls}${cls.rsplit('.', 1)[1]}Snapshot", 3)
-    elif root == "DECIMAL":
-        frame(_TYPEUTILS + "DecimalDataSerializer$DecimalSerializerSnapshot", 3)
-        out.write_int(t.precision or 0)
-        out.write_int(t.scale or 0)
-    elif root in ("TIMESTAMP_WITHOUT_TIME_ZONE", "TIMESTAMP_WITH_LOCAL_TIME_ZONE"):
-        frame(_TYPEUTILS + "TimestampDataSerializer$TimestampDataSerializerSnapshot", 1)
-        out.write_int(t.precision or 0)
-    elif root == "ROW":
-        frame(_ROW_DATA_SNAPSHOT, RowDataSerializerSnapshot.FLINK_VERSION)
-        _write_row_snapshot(t, out, where)
-    elif root == "ARRAY":
-        frame(_TYPEUTILS + "ArrayDataSerializer$ArrayDataSerializerSnapshot", 3)
-        out.write(write_java_object(_java_type(t.children[0])))
-        out.write(write_java_object(_java_serializer(t.children[0], where)))
-    else:  # MAP, MULTISET
-        key, value = (t.children[0], _MULTISET_VALUE) if root == "MULTISET" else t.children
-        frame(_TYPEUTILS + "MapDataSerializer$MapDataSerializerSnapshot", 3)
-        for part in (_java_type(key), _java_type(value), _java_serializer(key, where),
-                     _java_serializer(value, where)):
-            out.write(write_java_object(part))
+        return f"{cls}${cls.rsplit('.', 1)[1]}Snapshot", 3, []
+    if root == "DECIMAL":
+        return (_TYPEUTILS + "DecimalDataSerializer$DecimalSerializerSnapshot", 3,
+                [("int", t.precision or 0), ("int", t.scale or 0)])
+    if root in ("TIMESTAMP_WITHOUT_TIME_ZONE", "TIMESTAMP_WITH_LOCAL_TIME_ZONE"):
+        return _TYPEUTILS + "TimestampDataSerializer$TimestampDataSerializerSnapshot", 1, [("int", t.precision or 0)]
+    if root == "ROW":
+        return _ROW_DATA_SNAPSHOT, RowDataSerializerSnapshot.FLINK_VERSION, [("row", t)]
+    if root == "ARRAY":
+        element = t.children[0]
+        return (_TYPEUTILS + "ArrayDataSerializer$ArrayDataSerializerSnapshot", 3,
+                [("type", element), ("serializer", element)])
+    key, value = (t.children[0], _MULTISET_VALUE) if root == "MULTISET" else t.children
+    return (_TYPEUTILS + "MapDataSerializer$MapDataSerializerSnapshot", 3,
+            [("type", key), ("type", value), ("serializer", key), ("serializer", value)])
 
 
-def _write_row_snapshot(t: LogicalType, out: DataOutputView, where: str = "row") -> None:
+def _write_row_snapshot(t: LogicalType, out: DataOutputView) -> None:
     out.write_int(len(t.fields))
     for _, ftype, _ in t.fields:
         out.write(write_java_object(_java_type(ftype)))
     out.write(_nested_block(t))
+
+
+def _nested_block(t: LogicalType) -> bytes:
+    """The nested-snapshot block Flink writes after the types of row ``t``."""
+    out = DataOutputView()
+    out.write_int(_NESTED_MAGIC)
+    out.write_int(_NESTED_VERSION)
+    out.write_int(len(t.fields))
+    for _, ftype, _ in t.fields:
+        cls, version, parts = _field_parts(ftype)
+        out.write_utf(cls)
+        out.write_int(version)
+        for kind, item in parts:
+            if kind == "int":
+                out.write_int(item)
+            elif kind == "type":
+                out.write(write_java_object(_java_type(item)))
+            elif kind == "serializer":
+                out.write(_serializer_stream(item))
+            else:
+                _write_row_snapshot(item, out)
+    return out.getvalue()
+
+
+def _not_derived(where: str, t: LogicalType, what: str) -> SnapshotFormatError:
+    return SnapshotFormatError(
+        f"RowDataSerializerSnapshot: the field serializers' snapshots are not those Flink's RowDataSerializer "
+        f"derives from the field types: at {where} (of type {t}), {what}; the snapshot is corrupt or its "
+        "serializers were configured otherwise")
+
+
+def _read_java(view: DataInputView, data: bytes) -> Any:
+    """The Java object stream at ``view``'s position in ``data`` (the bytes ``view`` reads)."""
+    obj, end = read_java_object(data, view.position)
+    view.skip_bytes(end - view.position)
+    return obj
+
+
+def _read_nested_block(t: LogicalType, view: DataInputView, data: bytes, where: str) -> None:
+    """Reads the nested-snapshot block after the types of row ``t``, checking it is the one
+    ``_nested_block`` writes, Java streams compared as the values they hold: a stream whose
+    objects share otherwise than Flink's parsed types do (a type object in two places) reads
+    as the same."""
+    head = (view.read_int(), view.read_int(), view.read_int())
+    if head != (_NESTED_MAGIC, _NESTED_VERSION, len(t.fields)):
+        raise _not_derived(where, t, f"the block starts {head}, should be {(_NESTED_MAGIC, _NESTED_VERSION, len(t.fields))}")
+    for name, ftype, _ in t.fields:
+        at = f"{where}.{name}"
+        cls, version, parts = _field_parts(ftype)
+        frame = (view.read_utf(), view.read_int())
+        if frame != (cls, version):
+            raise _not_derived(at, ftype, f"the snapshot is {frame}, should be {(cls, version)}")
+        for kind, item in parts:
+            if kind == "int":
+                got = view.read_int()
+                if got != item:
+                    raise _not_derived(at, ftype, f"an int {got}, should be {item}")
+            elif kind == "type":
+                read = _logical_from_java(_read_java(view, data), at)
+                if read != item:
+                    raise _not_derived(at, ftype, f"the type {read}, should be {item}")
+            elif kind == "serializer":
+                difference = graph_difference(_read_java(view, data), _java_serializer(item, _java_type(item)))
+                if difference is not None:
+                    raise _not_derived(at, ftype, f"its serializer of {item} differs at {difference}")
+            else:
+                _read_row_snapshot(item, view, data, at)
+
+
+def _read_row_snapshot(t: LogicalType, view: DataInputView, data: bytes, where: str) -> None:
+    """Reads a nested row's snapshot, checking it is the one ``_write_row_snapshot`` writes."""
+    count = view.read_int()
+    if count != len(t.fields):
+        raise _not_derived(where, t, f"{count} field types, should be {len(t.fields)}")
+    for name, ftype, _ in t.fields:
+        read = _logical_from_java(_read_java(view, data), f"{where}.{name}")
+        if read != ftype:
+            raise _not_derived(f"{where}.{name}", ftype, f"the type {read}")
+    _read_nested_block(t, view, data, where)
 
 
 _ROW_DATA_SNAPSHOT = _TYPEUTILS + "RowDataSerializer$RowDataSerializerSnapshot"
@@ -336,10 +586,14 @@ class RowDataSerializerSnapshot(TypeSerializerSnapshot[tuple[Any, ...]], java_na
     ``n`` and per field its UTF name, a bool and, when true, its UTF description.
 
     The field serializers are those Flink's ``InternalSerializers`` derives from the types, so
-    reading checks the block is exactly the one the types give, and writing writes it; an array,
-    map or multiset whose elements are rows, arrays or maps is refused (its snapshot holds a
-    Java-serialized serializer with lambdas). A version-3 snapshot names the top-level fields
-    ``f0..fn-1`` (``positional``).
+    reading checks the block is exactly the one the types give, and writing writes it. An array,
+    map or multiset's snapshot holds its element types and serializers as Java object streams;
+    a serializer of rows, arrays or maps is a graph of serializers, arrays, serialized lambdas
+    (the field and element getters) and the element's logical types, written with the back
+    references Flink's objects give (``_java_serializer``: each type node one object, as Flink's
+    parser builds them). Reading compares those streams as the values they unfold to, so a type
+    graph sharing one object in two places (hand-built Java types may) reads as the same. A
+    version-3 snapshot names the top-level fields ``f0..fn-1`` (``positional``).
 
     Compatibility (the new snapshot judges the old): FLIP-527 by field name, the rules of
     ``RowSerializerSnapshot``: adding nullable fields anywhere, reordering fields, and evolving
@@ -387,22 +641,14 @@ class RowDataSerializerSnapshot(TypeSerializerSnapshot[tuple[Any, ...]], java_na
         if not 0 <= count <= source.available() // 5:
             raise SnapshotFormatError(f"RowDataSerializerSnapshot: {count} field types in {source.available()} "
                                       "bytes; the snapshot is corrupt")
-        types = []
-        rest, end = source.peek(source.available()), 0  # one copy of the rest, read in place
-        for i in range(count):
-            obj, end = read_java_object(rest, end)
-            types.append(_logical_from_java(obj, f"field {i}"))
-        source.skip_bytes(end)
+        rest = source.peek(source.available())  # one copy of the rest, read in place
+        view = DataInputView(rest)
+        types = [_logical_from_java(_read_java(view, rest), f"field {i}") for i in range(count)]
         # Flink's form holds the types without their names (a RowType's children): the
         # top-level fields read back as f0..fn-1, as Flink's restored serializer knows them.
         fields: list[tuple[str, LogicalType, str | None]] = [(f"f{i}", t, None) for i, t in enumerate(types)]
-        nested = _nested_block(LogicalType("ROW", fields=tuple(fields)))
-        if source.peek(len(nested)) != nested:
-            raise SnapshotFormatError(
-                "RowDataSerializerSnapshot: the field serializers' snapshots are not those Flink's "
-                f"RowDataSerializer derives from the field types {[str(t) for t in types]}; the snapshot is "
-                "corrupt or its serializers were configured otherwise")
-        source.skip_bytes(len(nested))
+        _read_nested_block(LogicalType("ROW", fields=tuple(fields)), view, rest, "row")
+        source.skip_bytes(view.position)
         self.positional = read_version != self.VERSION
         if not self.positional:
             if source.read_int() != count:
@@ -510,14 +756,3 @@ def _migrated(old: LogicalType, new: LogicalType, element: Any) -> Any:
             values.append(element[i])
     kind = element.kind if type(element) is Row else RowKind.INSERT
     return tuple(values) if kind is RowKind.INSERT else Row(values, kind)
-
-
-def _nested_block(t: LogicalType) -> bytes:
-    """The nested-snapshot block Flink writes after the types of row ``t``."""
-    out = DataOutputView()
-    out.write_int(_NESTED_MAGIC)
-    out.write_int(_NESTED_VERSION)
-    out.write_int(len(t.fields))
-    for name, ftype, _ in t.fields:
-        _field_snapshot(ftype, out, name)
-    return out.getvalue()

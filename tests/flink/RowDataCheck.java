@@ -5,10 +5,12 @@
 //   strings and bytes "x" + hex of the bytes | DECIMAL the unscaled value in decimal |
 //   TIMESTAMP millis:nanosOfMilli | ROW "R" + row kind byte, then the fields |
 //   ARRAY "A" + n, then n elements | MAP / MULTISET "M" + n, then n key value pairs.
-// Output (args[1]): per case "FRESH<TAB>REUSED<TAB>SNAPSHOT<TAB>TYPE" (hex; FRESH by a new
-// RowDataSerializer, REUSED by one serializer kept per type across the cases, SNAPSHOT the
+// Output (args[1]): per case "FRESH<TAB>REUSED<TAB>SNAPSHOT<TAB>TYPE<TAB>SHARED" (hex; FRESH by a
+// new RowDataSerializer, REUSED by one serializer kept per type across the cases, SNAPSHOT the
 // versioned snapshot as TypeSerializerSnapshot.writeVersionedSnapshot writes it, TYPE Flink's
-// asSerializableString of the parsed type), or "ERROR<TAB>message".
+// asSerializableString of the parsed type, SHARED the snapshot of the same type rebuilt with one
+// object for all equal nested types, as hand-built Java types may share them), or
+// "ERROR<TAB>message".
 
 import java.math.BigDecimal;
 import java.math.BigInteger;
@@ -16,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Paths;
 import java.io.PrintWriter;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -126,6 +129,34 @@ public class RowDataCheck {
         }
     }
 
+    /** ``type`` rebuilt with one object for all equal nested types (``seen``: the first of each). */
+    static LogicalType shared(LogicalType type, Map<LogicalType, LogicalType> seen) {
+        LogicalType rebuilt = type;
+        switch (type.getTypeRoot()) {
+            case ARRAY:
+                rebuilt = new ArrayType(type.isNullable(), shared(((ArrayType) type).getElementType(), seen));
+                break;
+            case MULTISET:
+                rebuilt = new MultisetType(type.isNullable(), shared(((MultisetType) type).getElementType(), seen));
+                break;
+            case MAP:
+                MapType map = (MapType) type;
+                rebuilt = new MapType(type.isNullable(), shared(map.getKeyType(), seen), shared(map.getValueType(), seen));
+                break;
+            case ROW:
+                List<RowType.RowField> fields = new ArrayList<>();
+                for (RowType.RowField field : ((RowType) type).getFields()) {
+                    fields.add(new RowType.RowField(field.getName(), shared(field.getType(), seen),
+                            field.getDescription().orElse(null)));
+                }
+                rebuilt = new RowType(type.isNullable(), fields);
+                break;
+            default:
+                break;
+        }
+        return seen.computeIfAbsent(rebuilt, t -> t);
+    }
+
     /** The row VALUE (the tokens of a case line) of row type ``type``. */
     static RowData parse(LogicalType type, String valueText) {
         tokens = valueText.split(" ");
@@ -157,8 +188,12 @@ public class RowDataCheck {
                     RowDataSerializer kept = reused.computeIfAbsent(typeText, t -> new RowDataSerializer(type));
                     DataOutputSerializer snapshot = new DataOutputSerializer(64);
                     TypeSerializerSnapshot.writeVersionedSnapshot(snapshot, fresh.snapshotConfiguration());
+                    DataOutputSerializer sharedSnapshot = new DataOutputSerializer(64);
+                    TypeSerializerSnapshot.writeVersionedSnapshot(sharedSnapshot,
+                            new RowDataSerializer((RowType) shared(type, new HashMap<>())).snapshotConfiguration());
                     out.println(hex(bytes(fresh, row)) + "\t" + hex(bytes(kept, row)) + "\t"
-                            + hex(snapshot.getCopyOfBuffer()) + "\t" + type.asSerializableString());
+                            + hex(snapshot.getCopyOfBuffer()) + "\t" + type.asSerializableString() + "\t"
+                            + hex(sharedSnapshot.getCopyOfBuffer()));
                 } catch (Exception e) {
                     out.println("ERROR\t" + e.toString().replace('\n', ' ').replace('\t', ' '));
                 }

@@ -185,6 +185,12 @@ _ROWDATA = sql.RowType([
     ("inner", sql.RowType([("ok", sql.BooleanType(False)), ("price", sql.DecimalType(5, 2))])),
 ])
 
+_ROWDATA_COLLECTIONS = sql.RowType([
+    ("rows", sql.ArrayType(sql.RowType([("price", sql.DecimalType(5, 2)), ("ids", sql.ArrayType(sql.IntType()))]))),
+    ("blobs", sql.ArrayType(sql.ArrayType(sql.VarBinaryType()))),
+    ("seen", sql.MapType(sql.VarCharType(), sql.RowType([("at", sql.TimestampType(3))]))),
+])
+
 
 def build_configs() -> list[Config]:
     utc = datetime.timezone.utc
@@ -233,6 +239,12 @@ def build_configs() -> list[Config]:
                  s.TimestampData(1_700_000_000_123, 456_789), ["x", None, "longer than seven"],
                  {"k": 1.5, "none": None}, {b"\x00": 3}, (True, decimal.Decimal("1.50"))),
                 s.Row((None, None, "", None, None, [], {}, {}, None), s.RowKind.UPDATE_AFTER)]),
+        # collections of rows, arrays and maps: their snapshots hold the element serializers'
+        # Java object graphs (arrays, a Class, serialized lambdas, shared types)
+        Config("rowdata-collections", s.RowDataSerializer(_ROWDATA_COLLECTIONS),
+               [([(decimal.Decimal("1.50"), [1, None]), None], [[b"\x01"], [], None],
+                 {"k": (s.TimestampData(1_700_000_000_123, 0),), "n": None}),
+                ([], [], {})]),
         Config("pickle-list", s.ListSerializer(s.PickleSerializer()),
                [[{"a": [1, 2.5]}, (1, None)], [b"\x00\xff" * 200, "x" * 300], []], pickles=True),
     ]

@@ -111,3 +111,37 @@ def test_a_planted_binary_row_bug_is_caught_by_the_round_trip(monkeypatch, plant
     failed = [result.id for result in report.results if result.failed]
     # the checks that read back what serialize wrote, before any later family
     assert len(failed) == 1 and failed[0] in READ_BACK, f"got failures {failed}, the first should be one of {READ_BACK}"
+
+
+def test_a_bug_planted_in_the_rowdata_writer_and_reader_alike_is_caught_by_its_golden_files(monkeypatch):
+    # both flip the top-level null bit of field 1 (the device row): every round trip agrees
+    # with itself, only the bytes release 0.1.0 recorded tell
+    import struct
+
+    from reference import DataInputView, DataOutputView
+    from reference.serializers import RowDataSerializer
+
+    subject = builtin_subject("rowdata")
+    assert _status(subject, "versioning.upgrade_records").status == "passed"
+    serialize, deserialize = RowDataSerializer.serialize, RowDataSerializer.deserialize
+
+    def flipped(data):
+        return data[:1] + bytes([data[1] ^ 0x02]) + data[2:]
+
+    def buggy_serialize(self, value, target):
+        out = DataOutputView()
+        serialize(self, value, out)
+        data = out.getvalue()
+        target.write(data[:4] + flipped(data[4:]))
+
+    def buggy_deserialize(self, source):
+        size = source.read_int()
+        return deserialize(self, DataInputView(struct.pack(">i", size) + flipped(source.read_fully(size))))
+
+    monkeypatch.setattr(RowDataSerializer, "serialize", buggy_serialize)
+    monkeypatch.setattr(RowDataSerializer, "deserialize", buggy_deserialize)
+    report = check_serializer(subject, RunConfig(examples=EXAMPLES, seed=SEED))
+    for agreeing in ("roundtrip.bit_exact", "roundtrip.sequence"):
+        assert report[agreeing].status == "passed", f"got {report[agreeing]}, should pass (the bug agrees with itself)"
+    got = report["versioning.upgrade_restore"]
+    assert got.failed and "0.1.0" in got.message, f"got {got}, should fail on the bytes release 0.1.0 recorded"

@@ -21,7 +21,7 @@ from reference import (
     write_versioned_snapshot,
 )
 from reference import sqltypes as sql
-from reference._javaser import MAX_DEPTH, read_java_object, write_java_object
+from reference._javaser import MAX_DEPTH, graph_difference, read_java_object, write_java_object
 from reference.serializers import Row, RowDataSerializer, RowKind, TimestampData
 
 EVENT = sql.RowType([("a", sql.IntType()), ("b", sql.VarCharType()), ("c", sql.DecimalType(20, 2))])
@@ -111,7 +111,16 @@ def test_java_stream_reader_is_bounded_and_refuses_what_it_does_not_model():
     obj, end = read_java_object(data, start)
     assert write_java_object(obj) == data[start:end]
     with pytest.raises(SnapshotFormatError, match="outside the subset"):
-        read_java_object(b"\xac\xed\x00\x05\x75")  # TC_ARRAY
+        read_java_object(b"\xac\xed\x00\x05\x7b")  # TC_EXCEPTION
+    int_array = b"\x75\x72\x00\x02[I" + bytes(8) + b"\x02\x00\x00\x78\x70"  # TC_ARRAY of class [I
+    with pytest.raises(SnapshotFormatError, match="only arrays of objects"):
+        read_java_object(b"\xac\xed\x00\x05" + int_array + b"\x00\x00\x00\x01\x00\x00\x00\x07")
+    objects = b"\x75\x72\x00\x13[Ljava.lang.Object;" + bytes(8) + b"\x02\x00\x00\x78\x70"
+    with pytest.raises(SnapshotFormatError, match="items with 1 bytes left"):
+        read_java_object(b"\xac\xed\x00\x05" + objects + b"\x7f\xff\xff\xff\x70")
+    not_serializable = b"\x72\x00\x01N" + bytes(8) + b"\x00\x00\x00\x78\x70"
+    with pytest.raises(SnapshotFormatError, match="not Serializable"):
+        read_java_object(b"\xac\xed\x00\x05\x73" + not_serializable)
     with pytest.raises(SnapshotFormatError, match="not assigned"):
         read_java_object(b"\xac\xed\x00\x05\x71\x00\x7e\x00\x05")
     with pytest.raises(SnapshotFormatError, match="bytes needed"):
@@ -203,3 +212,43 @@ def test_flink_form_is_judged_as_flink_2_3_and_by_name_once_named():
     migrated = evolved.snapshot_configuration().migrate_element(named.restore_serializer(), evolved,
                                                                 (7, ("Main St", 1), []))
     assert migrated == (7, ("Main St", 1, None), [])
+
+
+COLLECTIONS = sql.RowType([
+    ("rows", sql.ArrayType(sql.RowType([("x", sql.DecimalType(12, 2)), ("y", sql.ArrayType(sql.IntType()))]))),
+    ("maps", sql.MultisetType(sql.MapType(sql.VarCharType(), sql.RowType([("t", sql.TimestampType(3))])))),
+])
+
+
+def test_collections_of_rows_arrays_and_maps_snapshot_in_flink_s_form():
+    # Flink 2.3's bytes are checked in tests/flink/test_flink_rowdata.py; here: the element
+    # serializers' Java graphs (arrays, a class, lambdas, shared types) read back, and a
+    # changed byte inside one is refused rather than misread
+    out = DataOutputView()
+    write_versioned_snapshot(out, RowDataSerializer(COLLECTIONS).snapshot_configuration(), dialect="flink")
+    data = out.getvalue()
+    assert b"java.lang.invoke.SerializedLambda" in data and b"\x76\x72\x00\x25org.apache.flink.table.data.ArrayData" in data
+    read = read_versioned_snapshot(DataInputView(data))
+    assert read.row_type.field_types == COLLECTIONS.field_types and read.positional
+    at = data.index(b"lambda$createElementGetter$95d74a6c$1")
+    corrupt = data[:at] + b"L" + data[at + 1:]
+    with pytest.raises(SnapshotFormatError, match="not those Flink's RowDataSerializer derives"):
+        read_versioned_snapshot(DataInputView(corrupt))
+
+
+def test_java_graphs_compare_as_the_values_they_unfold_to():
+    from reference.serializers._rowdata import _java_serializer, _java_type
+
+    row = COLLECTIONS.fields[0][1].children[0]
+    built = _java_serializer(row, _java_type(row))
+    data = write_java_object(built)
+    read, end = read_java_object(data)
+    assert end == len(data) and graph_difference(read, built) is None
+    # the same types as copies where the stream shares them: the same value
+    unshared = _java_serializer(row, _java_type(row))
+    types = unshared.values[unshared.desc.name]["types"]
+    types.items = [_java_type(t) for _, t, _ in row.fields]
+    assert write_java_object(unshared) != data and graph_difference(unshared, built) is None
+    other = _java_serializer(sql.RowType([("x", sql.DecimalType(12, 3)), ("y", sql.ArrayType(sql.IntType()))]),
+                             _java_type(row))
+    assert "precision" in (graph_difference(read, other) or "") or "scale" in (graph_difference(read, other) or "")
