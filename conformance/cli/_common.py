@@ -167,6 +167,28 @@ OLD_ROW_FIELD_TYPES = {
 }
 
 
+def add_operator_uid(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--operator-uid", action="append", default=[], metavar="OLD=NEW",
+        help="Flink savepoints: the operator OLD (its uid, or its 32-hex-digit id) is the new job's operator "
+             "NEW (a uid, or an id for an operator without one), e.g. when the SQL planner numbered its "
+             "uids anew (migrate moves its state there); --serializers then names it NEW; repeatable")
+
+
+def load_operator_uids(values: list[str]) -> dict[str, str]:
+    """``{old: new}`` from the ``--operator-uid OLD=NEW`` values."""
+    out: dict[str, str] = {}
+    for text in values:
+        old, eq, new = text.partition("=")
+        if not old or not eq or not new:
+            raise UsageError(f"--operator-uid {text!r} must be OLD=NEW (the savepoint's operator uid or 32-hex-digit "
+                             "id, the new job's uid or id), e.g. --operator-uid 4_deduplicate=10_deduplicate")
+        if old in out:
+            raise UsageError(f"--operator-uid: operator {old!r} is given twice")
+        out[old] = new
+    return out
+
+
 def add_old_row_type(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--old-row-type", action="append", default=[], metavar="UID/STATE=NAME[:TYPE],...|MODULE:ATTR",

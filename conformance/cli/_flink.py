@@ -25,7 +25,16 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from ._common import OK, UNUSABLE, VIOLATION, UsageError, failed_status, load_old_row_types, write_json
+from ._common import (
+    OK,
+    UNUSABLE,
+    VIOLATION,
+    UsageError,
+    failed_status,
+    load_old_row_types,
+    load_operator_uids,
+    write_json,
+)
 
 __all__ = ["run_flink_migrate"]
 
@@ -48,20 +57,6 @@ def _descriptors(serializers: Any) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _operator_uids(values: list[str]) -> dict[str, str]:
-    """``{old: new}`` from the ``--operator-uid OLD=NEW`` values."""
-    out: dict[str, str] = {}
-    for text in values:
-        old, eq, new = text.partition("=")
-        if not old or not eq or not new:
-            raise UsageError(f"--operator-uid {text!r} must be OLD=NEW (the savepoint's operator uid or 32-hex-digit "
-                             "id, the new job's uid or id), e.g. --operator-uid 4_deduplicate=10_deduplicate")
-        if old in out:
-            raise UsageError(f"--operator-uid: operator {old!r} is given twice")
-        out[old] = new
-    return out
-
-
 def run_flink_migrate(args: argparse.Namespace, serializers: Any) -> int:
     """``conformance migrate`` of the Flink savepoint ``args.savepoint`` (see the module docstring)."""
     from reference import StateError, StateMigrationError
@@ -78,7 +73,7 @@ def run_flink_migrate(args: argparse.Namespace, serializers: Any) -> int:
         raise UsageError("conformance migrate needs --out DIR")
     descriptors = _descriptors(serializers)
     old_row_types = load_old_row_types(args.old_row_type)
-    operator_uids = _operator_uids(args.operator_uid)
+    operator_uids = load_operator_uids(args.operator_uid)
     on_spark = args.spark not in (None, "off")
     states = [{"operator": op, "state": name} for op, named in descriptors.items() for name in named]
     try:

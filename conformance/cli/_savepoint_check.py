@@ -30,6 +30,11 @@ serializer):
   row type or field names); its nested rows keep the names Flink's snapshot holds.
   ``migratable_by_conformance`` says whether that migration is possible
   (null for a state Flink restores).
+- ``--operator-uid OLD=NEW`` (repeatable, as for ``conformance migrate``): the new job calls the
+  savepoint's operator OLD ``NEW`` (the SQL planner may number its uids anew); ``--serializers``
+  and ``--key-serializer`` then name it NEW (naming it OLD is an error that says so), while
+  ``--old-row-type`` describes the old job and keeps OLD. Without it, a new job whose uids
+  changed names operators the savepoint does not have, which is said with the ones it has.
 - this project's own savepoints (``reference.savepoint``'s format) are judged exactly as
   ``conformance migrate`` judges them (``conformance.spark.plan_migration``); a row evolution
   that needs ``--schema-evolution`` is refused (as the backends refuse it without
@@ -44,7 +49,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -55,11 +60,13 @@ from ._common import (
     add_import,
     add_json,
     add_old_row_type,
+    add_operator_uid,
     evolution_hint,
     import_modules,
     import_object,
     json_target,
     load_old_row_types,
+    load_operator_uids,
     write_json,
 )
 
@@ -115,6 +122,7 @@ def add_parser(savepoint_subparsers: Any) -> argparse.ArgumentParser:
         help="the new key serializer (one for every operator named, or {operator: serializer}); "
              "without it keys are not judged")
     add_old_row_type(check)
+    add_operator_uid(check)
     add_json(check, "the verdicts")
     add_import(check)
     check.set_defaults(func=run_check)
@@ -302,10 +310,47 @@ def _judge_flink(operator: str, state: Any, descriptor: Any, key_serializer: Any
     return StateCheck(operator, state.name, state.kind, verdict, verdict, f"{where}: {reasons[verdict]}", None, None)
 
 
+def _new_operators(savepoint: Any, operator_uids: Mapping[str, str]) -> Callable[[str, str], Any]:
+    """A lookup of the savepoint's operators by the new job's names: an operator renamed by
+    ``operator_uids`` (``--operator-uid OLD=NEW``) by its new uid or id only, any other by its
+    own."""
+    from reference import StateError
+    from reference.savepoint import renamed_operators
+
+    try:
+        renamed = renamed_operators(savepoint, operator_uids)
+    except StateError as exc:
+        raise UsageError(f"--operator-uid: {exc}".replace("operator_uids", "--operator-uid")) from None
+    by_new: dict[str, Any] = {}
+    for op in savepoint.operators:
+        if op.operator_id in renamed:
+            new_id, new_uid = renamed[op.operator_id]
+            by_new[new_id] = op
+            if new_uid is not None:
+                by_new[new_uid] = op
+
+    def find(name: str, what: str) -> Any:
+        found = by_new.get(name) or by_new.get(name.lower())
+        if found is not None:
+            return found
+        op = _find_operator(savepoint, name, what)
+        if op.operator_id in renamed:
+            new_id, new_uid = renamed[op.operator_id]
+            raise UsageError(f"{what}: operator {name!r} is the new job's {new_uid or new_id!r} (--operator-uid); "
+                             "name it so")
+        return op
+
+    return find
+
+
 def check_flink_savepoint(path: str, serializers: Any, *, key_serializer: Any = None, old_row_types: Any = None,
-                          spec: str = "MODULE:ATTR", old_row_spec: str = "MODULE:ATTR") -> list[StateCheck]:
+                          operator_uids: Mapping[str, str] | None = None, spec: str = "MODULE:ATTR",
+                          old_row_spec: str = "MODULE:ATTR") -> list[StateCheck]:
     """Every named state of the Flink savepoint at ``path`` judged as Flink 2.3 restores it
-    (this module's docstring); raises ``UsageError`` for what names nothing in the savepoint."""
+    (this module's docstring); raises ``UsageError`` for what names nothing in the savepoint.
+    ``operator_uids`` (``{old uid or id: new uid or id}``): the new job's names of renamed
+    operators, which ``serializers`` and ``key_serializer`` then use (``old_row_types``
+    describe the old job: its names)."""
     from reference import StateError, TypeSerializer
     from reference.backends import StateDescriptor, flink_row_as_named
     from reference.savepoint import read_flink_savepoint
@@ -315,10 +360,11 @@ def check_flink_savepoint(path: str, serializers: Any, *, key_serializer: Any = 
         savepoint = read_flink_savepoint(path)
     except (StateError, OSError) as exc:
         raise UsageError(f"SAVEPOINT {path}: {exc}") from None
+    find_new = _new_operators(savepoint, operator_uids or {})
     keys: dict[str, Any] = {}
     if isinstance(key_serializer, Mapping):
         for uid, serializer in key_serializer.items():
-            _find_operator(savepoint, str(uid), "--key-serializer")
+            find_new(str(uid), "--key-serializer")
             keys[str(uid)] = serializer
     elif key_serializer is not None:
         keys = {uid: key_serializer for uid in named}
@@ -340,7 +386,7 @@ def check_flink_savepoint(path: str, serializers: Any, *, key_serializer: Any = 
     command = f"conformance migrate {path} --serializers {spec} --out NEW_SAVEPOINT --schema-evolution"
     checks = []
     for uid, states in named.items():
-        op = _find_operator(savepoint, uid, "--serializers")
+        op = find_new(uid, "--serializers")
         found = [(_find_state(op, name, "--serializers"), descriptor) for name, descriptor in states.items()]
         for state, descriptor in found:
             if not isinstance(descriptor, StateDescriptor):
@@ -414,7 +460,8 @@ def check_own_savepoint(path: str, serializers: Any, *, key_serializer: Any = No
 
 
 def check_savepoint(path: str, serializers: Any, *, key_serializer: Any = None, old_row_types: Any = None,
-                    spec: str = "MODULE:ATTR", old_row_spec: str = "MODULE:ATTR") -> tuple[str, list[StateCheck]]:
+                    operator_uids: Mapping[str, str] | None = None, spec: str = "MODULE:ATTR",
+                    old_row_spec: str = "MODULE:ATTR") -> tuple[str, list[StateCheck]]:
     """("flink" or "reference", the checks) for the savepoint at ``path``, told apart by its files."""
     from reference import StateError
     from reference.savepoint import is_flink_savepoint
@@ -425,10 +472,14 @@ def check_savepoint(path: str, serializers: Any, *, key_serializer: Any = None, 
         raise UsageError(f"SAVEPOINT {path}: {exc}") from None
     if flink:
         return "flink", check_flink_savepoint(path, serializers, key_serializer=key_serializer,
-                                              old_row_types=old_row_types, spec=spec, old_row_spec=old_row_spec)
+                                              old_row_types=old_row_types, operator_uids=operator_uids, spec=spec,
+                                              old_row_spec=old_row_spec)
     if old_row_types is not None:
         raise UsageError(f"--old-row-type applies to Flink savepoints only; {path} is this project's own "
                          "savepoint, whose rows keep their field names")
+    if operator_uids:
+        raise UsageError(f"--operator-uid applies to Flink savepoints only; {path} is this project's own "
+                         "savepoint, whose states are named without operators")
     return "reference", check_own_savepoint(path, serializers, key_serializer=key_serializer, spec=spec)
 
 
@@ -439,7 +490,8 @@ def run_check(args: argparse.Namespace) -> int:
     key_serializer = _load(args.key_serializer, "--key-serializer") if args.key_serializer else None
     old_rows = load_old_row_types(args.old_row_type)
     fmt, checks = check_savepoint(args.savepoint, serializers, key_serializer=key_serializer,
-                                  old_row_types=old_rows, spec=args.serializers,
+                                  old_row_types=old_rows, operator_uids=load_operator_uids(args.operator_uid),
+                                  spec=args.serializers,
                                   old_row_spec=" ".join(args.old_row_type) or "MODULE:ATTR")
     out = sys.stderr if args.json == "-" else sys.stdout
     refused = [c for c in checks if not c.restores]

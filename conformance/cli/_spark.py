@@ -29,6 +29,7 @@ from ._common import (
     add_import,
     add_json,
     add_old_row_type,
+    add_operator_uid,
     evolution_hint,
     failed_status,
     import_modules,
@@ -77,11 +78,7 @@ def add_parsers(sub: Any) -> None:
     migrate.add_argument("--spark", default=None, metavar="MASTER", help="Spark master URL (default local[*]), or off: run the same job in this "
                          "process without Spark (quicker for small savepoints: no JVM to start)")
     add_old_row_type(migrate)
-    migrate.add_argument(
-        "--operator-uid", action="append", default=[], metavar="OLD=NEW",
-        help="Flink savepoints: move the state of the operator OLD (its uid, or its 32-hex-digit id) to the new "
-             "job's operator NEW (a uid, or an id for an operator without one), e.g. when the SQL planner "
-             "numbered its uids anew; --serializers then names it NEW; repeatable")
+    add_operator_uid(migrate)
     add_json(migrate, "what was migrated")
     add_import(migrate)
     migrate.set_defaults(func=run_migrate)

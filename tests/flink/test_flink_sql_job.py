@@ -312,6 +312,22 @@ def test_sql_uids_numbered_per_jvm_and_migrate_operator_uid(sql_job_java, tmp_pa
                       tmp_path / "bad", "--schema-evolution", "--operator-uid", "no-such-uid=x")
     assert bad.returncode == 2 and "--operator-uid 'no-such-uid' -> 'x': no operator" in bad.stderr, bad.stderr
     assert not (tmp_path / "refused").exists() and not (tmp_path / "bad").exists()
+    # savepoint check judges under the new job's names as migrate writes them
+    checked = conformance(tmp_path, "savepoint", "check", savepoint, "--serializers", "events_v2:DESCRIPTORS",
+                          "--operator-uid", f"{old_uid}={new_uid}")
+    assert checked.returncode == 1 and f"{new_uid}/deduplicate-state: REFUSED" in checked.stdout, (
+        f"got exit {checked.returncode}: {checked.stdout}{checked.stderr}, should be refused as Flink refuses the "
+        "evolved row, under the new uid")
+    checked = conformance(tmp_path, "savepoint", "check", renamed, "--serializers", "events_v2:DESCRIPTORS")
+    assert checked.returncode == 0 and f"{new_uid}/deduplicate-state: compatible_as_is" in checked.stdout, (
+        f"got exit {checked.returncode}: {checked.stdout}{checked.stderr}, the migrated savepoint should restore as is")
+    unmapped_check = conformance(tmp_path, "savepoint", "check", savepoint, "--serializers", "events_v2:DESCRIPTORS")
+    assert unmapped_check.returncode == 2 and f"no operator '{new_uid}'" in unmapped_check.stderr, (
+        f"got exit {unmapped_check.returncode}: {unmapped_check.stderr}, should say the savepoint has no such operator")
+    old_named_check = conformance(tmp_path, "savepoint", "check", savepoint, "--serializers",
+                                  "events_v2_old_uid:DESCRIPTORS", "--operator-uid", f"{old_uid}={new_uid}")
+    assert old_named_check.returncode == 2 and f"is the new job's '{new_uid}'" in old_named_check.stderr, (
+        f"got exit {old_named_check.returncode}: {old_named_check.stderr}, should say to name it by its new uid")
     read = read_flink_savepoint(savepoint)
     calc = next(op.uid for op in read.operators if op.uid and op.uid.endswith("_calc"))
     with pytest.raises(StateError, match="would all have the id"):
