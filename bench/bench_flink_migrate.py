@@ -145,7 +145,7 @@ def main() -> None:
           "byte for byte)")
     print(f"one process : {one['seconds']:8.1f} s   peak RSS {one['peak_rss_mb']:7.0f} MiB")
     print(f"spark {args.master}: {spark['seconds']:8.1f} s   driver peak RSS {spark['peak_rss_mb']:7.0f} MiB "
-          f"(session start-up {spark['startup']:.1f} s, not counted)")
+          f"(session and Python workers' start-up {spark['startup']:.1f} s, not counted)")
     print(f"Flink 2.3 restore with migration + savepoint (RocksDB, parallelism 2): {flink_seconds:8.1f} s")
     print(f"ratio one-process / Spark: {one['seconds'] / spark['seconds']:.2f}x (goal >= 1.5x)")
     print(f"ratio Flink / Spark: {flink_seconds / spark['seconds']:.2f}x; Flink / one process: "

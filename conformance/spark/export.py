@@ -3,7 +3,8 @@
 The same export as ``reference.savepoint.export_savepoint`` (the plan, the columns, the Arrow
 types and the rows are that module's: ``plan_export`` and ``write_units``), with its work units
 (a Flink savepoint: runs of consecutive key groups; this project's: Parquet row groups) run as
-one ``task_job`` of (group of ``export_groups``, unit) tasks: each executor opens the savepoint
+one ``task_job`` of (group of ``export_groups``, unit) tasks, dealt round-robin over the cores
+(the units of the operators with the most units first): each executor opens the savepoint
 itself, reads its unit (all the states of an operator in one walk) and writes one part file per
 state and unit (``part-NNNNN.parquet``, the unit's number, so that the parts read in name order
 hold the rows in the one-process export's order). The driver only plans and commits: the parts
@@ -44,7 +45,11 @@ def export_savepoint_spark(savepoint: str | os.PathLike[str], out: str | os.Path
     kind, states = plan_export(source, uid, state)
     flink = kind == "flink"
     groups = export_groups(states)
-    tasks = [(g, j) for g, group in enumerate(groups) for j in range(len(states[group[0]].units))]
+    # Dealt round-robin over the cores, the units of the operators with the most first (stable:
+    # an operator's units in order); an operator of a few key groups, a single small unit, then
+    # comes last, evening out the cores' shares instead of adding to one of them.
+    tasks = sorted(((g, j) for g, group in enumerate(groups) for j in range(len(states[group[0]].units))),
+                   key=lambda task: -len(states[groups[task[0]][0]].units))
     rows = [0] * len(states)
     with atomic_directory(out) as temp:
         for group in groups:
@@ -70,7 +75,7 @@ def export_savepoint_spark(savepoint: str | os.PathLike[str], out: str | os.Path
                     yield from zip(groups[g], write_units(source, chosen, [chosen[0].units[j]], files, flink),
                                    strict=True)
 
-            for i, n in run_job(f"exporting {source}", lambda: task_job(spark, len(tasks), run).collect()):
+            for i, n in run_job(f"exporting {source}", lambda: task_job(spark, len(tasks), run, interleaved=True).collect()):
                 rows[i] += n
         report = ExportReport(source, os.fspath(out), kind, export_datasets(states, rows))
         commit_export(temp, report)

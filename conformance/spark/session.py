@@ -356,8 +356,12 @@ def _warm_up(master: str | None, config: dict[str, str] | None) -> None:
 def warm_workers(session: Any, modules: tuple[str, ...] = ()) -> None:
     """Start ``session``'s Python workers with their imports (pyarrow, the reference and
     ``modules``): one tiny job over as many tasks as cores, whose workers worker reuse then
-    keeps for the real jobs."""
-    from .datasets import task_job
+    keeps for the real jobs. The workers get the store variables the jobs forward
+    (``forward_store_environment``) first: Spark keeps a pool of workers per environment, so
+    workers started with another one would sit idle while the first job starts its own."""
+    from .datasets import forward_store_environment, task_job
+
+    forward_store_environment(session)
 
     def import_in_worker(task_ids: Any) -> Any:  # nested: shipped by value
         import importlib
