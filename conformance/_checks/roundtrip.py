@@ -30,7 +30,8 @@ Then:
   another type (``AttributeError`` on None) is a crash, not a refusal. Not applicable to a
   subject that declares none.
 - ``roundtrip.equality``: serializers compare equal by configuration (a deep copy equals the
-  original, with the same hash).
+  original, with the same hash), and unequal to the serializer of a declared evolution that
+  migrates or is incompatible (another format).
 - ``roundtrip.duplicate``: ``duplicate()`` equals the original and writes and reads the same bytes
   (bytes that differ only because the serializer's bytes for a value follow what it wrote
   before, stale scratch state, are not blamed on ``duplicate()``: for keys that is
@@ -95,6 +96,7 @@ from reference import (
     StateError,
     TypeSerializer,
     TypeSerializerSnapshot,
+    Verdict,
 )
 
 from .._engine.canonical import canonical, show, values_equal
@@ -437,7 +439,8 @@ def invalid_configuration(ctx: CheckContext) -> None:
 
 @check(id="roundtrip.equality", family="roundtrip", requires=API)
 def equality(ctx: CheckContext) -> None:
-    """Serializers compare equal by configuration: a deep copy equals the original, same hash."""
+    """Serializers compare equal by configuration: a deep copy equals the original, same hash;
+    a declared evolution's serializer of another format is unequal."""
     s = ctx.serializer()
     if s != s:
         raise Violation("the serializer is not equal to itself, should be (__eq__ by configuration)")
@@ -452,6 +455,17 @@ def equality(ctx: CheckContext) -> None:
         )
     if hash(twin) != hash(s):
         raise Violation(f"equal serializers hash to {hash(twin)} and {hash(s)}, should hash equally")
+    # A declared evolution that migrates or is incompatible writes another format: its serializer
+    # is another configuration, never equal (an __eq__ that says so would call the new release
+    # the old one wherever serializers are compared).
+    for i, evo in enumerate(ctx.subject.evolutions):
+        if evo.has_target and evo.expect in (Verdict.COMPATIBLE_AFTER_MIGRATION, Verdict.INCOMPATIBLE):
+            other = evo.serializer()
+            if s == other or other == s:
+                raise Violation(
+                    f"{show(s)} compares equal to {show(other)}, the serializer of {evo.label(i)}, "
+                    "which writes another format; should be unequal: implement __eq__ by the whole "
+                    "configuration")
 
 
 @check(id="roundtrip.duplicate", family="roundtrip", requires=BIT_EXACT)

@@ -332,6 +332,16 @@ class IdentityEqualityInt(FixedIntSerializer):
     __hash__ = object.__hash__
 
 
+class WidthBlindInt(FixedIntSerializer):
+    """Equality by class only: the 8-byte release it migrates to compares equal to it."""
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return hash(type(self))
+
+
 class InsertionOrderTags(TagSetSerializer):
     """Writes tags in set iteration order: equal keys, different bytes."""
 
@@ -1224,6 +1234,8 @@ ZOO: dict[str, tuple[str, Callable[[], Subject]]] = {
     "shared buffer across threads": ("roundtrip.concurrent", lambda: Subject(SharedBufferText(), st.text(min_size=20, max_size=60))),
     "not picklable": ("roundtrip.pickle", lambda: Subject(LockedText(), TEXT)),
     "no __eq__": ("roundtrip.equality", _int(IdentityEqualityInt)),
+    "__eq__ blind to the width": ("roundtrip.equality", _int(WidthBlindInt, evolutions=[
+        Evolution(WidthBlindInt(8), "compatible_after_migration", migrate=lambda v: v)])),
     "non-deterministic keys": ("roundtrip.key_determinism", lambda: Subject(InsertionOrderTags(), TAGS, key=True)),
     "NaN payload lost": ("roundtrip.bit_exact", lambda: Subject(NanLosingDouble(), DOUBLES)),
     "-0.0 lost": ("roundtrip.bit_exact", lambda: Subject(NegativeZeroLosingDouble(), DOUBLES)),
