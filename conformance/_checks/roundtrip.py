@@ -15,7 +15,8 @@ Then:
 
 - ``roundtrip.bit_exact``: value -> bytes -> value gives the same value, bit for bit (NaN
   payloads, -0.0, also for each value's float siblings); serialize leaves its argument as it was.
-- ``roundtrip.sequence``: records written back to back read back one by one, nothing left over.
+- ``roundtrip.sequence``: records written back to back read back one by one, nothing left over
+  (from a view over their bytes and over a memoryview of 8-byte items holding them).
 - ``roundtrip.deep_copy``: ``copy()`` returns an equal value sharing no mutable part.
 - ``roundtrip.copy_serialized``: ``copy_serialized`` copies exactly one record's bytes and stops
   where the next begins (the last record of the input too).
@@ -227,7 +228,8 @@ def bit_exact(ctx: CheckContext) -> None:
 
 @check(id="roundtrip.sequence", family="roundtrip", requires=BIT_EXACT)
 def sequence(ctx: CheckContext) -> None:
-    """Records written back to back read back one by one with nothing left over."""
+    """Records written back to back read back one by one with nothing left over, from a view
+    over their bytes and over a memoryview of 8-byte items holding them."""
     s = ctx.serializer()
 
     def body(values: list[Any]) -> None:
@@ -236,16 +238,19 @@ def sequence(ctx: CheckContext) -> None:
         for v in values:
             guarded("serialize", s.serialize, v, out)
             ends.append(len(out.getvalue()))
-        source = DataInputView(out.getvalue())
-        for i, v in enumerate(values):
-            got = guarded("deserialize", s.deserialize, source)
-            if source.position != ends[i]:
-                raise Violation(
-                    f"reading record {i} of {len(values)} stopped at byte {source.position}, "
-                    f"should stop at {ends[i]} where the next record starts (the read is greedy "
-                    "or short)"
-                )
-            expect_equal(got, v, f"record {i} of {len(values)} written back to back")
+        data = out.getvalue()
+        # A view over any buffer reads its bytes: also one of 8-byte items (an array of records).
+        wide = memoryview(data + bytes(-len(data) % 8)).cast("Q")
+        for source, over in ((DataInputView(data), ""), (DataInputView(wide), " from a memoryview of 8-byte items")):
+            for i, v in enumerate(values):
+                got = guarded("deserialize" + over, s.deserialize, source)
+                if source.position != ends[i]:
+                    raise Violation(
+                        f"reading record {i} of {len(values)}{over} stopped at byte {source.position}, "
+                        f"should stop at {ends[i]} where the next record starts (the read is greedy "
+                        "or short)"
+                    )
+                expect_equal(got, v, f"record {i} of {len(values)} written back to back{over}")
 
     ctx.for_all(st.lists(ctx.subject.values, min_size=2, max_size=5), body,
                 max_examples=max(10, ctx.examples // 2))

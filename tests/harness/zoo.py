@@ -1478,6 +1478,16 @@ def _enum_taking_any_symbols(self: Any, enum_type: Any, symbols: Any = None) -> 
     self._init(enum_type, list(symbols) if symbols is not None else [m.name for m in enum_type])
 
 
+def _view_taking_memoryviews_as_they_are(self: Any, data: Any) -> None:
+    """DataInputView.__init__ that keeps a memoryview as it is: one of 8-byte items reads items."""
+    from reference._io import ZERO_WIDTH_ALLOWANCE
+
+    self._data = data if isinstance(data, (bytes, memoryview)) else memoryview(data).cast("B")
+    self._pos = 0
+    self._end = len(self._data)
+    self._elements = self._end + ZERO_WIDTH_ALLOWANCE
+
+
 def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any]]]:
     from conformance._checks import versioning
     from reference.backends._bytes import BytesValueState
@@ -1487,6 +1497,8 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
         "a row restored from Flink's form matched by name": (
             "migration.verdict", _builtin("flink_row"),
             (RowSerializerSnapshot, "read_outer_snapshot", _forgets_flink_form(RowSerializerSnapshot.read_outer_snapshot))),
+        "a view over a memoryview of wide items reading items": (
+            "roundtrip.sequence", _builtin("long"), (DataInputView, "__init__", _view_taking_memoryviews_as_they_are)),
         "enum serializer taking symbols its class lacks": ("roundtrip.invalid_configuration", _builtin("enum"),
                                                            (EnumSerializer, "__init__", _enum_taking_any_symbols)),
         "pre-1.7 snapshots unpickled by default": ("versioning.legacy_form", _builtin("long"),
