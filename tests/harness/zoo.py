@@ -1478,14 +1478,14 @@ def _enum_taking_any_symbols(self: Any, enum_type: Any, symbols: Any = None) -> 
     self._init(enum_type, list(symbols) if symbols is not None else [m.name for m in enum_type])
 
 
+_VIEW_INIT = DataInputView.__init__
+
+
 def _view_taking_memoryviews_as_they_are(self: Any, data: Any) -> None:
     """DataInputView.__init__ that keeps a memoryview as it is: one of 8-byte items reads items."""
-    from reference._io import ZERO_WIDTH_ALLOWANCE
-
-    self._data = data if isinstance(data, (bytes, memoryview)) else memoryview(data).cast("B")
-    self._pos = 0
-    self._end = len(self._data)
-    self._elements = self._end + ZERO_WIDTH_ALLOWANCE
+    _VIEW_INIT(self, data)
+    if isinstance(data, memoryview):
+        self._data, self._end = data, len(data)
 
 
 def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any]]]:
