@@ -16,7 +16,8 @@ Then:
 - ``roundtrip.bit_exact``: value -> bytes -> value gives the same value, bit for bit (NaN
   payloads, -0.0, also for each value's float siblings); serialize leaves its argument as it was.
 - ``roundtrip.sequence``: records written back to back read back one by one, nothing left over
-  (from a view over their bytes and over a memoryview of 8-byte items holding them).
+  (from a view over their bytes and over a memoryview of 8-byte items holding them), and again
+  after a reset to the mark taken where each starts (and at the end).
 - ``roundtrip.deep_copy``: ``copy()`` returns an equal value sharing no mutable part.
 - ``roundtrip.copy_serialized``: ``copy_serialized`` copies exactly one record's bytes and stops
   where the next begins (the last record of the input too).
@@ -229,7 +230,8 @@ def bit_exact(ctx: CheckContext) -> None:
 @check(id="roundtrip.sequence", family="roundtrip", requires=BIT_EXACT)
 def sequence(ctx: CheckContext) -> None:
     """Records written back to back read back one by one with nothing left over, from a view
-    over their bytes and over a memoryview of 8-byte items holding them."""
+    over their bytes and over a memoryview of 8-byte items holding them, and again after a reset
+    to the mark taken where each starts (and at the end)."""
     s = ctx.serializer()
 
     def body(values: list[Any]) -> None:
@@ -242,7 +244,9 @@ def sequence(ctx: CheckContext) -> None:
         # A view over any buffer reads its bytes: also one of 8-byte items (an array of records).
         wide = memoryview(data + bytes(-len(data) % 8)).cast("Q")
         for source, over in ((DataInputView(data), ""), (DataInputView(wide), " from a memoryview of 8-byte items")):
+            marks = []
             for i, v in enumerate(values):
+                marks.append(source.mark())
                 got = guarded("deserialize" + over, s.deserialize, source)
                 if source.position != ends[i]:
                     raise Violation(
@@ -251,6 +255,14 @@ def sequence(ctx: CheckContext) -> None:
                         "or short)"
                     )
                 expect_equal(got, v, f"record {i} of {len(values)} written back to back{over}")
+            # Read again from where each record starts, the end last, as a reader that gives a
+            # record up and redoes it does (mark / reset).
+            marks.append(source.mark())
+            for i in reversed(range(len(marks))):
+                guarded(f"reset to the mark taken at byte {marks[i][0]}{over}", source.reset, marks[i])
+                if i < len(values):
+                    again = guarded("deserialize after reset" + over, s.deserialize, source)
+                    expect_equal(again, values[i], f"record {i} of {len(values)} read again after reset{over}")
 
     ctx.for_all(st.lists(ctx.subject.values, min_size=2, max_size=5), body,
                 max_examples=max(10, ctx.examples // 2))

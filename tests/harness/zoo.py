@@ -1488,6 +1488,16 @@ def _view_taking_memoryviews_as_they_are(self: Any, data: Any) -> None:
         self._data, self._end = data, len(data)
 
 
+_VIEW_RESET = DataInputView.reset
+
+
+def _view_not_resetting_to_its_end(self: Any, mark: Any) -> None:
+    """DataInputView.reset refusing a mark taken at the end of the view (an off-by-one bound)."""
+    if mark[0] >= self.position + self.available():
+        raise ValueError(f"cannot reset to offset {mark[0]}: past the view")
+    _VIEW_RESET(self, mark)
+
+
 def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any]]]:
     from conformance._checks import versioning
     from reference.backends._bytes import BytesValueState
@@ -1499,6 +1509,8 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
             (RowSerializerSnapshot, "read_outer_snapshot", _forgets_flink_form(RowSerializerSnapshot.read_outer_snapshot))),
         "a view over a memoryview of wide items reading items": (
             "roundtrip.sequence", _builtin("long"), (DataInputView, "__init__", _view_taking_memoryviews_as_they_are)),
+        "a view refusing to reset to its end": (
+            "roundtrip.sequence", _builtin("long"), (DataInputView, "reset", _view_not_resetting_to_its_end)),
         "enum serializer taking symbols its class lacks": ("roundtrip.invalid_configuration", _builtin("enum"),
                                                            (EnumSerializer, "__init__", _enum_taking_any_symbols)),
         "pre-1.7 snapshots unpickled by default": ("versioning.legacy_form", _builtin("long"),
