@@ -560,8 +560,15 @@ def _invalid_configurations(name: str) -> dict[str, Any]:
     if name == "pojo_with_subclasses":
         from .._user_serializers import Circle, Shape
 
+        def subclasses(n: int) -> list[type]:
+            import dataclasses
+
+            return [dataclasses.make_dataclass(f"Shape{i}", [], bases=(Shape,)) for i in range(n)]
+
         return {**pojos(Shape), "a subclass registered twice": lambda: PojoSerializer(
-            Shape, registered_subclasses=[Circle, Circle])}
+            Shape, registered_subclasses=[Circle, Circle]),
+            # Flink reads the subclass tag as a signed byte: tags 0 to 127, 128 subclasses.
+            "129 registered subclasses": lambda: PojoSerializer(Shape, registered_subclasses=subclasses(129))}
     if name == "enum":
         colour = _schema(name).cls
         return {

@@ -15,7 +15,9 @@ Then:
 
 - ``roundtrip.bit_exact``: value -> bytes -> value gives the same value, bit for bit (NaN
   payloads, -0.0, also for each value's float siblings); serialize leaves its argument as it was.
-- ``roundtrip.sequence``: records written back to back read back one by one, nothing left over.
+- ``roundtrip.sequence``: records written back to back read back one by one, nothing left over
+  (from a view over their bytes and over a memoryview of 8-byte items holding them), and again
+  after a reset to the mark taken where each starts (and at the end).
 - ``roundtrip.deep_copy``: ``copy()`` returns an equal value sharing no mutable part.
 - ``roundtrip.copy_serialized``: ``copy_serialized`` copies exactly one record's bytes and stops
   where the next begins (the last record of the input too).
@@ -30,7 +32,8 @@ Then:
   another type (``AttributeError`` on None) is a crash, not a refusal. Not applicable to a
   subject that declares none.
 - ``roundtrip.equality``: serializers compare equal by configuration (a deep copy equals the
-  original, with the same hash).
+  original, with the same hash), and unequal to the serializer of a declared evolution that
+  migrates or is incompatible (another format).
 - ``roundtrip.duplicate``: ``duplicate()`` equals the original and writes and reads the same bytes
   (bytes that differ only because the serializer's bytes for a value follow what it wrote
   before, stale scratch state, are not blamed on ``duplicate()``: for keys that is
@@ -95,6 +98,7 @@ from reference import (
     StateError,
     TypeSerializer,
     TypeSerializerSnapshot,
+    Verdict,
 )
 
 from .._engine.canonical import canonical, show, values_equal
@@ -225,7 +229,9 @@ def bit_exact(ctx: CheckContext) -> None:
 
 @check(id="roundtrip.sequence", family="roundtrip", requires=BIT_EXACT)
 def sequence(ctx: CheckContext) -> None:
-    """Records written back to back read back one by one with nothing left over."""
+    """Records written back to back read back one by one with nothing left over, from a view
+    over their bytes and over a memoryview of 8-byte items holding them, and again after a reset
+    to the mark taken where each starts (and at the end)."""
     s = ctx.serializer()
 
     def body(values: list[Any]) -> None:
@@ -234,16 +240,29 @@ def sequence(ctx: CheckContext) -> None:
         for v in values:
             guarded("serialize", s.serialize, v, out)
             ends.append(len(out.getvalue()))
-        source = DataInputView(out.getvalue())
-        for i, v in enumerate(values):
-            got = guarded("deserialize", s.deserialize, source)
-            if source.position != ends[i]:
-                raise Violation(
-                    f"reading record {i} of {len(values)} stopped at byte {source.position}, "
-                    f"should stop at {ends[i]} where the next record starts (the read is greedy "
-                    "or short)"
-                )
-            expect_equal(got, v, f"record {i} of {len(values)} written back to back")
+        data = out.getvalue()
+        # A view over any buffer reads its bytes: also one of 8-byte items (an array of records).
+        wide = memoryview(data + bytes(-len(data) % 8)).cast("Q")
+        for source, over in ((DataInputView(data), ""), (DataInputView(wide), " from a memoryview of 8-byte items")):
+            marks = []
+            for i, v in enumerate(values):
+                marks.append(source.mark())
+                got = guarded("deserialize" + over, s.deserialize, source)
+                if source.position != ends[i]:
+                    raise Violation(
+                        f"reading record {i} of {len(values)}{over} stopped at byte {source.position}, "
+                        f"should stop at {ends[i]} where the next record starts (the read is greedy "
+                        "or short)"
+                    )
+                expect_equal(got, v, f"record {i} of {len(values)} written back to back{over}")
+            # Read again from where each record starts, the end last, as a reader that gives a
+            # record up and redoes it does (mark / reset).
+            marks.append(source.mark())
+            for i in reversed(range(len(marks))):
+                guarded(f"reset to the mark taken at byte {marks[i][0]}{over}", source.reset, marks[i])
+                if i < len(values):
+                    again = guarded("deserialize after reset" + over, s.deserialize, source)
+                    expect_equal(again, values[i], f"record {i} of {len(values)} read again after reset{over}")
 
     ctx.for_all(st.lists(ctx.subject.values, min_size=2, max_size=5), body,
                 max_examples=max(10, ctx.examples // 2))
@@ -437,7 +456,8 @@ def invalid_configuration(ctx: CheckContext) -> None:
 
 @check(id="roundtrip.equality", family="roundtrip", requires=API)
 def equality(ctx: CheckContext) -> None:
-    """Serializers compare equal by configuration: a deep copy equals the original, same hash."""
+    """Serializers compare equal by configuration: a deep copy equals the original, same hash;
+    a declared evolution's serializer of another format is unequal."""
     s = ctx.serializer()
     if s != s:
         raise Violation("the serializer is not equal to itself, should be (__eq__ by configuration)")
@@ -452,6 +472,17 @@ def equality(ctx: CheckContext) -> None:
         )
     if hash(twin) != hash(s):
         raise Violation(f"equal serializers hash to {hash(twin)} and {hash(s)}, should hash equally")
+    # A declared evolution that migrates or is incompatible writes another format: its serializer
+    # is another configuration, never equal (an __eq__ that says so would call the new release
+    # the old one wherever serializers are compared).
+    for i, evo in enumerate(ctx.subject.evolutions):
+        if evo.has_target and evo.expect in (Verdict.COMPATIBLE_AFTER_MIGRATION, Verdict.INCOMPATIBLE):
+            other = evo.serializer()
+            if s == other or other == s:
+                raise Violation(
+                    f"{show(s)} compares equal to {show(other)}, the serializer of {evo.label(i)}, "
+                    "which writes another format; should be unequal: implement __eq__ by the whole "
+                    "configuration")
 
 
 @check(id="roundtrip.duplicate", family="roundtrip", requires=BIT_EXACT)

@@ -220,8 +220,9 @@ class PojoSerializer(_codegen.GeneratedCodec, TypeSerializer[Any]):
         registered: Sequence[tuple[type, TypeSerializer[Any]]],
         non_registered: dict[type, TypeSerializer[Any]],
     ) -> None:
-        if len(registered) > 127:
-            raise ValueError("PojoSerializer: at most 127 registered subclasses (the tag is a byte)")
+        if len(registered) > 128:
+            raise ValueError(f"PojoSerializer: {len(registered)} registered subclasses, at most 128 (Flink "
+                             "reads the tag as a signed byte: 0 to 127); register fewer subclasses")
         #: (subclass, its serializer) in registration order: the tag is the index.
         self.registered: tuple[tuple[type, TypeSerializer[Any]], ...] = tuple(registered)
         self._cache_tags = {sub: i for i, (sub, _) in enumerate(self.registered)}

@@ -332,6 +332,16 @@ class IdentityEqualityInt(FixedIntSerializer):
     __hash__ = object.__hash__
 
 
+class WidthBlindInt(FixedIntSerializer):
+    """Equality by class only: the 8-byte release it migrates to compares equal to it."""
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return hash(type(self))
+
+
 class InsertionOrderTags(TagSetSerializer):
     """Writes tags in set iteration order: equal keys, different bytes."""
 
@@ -1224,6 +1234,8 @@ ZOO: dict[str, tuple[str, Callable[[], Subject]]] = {
     "shared buffer across threads": ("roundtrip.concurrent", lambda: Subject(SharedBufferText(), st.text(min_size=20, max_size=60))),
     "not picklable": ("roundtrip.pickle", lambda: Subject(LockedText(), TEXT)),
     "no __eq__": ("roundtrip.equality", _int(IdentityEqualityInt)),
+    "__eq__ blind to the width": ("roundtrip.equality", _int(WidthBlindInt, evolutions=[
+        Evolution(WidthBlindInt(8), "compatible_after_migration", migrate=lambda v: v)])),
     "non-deterministic keys": ("roundtrip.key_determinism", lambda: Subject(InsertionOrderTags(), TAGS, key=True)),
     "NaN payload lost": ("roundtrip.bit_exact", lambda: Subject(NanLosingDouble(), DOUBLES)),
     "-0.0 lost": ("roundtrip.bit_exact", lambda: Subject(NegativeZeroLosingDouble(), DOUBLES)),
@@ -1466,6 +1478,26 @@ def _enum_taking_any_symbols(self: Any, enum_type: Any, symbols: Any = None) -> 
     self._init(enum_type, list(symbols) if symbols is not None else [m.name for m in enum_type])
 
 
+_VIEW_INIT = DataInputView.__init__
+
+
+def _view_taking_memoryviews_as_they_are(self: Any, data: Any) -> None:
+    """DataInputView.__init__ that keeps a memoryview as it is: one of 8-byte items reads items."""
+    _VIEW_INIT(self, data)
+    if isinstance(data, memoryview):
+        self._data, self._end = data, len(data)
+
+
+_VIEW_RESET = DataInputView.reset
+
+
+def _view_not_resetting_to_its_end(self: Any, mark: Any) -> None:
+    """DataInputView.reset refusing a mark taken at the end of the view (an off-by-one bound)."""
+    if mark[0] >= self.position + self.available():
+        raise ValueError(f"cannot reset to offset {mark[0]}: past the view")
+    _VIEW_RESET(self, mark)
+
+
 def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any]]]:
     from conformance._checks import versioning
     from reference.backends._bytes import BytesValueState
@@ -1475,6 +1507,10 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
         "a row restored from Flink's form matched by name": (
             "migration.verdict", _builtin("flink_row"),
             (RowSerializerSnapshot, "read_outer_snapshot", _forgets_flink_form(RowSerializerSnapshot.read_outer_snapshot))),
+        "a view over a memoryview of wide items reading items": (
+            "roundtrip.sequence", _builtin("long"), (DataInputView, "__init__", _view_taking_memoryviews_as_they_are)),
+        "a view refusing to reset to its end": (
+            "roundtrip.sequence", _builtin("long"), (DataInputView, "reset", _view_not_resetting_to_its_end)),
         "enum serializer taking symbols its class lacks": ("roundtrip.invalid_configuration", _builtin("enum"),
                                                            (EnumSerializer, "__init__", _enum_taking_any_symbols)),
         "pre-1.7 snapshots unpickled by default": ("versioning.legacy_form", _builtin("long"),

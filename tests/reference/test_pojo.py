@@ -655,3 +655,16 @@ def test_a_registered_subclass_is_judged_new_against_old(release):
     assert result.is_compatible_after_migration(), (
         f"got {result}, should be compatible after migration (the subclass's row only gained a nullable field)")
 
+
+def test_a_pojo_takes_as_many_registered_subclasses_as_a_signed_byte_tags():
+    # Flink reads the tag with readByte() and indexes its registered serializers with it:
+    # tags 0 to 127, so 128 registered subclasses work and a 129th would read as tag -128.
+    many = [dataclasses.make_dataclass(f"Sub{i}", [("n", int, dataclasses.field(default=0))], bases=(Point,))
+            for i in range(129)]
+    s = PojoSerializer(Point, registered_subclasses=many[:128])
+    last = many[127](1, 2.0, n=5)
+    got = s.to_bytes(last)
+    assert got[:2] == b"\x08\x7f", f"got {got[:2].hex()}, should be 087f (flags, tag 127)"
+    assert s.from_bytes(got) == last, f"got {s.from_bytes(got)!r}, should read back as {last!r}"
+    with pytest.raises(ValueError, match="129 registered subclasses, at most 128"):
+        PojoSerializer(Point, registered_subclasses=many)
