@@ -9,8 +9,10 @@ The target: one subject's table certification under 15 s at the default budget o
 2-core machine. Reported per subject: wall and CPU seconds of the whole family, of the baseline,
 their ratio, and the seconds of each check of the family's run.
 
-Measured on the shared 2-core machine under a load average of about 23 (so wall is several
-times CPU): the whole family 9.7 to 15.6 s wall, 2.0 to 3.3 s CPU per subject, 1.72x to 1.90x
+Measured on the 2-core machine with little else running (load average about 1): the whole
+family 1.3 to 2.0 s wall (as much CPU) per subject, 1.42x to 1.85x the CPU of the family without
+the two checks (0.9 to 1.2 s); ``table.linearizable`` 0.5 s and ``table.exactly_once`` 0.2 to
+0.3 s of it. Under a load average of about 23 (so wall is several times CPU): the whole family 9.7 to 15.6 s wall, 2.0 to 3.3 s CPU per subject, 1.72x to 1.90x
 the CPU of the family without the two checks (4.5 to 8.6 s wall, 1.1 to 1.7 s CPU);
 ``table.linearizable`` 3.8 to 4.8 s wall and ``table.exactly_once`` 1.4 to 2.0 s wall of it.
 """
