@@ -411,51 +411,37 @@ class _Writer:
         self.out.append(TC_ENDBLOCKDATA)
         self.class_desc(desc.superclass)
 
+    def _begin(self, key: tuple[Any, ...], tag: int, desc: Any) -> bool:
+        """A back reference to what ``key`` names if it was written already (True); else its
+        tag and class descriptor, and the next handle given to it (False)."""
+        handle = self.handle_of(key)
+        if handle is not None:
+            self.ref(handle)
+            return True
+        self.out.append(tag)
+        self.class_desc(desc)
+        self.assign(key)
+        return False
+
     def content(self, value: Any) -> None:
         if value is None:
             self.out.append(TC_NULL)
         elif isinstance(value, str):
             self.string(value)
         elif isinstance(value, JavaEnum):
-            key: tuple[Any, ...] = ("e", value.desc.name, value.name)
-            handle = self.handle_of(key)
-            if handle is not None:
-                self.ref(handle)
-                return
-            self.out.append(TC_ENUM)
-            self.class_desc(value.desc)
-            self.assign(key)
-            self.string(SharedString(value.name))
+            if not self._begin(("e", value.desc.name, value.name), TC_ENUM, value.desc):
+                self.string(SharedString(value.name))
         elif isinstance(value, JavaClass):
-            key = ("C", value.desc.name)
-            handle = self.handle_of(key)
-            if handle is not None:
-                self.ref(handle)
-                return
-            self.out.append(TC_CLASS)
-            self.class_desc(value.desc)
-            self.assign(key)
+            self._begin(("C", value.desc.name), TC_CLASS, value.desc)
         elif isinstance(value, JavaArray):
-            key = ("o", id(value))
-            handle = self.handle_of(key)
-            if handle is not None:
-                self.ref(handle)
+            if self._begin(("o", id(value)), TC_ARRAY, value.desc):
                 return
-            self.out.append(TC_ARRAY)
-            self.class_desc(value.desc)
-            self.assign(key)
             self.out += struct.pack(">i", len(value.items))
             for item in value.items:
                 self.content(item)
         elif isinstance(value, JavaObject):
-            key = ("o", id(value))
-            handle = self.handle_of(key)
-            if handle is not None:
-                self.ref(handle)
+            if self._begin(("o", id(value)), TC_OBJECT, value.desc):
                 return
-            self.out.append(TC_OBJECT)
-            self.class_desc(value.desc)
-            self.assign(key)
             for cls in value.desc.hierarchy():
                 values = value.values.get(cls.name, {})
                 for code, fname, _ in cls.fields:
