@@ -167,6 +167,25 @@ OLD_ROW_FIELD_TYPES = {
 }
 
 
+def savepoint_format(path: str) -> str:
+    """``"flink"`` or ``"state-conformance"`` for the savepoint at ``path``, told apart by its
+    files (``reference.savepoint.savepoint_kind``). A path that holds neither (a parent folder,
+    an empty or missing one, a file other than Flink's ``_metadata``) or that the store refuses
+    is a ``UsageError`` saying so and to give the savepoint's directory, before anything else is
+    judged."""
+    from reference import StateError
+    from reference.savepoint import SavepointFormatError, savepoint_kind
+
+    try:
+        return savepoint_kind(path)
+    except SavepointFormatError as exc:
+        raise UsageError(f"SAVEPOINT {exc}") from None
+    except StateError as exc:  # the store's own error (a file given, a store refusing access)
+        raise UsageError(f"SAVEPOINT {path}: {exc}; give the savepoint's directory") from None
+    except (OSError, ValueError):
+        return "state-conformance"
+
+
 def add_operator_uid(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--operator-uid", action="append", default=[], metavar="OLD=NEW",

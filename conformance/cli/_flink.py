@@ -5,7 +5,7 @@ tasks, the same output byte for byte; ``--spark off`` is one process). Input and
 (``s3://...``); the output is committed with ``_metadata`` last, so a failure leaves no
 savepoint, and the input is only read.
 
-``run_migrate`` in ``_spark`` tells the formats apart by their files (``is_flink_savepoint``: a
+``run_migrate`` in ``_spark`` tells the formats apart by their files (``savepoint_format``: a
 ``_metadata`` with Flink's magic number) and hands a Flink savepoint here. ``--serializers``
 names ``{operator uid (or 32-hex-digit operator id): {state name: StateDescriptor}}``;
 ``--old-row-type`` (``_common.load_old_row_types``) gives the old job's field names of a

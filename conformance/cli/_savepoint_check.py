@@ -67,6 +67,7 @@ from ._common import (
     json_target,
     load_old_row_types,
     load_operator_uids,
+    savepoint_format,
     write_json,
 )
 
@@ -345,7 +346,7 @@ def _new_operators(savepoint: Any, operator_uids: Mapping[str, str]) -> Callable
 
 def check_flink_savepoint(path: str, serializers: Any, *, key_serializer: Any = None, old_row_types: Any = None,
                           operator_uids: Mapping[str, str] | None = None, spec: str = "MODULE:ATTR",
-                          old_row_spec: str = "MODULE:ATTR") -> list[StateCheck]:
+                          old_row_spec: str = "MODULE:ATTR", options: str = "") -> list[StateCheck]:
     """Every named state of the Flink savepoint at ``path`` judged as Flink 2.3 restores it
     (this module's docstring); raises ``UsageError`` for what names nothing in the savepoint.
     ``operator_uids`` (``{old uid or id: new uid or id}``): the new job's names of renamed
@@ -383,7 +384,7 @@ def check_flink_savepoint(path: str, serializers: Any, *, key_serializer: Any = 
                     old_rows[(op.operator_id, name)] = flink_row_as_named(value, row, f"operator {uid!r}, state {name!r}")
                 except StateError as exc:
                     raise UsageError(f"--old-row-type {old_row_spec}: {exc}") from None
-    command = f"conformance migrate {path} --serializers {spec} --out NEW_SAVEPOINT --schema-evolution"
+    command = migrate_command(path, spec, options)
     checks = []
     for uid, states in named.items():
         op = find_new(uid, "--serializers")
@@ -403,7 +404,7 @@ def check_flink_savepoint(path: str, serializers: Any, *, key_serializer: Any = 
 
 # -- this project's savepoints --------------------------------------------------------------
 def check_own_savepoint(path: str, serializers: Any, *, key_serializer: Any = None,
-                        spec: str = "MODULE:ATTR") -> list[StateCheck]:
+                        spec: str = "MODULE:ATTR", options: str = "") -> list[StateCheck]:
     """Every named state of this project's savepoint at ``path`` judged as ``conformance
     migrate`` judges it (``plan_migration``), with and without row schema evolution."""
     from reference import StateError
@@ -422,7 +423,7 @@ def check_own_savepoint(path: str, serializers: Any, *, key_serializer: Any = No
         if name not in kinds:
             raise UsageError(f"--serializers {spec}: the savepoint has no state {name!r}; its states are "
                              f"{', '.join(map(repr, kinds)) or 'none'}")
-    command = f"conformance migrate {path} --serializers {spec} --out NEW_SAVEPOINT --schema-evolution"
+    command = migrate_command(path, spec, options)
     key_refusal = None
     if key_serializer is not None:
         try:
@@ -461,26 +462,35 @@ def check_own_savepoint(path: str, serializers: Any, *, key_serializer: Any = No
 
 def check_savepoint(path: str, serializers: Any, *, key_serializer: Any = None, old_row_types: Any = None,
                     operator_uids: Mapping[str, str] | None = None, spec: str = "MODULE:ATTR",
-                    old_row_spec: str = "MODULE:ATTR") -> tuple[str, list[StateCheck]]:
+                    old_row_spec: str = "MODULE:ATTR", options: str = "") -> tuple[str, list[StateCheck]]:
     """("flink" or "reference", the checks) for the savepoint at ``path``, told apart by its files."""
-    from reference import StateError
-    from reference.savepoint import is_flink_savepoint
-
-    try:
-        flink = is_flink_savepoint(path)
-    except (StateError, OSError) as exc:
-        raise UsageError(f"SAVEPOINT {path}: {exc}") from None
-    if flink:
+    if savepoint_format(path) == "flink":
         return "flink", check_flink_savepoint(path, serializers, key_serializer=key_serializer,
                                               old_row_types=old_row_types, operator_uids=operator_uids, spec=spec,
-                                              old_row_spec=old_row_spec)
+                                              old_row_spec=old_row_spec, options=options)
     if old_row_types is not None:
         raise UsageError(f"--old-row-type applies to Flink savepoints only; {path} is this project's own "
                          "savepoint, whose rows keep their field names")
     if operator_uids:
         raise UsageError(f"--operator-uid applies to Flink savepoints only; {path} is this project's own "
                          "savepoint, whose states are named without operators")
-    return "reference", check_own_savepoint(path, serializers, key_serializer=key_serializer, spec=spec)
+    return "reference", check_own_savepoint(path, serializers, key_serializer=key_serializer, spec=spec,
+                                            options=options)
+
+
+def migrate_command(path: str, spec: str, options: str = "") -> str:
+    """The ``conformance migrate`` command a refusal suggests: the same savepoint, descriptors
+    and ``options`` (those of the check that carry over)."""
+    return f"conformance migrate {path} --serializers {spec}{options} --out NEW_SAVEPOINT --schema-evolution"
+
+
+def _repeated_options(args: argparse.Namespace) -> str:
+    """The options of this check that the suggested migrate needs as well, shell-quoted."""
+    import shlex
+
+    pairs = [("--import", m) for m in args.imports] + [("--old-row-type", v) for v in args.old_row_type] + [
+        ("--operator-uid", v) for v in args.operator_uid]
+    return "".join(f" {flag} {shlex.quote(value)}" for flag, value in pairs)
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -491,7 +501,7 @@ def run_check(args: argparse.Namespace) -> int:
     old_rows = load_old_row_types(args.old_row_type)
     fmt, checks = check_savepoint(args.savepoint, serializers, key_serializer=key_serializer,
                                   old_row_types=old_rows, operator_uids=load_operator_uids(args.operator_uid),
-                                  spec=args.serializers,
+                                  spec=args.serializers, options=_repeated_options(args),
                                   old_row_spec=" ".join(args.old_row_type) or "MODULE:ATTR")
     out = sys.stderr if args.json == "-" else sys.stdout
     refused = [c for c in checks if not c.restores]

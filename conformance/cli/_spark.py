@@ -36,6 +36,7 @@ from ._common import (
     import_object,
     json_target,
     positive_int,
+    savepoint_format,
     write_json,
 )
 
@@ -138,18 +139,6 @@ def _readable(savepoint: str, what: str) -> None:
         raise UsageError(f"{what} {shown(savepoint)}: {exc.strerror or exc}") from None
 
 
-def _is_flink(savepoint: str) -> bool:
-    """Whether ``savepoint`` is a Flink savepoint (told apart by its files; a store that cannot
-    be read answers no, and the project's reader says why)."""
-    from reference import StateError
-    from reference.savepoint import is_flink_savepoint
-
-    try:
-        return is_flink_savepoint(savepoint)
-    except (StateError, OSError):
-        return False
-
-
 def run_migrate(args: argparse.Namespace) -> int:
     import sys
 
@@ -158,7 +147,7 @@ def run_migrate(args: argparse.Namespace) -> int:
     json_target(args.json)
     import_modules(args.imports)
     serializers = load_attribute(args.serializers, "--serializers")
-    if _is_flink(args.savepoint):
+    if savepoint_format(args.savepoint) == "flink":
         from ._flink import run_flink_migrate
 
         return run_flink_migrate(args, serializers)

@@ -76,3 +76,30 @@ def test_an_unusable_old_row_type_is_a_usage_error(job, capsys, spec, says):
         assert status == 2 and any(s in err for s in says.split("|")), f"{command[0]} with {spec!r}: exit {status}, {err!r}"
         assert "--old-row-type" in err, f"{command[0]} with {spec!r}: the message should name the option: {err!r}"
         assert not (job / "o").exists()
+
+
+def test_the_migrate_command_check_suggests_repeats_its_options(job, capsys):
+    """Pasted as is, the suggested command must migrate: it repeats --old-row-type (and
+    --import, --operator-uid) as given to check."""
+    import shlex
+
+    status = main(["savepoint", "check", SAVEPOINT, "--serializers", "reorder_job:STATES", "--import", "json",
+                   "--old-row-type", "keyed-states/row=name,total,ratio", "--json", "-"])
+    report = json.loads(capsys.readouterr().out)
+    assert status == 1, f"exit {status}: Flink refuses the reordered row"
+    (state,) = report["states"]
+    command = state["migrate"]
+    assert "--old-row-type keyed-states/row=name,total,ratio" in command and "--import json" in command, command
+    argv = shlex.split(command.replace("NEW_SAVEPOINT", str(job / "pasted")))
+    assert argv[0] == "conformance" and main(argv[1:]) == 0, f"the suggested {command!r} failed: {capsys.readouterr()}"
+
+
+@pytest.mark.parametrize("command", ["check", "migrate"])
+def test_a_folder_that_holds_no_savepoint_says_to_give_the_savepoints_directory(job, capsys, command):
+    """A Flink savepoint's parent folder (or an empty one) is said to be no savepoint, before the
+    descriptors are judged (they are right)."""
+    argv = (["savepoint", "check", str(KEPT)] if command == "check" else ["migrate", str(KEPT), "--out", str(job / "o")])
+    status = main([*argv, "--serializers", "reorder_job:STATES"])
+    err = capsys.readouterr().err
+    assert status == 2 and "is not a savepoint" in err and "give the savepoint's directory" in err, (
+        f"got exit {status}: {err}, should say the folder holds no savepoint")

@@ -51,3 +51,21 @@ def test_the_kind_survives_the_snapshot():
     regular = sql.RowType([("f0", sql.BigIntType()), ("f1", sql.LocalZonedTimestampType(3, False))])
     assert read.resolve_schema_compatibility(RowDataSerializer(regular).snapshot_configuration()).is_incompatible(), (
         "Flink judges a RowData snapshot by equal field types, the kind included")
+
+
+def test_a_changed_field_type_is_said_with_what_tells_the_types_apart_and_what_to_keep():
+    """By name (this project's snapshots): a PROCTIME column declared a plain timestamp prints
+    alike, so the refusal names the kind; a scalar type change is no collection's."""
+    def refusal(old_row, new_row):
+        old = RowDataSerializer(old_row).snapshot_configuration()
+        result = RowDataSerializer(new_row).snapshot_configuration().resolve_schema_compatibility(old)
+        assert result.is_incompatible(), f"got {result}, should be incompatible"
+        return str(result)
+
+    regular = sql.RowType([("f0", sql.BigIntType()), ("f1", sql.LocalZonedTimestampType(3, False))])
+    text = refusal(STATE, regular)
+    assert "(kind PROCTIME) to TIMESTAMP(3) WITH LOCAL TIME ZONE NOT NULL (kind REGULAR)" in text, text
+    assert 'kind="PROCTIME"' in text, f"got {text}, should say how to keep the kind"
+    widened = sql.RowType([("f0", sql.IntType()), ("f1", PROCTIME)])
+    text = refusal(STATE, widened)
+    assert "from BIGINT to INT" in text and "array" not in text and "keep the old type" in text, text
