@@ -10,6 +10,7 @@ import struct
 
 import pytest
 import savepoints
+from flink_spark_support import POJO_WITH_A_NOTE  # the evolved SavepointPojo's Java source
 
 # One xdist worker runs the Java side once (the suite runs with --dist loadgroup).
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
@@ -125,19 +126,6 @@ def test_flink_restores_its_savepoints_and_refuses_a_row_of_another_arity(flink_
     assert refused.verdict == "failed", f"Flink restored a Row state whose arity changed: {refused.reads[:3]}"
     assert refused.error["state_migration_exception"], (
         f"Flink refused the Row of another arity without a StateMigrationException: {refused.error['chain']}")
-
-
-POJO_WITH_A_NOTE = """
-public class SavepointPojo {
-    public String name;
-    public long total;
-    public double ratio;
-    public Integer tag;
-    public String note;
-
-    public SavepointPojo() {}
-}
-"""
 
 
 def test_flink_migrates_a_pojo_with_an_added_field(flink_savepoints, flink_job, flink_restore, tmp_path):
