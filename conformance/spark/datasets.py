@@ -568,12 +568,26 @@ def write_states(
 
 def wait_for_tasks(spark: Any, limit: float = 120.0) -> None:
     """After a failed job, wait (up to ``limit`` seconds) until Spark's other tasks of it have
-    stopped, so that the attempt's files are removed after the last one was written."""
+    stopped, so that the attempt's files are removed after the last one was written.
+
+    A job's stages leave Spark's active stages as soon as the job is aborted, while its other
+    tasks still run (a Python worker is killed only seconds later, and may finish a write
+    first); the executors' running tasks are what tells that they have stopped."""
     import time
 
     tracker = spark.sparkContext.statusTracker()
+    try:
+        executors = spark.sparkContext._jsc.sc().statusTracker()
+    except AttributeError:  # no JVM at hand (a remote session): the stages are all there is
+        executors = None
+
+    def running() -> bool:
+        if tracker.getActiveStageIds():
+            return True
+        return executors is not None and any(e.numRunningTasks() for e in executors.getExecutorInfos())
+
     deadline = time.monotonic() + limit
-    while tracker.getActiveStageIds() and time.monotonic() < deadline:
+    while running() and time.monotonic() < deadline:
         time.sleep(0.1)
 
 

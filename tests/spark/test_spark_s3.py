@@ -87,6 +87,51 @@ def test_a_failed_job_leaves_no_savepoint_and_a_retry_commits(spark, s3_bucket, 
     assert len(files) == 9, f"got {len(files)} listed files, should be 3 states x parallelism 3"
 
 
+def test_a_task_still_writing_when_the_job_fails_is_waited_for_and_its_object_removed(spark, s3_bucket, tmp_path):
+    """Spark marks an aborted job's stages finished at once, while its other tasks still run
+    (their Python workers are killed only seconds later): subtask 1's object appears a second
+    after subtask 2 failed the job, and must be removed with the attempt's others."""
+    import time
+
+    from conformance.spark import SparkJobError, migrate_savepoint
+
+    source, out = f"{s3_bucket}/in", f"{s3_bucket}/out"
+    sup.write_history(source, KEYS)
+    writing, failing, returned = (str(tmp_path / name) for name in ("1-writing", "2-failing", "1-returned"))
+
+    def race(subtask):
+        import os
+        import time
+
+        def wait_for(path):
+            deadline = time.monotonic() + 20
+            while not os.path.exists(path) and time.monotonic() < deadline:
+                time.sleep(0.05)
+
+        if subtask == 1:  # its object appears when this returns
+            open(writing, "w").close()
+            wait_for(failing)
+            time.sleep(1.0)
+            open(returned, "w").close()
+        elif subtask == 2:
+            wait_for(writing)
+            open(failing, "w").close()
+            raise RuntimeError("injected failure in subtask 2")
+
+    with pytest.raises(SparkJobError, match="injected failure in subtask 2"):
+        migrate_savepoint(source, sup.descriptors(sup.new_row()), out, parallelism=3,
+                          config=sup.EVOLUTION, spark=spark, _fault=race)
+    assert os.path.exists(failing), "got no failure while subtask 1 wrote, should have raced (the test's premise)"
+    executors = spark.sparkContext._jsc.sc().statusTracker()
+    deadline = time.monotonic() + 60
+    while any(e.numRunningTasks() for e in executors.getExecutorInfos()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.5)  # the object's upload after the fault returned
+    assert os.path.exists(returned), "got subtask 1 stopped before it wrote, should have written (the test's premise)"
+    left = objects(s3_bucket, "out/")
+    assert left == {}, f"got objects {sorted(left)} after the failed job, should be none (its tasks are waited for)"
+
+
 def test_a_killed_driver_leaves_no_savepoint_in_the_bucket_and_a_rerun_commits(spark, s3_bucket, tmp_path):
     import signal
     import subprocess
