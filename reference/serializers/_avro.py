@@ -71,6 +71,7 @@ from ._avro_compat import (
     default_value,
     describe_incompatibilities,
     parse_avro_schema,
+    same_full_name,
     to_json,
     writer_fields_for,
 )
@@ -141,12 +142,14 @@ class _Resolution:
         found = self._branches.get(key)
         if found is None:
             # As Avro Java's resolver (bestBranch): a readable branch of the writer's own type
-            # (same full name for named types) first, then the first readable one (promotion,
-            # alias). Taking the first readable branch outright, as fastavro does, would turn
-            # bytes into a string when a union lists string before bytes.
+            # (same full name, or an alias naming it, for named types) first, then the first
+            # readable one (promotion, a record of another full name); an enum or fixed only by
+            # its full name. Taking the first readable branch outright, as fastavro does, would
+            # turn bytes into a string when a union lists string before bytes.
             branches = reader_union.branches
-            exact = [b for b in branches if b.type == writer.type and _same_name(b, writer)]
-            for branch in [*exact, *branches]:
+            exact = [b for b in branches if same_full_name(b, writer)]
+            rest = [] if writer.type in ("enum", "fixed") else branches
+            for branch in [*exact, *rest]:
                 if self.checker.compatible(branch, writer):
                     tag = branch.fullname if isinstance(branch, NamedNode) else branch.type
                     found = self._branches[key] = (tag, branch)
@@ -175,10 +178,6 @@ class _Resolution:
             pairs = [(wf, target.get(wf.name)) for wf in writer.fields]
             found = self._pairings[key] = (pairs, missing)
         return found
-
-
-def _same_name(reader: Node, writer: Node) -> bool:
-    return not isinstance(writer, NamedNode) or reader.fullname == writer.fullname  # type: ignore[attr-defined]
 
 
 class _Decoder:

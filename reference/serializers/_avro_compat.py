@@ -20,6 +20,9 @@ Where this differs from Java, on purpose:
 - ``full_names=True`` (the default) adds the project's rule that a record's full name may not
   change without a reader alias naming the old full name (Flink: generated classes may not be
   relocated); Java alone accepts a namespace change because it compares unqualified names.
+  It also requires an enum or fixed read into a reader union to find a branch of its full name
+  (or whose aliases name it): Java's compatibility check accepts a branch of the same
+  unqualified name, but its resolver (``bestBranch``) then fails on the data.
 - Java memoizes results per pair of schema objects, so a named type used in several places
   reports its problems at the first place, once per use; here each use reports its own
   location. The verdict is the same.
@@ -640,9 +643,20 @@ class Checker:
                 found += self._nested((str(i),), r, branch)
             return found
         if r.type == "union":
+            by_name = self.full_names and w.type in ("enum", "fixed")
             for branch in r.branches:  # type: ignore[attr-defined]
+                if by_name and not same_full_name(branch, w):
+                    continue
                 if not self.check(branch, w):
                     return ()
+            if by_name and any(not self.check(branch, w) for branch in r.branches):  # type: ignore[attr-defined]
+                return ((
+                    "missing_union_branch", (),
+                    f"reader union lacking writer type: {_java_type(w)} {w.fullname} by its full name "  # type: ignore[attr-defined]
+                    "(Avro Java reads an enum or fixed into a union branch of the same full name, or one "
+                    f"whose aliases name it, and fails on the data otherwise); keep the branch's full name "
+                    f"{w.fullname} or name it in the branch's aliases",  # type: ignore[attr-defined]
+                ),)
             return (("missing_union_branch", (), f"reader union lacking writer type: {_java_type(w)}"),)
         if w.type in _PROMOTIONS.get(r.type, ()):
             return ()
@@ -694,6 +708,17 @@ class Checker:
                 else:
                     found += (("reader_field_missing_default_value", here, rf.name),)
         return found
+
+
+def same_full_name(reader: Node, writer: Node) -> bool:
+    """Whether ``reader`` is of ``writer``'s type and, for a named type, has its full name or
+    names it among its aliases: how Avro Java's resolver picks a union branch first, and the
+    only way it picks one for an enum or fixed."""
+    if reader.type != writer.type:
+        return False
+    if not isinstance(writer, NamedNode):
+        return True
+    return reader.fullname == writer.fullname or writer.fullname in reader.aliases  # type: ignore[attr-defined]
 
 
 def writer_fields_for(reader_field: Field, writer: RecordNode) -> list[Field]:
