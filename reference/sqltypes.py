@@ -18,7 +18,7 @@ ARRAY, MAP, MULTISET and ROW. Intervals, RAW, structured and distinct types are 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
@@ -53,7 +53,10 @@ class LogicalType:
     (ARRAY, MULTISET), or key and value (MAP). ``kind`` is a timestamp's Flink
     ``TimestampKind``: ``REGULAR``, or the time attribute a SQL job's state row can hold
     (``ROWTIME``; ``PROCTIME`` for TIMESTAMP_LTZ only, e.g. a deduplication's ``PROCTIME()``
-    column); it is part of the type's equality, as in Flink, and not of its SQL text."""
+    column); as in Flink it is neither part of the type's equality (``equals`` and ``hashCode``
+    leave it out, so a RowData snapshot with a PROCTIME column reads as is where the new job
+    declares a plain timestamp) nor of its SQL text, only of its summary
+    (``as_summary_string``: ``TIMESTAMP_LTZ(3) NOT NULL *PROCTIME*``)."""
 
     root: str
     nullable: bool = True
@@ -62,7 +65,7 @@ class LogicalType:
     scale: int | None = None
     children: tuple[LogicalType, ...] = ()
     fields: tuple[tuple[str, LogicalType, str | None], ...] = ()
-    kind: str = "REGULAR"
+    kind: str = field(default="REGULAR", compare=False)
 
     def __post_init__(self) -> None:
         if self.root not in ROOTS:
@@ -143,6 +146,31 @@ class LogicalType:
                 parts.append(part)
             text = f"ROW<{', '.join(parts)}>"
         return text if self.nullable else text + " NOT NULL"
+
+    def as_summary_string(self) -> str:
+        """Flink's ``asSummaryString()``, the text Flink's messages and plans show: the SQL text
+        with ``STRING`` and ``BYTES`` for the longest VARCHAR and VARBINARY, ``TIMESTAMP_LTZ(p)``,
+        a time attribute's kind after its type (``TIMESTAMP(3) *ROWTIME*``), and ``'...'`` for a
+        field's description."""
+        root = self.root
+        if root == "VARCHAR" and self.length == _MAX_LENGTH:
+            text = "STRING"
+        elif root == "VARBINARY" and self.length == _MAX_LENGTH:
+            text = "BYTES"
+        elif root == "TIMESTAMP_WITH_LOCAL_TIME_ZONE":
+            text = f"TIMESTAMP_LTZ({self.precision})"
+        elif root in ("ARRAY", "MULTISET"):
+            text = f"{root}<{self.children[0].as_summary_string()}>"
+        elif root == "MAP":
+            text = f"MAP<{self.children[0].as_summary_string()}, {self.children[1].as_summary_string()}>"
+        elif root == "ROW":
+            parts = [f"`{name.replace('`', '``')}` {ftype.as_summary_string()}"
+                     + (" '...'" if description is not None else "") for name, ftype, description in self.fields]
+            text = f"ROW<{', '.join(parts)}>"
+        else:
+            return self.as_serializable_string() + (f" *{self.kind}*" if self.kind != "REGULAR" else "")
+        text = text if self.nullable else text + " NOT NULL"
+        return text + (f" *{self.kind}*" if self.kind != "REGULAR" else "")
 
     def __str__(self) -> str:
         return self.as_serializable_string()

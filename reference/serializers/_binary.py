@@ -37,8 +37,10 @@ Layout (little-endian, as Flink's ``MemorySegment`` on every platform it runs on
   TIMESTAMP of precision <= 3 is its epoch millisecond in the slot; a larger one puts the
   millisecond in 8 bytes of the variable part and the nanoseconds of the millisecond in the
   slot's size half. A null field's slot is zero. A NOT NULL field holds no null, but for a
-  time attribute (a timestamp of kind ROWTIME or PROCTIME: a SQL job's state row holds null for
-  its ``PROCTIME()`` column).
+  timestamp (a SQL job's state row holds null for its ``PROCTIME()`` column, a NOT NULL
+  TIMESTAMP_LTZ of kind PROCTIME; the kind is not part of the type's identity in Flink, so a
+  job restoring the state may declare the column a plain NOT NULL timestamp and reads the same
+  rows).
 - ``BinaryArrayData`` of ``n`` elements: an int ``n``, null bits (bit ``i`` of byte ``i // 8``
   after the int) padded to a multiple of 4 bytes, ``n`` elements of 1 (BOOLEAN, TINYINT), 2
   (SMALLINT), 4 (INT, FLOAT, DATE, TIME) or 8 bytes (every other type, as in a row slot), zero
@@ -134,11 +136,16 @@ def _refuse(where: str, t: LogicalType, value: Any, should: str) -> Serializatio
 
 
 # -- writing -----------------------------------------------------------------------------------
+_TIMESTAMPS = ("TIMESTAMP_WITHOUT_TIME_ZONE", "TIMESTAMP_WITH_LOCAL_TIME_ZONE")
+
+
 def _may_be_null(t: LogicalType) -> bool:
-    """Whether a field of type ``t`` may hold null: a nullable type, or a time attribute (a SQL
-    job's ``PROCTIME()`` column is NOT NULL, and its state rows hold null there: the planner
-    materializes processing time only when a query reads it)."""
-    return t.nullable or t.kind != "REGULAR"
+    """Whether a field of type ``t`` may hold null: a nullable type, or a timestamp. A SQL job's
+    ``PROCTIME()`` column is a NOT NULL time attribute, and its state rows hold null there (the
+    planner materializes processing time only when a query reads it); Flink's types leave the
+    time attribute kind out of their equality, so the restoring job's type of that column may be
+    a plain NOT NULL timestamp, which must read (and write back) the same rows."""
+    return t.nullable or t.root in _TIMESTAMPS
 
 
 def row_bytes(t: LogicalType, value: Any, where: str = "row") -> bytes:

@@ -734,26 +734,17 @@ def _evolution(new: LogicalType, old: LogicalType, prefix: str, problems: list[s
         if new_type.root == "ROW" and old_type.root == "ROW":
             paths += _evolution(new_type, old_type, f"{prefix}{name}.", problems)
         elif new_type.copy(True) != old_type.copy(True):
-            problems.append(f"row field {prefix + name!r} changed its type from {_shown(old_type, new_type)} to "
-                            f"{_shown(new_type, old_type)} ({_type_change_advice(old_type, new_type)})")
+            problems.append(f"row field {prefix + name!r} changed its type from {old_type} to "
+                            f"{new_type} ({_type_change_advice(old_type, new_type)})")
     order = {name: k for k, (name, _, _) in enumerate(new.fields)}
     # as RowSerializerSnapshot orders them: by top-level field, then by path
     return sorted(set(paths), key=lambda p: (order.get(p[len(prefix):].split(".", 1)[0], 0), p))
-
-
-def _shown(t: LogicalType, other: LogicalType) -> str:
-    """``t``'s SQL text, with its time attribute kind when that is all the text leaves out of
-    what tells it from ``other`` (a ``PROCTIME()`` column's type prints as a plain timestamp)."""
-    text = str(t)
-    return f"{text} (kind {t.kind})" if text == str(other) and t.kind != other.kind else text
 
 
 def _type_change_advice(old: LogicalType, new: LogicalType) -> str:
     collections = ("ARRAY", "MAP", "MULTISET")
     if old.root in collections or new.root in collections:
         return "FLIP-527 evolves rows only, not a row inside an array, map or multiset: keep the old type"
-    if old.kind != new.kind:
-        return "keep the old time attribute kind, e.g. LocalZonedTimestampType(3, False, kind=\"PROCTIME\")"
     return "FLIP-527 adds nullable fields and reorders them, it changes no field's type: keep the old type"
 
 

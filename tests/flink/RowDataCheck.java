@@ -5,11 +5,12 @@
 //   strings and bytes "x" + hex of the bytes | DECIMAL the unscaled value in decimal |
 //   TIMESTAMP millis:nanosOfMilli | ROW "R" + row kind byte, then the fields |
 //   ARRAY "A" + n, then n elements | MAP / MULTISET "M" + n, then n key value pairs.
-// Output (args[1]): per case "FRESH<TAB>REUSED<TAB>SNAPSHOT<TAB>TYPE<TAB>SHARED" (hex; FRESH by a
+// Output (args[1]): per case "FRESH<TAB>REUSED<TAB>SNAPSHOT<TAB>TYPE<TAB>SHARED<TAB>SUMMARY" (hex; FRESH by a
 // new RowDataSerializer, REUSED by one serializer kept per type across the cases, SNAPSHOT the
 // versioned snapshot as TypeSerializerSnapshot.writeVersionedSnapshot writes it, TYPE Flink's
 // asSerializableString of the parsed type, SHARED the snapshot of the same type rebuilt with one
-// object for all equal nested types, as hand-built Java types may share them), or
+// object for all equal nested types, as hand-built Java types may share them; SUMMARY the type's
+// asSummaryString), or
 // "ERROR<TAB>message".
 
 import java.math.BigDecimal;
@@ -193,7 +194,7 @@ public class RowDataCheck {
                             new RowDataSerializer((RowType) shared(type, new HashMap<>())).snapshotConfiguration());
                     out.println(hex(bytes(fresh, row)) + "\t" + hex(bytes(kept, row)) + "\t"
                             + hex(snapshot.getCopyOfBuffer()) + "\t" + type.asSerializableString() + "\t"
-                            + hex(sharedSnapshot.getCopyOfBuffer()));
+                            + hex(sharedSnapshot.getCopyOfBuffer()) + "\t" + type.asSummaryString());
                 } catch (Exception e) {
                     out.println("ERROR\t" + e.toString().replace('\n', ' ').replace('\t', ' '));
                 }

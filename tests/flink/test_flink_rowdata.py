@@ -150,8 +150,10 @@ def test_drawn_rows_read_and_write_as_flink(flink_rows):
     assert len(cases) >= CASES // 2, f"only {len(cases)} cases drawn"
     for (row_type, value), line in zip(cases, output, strict=True):
         assert not line.startswith("ERROR"), f"Flink refused {row_type} / {value!r}: {line}"
-        fresh, reused, _snapshot, flink_type, _shared = line.split("\t")
+        fresh, reused, _snapshot, flink_type, _shared, summary = line.split("\t")
         assert flink_type == str(row_type), f"type text: Flink's {flink_type!r}, the reference's {str(row_type)!r}"
+        assert summary == row_type.as_summary_string(), (
+            f"summary: got {row_type.as_summary_string()!r}, should be Flink's {summary!r}")
         serializer = RowDataSerializer(row_type)
         flink_bytes = bytes.fromhex(fresh)
         assert serializer.to_bytes(value) == flink_bytes, (
