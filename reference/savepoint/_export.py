@@ -372,6 +372,16 @@ def _class_name(snapshot: Any) -> str | None:
     return java_snapshot_name(snapshot) or class_identity(type(snapshot))
 
 
+def _row_types(**snapshots: Any) -> dict[str, str]:
+    """``{role}_type`` for each RowData snapshot among ``snapshots`` (role -> snapshot): its row
+    type as Flink's summary prints it (time attribute kinds included), what the job's
+    descriptors must declare for the state to read as is."""
+    from ..serializers import RowDataSerializerSnapshot
+
+    return {f"{role}_type": snapshot.row_type.as_summary_string() for role, snapshot in snapshots.items()
+            if isinstance(snapshot, RowDataSerializerSnapshot) and snapshot.row_type is not None}
+
+
 def _snapshot_name(data: bytes | None) -> str | None:
     """This project's savepoint: the snapshot class a snapshot's bytes name (read, never
     imported; a class not defined here is named as written)."""
@@ -413,7 +423,9 @@ def inspect_savepoint(path: Any) -> dict[str, Any]:
                     "namespace_serializer": _class_name(s.namespace_serializer),
                     "value_serializer": _class_name(s.value_serializer),
                     "user_key_serializer": _class_name(s.user_key_serializer), "ttl": s.ttl,
-                    "entries": counts[s.name]} for s in op.keyed_states],
+                    "entries": counts[s.name],
+                    **_row_types(key=s.key_serializer, value=s.value_serializer, user_key=s.user_key_serializer),
+                } for s in op.keyed_states],
                 "operator_states": [{"name": s.name, "mode": s.mode, "entries": sum(1 for _ in s.values())}
                                     for s in op.operator_states],
             })
@@ -468,4 +480,8 @@ def format_inspection(doc: dict[str, Any]) -> str:
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         for r in rows:
             lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+        for s in op["keyed_states"]:
+            for role in ("key", "value", "user_key"):
+                if f"{role}_type" in s:
+                    lines.append(f"  {s['name']} {role.replace('_', ' ')}: {s[f'{role}_type']}")
     return "\n".join(lines)

@@ -222,6 +222,12 @@ def test_flip_527_events_on_a_sql_job(sql_job_java, tmp_path):
 
     # the state's snapshot as read (its PROCTIME() column a time attribute) writes Flink's bytes
     assert versioned(state.value_serializer) == written["snapshot"], "the old row's snapshot differs from Flink's"
+    # inspect names the row the descriptors must declare, as Flink's summary prints it
+    shown = conformance(tmp_path, "savepoint", "inspect", savepoint)
+    row = ("ROW<`f0` BIGINT, `f1` ROW<`userId` INT, `timestamp` BIGINT, `deviceType` STRING>, `f2` STRING, "
+           "`f3` TIMESTAMP_LTZ(3) NOT NULL *PROCTIME*>")
+    assert shown.returncode == 0 and f"{STATE} value: {row}" in shown.stdout, (
+        f"got {shown.stdout}{shown.stderr}, should show the state's value row {row}")
 
     (tmp_path / "events_v2.py").write_text(DESCRIPTORS_MODULE.format(operator=old_id), encoding="utf-8")
     new_type = descriptors_module(tmp_path, "events_v2").EVENTS
