@@ -13,7 +13,9 @@ count, and from format 2 on a humidity) with nothing but the public ``DataOutput
 ``DataInputView`` calls (``write_float``/``read_float``, ``write_int``/``read_int``). It is
 stateful, as many hand-written serializers are: each instance assembles a record in its own
 scratch buffer before writing it whole (a refused value writes nothing), so ``duplicate()``
-returns a new instance.
+returns a new instance. ``Sample`` is a dataclass whose fields name a ``ReadingSerializer`` in
+their metadata (as users give a POJO field a serializer of their own), so a
+``PojoSerializer`` of it holds a stateful field serializer and must duplicate it.
 
 Its snapshot, ``ReadingSerializerSnapshot``, is an older style that the contract still honours:
 
@@ -43,7 +45,7 @@ from __future__ import annotations
 import datetime
 import math
 import struct
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reference import (
@@ -58,7 +60,7 @@ from reference import (
 )
 from reference.serializers import LongSerializer
 
-__all__ = ["Reading", "ReadingSerializer", "ReadingSerializerSnapshot", "Shape", "Circle", "CircleWithColour", "EpochMillisSerializer",
+__all__ = ["Reading", "ReadingSerializer", "ReadingSerializerSnapshot", "Sample", "Shape", "Circle", "CircleWithColour", "EpochMillisSerializer",
            "EpochMillisSnapshot", "TemperatureSerializer", "TemperatureSnapshot"]
 
 _INT_RANGE = (-(2**31), 2**31 - 1)
@@ -173,6 +175,14 @@ class ReadingSerializer(TypeSerializer[Reading]):
 
     def __repr__(self) -> str:
         return f"ReadingSerializer(format_version={self.format_version})"
+
+
+@dataclass
+class Sample:
+    """The reading a sensor sent last, and the one before it."""
+
+    reading: Reading | None = field(default=None, metadata={"serializer": ReadingSerializer(1)})
+    previous: Reading | None = field(default=None, metadata={"serializer": ReadingSerializer(1)})
 
 
 class ReadingSerializerSnapshot(TypeSerializerSnapshot[Reading]):

@@ -156,10 +156,11 @@ def _fixed_annotated_pojo() -> Any:
 
 
 def _row_of_user_type() -> Subject:
-    """A row over ``ReadingSerializer`` (see ``conformance._user_serializers``), as a field and
-    below a map, a list, a tuple and a Nullable (each composite then duplicates into a new
-    instance, and migrates the readings it holds): values and evolutions declared by hand, as a
-    user declares them."""
+    """A row over ``ReadingSerializer`` (see ``conformance._user_serializers``), as a field,
+    below a map, a list, a tuple and a Nullable, and as a POJO's field (``Sample``'s, named in
+    its metadata, format 1 in every release): each composite then duplicates into a new instance,
+    and migrates the readings it holds. Values and evolutions declared by hand, as a user
+    declares them."""
     from hypothesis import strategies as st
 
     from reference.serializers import (
@@ -167,6 +168,7 @@ def _row_of_user_type() -> Subject:
         LongSerializer,
         MapSerializer,
         NullableSerializer,
+        PojoSerializer,
         Row,
         RowKind,
         RowSerializer,
@@ -174,12 +176,13 @@ def _row_of_user_type() -> Subject:
         TupleSerializer,
     )
 
-    from .._user_serializers import Reading, ReadingSerializer
+    from .._user_serializers import Reading, ReadingSerializer, Sample
 
     def row(reading: Any) -> RowSerializer:
         history = MapSerializer(StringSerializer(), ListSerializer(TupleSerializer(
             LongSerializer(), NullableSerializer(reading.duplicate()))))
-        return RowSerializer([("id", LongSerializer(), False), ("reading", reading, True), ("history", history, True)])
+        return RowSerializer([("id", LongSerializer(), False), ("reading", reading, True), ("history", history, True),
+                              ("last", PojoSerializer(Sample), True)])
 
     def make(values: tuple[Any, ...], kind: RowKind) -> tuple[Any, ...]:
         return tuple(values) if kind is RowKind.INSERT else Row(values, kind)
@@ -188,17 +191,18 @@ def _row_of_user_type() -> Subject:
         def reading(r: Any) -> Any:
             return None if r is None else Reading(r.celsius, r.count, 0.0)
 
-        key, first, history = old
+        key, first, history, last = old
         if history is not None:
             history = {k: [(at, reading(r)) for at, r in entries] for k, entries in history.items()}
-        return make((key, reading(first), history), getattr(old, "kind", RowKind.INSERT))
+        return make((key, reading(first), history, last), getattr(old, "kind", RowKind.INSERT))
 
     readings = st.none() | st.builds(Reading, st.floats(width=32, allow_nan=False), st.integers(-(2**31), 2**31 - 1))
     longs = st.integers(-(2**63), 2**63 - 1)
     histories = st.none() | st.dictionaries(st.text(max_size=4), st.lists(st.tuples(longs, readings), max_size=3),
                                             max_size=3)
-    values = st.builds(lambda key, reading, history, kind: make((key, reading, history), kind),
-                       longs, readings, histories, st.sampled_from(list(RowKind)))
+    samples = st.none() | st.builds(Sample, readings, readings)
+    values = st.builds(lambda key, reading, history, last, kind: make((key, reading, history, last), kind),
+                       longs, readings, histories, samples, st.sampled_from(list(RowKind)))
     evolutions = [
         Evolution(lambda: row(ReadingSerializer(1)), Verdict.COMPATIBLE_AS_IS,
                   name="the same format, judged by the old snapshot"),

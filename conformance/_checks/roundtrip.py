@@ -39,7 +39,11 @@ Then:
   before, stale scratch state, are not blamed on ``duplicate()``: for keys that is
   ``roundtrip.key_determinism``'s verdict).
 - ``roundtrip.concurrent``: duplicates used from several threads at once each write and read
-  correct bytes.
+  correct bytes; and, as threads race only when the machine interleaves them, the causes are
+  looked for directly: scratch state on an instance ``duplicate()`` returns as it is, and a
+  nested serializer that is stateful (its own ``duplicate()`` makes a new instance) shared by
+  the original and its duplicate (Flink's contract: ``duplicate()`` is a deep copy wherever
+  there is state).
 - ``roundtrip.pickle``: the serializer pickles (it ships to workers), and is equal and writes the
   same after.
 - ``roundtrip.key_determinism``: a key serializer writes equal values (however built) to equal bytes,
@@ -606,6 +610,68 @@ def concurrent(ctx: CheckContext) -> None:
 
     ctx.for_all(st.lists(ctx.subject.values, min_size=threads, max_size=threads), body,
                 max_examples=max(5, ctx.examples // 5))
+    shared = _shared_stateful(s, s.duplicate())
+    if shared:
+        path, nested = shared[0]
+        raise Violation(
+            f"duplicate() shares the nested {show(nested)} at {path} with the original, but that "
+            "serializer is stateful (its own duplicate() returns a new instance); duplicates used "
+            "from several threads then share its state. duplicate() should be a deep copy: "
+            "duplicate the nested serializers and build a new instance over the duplicates"
+        )
+
+
+#: How many nested serializers ``_nested_serializers`` walks at most.
+_NESTED_LIMIT = 500
+
+
+def _nested_serializers(root: Any) -> list[tuple[str, Any]]:
+    """The serializers ``root`` holds (in attributes, and in lists, tuples and dicts in them,
+    through nested serializers), with where: ``("field.inner", serializer)``, each once."""
+    found: list[tuple[str, Any]] = []
+    seen = {id(root)}
+    stack: list[tuple[str, Any]] = [("", root)]
+
+    def held(value: Any, path: str, depth: int = 0) -> None:
+        if isinstance(value, TypeSerializer):
+            if id(value) not in seen:
+                seen.add(id(value))
+                found.append((path, value))
+                stack.append((path, value))
+        elif depth < 3 and isinstance(value, (list, tuple)):
+            for i, item in enumerate(value):
+                held(item, f"{path}[{i}]", depth + 1)
+        elif depth < 3 and isinstance(value, dict):
+            for key, item in value.items():
+                held(item, f"{path}[{key!r}]", depth + 1)
+
+    while stack and len(found) < _NESTED_LIMIT:
+        path, serializer = stack.pop()
+        try:
+            attributes = list(vars(serializer).items())
+        except TypeError:  # __slots__ only
+            names = [n for c in type(serializer).__mro__ for n in getattr(c, "__slots__", ())]
+            attributes = [(n, getattr(serializer, n)) for n in names if hasattr(serializer, n)]
+        for name, value in attributes:
+            held(value, f"{path}.{name}" if path else name)
+    return found
+
+
+def _shared_stateful(original: Any, duplicate: Any) -> list[tuple[str, Any]]:
+    """Nested serializers of ``original`` that are stateful (their ``duplicate()`` is a new
+    instance) and that ``duplicate`` holds too, with where."""
+    theirs = {id(s) for _, s in _nested_serializers(duplicate)} | {id(duplicate)}
+    shared = []
+    for path, nested in _nested_serializers(original):
+        if id(nested) not in theirs:
+            continue
+        try:
+            stateful = nested.duplicate() is not nested
+        except Exception:  # noqa: BLE001 - a nested duplicate() that fails is another check's finding
+            continue
+        if stateful:
+            shared.append((path, nested))
+    return shared
 
 
 def _state(serializer: Any) -> dict[str, str] | None:

@@ -312,6 +312,39 @@ class SharedBufferText(TextSerializer):
         return (SharedBufferText, ())
 
 
+class BufferedText(TextSerializer):
+    """Assembles each record in its own scratch buffer, and duplicate() returns a new instance:
+    correct on its own."""
+
+    def __init__(self) -> None:
+        self._cache_buffer = bytearray()
+
+    def serialize(self, value: str, target: DataOutputView) -> None:
+        buffer = self._cache_buffer
+        buffer.clear()
+        data = value.encode("utf-8", "surrogatepass")
+        buffer += len(data).to_bytes(4, "big")
+        buffer += data
+        target.write(bytes(buffer))
+
+    def duplicate(self) -> BufferedText:
+        return BufferedText()
+
+
+class NestedBufferText(TextSerializer):
+    """Writes through a nested ``BufferedText`` and keeps the inherited duplicate() (itself):
+    its duplicates share the nested serializer's buffer."""
+
+    def __init__(self) -> None:
+        self.inner = BufferedText()
+
+    def serialize(self, value: str, target: DataOutputView) -> None:
+        self.inner.serialize(value, target)
+
+    def __reduce__(self) -> Any:
+        return (NestedBufferText, ())
+
+
 class LockedText(TextSerializer):
     """Keeps a lock for 'thread safety': the serializer no longer pickles."""
 
@@ -1232,6 +1265,10 @@ ZOO: dict[str, tuple[str, Callable[[], Subject]]] = {
     "wrong fixed length": ("roundtrip.length", lambda: Subject(WrongLengthInt(8), _LONG)),
     "duplicate loses configuration": ("roundtrip.duplicate", _int(ForgetfulDuplicate)),
     "shared buffer across threads": ("roundtrip.concurrent", lambda: Subject(SharedBufferText(), st.text(min_size=20, max_size=60))),
+    # Short texts: a race is then unlikely, and the nested stateful serializer the duplicates
+    # share is what the check finds.
+    "duplicate shares a stateful nested serializer": ("roundtrip.concurrent", lambda: Subject(
+        NestedBufferText(), st.text(max_size=3))),
     "not picklable": ("roundtrip.pickle", lambda: Subject(LockedText(), TEXT)),
     "no __eq__": ("roundtrip.equality", _int(IdentityEqualityInt)),
     "__eq__ blind to the width": ("roundtrip.equality", _int(WidthBlindInt, evolutions=[
