@@ -344,6 +344,7 @@ def copy_serialized(ctx: CheckContext) -> None:
             raise Violation(
                 f"copy_serialized wrote {len(copied)} bytes ({hexdump(copied)}), should copy "
                 f"exactly the first record's {len(first)} bytes ({hexdump(first)})"
+                + _history_hint(s, list(pair))
             )
         if source.position != len(first):
             raise Violation(
@@ -534,7 +535,37 @@ def bytes_follow_history(serializer: Any, values: list[Any]) -> tuple[Any, bytes
         later = write(fresh, v)
         if later != first[i]:
             return v, first[i], sized[i + 1:] + sized[:i], later
+    # Stale bytes need not follow the record's size (a field's padded slot): each of the first
+    # few values is also written again right after each other one.
+    few = values[:_HISTORY_PAIRS]
+    for a in few:
+        for b in few:
+            if a is b:
+                continue
+            fresh = serializer.duplicate()
+            before = write(fresh, a)
+            write(fresh, b)
+            after = write(fresh, a)
+            if after != before:
+                return a, before, [b], after
     return None
+
+
+#: How many values ``bytes_follow_history`` also writes pairwise (each after each other).
+_HISTORY_PAIRS = 6
+
+
+def _history_hint(serializer: Any, values: list[Any]) -> str:
+    """What to add to a message about bytes that differ where they should not, when the cause
+    is that the serializer's bytes for a value follow what it wrote before: the same value's
+    two writes, else ""."""
+    found = bytes_follow_history(serializer, values)
+    if found is None:
+        return ""
+    value, before, _, after = found
+    return (f"; the serializer writes {show(value)} as {hexdump(before)}, then after other values as "
+            f"{hexdump(after)}: its bytes follow what it wrote before (a reused scratch buffer whose "
+            "tail or padding is not cleared?), which a copy that re-serializes shows")
 
 
 def _differing_bytes(s: Any, drawn: list[Any], differed: list[tuple[Any, bytes, bytes]]) -> tuple[Any, bytes, bytes]:
@@ -557,7 +588,9 @@ def concurrent(ctx: CheckContext) -> None:
         # that is roundtrip.key_determinism's to judge (for keys), not a race; then only the
         # values read back are compared.
         history_free = bytes_follow_history(s, values) is None
-        expected = [write(s, v) for v in values]
+        # Each from a fresh duplicate, as each thread's first write is: ``s`` has written other
+        # values before (in other checks), which bytes that follow history would show.
+        expected = [write(s.duplicate(), v) for v in values]
         problems: list[str] = []
         barrier = threading.Barrier(threads)
 

@@ -4,10 +4,11 @@ its bug (and no earlier layer), and the correct serializers it is built from cer
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 import pytest
 from hypothesis import strategies as st
-from zoo import BUILTIN_BREAKS, GOLDEN, ZOO
+from zoo import BUILTIN_BREAKS, GOLDEN, ZOO, StaleScratchKeyText
 from zoo_base import (
     DICT_RECORD_VALUES,
     INT_PAIRS,
@@ -281,3 +282,31 @@ class _EqualForgetfulDuplicate(FixedIntSerializer):
 
     def __hash__(self) -> int:
         return hash(type(self).__name__)
+
+
+class _ReserializingStaleText(StaleScratchKeyText):
+    """copy_serialized reads the value and writes it again through the stale scratch buffer."""
+
+    def copy_serialized(self, source: Any, target: Any) -> None:
+        self.serialize(self.deserialize(source), target)
+
+    def duplicate(self) -> _ReserializingStaleText:
+        return _ReserializingStaleText()
+
+    def __reduce__(self) -> Any:
+        return (_ReserializingStaleText, ())
+
+
+def test_bytes_that_follow_history_are_named_as_such_and_not_blamed_on_threads():
+    """Stale padding of a longer value written before: a copy that re-serializes says the
+    serializer's bytes follow what it wrote before (showing one value's two writes); the
+    threads of roundtrip.concurrent, each from a fresh duplicate(), are not blamed for bytes the
+    original wrote after other checks' values."""
+    values = st.sampled_from(["zzzzzzzzzzzzzzzzzzzz", "yyyyyyyyyyyy", "ab"])
+    report = check_serializer(Subject(_ReserializingStaleText(), values),
+                              RunConfig(examples=EXAMPLES, seed=SEED, checks=("roundtrip",), backends=("heap",)))
+    copy = report["roundtrip.copy_serialized"]
+    assert copy.failed and "follow what it wrote before" in copy.message, (
+        f"got {copy.status} ({copy.message}), should fail naming bytes that follow history")
+    concurrent = report["roundtrip.concurrent"]
+    assert not concurrent.failed, f"got {concurrent.status} ({concurrent.message}), should not blame threads"
