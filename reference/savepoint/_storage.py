@@ -259,6 +259,9 @@ def locate(path: str | os.PathLike[str] | Location) -> Location:
         return path
     if not is_uri(path):
         if isinstance(path, str):
+            if _FILE_ONE_SLASH.match(path):  # RFC 8089's file:/abs/path, as Flink prints local paths
+                absolute = os.path.abspath(unquote(path[len("file:"):]))
+                return Location(absolute, absolute)
             _refuse_malformed_uri(path)
         absolute = os.path.abspath(os.fspath(path))
         return Location(absolute, absolute)
@@ -286,6 +289,10 @@ def locate(path: str | os.PathLike[str] | Location) -> Location:
         fs_path = parts.netloc + fs_path
     uri = path.split("?", 1)[0].rstrip("/")
     return Location(uri, fs_path.rstrip("/"), scheme, path)
+
+
+#: ``file:/abs/path``: a file URI without an authority (RFC 8089), the form Flink prints.
+_FILE_ONE_SLASH = re.compile(r"(?i)file:/(?!/)")
 
 
 def _refuse_malformed_uri(path: str) -> None:

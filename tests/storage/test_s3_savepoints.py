@@ -190,7 +190,7 @@ def open_object(bucket_uri: str, key: str) -> bytes:
 
 
 @pytest.mark.parametrize("typed, meant", [("s3:/bucket/x", "s3://bucket/x"), ("gs:/bucket/x", "gs://bucket/x"),
-                                          ("hdfs:/nn/x", "hdfs://nn/x"), ("file:/tmp/x", "file:///tmp/x"),
+                                          ("hdfs:/nn/x", "hdfs://nn/x"), ("file:tmp/x", "file:///tmp/x"),
                                           ("S3:bucket/x", "s3://bucket/x")])
 def test_a_uri_missing_a_slash_is_refused_not_written_as_a_local_folder(tmp_path, monkeypatch, typed, meant):
     from reference.savepoint import locate
@@ -205,6 +205,19 @@ def test_a_uri_missing_a_slash_is_refused_not_written_as_a_local_folder(tmp_path
     for local in (f"./{typed}", "C:\\x", "c:/x", "plain"):
         assert not locate(local).remote, f"got {local!r} as a URI, should be a local path"
     assert locate("file:///tmp/x").path == os.path.abspath("/tmp/x"), "got another path for file:///tmp/x"
+
+
+def test_flink_s_file_uri_with_one_slash_is_the_local_path(tmp_path):
+    """Flink prints a local savepoint as file:/PATH (RFC 8089's form without an authority)."""
+    from reference.savepoint import locate, read_savepoint_metadata
+
+    target = tmp_path / "sp one"
+    with fill(BACKENDS["bytes"](StringSerializer()), keys=3) as backend:
+        backend.savepoint(f"file:{target}".replace(" ", "%20"))
+    assert read_savepoint_metadata(str(target)).states, f"got nothing at {target}, should be the savepoint"
+    for typed in (f"file:{target}", f"FILE:{target}"):
+        got = locate(typed)
+        assert not got.remote and got.path == str(target), f"got {got}, should be the local path {target}"
 
 
 def test_an_upper_case_scheme_is_the_same_uri(s3_bucket):
