@@ -142,7 +142,7 @@ class _Walker(ast.NodeTransformer):
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
     def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
-        node.body = self._body(node.body)
+        node.body = self._body(node.body, fields=_declares_fields(node))
         return node
 
     def visit_Module(self, node: ast.Module) -> ast.AST:
@@ -166,12 +166,15 @@ class _Walker(ast.NodeTransformer):
         return node
 
     # -- statements ------------------------------------------------------------------------
-    def _body(self, body: list[ast.stmt]) -> list[ast.stmt]:
+    def _body(self, body: list[ast.stmt], fields: bool = False) -> list[ast.stmt]:
         out: list[ast.stmt] = []
         for i, stmt in enumerate(body):
             docstring = i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) \
                 and isinstance(stmt.value.value, str)
-            if _deletable(stmt) and not docstring:
+            # A bare annotation (``kind: RowKind``) is an annotation, left alone, unless the class
+            # makes its annotations fields (a dataclass, a NamedTuple).
+            annotation = isinstance(stmt, ast.AnnAssign) and stmt.value is None and not fields
+            if _deletable(stmt) and not docstring and not annotation:
                 if self._site(stmt, "del", f"delete `{_first_line(stmt)}`"):
                     out.append(ast.copy_location(ast.Pass(), stmt))
                     continue
@@ -239,6 +242,17 @@ class _Walker(ast.NodeTransformer):
                 node.args = [args[1], args[0], *args[2:]]
                 return node
         return self.generic_visit(node)
+
+
+def _declares_fields(node: ast.ClassDef) -> bool:
+    """Whether the class makes its annotations fields: a dataclass, or a NamedTuple or
+    TypedDict subclass (by name, as written)."""
+    def name(expr: ast.expr) -> str:
+        expr = expr.func if isinstance(expr, ast.Call) else expr
+        return expr.attr if isinstance(expr, ast.Attribute) else getattr(expr, "id", "")
+
+    return any(name(d) == "dataclass" for d in node.decorator_list) or any(
+        name(b) in ("NamedTuple", "TypedDict") for b in node.bases)
 
 
 def _deletable(stmt: ast.stmt) -> bool:

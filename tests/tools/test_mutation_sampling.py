@@ -41,3 +41,24 @@ def test_the_report_states_both_seeds():
     assert "seed 15" in line and "--fresh-seed 4242" in line, f"got {line!r}, should state both seeds"
     none = tool.seeds_line(argparse.Namespace(sample=64, seed=15, fresh_sample=0, fresh_seed=4242))
     assert "no fresh sample" in none, f"got {none!r}, should say there is no fresh sample"
+
+
+def test_a_bare_annotation_is_a_site_only_where_it_declares_a_field():
+    """Deleting ``kind: RowKind`` in a plain class changes nothing but ``__annotations__`` (an
+    equivalent mutant the tool's contract says it never makes); in a dataclass or a NamedTuple
+    it removes a field."""
+    import ast
+
+    tool = _tool()
+    source = (
+        "import dataclasses\n"
+        "from typing import NamedTuple\n"
+        "class Plain(tuple):\n    kind: int\n    other: int = 1\n"
+        "@dataclasses.dataclass\nclass Record:\n    kind: int\n"
+        "class Pair(NamedTuple):\n    kind: int\n"
+    )
+    walker = tool._Walker("example.py")
+    walker.visit(ast.parse(source))
+    deleted = sorted((s.line, s.detail) for s in walker.sites if s.op == "del")
+    assert deleted == [(5, "delete `other: int = 1`"), (8, "delete `kind: int`"), (10, "delete `kind: int`")], (
+        f"got deletion sites {deleted}, should be the assignment and the two fields, not Plain's annotation")
