@@ -564,6 +564,18 @@ def test_table_zoo_wrapping_errors_is_fine_with_the_reference_operator() -> None
     assert not failed, f"got failures {failed}, should certify a table that wraps its errors"
 
 
+def test_table_zoo_read_through_decorator_over_a_batched_table_is_linearizable() -> None:
+    """The decorator cache of the zoo over a batching table is correct: the batching table runs
+    a read in its turn, so no write lands between the store's value and its answer, and the
+    cache is never left with a record older than a completed write (no false alarm)."""
+    subject_ = subject(lambda r, w: ReadThroughDecorator(RemoteTable(r, w, batching=CompleteBatching(4, 0.0))))
+    results = certify_table(subject_, checks=("table.subject", "table.sequential", "table.linearizable"))
+    failed = [str(r) for r in results if r.failed]
+    assert not failed and results[-1].status == "passed", (
+        f"got {[(r.id, r.status) for r in results]} {failed}, should certify the read cache over a batching table"
+    )
+
+
 #: for the CLI tests
 MISSING_NOT_SIGNALLED = ZOO["missing_record_not_signalled"][0]
 
