@@ -37,12 +37,15 @@ from .report import CheckResult, Report, RunOptions
 from .subject import as_subject, declared_families, subject_kind, subject_name
 
 __all__ = ["CheckContext", "Runner", "check_serializer", "library_versions", "DEFAULT_BACKENDS",
-           "TABLE_EXAMPLES", "TABLE_STEPS"]
+           "TABLE_EXAMPLES", "TABLE_STEPS", "TABLE_CERTIFY_EXAMPLES"]
 
 T = TypeVar("T")
 
-#: A table certification's default budget: state machine runs per check, steps per run.
+#: A table certification's default budget: state machine runs per check, steps per run; the
+#: ``certify`` profile runs ``TABLE_CERTIFY_EXAMPLES`` state machines per check instead (the
+#: concurrent histories and fault runs, a multiple of them, grow alike).
 TABLE_EXAMPLES, TABLE_STEPS = 30, 20
+TABLE_CERTIFY_EXAMPLES = 150
 
 
 def library_versions() -> dict[str, str]:
@@ -171,7 +174,10 @@ class Runner:
         if self.kind == "table":
             from .._table._runmachine import machine_settings
 
-            self.examples = config.examples if config.examples is not None else TABLE_EXAMPLES
+            if config.examples is not None:
+                self.examples = config.examples
+            else:
+                self.examples = TABLE_CERTIFY_EXAMPLES if self.profile == "certify" else TABLE_EXAMPLES
             self.options["steps"] = config.steps if config.steps is not None else TABLE_STEPS
             self.settings = machine_settings(self.examples, int(self.options["steps"]), config.derandomize)
         else:

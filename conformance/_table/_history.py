@@ -7,7 +7,9 @@ operation after a drawn number of yields to the event loop (so the interleavings
 hypothesis can shrink them). The operations are the single and one-entry bulk forms of put,
 delete, update (when the table takes updates) and get. When every operation has answered, the
 table is flushed and the key read back through the table, and, over the harness's store, the
-store's record is read too.
+store's record is read too. The store reads as a remote one: a read takes its value and answers
+some yields later, so a write can land and answer in between (half the histories are races made
+for it: a read and a write issued together, the read's answer delayed, further reads after).
 
 The clients are tasks on the event loop the table's ``*_async`` methods run on (the table API
 is asyncio: its sync methods share one private loop per table and are not for concurrent
@@ -22,7 +24,8 @@ result, the read-back and the store's record. Over the harness's store, the upda
 store applied must also be one per acknowledged update. A failing history is shrunk by
 hypothesis; the message names the operation the search could not place and what the model
 allowed there, and the example lists the history (client, operation, invocation and response
-times, result).
+times, result); a read that returned the record as it was before a write that had completed
+when the read began is named stale (a stale read, or a stale value served after quiescence).
 """
 
 from __future__ import annotations
@@ -55,17 +58,33 @@ HISTORIES_PER_EXAMPLE = 10
 
 def history_strategy(subject: TableSubject, supports_updates: bool) -> st.SearchStrategy[Any]:
     """(key, record before or None, clients: lists of (yields before, operation), the store's
-    read and write latency in yields)."""
-    forms = [st.tuples(st.sampled_from(["get", "get_all"])),
-             st.tuples(st.sampled_from(["update", "update_all"]), subject.updates),
-             st.tuples(st.sampled_from(["put", "put_all"]), subject.values),
-             st.tuples(st.sampled_from(["delete", "delete_all"]))]
-    op = st.one_of(*(forms if supports_updates else forms[:1] + forms[2:]))
+    latency in yields: before a read takes its value, before a write acts, and between a read's
+    value and its answer).
+
+    Half the histories are drawn freely; the other half are *races*: a read and a write of the
+    key issued together (the write: an update when the table takes updates, else a put or a
+    delete), the read's answer travelling back for a few yields (so the write can land and
+    answer meanwhile), then more reads (the read-back follows every history): what a table
+    caching the first read's record serves later must not be older than the write."""
+    reads = st.tuples(st.sampled_from(["get", "get_all"]))
+    writes = [st.tuples(st.sampled_from(["update", "update_all"]), subject.updates),
+              st.tuples(st.sampled_from(["put", "put_all"]), subject.values),
+              st.tuples(st.sampled_from(["delete", "delete_all"]))]
+    if not supports_updates:
+        writes = writes[1:]
+    op = st.one_of(reads, *writes)
     client = st.lists(st.tuples(st.integers(0, 2), op), min_size=1, max_size=2)
     # a record before the history three times out of four (shrinking towards one)
     before = st.tuples(st.integers(0, 3), subject.values).map(lambda p: None if p[0] == 3 else p[1])
-    return st.tuples(subject.keys, before,
-                     st.lists(client, min_size=2, max_size=3), st.integers(1, 3), st.integers(1, 3))
+    free = st.tuples(subject.keys, before, st.lists(client, min_size=2, max_size=3),
+                     st.integers(1, 3), st.integers(1, 3), st.integers(0, 3))
+    reader = st.tuples(st.tuples(st.just(0), reads), st.lists(st.tuples(st.integers(0, 2), reads), max_size=1)
+                       ).map(lambda p: [p[0], *p[1]])
+    writer = st.tuples(st.integers(0, 1), writes[0]).map(lambda w: [w])
+    later = st.lists(st.tuples(st.integers(0, 6), reads), min_size=1, max_size=2)
+    race = st.tuples(subject.keys, subject.values, st.tuples(reader, writer, later).map(list),
+                     st.integers(0, 1), st.integers(1, 2), st.integers(2, 4))
+    return st.one_of(free, race)
 
 
 def _text(key: Any, op: tuple[Any, ...]) -> str:
@@ -154,9 +173,9 @@ def run_history(subject: TableSubject, drawn: Any) -> tuple[list[Event], list[st
     """Run one drawn history on a fresh table: the events (the record's put first when the table
     has its own store, the clients' operations, the read-back, the store's record), who issued
     each, the store and the table."""
-    key, before, clients, store_reads, store_writes = drawn
+    key, before, clients, store_reads, store_writes, store_answers = drawn
     store = HarnessStore(subject.apply_update)
-    store.read_yields, store.write_yields = store_reads, store_writes
+    store.read_yields, store.write_yields, store.answer_yields = store_reads, store_writes, store_answers
     table = subject.make_table(store)
     loop = asyncio.new_event_loop()
     clock = _Clock()
@@ -215,8 +234,8 @@ def run_history(subject: TableSubject, drawn: Any) -> tuple[list[Event], list[st
 
 
 def _listing(drawn: Any, events: list[Event], who: list[str], verdict: Verdict | None, io: bool) -> str:
-    latency = (f"; the store answers reads after {drawn[3]} and writes after {drawn[4]} yields to the "
-               f"event loop" if io else "")
+    latency = (f"; the store takes a read's value after {drawn[3]} yields to the event loop and answers "
+               f"it {drawn[5]} yields later, and acts on a write after {drawn[4]} yields" if io else "")
     lines = [f"history on key {show(drawn[0])} (times are the order of invocations and responses{latency}):"]
     if io:
         lines.append(f"  the store holds {_record(drawn[1])} before the history")
@@ -230,6 +249,56 @@ def _listing(drawn: Any, events: list[Event], who: list[str], verdict: Verdict |
         for i, allowed in verdict.stuck:
             lines.append(f"  next could be {events[i].text}: got {events[i].shown}, the model {allowed}")
     return "\n".join(lines)
+
+
+_WRITES = ("put", "put_all", "delete", "delete_all", "update", "update_all")
+_CACHE = "a cache that re-cached a record read before a concurrent write completed"
+
+
+def _older_than(events: list[Event], verdict: Verdict, index: int, initial: Any, model: _Model) -> Event | None:
+    """When the read ``events[index]`` returned the record as it was, in the longest order found,
+    before a write that answered before the read was called: that write (the latest such)."""
+    read = events[index]
+    state, found = initial, None
+    states = [initial]
+    for i in verdict.prefix:
+        state = model.step(state, events[i].op)[2]
+        states.append(state)
+    for j, before in enumerate(states[:-1]):
+        if model.step(before, read.op)[0] != read.outcome:
+            continue
+        for i in verdict.prefix[j:]:
+            write = events[i]
+            if (write.op[0] in _WRITES and write.outcome == ("ok",) and write.answered < read.invoked
+                    and model.state_key(model.step(before, write.op)[2]) != model.state_key(before)):
+                found = write
+                break
+    return found
+
+
+def _cause(events: list[Event], who: list[str], verdict: Verdict, index: int, initial: Any,
+           model: _Model) -> str:
+    """What the failure says about its cause: a stale read (the record as it was before a write
+    that had completed when the read began), a stale value served after quiescence, or, for a
+    read after every operation answered, a lost write or a stale value."""
+    event = events[index]
+    if event.op[0] not in ("get", "get_all", "store"):
+        return ""
+    older = _older_than(events, verdict, index, initial, model)
+    stored = [e for e, w in zip(events, who, strict=True) if w == "harness"]
+    if who[index] == READ_BACK and older is not None and stored and stored[0].outcome != event.outcome:
+        return (f"; a stale value served after quiescence: every operation had answered, the store holds "
+                f"{stored[0].shown}, and the table returned the record as it was before {older.text}, "
+                f"which completed at t{older.answered} (the table serves an out-of-date copy: {_CACHE})")
+    if who[index] != READ_BACK and who[index] != "harness" and older is not None:
+        return (f"; a stale read: it returned the record as it was before {older.text}, which completed "
+                f"at t{older.answered}, before this read began at t{event.invoked} (a read that starts "
+                f"after a write completed must see it: {_CACHE} serves it)")
+    if who[index] in (READ_BACK, "harness"):
+        return ("; a read after every operation answered must see the final state: a write was lost "
+                "(a read-modify-write without a lock overwrites a concurrent write) or a stale value "
+                f"is served ({_CACHE})")
+    return ""
 
 
 def judge(subject: TableSubject, drawn: Any, keeps_order: bool, why: str) -> None:
@@ -252,11 +321,7 @@ def judge(subject: TableSubject, drawn: Any, keeps_order: bool, why: str) -> Non
             rule = (f"should be explained by some order of the operations consistent with real time "
                     f"(an operation that answered before another was called stays before it; {why}); "
                     f"no such order exists: after the longest order found, the model {allowed}")
-        hint = ""
-        if who[index] in (READ_BACK, "harness"):
-            hint = ("; a read after every operation answered must see the final state: a write was lost "
-                    "(a read-modify-write without a lock overwrites a concurrent write) or a stale value "
-                    "is served (a cache that kept a value read before a concurrent write completed)")
+        hint = _cause(events, who, verdict, index, initial, model)
         raise Violation(
             f"concurrent operations on key {show(key)}: {event.text} (client {who[index]}, called "
             f"t{event.invoked}, answered t{event.answered}): got {event.shown}, {rule}{hint}",
@@ -282,4 +347,5 @@ def check_linearizable(subject: TableSubject, settings: Settings, seed: int | No
     for_all(wider, seed if not settings.derandomize else None, history_strategy(subject, supports_updates),
             lambda drawn: judge(subject, drawn, keeps_order, why),
             display=lambda drawn: f"key {show(drawn[0])}, record before {show(drawn[1])}, clients "
-                                  f"{show(drawn[2])}, store latency {drawn[3]}/{drawn[4]} yields")
+                                  f"{show(drawn[2])}, store latency {drawn[3]}+{drawn[5]}/{drawn[4]} "
+                                  f"yields")

@@ -8,7 +8,11 @@ of write, optionally after letting some calls of that kind through); and single 
 middle of a bulk call, whose other entries are applied and the failed ones listed in a
 ``BatchWriteError``, as a store answering row by row does). Each method yields to the event loop before
 acting (``read_yields`` / ``write_yields`` times, once by default; concurrent histories draw
-them, so a call's latency varies), so concurrent operations really interleave.
+them, so a call's latency varies), so concurrent operations really interleave. A read may also
+answer ``answer_yields`` yields *after* taking its value (0 by default; concurrent histories draw
+it): as a remote store reads when the request arrives and its answer travels back, a write can
+land between the read's value and its answer, so a caller caching what it read may cache a
+record older than a write that has already completed.
 
 The table writes through a *boundary*: the store itself, or, when the subject brings its own
 write function (built over the store), an ``ObservedWriteFunction`` around it. The boundary is
@@ -122,6 +126,8 @@ class HarnessStore(TableReadFunction[Any, Any], TableWriteFunction[Any, Any, Any
         #: how many times a read / a write call yields to the event loop before acting
         self.read_yields = 1
         self.write_yields = 1
+        #: how many times a read yields after taking its value, before answering
+        self.answer_yields = 0
         #: where the table's writes enter (see module doc); set by ``writer``
         self.boundary: HarnessStore | ObservedWriteFunction = self
 
@@ -186,17 +192,20 @@ class HarnessStore(TableReadFunction[Any, Any], TableWriteFunction[Any, Any, Any
         return isinstance(exc, InjectedTransientError)
 
     # ---- reads ------------------------------------------------------------------------
-    async def _latency(self) -> None:
+    async def _read(self, take: Callable[[], Any]) -> Any:
+        """A read: ``read_yields`` yields, the value taken, ``answer_yields`` yields, answered."""
         for _ in range(self.read_yields):
             await asyncio.sleep(0)
+        value = take()
+        for _ in range(self.answer_yields):
+            await asyncio.sleep(0)
+        return value
 
     async def get_async(self, key: Any) -> Any:
-        await self._latency()
-        return copy.deepcopy(self.data.get(key))
+        return await self._read(lambda: copy.deepcopy(self.data.get(key)))
 
     async def get_all_async(self, keys: list[Any]) -> dict[Any, Any]:
-        await self._latency()
-        return {k: copy.deepcopy(self.data[k]) for k in keys if k in self.data}
+        return await self._read(lambda: {k: copy.deepcopy(self.data[k]) for k in keys if k in self.data})
 
     # ---- writes -----------------------------------------------------------------------
     def _put(self, key: Any, value: Any) -> None:

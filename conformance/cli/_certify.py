@@ -201,7 +201,7 @@ def add_parsers(sub: Any) -> None:
                     "table and the model built from its apply_update. Exit status: 0 certified, 1 a "
                     "check failed (or none passed), 2 unusable target or options.")
     table.add_argument("target", nargs="?", metavar="TARGET", help="module:attribute naming a conformance.TableSubject")
-    _common_run_options(table, "state machine runs per check (default 30)")
+    _common_run_options(table, "state machine runs per check (default 30; 150 with --profile certify)")
     table.add_argument("--steps", type=positive_int, metavar="N", help="operations per run (default 20)")
     table.set_defaults(func=run_certify_table)
 

@@ -304,3 +304,21 @@ def test_table_an_empty_bulk_call_through_a_write_function_with_default_bulk_met
         )
     finally:
         machine.teardown()
+
+
+@pytest.mark.parametrize(("profile", "examples"), [("dev", 30), ("ci", 30), ("certify", 150)])
+def test_table_budget_follows_the_profile_unless_examples_are_given(profile, examples):
+    """``--profile certify`` runs 150 state machines per table check; dev and ci 30; an explicit
+    ``--examples`` wins over any profile."""
+    from conformance._engine.config import RunConfig
+    from conformance._engine.runner import Runner
+
+    for config, expected in ((RunConfig(profile=profile), examples), (RunConfig(profile=profile, examples=7), 7)):
+        runner = Runner(CLI_GOOD, config)
+        try:
+            assert runner.examples == expected and runner.settings.max_examples == expected, (
+                f"got {runner.examples} examples ({runner.settings.max_examples} in the settings) for {config}, "
+                f"should be {expected}"
+            )
+        finally:
+            runner.close()

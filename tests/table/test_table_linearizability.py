@@ -94,3 +94,70 @@ def test_the_harness_store_fails_one_row_of_a_bulk_call_and_applies_the_others()
     )
     asyncio.run(store.update_all_async([(2, 1)]))  # the fault was armed once
     assert store.data[2] == 21, f"got {store.data[2]}, should apply key 2's row once the fault is spent"
+
+
+def test_the_harness_store_reads_when_the_request_arrives_and_answers_later():
+    """With ``answer_yields``, a write landing between a read's arrival and its answer is not
+    in what the read returns (as a remote store whose answer travels back)."""
+    import asyncio
+
+    from conformance._table._store import HarnessStore
+
+    async def race(answer_yields):
+        store = HarnessStore(lambda value, update: value + update)
+        store.data = {1: 10}
+        store.read_yields, store.write_yields, store.answer_yields = 0, 1, answer_yields
+        read = asyncio.ensure_future(store.get_async(1))
+        await asyncio.sleep(0)  # the read arrives and takes its value
+        await store.update_async(1, 5)  # the update lands and answers
+        return read.done(), await read, store.data[1]
+
+    done, got, stored = asyncio.run(race(3))
+    assert (done, got, stored) == (False, 10, 15), (
+        f"got (answered before the update, value, store) {(done, got, stored)}, should be (False, 10, 15): "
+        f"the read took 10 on arrival and answers after the update completed"
+    )
+    assert asyncio.run(race(0))[:2] == (True, 10), "got the read pending after the update, should answer at once"
+
+
+def _stale_history(read_back: bool):
+    """An update of 0 + 1 completed (t2), then a read (t3) still returns 0; with ``read_back``
+    the read is the one after every operation answered and the store holds 1."""
+    from conformance._engine.canonical import canonical
+    from conformance._table._history import READ_BACK, _Model
+
+    model = _Model(0, lambda value, update: value + update)
+    update = Event(("update", 1), "update(0, 1)", ("ok",), "success", 1, 2)
+    read = Event(("get",), "get(0)", ("value", canonical(0)), "0", 3, 4)
+    events, who = [update, read], ["A", READ_BACK if read_back else "B"]
+    if read_back:
+        events.append(Event(("store",), "the store's record of 0", ("value", canonical(1)), "1", 5, 6))
+        who.append("harness")
+    return events, who, model
+
+
+@pytest.mark.parametrize("read_back", [False, True])
+def test_a_read_older_than_a_completed_update_is_named_stale(read_back):
+    from conformance._table._history import _cause
+
+    events, who, model = _stale_history(read_back)
+    verdict = linearize(events, 0, model.step, model.state_key)
+    assert not verdict.ok and verdict.stuck[0][0] == 1, f"got {verdict}, should refuse the read of 0"
+    cause = _cause(events, who, verdict, 1, 0, model)
+    expected = "a stale value served after quiescence" if read_back else "a stale read"
+    assert cause.startswith(f"; {expected}") and "update(0, 1), which completed at t2" in cause, (
+        f"got cause {cause!r}, should say {expected!r} and name update(0, 1), completed at t2"
+    )
+
+
+def test_a_read_no_write_explains_is_not_called_stale():
+    """A read of a value never held (not an older record) is not blamed on staleness."""
+    from conformance._engine.canonical import canonical
+    from conformance._table._history import _cause
+
+    events, who, model = _stale_history(False)
+    events[1] = Event(("get",), "get(0)", ("value", canonical(7)), "7", 3, 4)
+    verdict = linearize(events, 0, model.step, model.state_key)
+    assert not verdict.ok, f"got {verdict}, should refuse the read of 7"
+    cause = _cause(events, who, verdict, 1, 0, model)
+    assert "stale" not in cause, f"got cause {cause!r}, should not call a read of a value never held stale"

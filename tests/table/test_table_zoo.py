@@ -347,6 +347,59 @@ class UpdatingCache(CachingTable):
         await self.table.update_all_async(entries)
 
 
+class ReadThroughDecorator(DelegatingTable):
+    """A read cache written as a decorator (``keeps_order`` left False, as a decorator has it):
+    a write uncaches its key when issued and again when it completes, and a read caches what
+    the store answered. A store reads when the request arrives and its answer travels back:
+    when a write lands and completes meanwhile, the read caches the record as it was before
+    the write, and serves it from then on."""
+
+    def __init__(self, table):
+        super().__init__(table, name="read-through")
+        self.records = {}
+
+    async def _get(self, key):
+        if key in self.records:
+            return self.records[key]
+        value = await self.table.get_async(key)
+        if value is not None:
+            self.records[key] = value
+        return value
+
+    async def _get_all(self, keys):
+        found = {key: self.records[key] for key in keys if key in self.records}
+        fetched = await self.table.get_all_async([key for key in keys if key not in found])
+        self.records.update(fetched)
+        return {**found, **fetched}
+
+    async def _written(self, keys, call):
+        for key in keys:
+            self.records.pop(key, None)
+        try:
+            await call
+        finally:
+            for key in keys:
+                self.records.pop(key, None)
+
+    async def _put(self, key, value):
+        await self._written([key], self.table.put_async(key, value))
+
+    async def _put_all(self, entries):
+        await self._written([key for key, _ in entries], self.table.put_all_async(entries))
+
+    async def _delete(self, key):
+        await self._written([key], self.table.delete_async(key))
+
+    async def _delete_all(self, keys):
+        await self._written(keys, self.table.delete_all_async(keys))
+
+    async def _update(self, key, update):
+        await self._written([key], self.table.update_async(key, update))
+
+    async def _update_all(self, entries):
+        await self._written([key for key, _ in entries], self.table.update_all_async(entries))
+
+
 class RowByRowWriter(TableWriteFunction):
     """A user's write function over a client with single-record calls only."""
 
@@ -444,6 +497,8 @@ ZOO = {
     "read_modify_write_without_a_lock": (subject(lambda: OwnStoreReadModifyWrite()), "table.linearizable"),
     "cache_recaches_a_read_older_than_an_update": (
         subject(lambda r, w: UpdatingCache(RemoteTable(r, w))), "table.linearizable"),
+    "decorator_cache_keeps_a_read_answered_after_an_update": (
+        subject(lambda r, w: ReadThroughDecorator(RemoteTable(r, w))), "table.linearizable"),
     "retry_re_applies_the_rows_that_landed": (
         subject(lambda r, w: RemoteTable(r, w, write_retry_policy=RetryPolicy(3)), write_retries=3,
                 write_function=RetriesTheWholeBatch), "table.exactly_once"),
@@ -457,6 +512,7 @@ ZOO = {
 #: the entries whose check runs late in the family: every check before it must pass (the
 #: entry is caught first by the check meant for it)
 CAUGHT_FIRST = ("read_modify_write_without_a_lock", "cache_recaches_a_read_older_than_an_update",
+                "decorator_cache_keeps_a_read_answered_after_an_update",
                 "retry_re_applies_the_rows_that_landed", "timed_out_row_of_a_bulk_update_lost",
                 "bulk_put_acknowledged_before_the_store_answers")
 
@@ -506,6 +562,18 @@ def test_table_zoo_wrapping_errors_is_fine_with_the_reference_operator() -> None
     results = certify_table(subject(lambda r, w: WrapsErrors(r, w)), max_examples=15, steps=15)
     failed = [str(r) for r in results if r.status == "failed"]
     assert not failed, f"got failures {failed}, should certify a table that wraps its errors"
+
+
+def test_table_zoo_read_through_decorator_over_a_batched_table_is_linearizable() -> None:
+    """The decorator cache of the zoo over a batching table is correct: the batching table runs
+    a read in its turn, so no write lands between the store's value and its answer, and the
+    cache is never left with a record older than a completed write (no false alarm)."""
+    subject_ = subject(lambda r, w: ReadThroughDecorator(RemoteTable(r, w, batching=CompleteBatching(4, 0.0))))
+    results = certify_table(subject_, checks=("table.subject", "table.sequential", "table.linearizable"))
+    failed = [str(r) for r in results if r.failed]
+    assert not failed and results[-1].status == "passed", (
+        f"got {[(r.id, r.status) for r in results]} {failed}, should certify the read cache over a batching table"
+    )
 
 
 #: for the CLI tests
