@@ -18,6 +18,7 @@ from zoo_base import (
     RECORD_VALUES,
     TAGS,
     TEXT,
+    ZONED_TIMES,
     DecimalText,
     DictRecordSerializer,
     FixedIntSerializer,
@@ -31,6 +32,7 @@ from zoo_base import (
     RecordSerializer,
     TagSetSerializer,
     TextSerializer,
+    ZonedWallClock,
     by_name,
     dict_by_name,
     fixed_int_values,
@@ -186,6 +188,7 @@ CORRECT = {
     "labels": lambda: Subject(LabelsSerializer(), LABELS, key=True),
     "decimal text": lambda: Subject(DecimalText(), PRICES | st.decimals(), key=True),
     "offset timestamps": lambda: Subject(OffsetTimestamps(), OFFSET_TIMES, key=True),
+    "zoned wall clock": lambda: Subject(ZonedWallClock(), ZONED_TIMES, key=True),
     "padded key text": lambda: Subject(PaddedKeyText(), TEXT, key=True),
     "pair": lambda: Subject(PairSerializer(FixedIntSerializer(4), TextSerializer()),
                             st.tuples(fixed_int_values(4), TEXT), invalid_configurations={
