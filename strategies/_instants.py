@@ -186,8 +186,8 @@ def _zone_edges(value: datetime.datetime, pick: int) -> list[tuple[str, Any]]:
             note = f"in place of the drawn zone {_zone(value)}, which has no transition"
             tz = zoneinfo.ZoneInfo(STAND_IN_ZONES[pick % len(STAND_IN_ZONES)])
             back, forward = _near(tz, value.year)
-    except (OverflowError, ValueError, TypeError, ArithmeticError, zoneinfo.ZoneInfoNotFoundError):
-        return edges  # a tzinfo that cannot convert, no time zone database
+    except Exception:  # a user tzinfo that cannot convert (or hash), no time zone database
+        return edges
     naive = value.replace(tzinfo=None, fold=0)
     if back is not None:
         at, before, after = back
@@ -200,7 +200,7 @@ def _zone_edges(value: datetime.datetime, pick: int) -> list[tuple[str, Any]]:
         for instant, where in ((at - _SECOND + sub, "just before"), (at + sub, "just after")):
             try:
                 local = instant.astimezone(tz)
-            except (OverflowError, ValueError):
+            except Exception:  # out of datetime's years
                 continue
             edges.append((f"{_wall(local)} {_zone(local)}, {where} a spring-forward gap", local))
         start = (at + before).replace(tzinfo=None)  # the first wall time that does not exist
@@ -219,7 +219,7 @@ def _range_edges(value: datetime.datetime) -> list[tuple[str, Any]]:
         try:
             instant = _EPOCH + datetime.timedelta(seconds=second) + sub
             moved = instant.replace(tzinfo=None) if value.tzinfo is None else instant.astimezone(value.tzinfo)
-        except (OverflowError, ValueError, TypeError, ArithmeticError):
+        except Exception:  # out of datetime's years, a user tzinfo that cannot convert
             continue
         edges.append((f"epoch second {second:,} ({_wall(moved)} {_zone(moved)})", moved))
     return edges

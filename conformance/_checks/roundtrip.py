@@ -62,8 +62,9 @@ Then:
   ``datetime`` or ``time`` part to each of its edges (``strategies.amplified``: its ``fold``
   flipped where ``reference.canonical`` counts it, a wall time its zone repeats at a fall-back
   transition with fold 0 and 1, the seconds around a spring-forward gap and a wall time inside
-  it with fold 0 and 1, and the instants of epoch seconds 0, -1 and the int32 and int64-nanosecond
-  limits in the value's own zone), and in two
+  it with fold 0 and 1 (a ``ZoneInfo`` without transitions, UTC, moved into a stand-in zone's),
+  and the instants of epoch seconds 0, -1 and the int32 and int64-nanosecond limits in the
+  value's own zone), and in two
   examples a text or bytes part to 2,097,150-2,097,152 units (ASCII) and a container to
   16,383/16,384 elements; a grown value that ``serialize`` refuses with
   ``reference.SerializationError`` is outside the serializer's domain and skipped (an int set to

@@ -4,6 +4,7 @@ its bug (and no earlier layer), and the correct serializers it is built from cer
 from __future__ import annotations
 
 import ast
+import datetime
 
 import pytest
 from hypothesis import strategies as st
@@ -284,3 +285,38 @@ class _EqualForgetfulDuplicate(FixedIntSerializer):
 
     def __hash__(self) -> int:
         return hash(type(self).__name__)
+
+
+class _YearBoundWallClock(ZonedWallClock):
+    """ZonedWallClock for the years its strategy draws: out of them, struct-style overflow."""
+
+    def serialize(self, value, target):
+        if not 1990 <= value.year <= 2040:
+            raise OverflowError(f"year {value.year} is out of 1990..2040")
+        super().serialize(value, target)
+
+
+class _GapBlindWallClock(ZonedWallClock):
+    """Refuses a wall time a spring-forward skips, but with a ValueError, not SerializationError."""
+
+    def serialize(self, value, target):
+        if value.astimezone(datetime.timezone.utc).astimezone(value.tzinfo).replace(tzinfo=None) != (
+                value.replace(tzinfo=None)):
+            raise ValueError(f"{value!r} does not exist")
+        super().serialize(value, target)
+
+
+def test_time_edges_out_of_the_years_a_strategy_draws_are_skipped_on_any_error():
+    result = check_serializer(Subject(_YearBoundWallClock(), ZONED_TIMES, key=True),
+                              RunConfig(examples=EXAMPLES, seed=SEED, checks=("roundtrip.size_boundaries",)))
+    assert result["roundtrip.size_boundaries"].passed, (
+        f"got {result['roundtrip.size_boundaries']}, should skip epoch edges outside 1990..2040 refused with OverflowError")
+
+
+def test_a_transition_edge_refused_without_serialization_error_fails_naming_it():
+    result = check_serializer(Subject(_GapBlindWallClock(), ZONED_TIMES, key=True),
+                              RunConfig(examples=EXAMPLES, seed=SEED, checks=("roundtrip.size_boundaries",)))
+    got = result["roundtrip.size_boundaries"]
+    assert got.failed and "serialize raised ValueError" in got.message and "nonexistent" in got.message, (
+        f"got {got.status}: {got.message!r}, should fail naming the nonexistent wall time serialize refused "
+        "with a ValueError (a refusal is a SerializationError)")
