@@ -1,7 +1,8 @@
 """Hypothesis strategies for state types: random nested schemas (``reference.types``), their
 values, their reference serializers, and evolutions that carry the verdict and the migrated
 value the rules require (the oracle); ``amplified`` grows the values of any strategy across the
-length boundaries of the formats and sets their ints to the varint edges (``varint_edges``).
+length boundaries of the formats, sets their ints to the varint edges (``varint_edges``) and
+their times to their zone's daylight-saving transitions and the epoch's edges.
 
 >>> from hypothesis import given, strategies as st
 >>> import strategies
@@ -19,7 +20,7 @@ from hypothesis import strategies as _st
 from reference import canonical, values_equal
 from reference.types import serializer_for as _serializer_for
 
-from ._amplify import GROWTH_KINDS, Amplified, amplified
+from ._amplify import ANY_REFUSAL_KINDS, GROWTH_KINDS, Amplified, amplified
 from ._domain import OutOfDomain, out_of_domain
 from ._evolutions import (
     CHANGES,
@@ -42,6 +43,7 @@ def serializers(schema: Any) -> _st.SearchStrategy[Any]:
 
 
 __all__ = [
+    "ANY_REFUSAL_KINDS",
     "Amplified",
     "CHANGES",
     "EVOLUTION_FAMILIES",

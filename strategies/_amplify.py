@@ -21,24 +21,33 @@ ASCII so that its UTF-8 bytes are on the boundary too. A list grows by repeating
 (an empty one cannot), a dict or set by new keys made from its own (text, bytes or int keys
 only: another kind of key has no successor to make). An ``int`` (not a bool) is a site too: one
 drawn int part is set to each of ``INT_EDGES`` (``varint_edges``: every varint width of the value
-and of its zig-zag form, the int32 and int64 limits), outside the huge examples.
+and of its zig-zag form, the int32 and int64 limits), outside the huge examples. A ``datetime``
+or ``time`` is a site too (outside the huge examples): one drawn time part is set to each of its
+edges (``strategies._instants``: its ``fold`` flipped where ``reference.canonical`` counts it,
+the wall times its zone repeats or skips at a daylight-saving transition, with fold 0 and 1,
+the seconds around a spring-forward gap, and the instants where an encoding of time runs out,
+``EPOCH_EDGES``; the kind of such a range edge is ``range``).
 
 A grown value may be outside what the serializer takes (a code of 3 letters grown to 128): a
-checker skips a variant that ``serialize`` refuses with ``reference.SerializationError``.
+checker skips a variant that ``serialize`` refuses with ``reference.SerializationError`` (an
+int set to an edge and a time set to a ``range`` edge on any error: the user's strategy bounds
+them, so an overflow says the same).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import datetime
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from hypothesis import strategies as st
 
+from ._instants import RANGE, time_edges
 from ._values import BOUNDARY_UNITS, HUGE_UNITS, _as_utf16, _text_of_units, varint_edges
 
 __all__ = ["amplified", "Amplified", "growth_sites", "grown", "GROWTH_KINDS", "INT_EDGES", "TEXT_SIZES", "COUNT_SIZES",
-           "HUGE_COUNTS"]
+           "HUGE_COUNTS", "ANY_REFUSAL_KINDS"]
 
 #: Text and bytes lengths every example tries: empty, and each side of the 2- and 3-byte varint.
 TEXT_SIZES = (0, *BOUNDARY_UNITS)
@@ -49,8 +58,11 @@ HUGE_COUNTS = (16_383, 16_384)
 
 _TEXT_KINDS = ("text", "bytes")
 _COUNT_KINDS = ("list", "dict", "set")
+_TIME_KINDS = ("datetime", "time")
 #: Every kind of site.
-GROWTH_KINDS = (*_TEXT_KINDS, *_COUNT_KINDS, "int")
+GROWTH_KINDS = (*_TEXT_KINDS, *_COUNT_KINDS, "int", *_TIME_KINDS)
+#: Kinds of variant a serializer may refuse with any error (its user's strategy bounds them).
+ANY_REFUSAL_KINDS = ("int", RANGE)
 #: What an int site is set to: each varint width's edge, up to the int64 limits.
 INT_EDGES = varint_edges()
 
@@ -63,6 +75,10 @@ def _kind(value: Any) -> str | None:
         return "text"
     if kind is bytes:
         return "bytes"
+    if kind is datetime.datetime:
+        return "datetime"
+    if kind is datetime.time:
+        return "time"
     if kind is list:
         return "list"
     if kind is dict:
@@ -123,8 +139,8 @@ def _rebuilt(value: Any, parts: list[Any]) -> Any:
 
 
 def growth_sites(value: Any) -> list[tuple[str, str]]:
-    """Every part of ``value`` with a length, in walking order: (kind, where) with kind one of
-    text, bytes, list, dict, set and where a path such as ``value.tags[2]``."""
+    """Every part of ``value`` that can grow, in walking order: (kind, where) with kind one of
+    ``GROWTH_KINDS`` and where a path such as ``value.tags[2]``."""
     return [(kind, where) for kind, where, _ in _sites(value)]
 
 
@@ -179,6 +195,27 @@ def _resized(part: Any, size: int, ascii_only: bool) -> Any:
 def grown(value: Any, site: int, size: int, *, ascii_only: bool = False) -> Any:
     """``value`` with its ``site``-th part (``growth_sites`` order) resized to ``size`` units or
     elements; bytes are cut to exactly ``size``."""
+    def resize(part: Any) -> Any:
+        resized = _resized(part, size, ascii_only)
+        return resized[:size] if type(resized) is bytes else resized
+
+    return _changed(value, site, resize)
+
+
+def _site_part(value: Any, site: int) -> Any:
+    """The ``site``-th part of ``value`` (``growth_sites`` order)."""
+    found: list[Any] = []
+
+    def keep(part: Any) -> Any:
+        found.append(part)
+        return part
+
+    _changed(value, site, keep)
+    return found[0]
+
+
+def _changed(value: Any, site: int, change: Callable[[Any], Any]) -> Any:
+    """``value`` with its ``site``-th part (``growth_sites`` order) replaced by ``change(part)``."""
     counter = [0]
 
     def walk(part: Any) -> Any:
@@ -186,8 +223,7 @@ def grown(value: Any, site: int, size: int, *, ascii_only: bool = False) -> Any:
         if mine >= 0:
             counter[0] += 1
             if mine == site:
-                resized = _resized(part, size, ascii_only)
-                return resized[:size] if type(resized) is bytes else resized
+                return change(part)
         children = _children(part)
         if not children:
             return part
@@ -200,6 +236,10 @@ def grown(value: Any, site: int, size: int, *, ascii_only: bool = False) -> Any:
             return part
 
     return walk(value)
+
+
+def _constant(part: Any) -> Callable[[Any], Any]:
+    return lambda _: part
 
 
 class Amplified:
@@ -215,9 +255,12 @@ class Amplified:
         texts = [i for i, (kind, _) in enumerate(self.sites) if kind in _TEXT_KINDS and kind in kinds]
         counts = [i for i, (kind, _) in enumerate(self.sites) if kind in _COUNT_KINDS and kind in kinds]
         ints = [i for i, (kind, _) in enumerate(self.sites) if kind == "int" and kind in kinds]
+        times = [i for i, (kind, _) in enumerate(self.sites) if kind in _TIME_KINDS and kind in kinds]
         self.text_site = texts[text_pick % len(texts)] if texts else None
         self.count_site = counts[count_pick % len(counts)] if counts else None
         self.int_site = ints[text_pick % len(ints)] if ints and not huge else None
+        self.time_site = times[count_pick % len(times)] if times and not huge else None
+        self.time_pick = text_pick
         self.ascii_only = ascii_only or huge
         self.huge = huge
 
@@ -241,6 +284,11 @@ class Amplified:
             ascii_note = " (ASCII)" if kind == "text" and self.ascii_only else ""
             yield (shown_kind, f"{where} ({kind}) grown to {size:,} {unit}{ascii_note}",
                    grown(self.base, site, size, ascii_only=self.ascii_only))
+        if self.time_site is not None:
+            kind, where = self.sites[self.time_site]
+            shown_kind = "key" if self.time_site in self.key_sites else kind
+            for edge, what, part in time_edges(_site_part(self.base, self.time_site), self.time_pick):
+                yield edge or shown_kind, f"{where} ({kind}) {what}", _changed(self.base, self.time_site, _constant(part))
 
     def __repr__(self) -> str:
         return f"Amplified({self.base!r}, sites={[w for _, w in self.sites]})"
@@ -249,6 +297,6 @@ class Amplified:
 def amplified(values: st.SearchStrategy[Any], *, huge: bool = False,
               kinds: tuple[str, ...] = GROWTH_KINDS) -> st.SearchStrategy[Amplified]:
     """Values of ``values`` with the sites to grow drawn (see the module docstring), of
-    ``kinds`` only (text, bytes, list, dict, set)."""
+    ``kinds`` only (text, bytes, list, dict, set, int, datetime, time)."""
     return st.builds(Amplified, values, st.integers(0, 2**16), st.integers(0, 2**16), st.booleans(), st.just(huge),
                      st.just(kinds))

@@ -55,29 +55,37 @@ Then:
   ``reference.SerializationError`` naming the field that holds the bad part, and leave the target
   as it was (no partial record for the next one to be read against). The bytes backend's side
   of the same rule is ``backends.state_untouched``.
-- ``roundtrip.size_boundaries``: text, bytes and containers of every length class round-trip.
+- ``roundtrip.size_boundaries``: text, bytes and containers of every length class, ints at every
+  varint width's edge and times at their zone's transitions and the epoch's edges round-trip.
   Lengths are written as varints (Flink's string length + 1: 1 byte up to 127 units, 2 up to
   16,383, 3 up to 2,097,151, then 4), as ints or, in a hand-written format, in a byte; a length on
   either side of each boundary is where a wrong shift, mask or bound shows. Every subject's
   drawn values are grown (``strategies.amplified``): one text or bytes part cut to empty or grown
   to each side of the 2- and 3-byte boundaries, one list, dict or set to 0, 127 and 128
-  elements, one int part to each varint width's edge (``strategies.varint_edges``), and in two
+  elements, one int part to each varint width's edge (``strategies.varint_edges``), one
+  ``datetime`` or ``time`` part to each of its edges (``strategies.amplified``: its ``fold``
+  flipped where ``reference.canonical`` counts it, a wall time its zone repeats at a fall-back
+  transition with fold 0 and 1, the seconds around a spring-forward gap and a wall time inside
+  it with fold 0 and 1 (a ``ZoneInfo`` without transitions, UTC, moved into a stand-in zone's),
+  and the instants of epoch seconds 0, -1 and the int32 and int64-nanosecond limits in the
+  value's own zone), and in two
   examples a text or bytes part to 2,097,150-2,097,152 units (ASCII) and a container to
   16,383/16,384 elements; a grown value that ``serialize`` refuses with
   ``reference.SerializationError`` is outside the serializer's domain and skipped (an int set to
-  an edge with any error: the user's strategy bounds its ints, a struct.error says the same; a
+  an edge, or a time to an epoch edge, with any error: the user's strategy bounds its ints and
+  years, a struct.error or OverflowError says the same; a
   dict grown by keys, or with a key grown, that the serializer writes as a record of the fields
   it knows (what it reads back is written as the same bytes again, Avro's records) is skipped
   too: growing a record's keys renames its fields). With a schema
   the text and bytes are grown where the schema has them (``strategies.large_values``: all of
   them at once, 2 million units now and then), only lists are grown by count, to 0, 127 and 128
-  (a dict may be a record; the schema's counts are ints), and ints are set to the edges as
-  without one.
+  (a dict may be a record; the schema's counts are ints), and ints and times are set to the
+  edges as without one.
   Each value is written back to back, each record read back exactly, and ``copy_serialized``
   copies exactly its bytes.
 
 Subjects without a schema give ``domain_refused`` nothing to draw from (not applicable), and
-``size_boundaries`` nothing when no drawn value has a part with a length.
+``size_boundaries`` nothing when no drawn value has a part with a length, an int or a time.
 """
 
 from __future__ import annotations
@@ -922,8 +930,9 @@ _HUGE_EXAMPLES = 2
 @check(id="roundtrip.size_boundaries", family="roundtrip", requires=BIT_EXACT)
 def size_boundaries(ctx: CheckContext) -> None:
     """Text, bytes and containers on each varint length boundary (empty, 127/128 ... 2,097,152
-    units) and ints on each varint width's edge round-trip; grown values the serializer refuses
-    with SerializationError are skipped."""
+    units), ints on each varint width's edge and times at their zone's transitions and the
+    epoch's edges round-trip; grown values the serializer refuses with SerializationError are
+    skipped."""
     import strategies
 
     s = ctx.serializer()
@@ -943,8 +952,8 @@ def size_boundaries(ctx: CheckContext) -> None:
             except SerializationError:
                 continue  # outside the serializer's domain (a refusal is its right)
             except Exception:
-                if kind == "int":
-                    continue  # an int the user's strategy bounds: any refusal will do
+                if kind in strategies.ANY_REFUSAL_KINDS:
+                    continue  # an int or a year the user's strategy bounds: any refusal will do
                 out = None  # the round trip below reports it, with the variant named
             if kind in ("dict", "key") and out is not None and _normalized(s, out.getvalue(), value):
                 continue  # a record: its fields are the keys it knows, the added or renamed ones are not
@@ -963,8 +972,9 @@ def size_boundaries(ctx: CheckContext) -> None:
 
     # With a schema, large_values grew the text and bytes where the schema has them (2 million
     # units too) and its lists' counts are ints: lists are grown here to 0, 127 and 128 (a dict
-    # may be a record, Avro's, whose keys are its fields), ints set to the varint edges.
-    kinds = ("list", "int") if schema is not None else strategies.GROWTH_KINDS
+    # may be a record, Avro's, whose keys are its fields), ints set to the varint edges, times
+    # to their edges.
+    kinds = ("list", "int", "datetime", "time") if schema is not None else strategies.GROWTH_KINDS
     # Each example tries every size of a site (about 10 variants, 60 with an int): half as
     # many examples as above go as far.
     ctx.for_all(strategies.amplified(ctx.subject.values, kinds=kinds), body, max_examples=max(3, examples // 2),
@@ -973,5 +983,5 @@ def size_boundaries(ctx: CheckContext) -> None:
         ctx.for_all(strategies.amplified(ctx.subject.values, huge=True), body, max_examples=_HUGE_EXAMPLES,
                     display=display)
     if schema is None and not grew[0]:
-        raise NotApplicable("no drawn value had text, bytes or a container to grow, or the serializer refused "
-                            "every grown one (SerializationError)")
+        raise NotApplicable("no drawn value had text, bytes, a container, an int or a time to grow, or the "
+                            "serializer refused every grown one (SerializationError)")

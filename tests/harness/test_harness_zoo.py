@@ -4,6 +4,7 @@ its bug (and no earlier layer), and the correct serializers it is built from cer
 from __future__ import annotations
 
 import ast
+import datetime
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from zoo_base import (
     RECORD_VALUES,
     TAGS,
     TEXT,
+    ZONED_TIMES,
     DecimalText,
     DictRecordSerializer,
     FixedIntSerializer,
@@ -32,6 +34,7 @@ from zoo_base import (
     RecordSerializer,
     TagSetSerializer,
     TextSerializer,
+    ZonedWallClock,
     by_name,
     dict_by_name,
     fixed_int_values,
@@ -187,6 +190,7 @@ CORRECT = {
     "labels": lambda: Subject(LabelsSerializer(), LABELS, key=True),
     "decimal text": lambda: Subject(DecimalText(), PRICES | st.decimals(), key=True),
     "offset timestamps": lambda: Subject(OffsetTimestamps(), OFFSET_TIMES, key=True),
+    "zoned wall clock": lambda: Subject(ZonedWallClock(), ZONED_TIMES, key=True),
     "padded key text": lambda: Subject(PaddedKeyText(), TEXT, key=True),
     "pair": lambda: Subject(PairSerializer(FixedIntSerializer(4), TextSerializer()),
                             st.tuples(fixed_int_values(4), TEXT), invalid_configurations={
@@ -310,3 +314,38 @@ def test_bytes_that_follow_history_are_named_as_such_and_not_blamed_on_threads()
         f"got {copy.status} ({copy.message}), should fail naming bytes that follow history")
     concurrent = report["roundtrip.concurrent"]
     assert not concurrent.failed, f"got {concurrent.status} ({concurrent.message}), should not blame threads"
+
+
+class _YearBoundWallClock(ZonedWallClock):
+    """ZonedWallClock for the years its strategy draws: out of them, struct-style overflow."""
+
+    def serialize(self, value, target):
+        if not 1990 <= value.year <= 2040:
+            raise OverflowError(f"year {value.year} is out of 1990..2040")
+        super().serialize(value, target)
+
+
+class _GapBlindWallClock(ZonedWallClock):
+    """Refuses a wall time a spring-forward skips, but with a ValueError, not SerializationError."""
+
+    def serialize(self, value, target):
+        if value.astimezone(datetime.timezone.utc).astimezone(value.tzinfo).replace(tzinfo=None) != (
+                value.replace(tzinfo=None)):
+            raise ValueError(f"{value!r} does not exist")
+        super().serialize(value, target)
+
+
+def test_time_edges_out_of_the_years_a_strategy_draws_are_skipped_on_any_error():
+    result = check_serializer(Subject(_YearBoundWallClock(), ZONED_TIMES, key=True),
+                              RunConfig(examples=EXAMPLES, seed=SEED, checks=("roundtrip.size_boundaries",)))
+    assert result["roundtrip.size_boundaries"].passed, (
+        f"got {result['roundtrip.size_boundaries']}, should skip epoch edges outside 1990..2040 refused with OverflowError")
+
+
+def test_a_transition_edge_refused_without_serialization_error_fails_naming_it():
+    result = check_serializer(Subject(_GapBlindWallClock(), ZONED_TIMES, key=True),
+                              RunConfig(examples=EXAMPLES, seed=SEED, checks=("roundtrip.size_boundaries",)))
+    got = result["roundtrip.size_boundaries"]
+    assert got.failed and "serialize raised ValueError" in got.message and "nonexistent" in got.message, (
+        f"got {got.status}: {got.message!r}, should fail naming the nonexistent wall time serialize refused "
+        "with a ValueError (a refusal is a SerializationError)")

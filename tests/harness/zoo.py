@@ -29,6 +29,7 @@ from zoo_base import (
     RECORD_VALUES,
     TAGS,
     TEXT,
+    ZONED_TIMES,
     ConfigFreeSnapshot,
     DecimalText,
     DictRecordSerializer,
@@ -49,6 +50,7 @@ from zoo_base import (
     TagSetSerializer,
     TextSerializer,
     TextSnapshot,
+    ZonedWallClock,
     by_name,
     dict_by_name,
     fixed_int_values,
@@ -985,6 +987,8 @@ class LocalTimeStamps(TypeSerializer[datetime.datetime]):
     TaskManager in another time zone."""
 
     def serialize(self, value: datetime.datetime, target: DataOutputView) -> None:
+        if value.fold:  # epoch seconds hold no fold: the second of a repeated local time is refused
+            raise SerializationError(f"LocalTimeStamps: {value!r} has fold=1, which epoch seconds cannot hold")
         target.write_long(int(time.mktime(value.timetuple())))
 
     def deserialize(self, source: DataInputView) -> datetime.datetime:
@@ -1050,6 +1054,16 @@ class UtcTimestamps(OffsetTimestamps):
         instant += source.read_long() * datetime.timedelta(microseconds=1)
         source.read_int()
         return instant
+
+
+class FoldlessWallClock(ZonedWallClock):
+    """Writes fold 0 always (the wall clock and the zone look like the whole value): the second
+    of a wall time a fall-back repeats, 01:30 on the night a zone leaves summer time, comes back
+    as the first, an hour earlier."""
+
+    @staticmethod
+    def fold_of(value: datetime.datetime) -> int:
+        return 0
 
 
 class StaleScratchKeyText(PaddedKeyText):
@@ -1327,6 +1341,10 @@ ZOO: dict[str, tuple[str, Callable[[], Subject]]] = {
     "None nested serializer crashes the constructor": ("roundtrip.invalid_configuration", lambda: Subject(
         EagerPair(FixedIntSerializer(4), TextSerializer()), st.tuples(fixed_int_values(4), TEXT),
         invalid_configurations={"a pair whose first serializer is None": lambda: EagerPair(None, TextSerializer())})),
+    # The user's strategy never draws fold=1; the transitions of each drawn zone (a stand-in for
+    # UTC and Tokyo, which have none) are where a repeated wall time is grown with fold 1.
+    "fold of a repeated wall time dropped": ("roundtrip.size_boundaries", lambda: Subject(
+        FoldlessWallClock(), ZONED_TIMES, key=True)),
     # With a schema too, the longs are set to the varint edges.
     "varint writer continuing past an exact group": ("roundtrip.size_boundaries", lambda: Subject(
         EagerZigZagLong(), schema=t.LongType())),
