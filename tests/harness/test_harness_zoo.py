@@ -16,6 +16,7 @@ from zoo_base import (
     OFFSET_TIMES,
     PRICES,
     RECORD_VALUES,
+    SHADES,
     TAGS,
     TEXT,
     DecimalText,
@@ -25,6 +26,7 @@ from zoo_base import (
     LabelsSerializer,
     Matrix,
     MemoizingText,
+    NamedEnumSerializer,
     OffsetTimestamps,
     PaddedKeyText,
     PairSerializer,
@@ -187,6 +189,7 @@ CORRECT = {
     "decimal text": lambda: Subject(DecimalText(), PRICES | st.decimals(), key=True),
     "offset timestamps": lambda: Subject(OffsetTimestamps(), OFFSET_TIMES, key=True),
     "padded key text": lambda: Subject(PaddedKeyText(), TEXT, key=True),
+    "named enum": lambda: Subject(NamedEnumSerializer(), SHADES, key=True),
     "pair": lambda: Subject(PairSerializer(FixedIntSerializer(4), TextSerializer()),
                             st.tuples(fixed_int_values(4), TEXT), invalid_configurations={
         "a pair whose first serializer is None": lambda: PairSerializer(None, TextSerializer()),
