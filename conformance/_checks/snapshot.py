@@ -641,9 +641,9 @@ def untrusted_form(ctx: CheckContext) -> None:
 def _not_unpickled(token: int, where: str) -> None:
     if token in _unpickled:
         _unpickled.discard(token)
-        raise Violation(f"the pickle was unpickled, should not be [{where}]: reading a savepoint's snapshot "
-                        "must unpickle nothing unless the caller opts in (allow_pickled_serializer=True, "
-                        "allow_pickle=True)")
+        raise Violation(f"got the pickle unpickled (its marker ran), should be left as bytes [{where}]: "
+                        "reading a savepoint's snapshot must unpickle nothing unless the caller opts in "
+                        "(allow_pickled_serializer=True, allow_pickle=True)")
 
 
 @check(id="snapshot.flink_dialect", family="snapshot", requires=("snapshot.restore",))
