@@ -1544,7 +1544,7 @@ def _view_not_resetting_to_its_end(self: Any, mark: Any) -> None:
 
 def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any]]]:
     from conformance._checks import versioning
-    from reference import _snapshot
+    from reference import read_serializer_snapshot
     from reference.backends._bytes import BytesValueState
     from reference.serializers import (
         EnumSerializer,
@@ -1571,7 +1571,7 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
             (versioning, "read_serializer_snapshot", _reads_pre_17_stream_by_default)),
         "pre-1.7 snapshots unpickled by read_serializer_snapshot's default": (
             "snapshot.untrusted_form", _builtin("long"),
-            (_snapshot.read_serializer_snapshot, "__kwdefaults__",
+            (read_serializer_snapshot, "__kwdefaults__",
              {"allow_pickled_serializer": True, "allow_pickle": False})),
         "a PickleSerializer restored from a savepoint's snapshot unpickling": (
             "snapshot.untrusted_form", _builtin("long"),
