@@ -17,6 +17,20 @@
   restore cannot tell which layout the bytes have).
 - ``snapshot.corrupt_bytes``: truncated and corrupted snapshot bytes give a clear ``StateError``,
   never a crash.
+- ``snapshot.class_confusion``: each class name the snapshot's bytes hold that resolves through
+  the registry (``reference.lookup_type``: ``module:qualname``, or a Java name in the Flink
+  dialect's form), replaced by the name of a registered class of another kind (an Enum class,
+  a dataclass, another class, a registered non-class object), gives a snapshot whose reading,
+  ``restore_serializer()`` and reading of the serializer's records either work or raise a
+  ``StateError``, never another exception: a class named by a snapshot is checked for the kind
+  it must be before it is used. Well-formed bytes, so not a case of ``corrupt_bytes``; bounded
+  (``CONFUSED_NAMES`` names per form, one decoy of each other kind).
+- ``snapshot.untrusted_form``: a savepoint's snapshot in a form that would unpickle, read as a
+  restore reads it (``snapshot_from_bytes`` and ``read_serializer_snapshot`` with their
+  defaults), unpickles nothing: the pre-1.7 form (proxy version 1, a pickled serializer) is
+  refused with a ``StateError`` naming ``allow_pickled_serializer``, and a ``PickleSerializer``
+  restored from its snapshot refuses to read a pickled record (a ``StateError`` naming
+  ``allow_pickle``). The pickles are of a marker that records its unpickling.
 - ``snapshot.flink_dialect``: where the snapshot names Flink classes, its form in Flink's dialect
   reads back, writes itself again unchanged, and restores a serializer that reads and writes the
   serializer's records as they are.
@@ -24,9 +38,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+import enum
+import itertools
+import pickle
 import pickletools
 import sys
-from typing import TYPE_CHECKING, Any
+import threading
+from typing import TYPE_CHECKING, Any, cast
 
 from reference import (
     DataInputView,
@@ -36,7 +55,10 @@ from reference import (
     TypeSerializerSnapshot,
     UnknownSnapshotClassError,
     class_identity,
+    lookup_type,
+    read_serializer_snapshot,
     read_versioned_snapshot,
+    register_type,
     resolve_compatibility,
     snapshot_class,
     snapshot_from_bytes,
@@ -352,6 +374,278 @@ def corrupt_bytes(ctx: CheckContext) -> None:
                     f"{exc}, should raise a reference.StateError naming the problem",
                     example=hexdump(bytes(broken)),
                 ) from None
+
+
+# -- class confusion ----------------------------------------------------------------------------
+#: How many class names of one form (the reference's, Flink's) class_confusion replaces.
+CONFUSED_NAMES = 6
+#: How many of the subject's records a serializer restored from a confused snapshot reads.
+CONFUSED_RECORDS = 5
+#: Java names the decoys answer to, for the Flink dialect's form (which names classes so).
+_DECOY_JAVA_PACKAGE = "org.conformance.decoys."
+
+
+class ConfusionEnum(enum.Enum):
+    """A registered Enum class, named where a snapshot names a class of another kind."""
+
+    DECOY = 1
+
+
+@dataclasses.dataclass
+class ConfusionRecord:
+    """A registered dataclass, named where a snapshot names a class of another kind."""
+
+    decoy: int = 0
+
+
+class ConfusionClass:
+    """A registered class that is neither an Enum class nor a dataclass."""
+
+
+def confusion_function() -> None:
+    """A registered object that is no class at all (the registry takes any object with a
+    module and a qualified name)."""
+
+
+#: kind -> the registered decoy of that kind.
+_DECOYS: dict[str, Any] = {"an Enum class": ConfusionEnum, "a dataclass": ConfusionRecord,
+                           "a class neither Enum nor dataclass": ConfusionClass,
+                           "a non-class object": confusion_function}
+_decoys_registered: list[bool] = []
+_decoys_lock = threading.Lock()
+
+
+def _register_decoys() -> None:
+    """Register the decoys, once (by ``module:qualname`` and by a Java name)."""
+    with _decoys_lock:
+        if not _decoys_registered:
+            for decoy in _DECOYS.values():
+                register_type(cast(type, decoy), _DECOY_JAVA_PACKAGE + decoy.__qualname__)
+            _decoys_registered.append(True)
+
+
+def kind_of(found: Any) -> str:
+    """What kind of object a registry name resolves to (the keys of ``_DECOYS``)."""
+    if not isinstance(found, type):
+        return "a non-class object"
+    if issubclass(found, enum.Enum):
+        return "an Enum class"
+    if dataclasses.is_dataclass(found):
+        return "a dataclass"
+    return "a class neither Enum nor dataclass"
+
+
+def registry_names(data: bytes, limit: int = CONFUSED_NAMES) -> list[tuple[int, int, str, Any]]:
+    """The strings of ``data`` written as Java's ``writeUTF`` does (an unsigned 2-byte length,
+    modified UTF-8) that resolve through ``reference.lookup_type`` and are no snapshot class: as
+    (offset, end, name, what it resolves to), the first ``limit`` of them."""
+    found: list[tuple[int, int, str, Any]] = []
+    at = 0
+    while at + 2 < len(data) and len(found) < limit:
+        end = at + 2 + (data[at] << 8 | data[at + 1])
+        if end - at > 4 and end <= len(data) and (data.find(b":", at + 2, end) >= 0
+                                                  or data.find(b".", at + 2, end) >= 0):
+            try:
+                name = DataInputView(data[at:end]).read_utf()
+                target = lookup_type(name) if name.isprintable() and " " not in name else None
+            except StateError:
+                target = None
+            if target is not None and not _names_snapshot_class(name):
+                found.append((at, end, name, target))
+                at = end
+                continue
+        at += 1
+    return found
+
+
+def _names_snapshot_class(name: str) -> bool:
+    try:
+        snapshot_class(name)
+    except UnknownSnapshotClassError:
+        return False
+    return True
+
+
+def _utf(text: str) -> bytes:
+    out = DataOutputView()
+    out.write_utf(text)
+    return out.getvalue()
+
+
+def _confused_forms(ctx: Any) -> list[tuple[str, bytes]]:
+    """The snapshot's top-level forms a savepoint may hold: the reference's, and Flink's where
+    it differs."""
+    forms = [("the snapshot", ctx.get(SNAPSHOT_BYTES))]
+    try:
+        flink = snapshot_to_bytes(ctx.serializer().snapshot_configuration(), dialect="flink")
+    except StateError:
+        return forms
+    if flink != forms[0][1]:
+        forms.append(("the snapshot's Flink form", flink))
+    return forms
+
+
+@check(id="snapshot.class_confusion", family="snapshot", requires=("snapshot.exact_read",))
+def class_confusion(ctx: CheckContext) -> None:
+    """A class the snapshot names, replaced by a registered class of another kind, is refused
+    with a StateError (or works), never used as if it were of the kind expected."""
+    _register_decoys()
+    records: list[bytes] | None = None
+    tried = 0
+    for form, data in _confused_forms(ctx):
+        for at, end, name, target in registry_names(data):
+            kind = kind_of(target)
+            for decoy_kind, decoy in _DECOYS.items():
+                if decoy_kind == kind:
+                    continue
+                decoy_name = class_identity(decoy) if ":" in name else _DECOY_JAVA_PACKAGE + decoy.__qualname__
+                confused = data[:at] + _utf(decoy_name) + data[end:]
+                where = (f"{form}, byte {at}: {name!r} ({kind}) replaced by {decoy_name!r} (registered, "
+                         f"{decoy_kind})")
+                tried += 1
+                restored = _confused_restore(confused, where)
+                if restored is None:
+                    continue
+                if records is None:
+                    records = _some_records(ctx)
+                for record in records:
+                    _confused_read(restored, record, where)
+    if not tried:
+        ctx.not_applicable("the snapshot names no class through the registry (reference.lookup_type): "
+                           "no class to confuse")
+
+
+def _confused_restore(data: bytes, where: str) -> Any:
+    """The serializer restored from ``data`` as a restore does (default options), None when
+    reading or restoring refused it with a StateError."""
+    try:
+        return snapshot_from_bytes(data).restore_serializer()
+    except StateError:
+        return None
+    except RecursionError:
+        raise Violation(f"reading and restoring recursed without bound, should raise a StateError [{where}]") from None
+    except Exception as exc:
+        raise Violation(
+            f"reading and restoring the snapshot raised {type(exc).__name__}: {exc}, should raise a "
+            f"reference.StateError (or restore) [{where}]: check the class a snapshot names is of the kind "
+            "it expects before using it; raise StateError",
+            example=hexdump(data, 64),
+        ) from None
+
+
+def _confused_read(restored: Any, record: bytes, where: str) -> None:
+    try:
+        restored.deserialize(DataInputView(record))
+    except StateError:
+        return
+    except Exception as exc:
+        raise Violation(
+            f"the serializer restored from the snapshot ({show(restored)}) raised {type(exc).__name__}: "
+            f"{exc} reading a record the serializer wrote, should raise a reference.StateError (or read "
+            f"it) [{where}]: check the class a snapshot names is of the kind it expects before using it "
+            "(when restoring); raise StateError",
+            example=hexdump(record),
+        ) from None
+
+
+def _some_records(ctx: Any) -> list[bytes]:
+    values: list[Any] = []
+    ctx.for_all(ctx.subject.values, values.append, max_examples=CONFUSED_RECORDS)
+    s = ctx.serializer()
+    return [write(s, value) for value in values[:CONFUSED_RECORDS]]
+
+
+# -- untrusted forms ----------------------------------------------------------------------------
+_unpickled: set[int] = set()
+_tokens = itertools.count()
+
+
+def marker_unpickled(token: int) -> str:
+    """What unpickling an ``UnpicklingMarker`` calls: records that it happened."""
+    _unpickled.add(token)
+    return "an unpickled marker"
+
+
+class UnpicklingMarker:
+    """A harmless object whose unpickling is seen (``marker_unpickled``)."""
+
+    def __init__(self, token: int) -> None:
+        self.token = token
+
+    def __reduce__(self) -> tuple[Any, tuple[int]]:
+        return marker_unpickled, (self.token,)
+
+
+def _marker() -> tuple[int, bytes]:
+    token = next(_tokens)
+    return token, pickle.dumps(UnpicklingMarker(token), protocol=5)
+
+
+#: The two public readers of a savepoint's snapshot bytes, each as a restore calls it (defaults).
+_READERS = (("snapshot_from_bytes", lambda data: snapshot_from_bytes(data)),
+            ("read_serializer_snapshot", lambda data: read_serializer_snapshot(DataInputView(data))))
+
+
+@check(id="snapshot.untrusted_form", family="snapshot", requires=API)
+def untrusted_form(ctx: CheckContext) -> None:
+    """A savepoint's snapshot that would unpickle (the pre-1.7 form, a PickleSerializer's
+    records) is refused by the readers' defaults, and nothing is unpickled."""
+    from reference.serializers import PickleSerializer
+
+    for reader, read in _READERS:
+        token, payload = _marker()
+        legacy = DataOutputView()
+        legacy.write_int(1)  # Flink's proxy version of the pre-1.7 form: int length, serialized serializer
+        legacy.write_int(len(payload))
+        legacy.write(payload)
+        where = f"{reader}() with its defaults, of the pre-1.7 form (proxy version 1) holding a pickle"
+        try:
+            got = read(legacy.getvalue())
+        except StateError as exc:
+            _not_unpickled(token, where)
+            if "allow_pickled_serializer" not in str(exc):
+                raise Violation(f"got {type(exc).__name__}: {exc}, should name the opt-in "
+                                f"allow_pickled_serializer=True [{where}]") from None
+        except Exception as exc:
+            _not_unpickled(token, where)
+            raise Violation(f"got {type(exc).__name__}: {exc}, should raise a reference.StateError naming "
+                            f"allow_pickled_serializer [{where}]") from None
+        else:
+            _not_unpickled(token, where)
+            raise Violation(f"got {show(got)}, should refuse the pre-1.7 form with a StateError naming "
+                            f"allow_pickled_serializer [{where}]: unpickling runs code the savepoint names")
+
+        token, payload = _marker()
+        record = DataOutputView()
+        record.write_int(len(payload))
+        record.write(payload)
+        where = f"a PickleSerializer restored from its snapshot read by {reader}() with its defaults"
+        snapshot = guarded(f"reading a PickleSerializer's snapshot with {reader}()",
+                           read, snapshot_to_bytes(PickleSerializer().snapshot_configuration()))
+        restored = guarded(f"restoring a PickleSerializer's snapshot read by {reader}()", snapshot.restore_serializer)
+        try:
+            value = restored.deserialize(DataInputView(record.getvalue()))
+        except StateError as exc:
+            _not_unpickled(token, where)
+            if "allow_pickle" not in str(exc):
+                raise Violation(f"got {type(exc).__name__}: {exc} reading a pickled record, should name the "
+                                f"opt-in allow_pickle=True [{where}]") from None
+        except Exception as exc:
+            _not_unpickled(token, where)
+            raise Violation(f"got {type(exc).__name__}: {exc} reading a pickled record, should raise a "
+                            f"reference.StateError naming allow_pickle [{where}]") from None
+        else:
+            _not_unpickled(token, where)
+            raise Violation(f"got {show(value)} reading a pickled record, should refuse it with a StateError "
+                            f"naming allow_pickle [{where}]: the snapshot's bytes are no opt-in")
+
+
+def _not_unpickled(token: int, where: str) -> None:
+    if token in _unpickled:
+        _unpickled.discard(token)
+        raise Violation(f"got the pickle unpickled (its marker ran), should be left as bytes [{where}]: "
+                        "reading a savepoint's snapshot must unpickle nothing unless the caller opts in "
+                        "(allow_pickled_serializer=True, allow_pickle=True)")
 
 
 @check(id="snapshot.flink_dialect", family="snapshot", requires=("snapshot.restore",))

@@ -18,6 +18,7 @@ from zoo_base import (
     OFFSET_TIMES,
     PRICES,
     RECORD_VALUES,
+    SHADES,
     TAGS,
     TEXT,
     ZONED_TIMES,
@@ -28,6 +29,7 @@ from zoo_base import (
     LabelsSerializer,
     Matrix,
     MemoizingText,
+    NamedEnumSerializer,
     OffsetTimestamps,
     PaddedKeyText,
     PairSerializer,
@@ -192,6 +194,7 @@ CORRECT = {
     "offset timestamps": lambda: Subject(OffsetTimestamps(), OFFSET_TIMES, key=True),
     "zoned wall clock": lambda: Subject(ZonedWallClock(), ZONED_TIMES, key=True),
     "padded key text": lambda: Subject(PaddedKeyText(), TEXT, key=True),
+    "named enum": lambda: Subject(NamedEnumSerializer(), SHADES, key=True),
     "pair": lambda: Subject(PairSerializer(FixedIntSerializer(4), TextSerializer()),
                             st.tuples(fixed_int_values(4), TEXT), invalid_configurations={
         "a pair whose first serializer is None": lambda: PairSerializer(None, TextSerializer()),

@@ -27,6 +27,7 @@ from zoo_base import (
     OFFSET_TIMES,
     PRICES,
     RECORD_VALUES,
+    SHADES,
     TAGS,
     TEXT,
     ZONED_TIMES,
@@ -42,6 +43,8 @@ from zoo_base import (
     LabelsSnapshot,
     Matrix,
     MatrixSnapshot,
+    NamedEnumSerializer,
+    NamedEnumSnapshot,
     OffsetTimestamps,
     PaddedKeyText,
     PairSerializer,
@@ -66,6 +69,7 @@ from reference import (
     SnapshotFormatError,
     TypeSerializer,
     TypeSerializerSnapshot,
+    register_type,
 )
 from reference import types as t
 from reference.serializers import (
@@ -543,6 +547,25 @@ class CrashingSnapshot(FixedIntSnapshot):
 
     def restore_serializer(self) -> FixedIntSerializer:
         return CrashingSnapshotInt(self.width)
+
+
+class KindBlindEnum(NamedEnumSerializer):
+    def __init__(self, enum_type: Any = None) -> None:
+        from zoo_base import Shade
+
+        # No check of the kind: the class a snapshot names is trusted.
+        self.enum_type = register_type(Shade if enum_type is None else enum_type)
+
+    def snapshot_configuration(self) -> NamedEnumSnapshot:
+        return KindBlindEnumSnapshot(super().snapshot_configuration().class_name)
+
+
+class KindBlindEnumSnapshot(NamedEnumSnapshot):
+    """Restores with whatever the registry resolves its class name to, unchecked: a name that
+    resolves to a dataclass (or any registered object) is used as an Enum class."""
+
+    def restore_serializer(self) -> NamedEnumSerializer:
+        return KindBlindEnum(self.enum_type())
 
 
 class LegacyPickledInt(FixedIntSerializer):
@@ -1299,6 +1322,8 @@ ZOO: dict[str, tuple[str, Callable[[], Subject]]] = {
     "snapshot read eating what follows": ("snapshot.exact_read", _int(GreedySnapshotInt)),
     "snapshot bytes not stable": ("snapshot.exact_read", _int(UnstableSnapshotInt)),
     "corrupt snapshot crashes with IndexError": ("snapshot.corrupt_bytes", _int(CrashingSnapshotInt)),
+    "snapshot's class used without checking its kind": ("snapshot.class_confusion", lambda: Subject(
+        KindBlindEnum(), SHADES)),
     "pre-1.7 pickled serializer as snapshot": ("snapshot.modern_form", _int(LegacyPickledInt)),
     "only the pre-1.19 resolution direction": ("snapshot.modern_form", _int(OldDirectionInt)),
     "own snapshot not judged as is": ("snapshot.self_resolution", _int(SelfDoubtingInt)),
@@ -1533,6 +1558,25 @@ def _enum_taking_any_symbols(self: Any, enum_type: Any, symbols: Any = None) -> 
     self._init(enum_type, list(symbols) if symbols is not None else [m.name for m in enum_type])
 
 
+def _enum_type_of_any_kind(self: Any) -> Any:
+    """EnumSerializerSnapshot._enum_type taking whatever the registry resolves the name to (an
+    ``and`` turned into ``or``: any class passes as an Enum class)."""
+    from reference import StateError, lookup_type
+
+    if self._serializer is not None:
+        return self._serializer.enum_type
+    found = lookup_type(self.class_name)
+    if found is None:
+        raise StateError(f"enum class {self.class_name!r} is not known")
+    return found
+
+
+def _pickle_restored_trusting(cls: Any, allow_pickle: bool) -> Any:
+    """PickleSerializer._restored ignoring allow_pickle: a PickleSerializer restored from a
+    savepoint's snapshot unpickles its records unasked."""
+    return cls()
+
+
 _VIEW_INIT = DataInputView.__init__
 
 
@@ -1555,8 +1599,15 @@ def _view_not_resetting_to_its_end(self: Any, mark: Any) -> None:
 
 def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any]]]:
     from conformance._checks import versioning
+    from reference import read_serializer_snapshot
     from reference.backends._bytes import BytesValueState
-    from reference.serializers import EnumSerializer, _pojo, _primitives
+    from reference.serializers import (
+        EnumSerializer,
+        EnumSerializerSnapshot,
+        PickleSerializer,
+        _pojo,
+        _primitives,
+    )
 
     return {
         "a row restored from Flink's form matched by name": (
@@ -1573,6 +1624,16 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
         "pre-1.7 snapshots unpickled by default when read from a stream": (
             "versioning.legacy_form", _builtin("long"),
             (versioning, "read_serializer_snapshot", _reads_pre_17_stream_by_default)),
+        "pre-1.7 snapshots unpickled by read_serializer_snapshot's default": (
+            "snapshot.untrusted_form", _builtin("long"),
+            (read_serializer_snapshot, "__kwdefaults__",
+             {"allow_pickled_serializer": True, "allow_pickle": False})),
+        "a PickleSerializer restored from a savepoint's snapshot unpickling": (
+            "snapshot.untrusted_form", _builtin("long"),
+            (PickleSerializer, "_restored", classmethod(_pickle_restored_trusting))),
+        "enum snapshot taking a registered class of any kind": ("snapshot.class_confusion", _builtin("enum"),
+                                                                (EnumSerializerSnapshot, "_enum_type",
+                                                                 _enum_type_of_any_kind)),
         "string lengths capped at a 3-byte varint": ("roundtrip.size_boundaries", _builtin("string"),
                                                      (_primitives, "_write_varint", _three_byte_varint)),
         "value state cleared before the new value is written": ("domain.state_untouched", _builtin("long"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import enum
 import zoneinfo
 from typing import Any, TypeVar
 
@@ -22,6 +23,9 @@ from reference import (
     SnapshotFormatError,
     TypeSerializer,
     TypeSerializerSnapshot,
+    class_identity,
+    lookup_type,
+    register_type,
     resolve_compatibility,
 )
 
@@ -712,3 +716,84 @@ class PaddedKeyTextSnapshot(ConfigFreeSnapshot[str]):
         if type(old_snapshot) is PaddedKeyTextSnapshot:
             return SchemaCompatibility.compatible_as_is()
         return SchemaCompatibility.incompatible("not padded key text")
+
+
+# -- An enum written by member name; the snapshot names the enum class -----------------------
+class Shade(enum.Enum):
+    LIGHT = "light"
+    DARK = "dark"
+    NEUTRAL = "neutral"
+
+
+class NamedEnumSerializer(TypeSerializer[enum.Enum]):
+    """A member of ``enum_type`` as its name (UTF). The snapshot records the class by
+    ``module:qualname`` and the restore finds it through the registry (nothing imported)."""
+
+    def __init__(self, enum_type: type[enum.Enum] = Shade) -> None:
+        if not (isinstance(enum_type, type) and issubclass(enum_type, enum.Enum)):
+            raise TypeError(f"NamedEnumSerializer: got {enum_type!r}, should be an Enum class")
+        self.enum_type = register_type(enum_type)
+
+    def serialize(self, value: enum.Enum, target: DataOutputView) -> None:
+        if not isinstance(value, self.enum_type):
+            raise SerializationError(f"got {value!r}, should be a member of {self.enum_type.__qualname__}")
+        target.write_utf(value.name)
+
+    def deserialize(self, source: DataInputView) -> enum.Enum:
+        name = source.read_utf()
+        member = self.enum_type.__members__.get(name)
+        if member is None:
+            raise SerializationError(f"got member name {name!r}, should be one of {list(self.enum_type.__members__)}")
+        return member
+
+    def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
+        target.write_utf(source.read_utf())
+
+    def copy(self, value: enum.Enum) -> enum.Enum:
+        return value
+
+    def create_instance(self) -> enum.Enum:
+        return next(iter(self.enum_type))
+
+    @property
+    def is_immutable_type(self) -> bool:
+        return True
+
+    def snapshot_configuration(self) -> NamedEnumSnapshot:
+        return NamedEnumSnapshot(class_identity(self.enum_type))
+
+
+class NamedEnumSnapshot(TypeSerializerSnapshot[enum.Enum]):
+    def __init__(self, class_name: str = "") -> None:
+        self.class_name = class_name
+
+    def get_current_version(self) -> int:
+        return 1
+
+    def write_snapshot(self, target: DataOutputView) -> None:
+        target.write_utf(self.class_name)
+
+    def read_snapshot(self, read_version: int, source: DataInputView) -> None:
+        if read_version != 1:
+            raise SnapshotFormatError(f"NamedEnumSnapshot: got version {read_version}, should be 1")
+        self.class_name = source.read_utf()
+
+    def enum_type(self) -> Any:
+        found = lookup_type(self.class_name)
+        if found is None:
+            raise SnapshotFormatError(f"NamedEnumSnapshot: {self.class_name!r} is not known; import it before restoring")
+        return found
+
+    def restore_serializer(self) -> NamedEnumSerializer:
+        found = self.enum_type()
+        if not (isinstance(found, type) and issubclass(found, enum.Enum)):
+            raise SnapshotFormatError(f"NamedEnumSnapshot: got {self.class_name!r}, {found!r}, should name an Enum class")
+        return NamedEnumSerializer(found)
+
+    def resolve_schema_compatibility(self, old_snapshot: TypeSerializerSnapshot[enum.Enum]) -> SchemaCompatibility[enum.Enum]:
+        if isinstance(old_snapshot, NamedEnumSnapshot) and old_snapshot.class_name == self.class_name:
+            return SchemaCompatibility.compatible_as_is()
+        return SchemaCompatibility.incompatible("another enum class")
+
+
+SHADES = st.sampled_from(Shade)
