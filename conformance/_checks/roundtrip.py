@@ -632,6 +632,13 @@ def concurrent(ctx: CheckContext) -> None:
         finally:
             sys.setswitchinterval(previous)
         if problems:
+            alone = _alone(s, values)
+            if alone is not None:
+                raise Violation(
+                    f"a serializer {alone}, from one thread as from {threads}: not a race, but a value "
+                    "this serializer cannot write and read back (the other round-trip checks drew "
+                    "none like it)"
+                )
             raise Violation(
                 f"used from {threads} threads (each with its own duplicate()), a serializer "
                 f"{problems[0]}; it should be thread-safe per duplicate (duplicate() must not "
@@ -660,6 +667,22 @@ def concurrent(ctx: CheckContext) -> None:
             "from several threads then share its state. duplicate() should be a deep copy: "
             "duplicate the nested serializers and build a new instance over the duplicates"
         )
+
+
+def _alone(serializer: Any, values: list[Any]) -> str | None:
+    """What goes wrong writing and reading ``values`` back from one thread (a fresh duplicate),
+    or None: a problem the threads met that one thread meets too is no race."""
+    mine = serializer.duplicate()
+    for value in values:
+        try:
+            got = read_one(mine, write(mine, value))
+        except Violation as exc:
+            return exc.message
+        except Exception as exc:  # noqa: BLE001 - the serializer's own error is the finding
+            return f"{type(exc).__name__}: {exc} for {show(value)}"
+        if not values_equal(got, value):
+            return f"read {show(got)} instead of {show(value)}"
+    return None
 
 
 #: How many nested serializers ``_nested_serializers`` walks at most.

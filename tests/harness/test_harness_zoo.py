@@ -352,3 +352,4 @@ def test_a_transition_edge_refused_without_serialization_error_fails_naming_it()
     assert got.failed and "serialize raised ValueError" in got.message and "nonexistent" in got.message, (
         f"got {got.status}: {got.message!r}, should fail naming the nonexistent wall time serialize refused "
         "with a ValueError (a refusal is a SerializationError)")
+
