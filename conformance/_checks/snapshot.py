@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import itertools
 import pickle
 import pickletools
@@ -599,21 +600,8 @@ def untrusted_form(ctx: CheckContext) -> None:
         legacy.write_int(len(payload))
         legacy.write(payload)
         where = f"{reader}() with its defaults, of the pre-1.7 form (proxy version 1) holding a pickle"
-        try:
-            got = read(legacy.getvalue())
-        except StateError as exc:
-            _not_unpickled(token, where)
-            if "allow_pickled_serializer" not in str(exc):
-                raise Violation(f"got {type(exc).__name__}: {exc}, should name the opt-in "
-                                f"allow_pickled_serializer=True [{where}]") from None
-        except Exception as exc:
-            _not_unpickled(token, where)
-            raise Violation(f"got {type(exc).__name__}: {exc}, should raise a reference.StateError naming "
-                            f"allow_pickled_serializer [{where}]") from None
-        else:
-            _not_unpickled(token, where)
-            raise Violation(f"got {show(got)}, should refuse the pre-1.7 form with a StateError naming "
-                            f"allow_pickled_serializer [{where}]: unpickling runs code the savepoint names")
+        _refused_naming(token, where, "allow_pickled_serializer", functools.partial(read, legacy.getvalue()),
+                        "", "the pre-1.7 form", "unpickling runs code the savepoint names")
 
         token, payload = _marker()
         record = DataOutputView()
@@ -623,21 +611,28 @@ def untrusted_form(ctx: CheckContext) -> None:
         snapshot = guarded(f"reading a PickleSerializer's snapshot with {reader}()",
                            read, snapshot_to_bytes(PickleSerializer().snapshot_configuration()))
         restored = guarded(f"restoring a PickleSerializer's snapshot read by {reader}()", snapshot.restore_serializer)
-        try:
-            value = restored.deserialize(DataInputView(record.getvalue()))
-        except StateError as exc:
-            _not_unpickled(token, where)
-            if "allow_pickle" not in str(exc):
-                raise Violation(f"got {type(exc).__name__}: {exc} reading a pickled record, should name the "
-                                f"opt-in allow_pickle=True [{where}]") from None
-        except Exception as exc:
-            _not_unpickled(token, where)
-            raise Violation(f"got {type(exc).__name__}: {exc} reading a pickled record, should raise a "
-                            f"reference.StateError naming allow_pickle [{where}]") from None
-        else:
-            _not_unpickled(token, where)
-            raise Violation(f"got {show(value)} reading a pickled record, should refuse it with a StateError "
-                            f"naming allow_pickle [{where}]: the snapshot's bytes are no opt-in")
+        _refused_naming(token, where, "allow_pickle", functools.partial(restored.deserialize, DataInputView(record.getvalue())),
+                        " reading a pickled record", "it", "the snapshot's bytes are no opt-in")
+
+
+def _refused_naming(token: int, where: str, opt_in: str, attempt: Any, doing: str, refused: str, why: str) -> None:
+    """``attempt()`` must raise a StateError naming ``opt_in`` and unpickle nothing (the marker
+    ``token``); ``doing`` and ``refused`` word the messages, ``why`` says why it matters."""
+    try:
+        got = attempt()
+    except StateError as exc:
+        _not_unpickled(token, where)
+        if opt_in not in str(exc):
+            raise Violation(f"got {type(exc).__name__}: {exc}{doing}, should name the opt-in {opt_in}=True "
+                            f"[{where}]") from None
+    except Exception as exc:
+        _not_unpickled(token, where)
+        raise Violation(f"got {type(exc).__name__}: {exc}{doing}, should raise a reference.StateError naming "
+                        f"{opt_in} [{where}]") from None
+    else:
+        _not_unpickled(token, where)
+        raise Violation(f"got {show(got)}{doing}, should refuse {refused} with a StateError naming {opt_in} "
+                        f"[{where}]: {why}")
 
 
 def _not_unpickled(token: int, where: str) -> None:
