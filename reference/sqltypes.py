@@ -120,8 +120,20 @@ class LogicalType:
     # -- SQL text ------------------------------------------------------------------------
     def as_serializable_string(self) -> str:
         """Flink's ``asSerializableString()``: the text ``LogicalTypeParser`` reads back."""
+        return self._text(summary=False)
+
+    def as_summary_string(self) -> str:
+        """Flink's ``asSummaryString()``, the text Flink's messages and plans show: the SQL text
+        with ``STRING`` and ``BYTES`` for the longest VARCHAR and VARBINARY, ``TIMESTAMP_LTZ(p)``,
+        a time attribute's kind after its type (``TIMESTAMP(3) *ROWTIME*``), and ``'...'`` for a
+        field's description."""
+        return self._text(summary=True)
+
+    def _text(self, summary: bool) -> str:
         root = self.root
-        if root in _SIMPLE_SQL:
+        if summary and root in ("VARCHAR", "VARBINARY") and self.length == _MAX_LENGTH:
+            text = "STRING" if root == "VARCHAR" else "BYTES"
+        elif root in _SIMPLE_SQL:
             text = _SIMPLE_SQL[root]
         elif root in ("CHAR", "VARCHAR", "BINARY", "VARBINARY"):
             text = f"{root}({self.length})"
@@ -132,45 +144,19 @@ class LogicalType:
         elif root == "TIMESTAMP_WITHOUT_TIME_ZONE":
             text = f"TIMESTAMP({self.precision})"
         elif root == "TIMESTAMP_WITH_LOCAL_TIME_ZONE":
-            text = f"TIMESTAMP({self.precision}) WITH LOCAL TIME ZONE"
-        elif root in ("ARRAY", "MULTISET"):
-            text = f"{root}<{self.children[0].as_serializable_string()}>"
-        elif root == "MAP":
-            text = f"MAP<{self.children[0].as_serializable_string()}, {self.children[1].as_serializable_string()}>"
+            text = f"TIMESTAMP_LTZ({self.precision})" if summary else f"TIMESTAMP({self.precision}) WITH LOCAL TIME ZONE"
+        elif root in ("ARRAY", "MULTISET", "MAP"):
+            text = f"{root}<{', '.join(child._text(summary) for child in self.children)}>"
         else:
             parts = []
             for name, ftype, description in self.fields:
-                part = f"`{name.replace('`', '``')}` {ftype.as_serializable_string()}"
+                part = f"`{name.replace('`', '``')}` {ftype._text(summary)}"
                 if description is not None:
-                    part += " '" + description.replace("'", "''") + "'"
+                    part += " '...'" if summary else " '" + description.replace("'", "''") + "'"
                 parts.append(part)
             text = f"ROW<{', '.join(parts)}>"
-        return text if self.nullable else text + " NOT NULL"
-
-    def as_summary_string(self) -> str:
-        """Flink's ``asSummaryString()``, the text Flink's messages and plans show: the SQL text
-        with ``STRING`` and ``BYTES`` for the longest VARCHAR and VARBINARY, ``TIMESTAMP_LTZ(p)``,
-        a time attribute's kind after its type (``TIMESTAMP(3) *ROWTIME*``), and ``'...'`` for a
-        field's description."""
-        root = self.root
-        if root == "VARCHAR" and self.length == _MAX_LENGTH:
-            text = "STRING"
-        elif root == "VARBINARY" and self.length == _MAX_LENGTH:
-            text = "BYTES"
-        elif root == "TIMESTAMP_WITH_LOCAL_TIME_ZONE":
-            text = f"TIMESTAMP_LTZ({self.precision})"
-        elif root in ("ARRAY", "MULTISET"):
-            text = f"{root}<{self.children[0].as_summary_string()}>"
-        elif root == "MAP":
-            text = f"MAP<{self.children[0].as_summary_string()}, {self.children[1].as_summary_string()}>"
-        elif root == "ROW":
-            parts = [f"`{name.replace('`', '``')}` {ftype.as_summary_string()}"
-                     + (" '...'" if description is not None else "") for name, ftype, description in self.fields]
-            text = f"ROW<{', '.join(parts)}>"
-        else:
-            return self.as_serializable_string() + (f" *{self.kind}*" if self.kind != "REGULAR" else "")
         text = text if self.nullable else text + " NOT NULL"
-        return text + (f" *{self.kind}*" if self.kind != "REGULAR" else "")
+        return text + (f" *{self.kind}*" if summary and self.kind != "REGULAR" else "")
 
     def __str__(self) -> str:
         return self.as_serializable_string()
