@@ -11,6 +11,7 @@ kept only to read them.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import enum
 import json
 import math
@@ -145,7 +146,27 @@ def describe_difference(got: Any, expected: Any, root: str = "value") -> str:
         got_text += f" (a {class_identity(type(g))})"
         expected_text += f" (a {class_identity(type(e))})"
     got_text, expected_text = shown_apart(got_text, expected_text)
-    return f"{f'at {root}{path}: ' if path else ''}got {got_text}, should be {expected_text}"
+    return f"{f'at {root}{path}: ' if path else ''}got {got_text}, should be {expected_text}{_shift(g, e)}"
+
+
+def _shift(got: Any, expected: Any) -> str:
+    """For two datetimes whose instants are a whole number of quarter hours apart (up to a
+    day): how far, as a time zone offset or a DST change shifts them; else ""."""
+    if type(got) is not datetime.datetime or type(expected) is not datetime.datetime:
+        return ""
+    if (got.tzinfo is None) != (expected.tzinfo is None):
+        return ""
+    try:
+        apart = got - expected if got.tzinfo is None else (
+            got.astimezone(datetime.timezone.utc) - expected.astimezone(datetime.timezone.utc))
+    except (OverflowError, ValueError):
+        return ""
+    seconds = apart.total_seconds()
+    if not seconds or seconds % 900 or abs(seconds) > 86400:
+        return ""
+    sign = "later" if seconds > 0 else "earlier"
+    return (f" ({abs(apart)} {sign}: a time zone offset or a DST change; written or read through the "
+            "process's local time, or through a naive datetime?)")
 
 
 def stable_text(value: Any) -> str:

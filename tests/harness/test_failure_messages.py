@@ -164,3 +164,20 @@ def test_a_failing_deserialize_shows_the_written_bytes_and_where_reading_stopped
         f"got {result.message!r}, should say where reading stopped in the bytes written")
     assert "00 00 00 01 00 00 00 00 00 00 00 00" in result.message.replace(" | ", " "), (
         f"got {result.message!r}, should show the 12 bytes written")
+
+
+def test_datetimes_a_zone_offset_apart_are_said_to_be_so():
+    import datetime
+    import zoneinfo
+
+    chicago = zoneinfo.ZoneInfo("America/Chicago")
+    expected = datetime.datetime(2024, 7, 1, 10, 30, tzinfo=chicago)
+    message = _message({"ts": expected - datetime.timedelta(hours=1)}, {"ts": expected})
+    assert "1:00:00 earlier: a time zone offset or a DST change" in message and "local time" in message, (
+        f"got {message!r}, should say the values are an offset apart and suggest local time")
+    naive = datetime.datetime(2024, 7, 1, 10, 30)
+    message = _message(naive + datetime.timedelta(hours=5, minutes=30), naive)
+    assert "5:30:00 later" in message, f"got {message!r}, should say 5:30:00 later"
+    for other in (expected + datetime.timedelta(minutes=7), expected.astimezone(datetime.timezone.utc)):
+        message = _message(other, expected)
+        assert "time zone offset" not in message, f"got {message!r}, should not suggest an offset"
