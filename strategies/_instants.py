@@ -205,8 +205,10 @@ def _zone_edges(value: datetime.datetime, pick: int) -> list[tuple[str, Any]]:
             edges.append((f"{_wall(local)} {_zone(local)}, {where} a spring-forward gap", local))
         start = (at + before).replace(tzinfo=None)  # the first wall time that does not exist
         edges += _both_folds(_middle(start, after - before, naive), tz, "nonexistent",
-                             ("in a spring-forward gap, read with the offset before it",
-                              "in a spring-forward gap, read with the offset after it"))
+                             ("in a spring-forward gap, read with the offset before it; keep this wall time "
+                              "and fold, or refuse it with reference.SerializationError",
+                              "in a spring-forward gap, read with the offset after it; keep this wall time "
+                              "and fold, or refuse it with reference.SerializationError"))
     if note:
         edges = [(f"{what[:-1]}; {note})" if what.endswith(")") else f"{what} ({note})", v) for what, v in edges]
     return edges
