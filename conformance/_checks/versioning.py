@@ -30,6 +30,15 @@ using the current classes (the same class identities). For each recorded release
   migration, the current serializer reads them as they were recorded.
 - ``versioning.upgrade_backends``: a savepoint holding the recorded values, written by the
   restored serializer, restores with the current serializer on the heap and bytes backends.
+- ``versioning.upgrade_keys``: for a key serializer (``Subject(key=True)``), the release
+  restores as a key and its keys keep their bytes. Flink refuses to restore keyed state whose
+  key serializer judges the recorded one compatible after migration or incompatible ("The new
+  key serializer must be compatible."); and the serializer the backend then writes keys with
+  (the current one, or the reconfigured one) must write each recorded key to the bytes that
+  release wrote: RocksDB finds a key's state by its serialized bytes (and this project picks
+  key groups from them), so a key written differently after the upgrade finds nothing, and its
+  state is lost without an error. A new release that reads the old format but writes another
+  for the same key (a per-record version byte, another length encoding) fails here.
 
 And:
 
@@ -71,7 +80,7 @@ from .._engine.golden import (
 from .._engine.property import guarded
 from .._engine.providers import Provider, provider
 from .._engine.registry import NotApplicable, Violation, check
-from ._support import SNAPSHOT_VERSION_HINT, expect_equal
+from ._support import SNAPSHOT_VERSION_HINT, expect_equal, hexdump, write
 from .migration import Step
 
 if TYPE_CHECKING:
@@ -393,6 +402,41 @@ def upgrade_backends(ctx: CheckContext) -> None:
             finally:
                 _close(backend)
         restore_with(ctx, _step(ctx, rel, prior), kinds, values, points)
+
+
+@check(id="versioning.upgrade_keys", family="versioning", requires=("versioning.upgrade_records",))
+def upgrade_keys(ctx: CheckContext) -> None:
+    """For a key serializer: each recorded release restores as a key (no migration), and the
+    serializer keys are then written with writes each recorded key to the recorded bytes."""
+    recorded = releases(ctx)
+    if not ctx.subject.key:
+        raise NotApplicable("not a key serializer (Subject(key=True) enables this check)")
+    restored = ctx.get(RESTORED)
+    snapshots = ctx.get(OLD_SNAPSHOTS)
+    current = ctx.serializer()
+    current_snapshot = current.snapshot_configuration()
+    for rel in recorded:
+        _, olds, records = restored[rel.release]
+        result = resolve_compatibility(current_snapshot, snapshots[rel.release])
+        if not (result.is_compatible_as_is() or result.is_compatible_with_reconfigured_serializer()):
+            raise Violation(
+                f"{_where(rel)}: the current key serializer judges the recorded one {result.kind.value}; "
+                "Flink refuses to restore keyed state whose key serializer needs migration or is "
+                "incompatible (StateMigrationException: \"The new key serializer must be compatible.\"): "
+                "a key's format cannot change across a restore; keep reading and writing the "
+                "release's key format, or move the state to a new key type with a job of its own")
+        writer = result.get_reconfigured_serializer() if result.is_compatible_with_reconfigured_serializer() else current
+        who = "the reconfigured serializer" if writer is not current else "the current serializer"
+        for i, (old, data) in enumerate(zip(olds, records, strict=True)):
+            got = guarded(f"{_where(rel)}: {who} writing recorded key {i}", write, writer, old)
+            if got != data:
+                raise Violation(
+                    f"{_where(rel)}: key {i} {show(old)} was recorded as {hexdump(data)}, and {who} "
+                    f"writes it as {hexdump(got)}, should write the recorded bytes: after the upgrade "
+                    "a state backend looks the key up by its new bytes (RocksDB; key groups are picked "
+                    "from them too) and finds nothing, losing its state without an error. Write every "
+                    "key exactly as the release did (reading the old format is not enough for keys)",
+                    example=_recorded(rel, i))
 
 
 LEGACY = os.path.join("pre-1.7", "snapshot.bin")

@@ -194,7 +194,7 @@ def test_the_cli_summarises_skips_and_lists_them_with_verbose(targets, capsys):
     short, long = targets / "short.json", targets / "long.json"
     assert main([*argv, "--json", str(short)]) == 0
     out = capsys.readouterr().out
-    assert "  skipped 6: no golden directory" in out, f"got:\n{out}\nshould count the six versioning skips once"
+    assert "  skipped 7: no golden directory" in out, f"got:\n{out}\nshould count the seven versioning skips once"
     assert "skipped versioning.upgrade_records:" not in out, f"got:\n{out}\nshould not list each skip by default"
     for flag in ("-v", "--verbose"):
         assert main([*argv, flag, "--json", str(long)]) == 0
@@ -203,7 +203,7 @@ def test_the_cli_summarises_skips_and_lists_them_with_verbose(targets, capsys):
         assert "  skipped roundtrip.key_determinism: not a key serializer" in out, f"got:\n{out}"
     for path in (short, long):
         statuses = {c["id"]: c["status"] for c in json.loads(path.read_text())["checks"]}
-        assert statuses.get("versioning.upgrade_records") == "skipped" and len(statuses) == 23, (
+        assert statuses.get("versioning.upgrade_records") == "skipped" and len(statuses) == 24, (
             f"got {statuses}, should keep every check in the certificate")
 
 
@@ -223,7 +223,7 @@ class TestLongs(conformance.SerializerConformance):
 def test_the_plugin_summary_summarises_skips_unless_pytest_is_verbose(pytester):
     pytester.makepyfile(test_suite=PLUGIN_SUITE)
     text = pytester.runpytest("-p", "no:cacheprovider", "--conformance-examples", "5").stdout.str()
-    assert "  skipped 6: no golden directory" in text, f"got:\n{text}\nshould count the six skips once"
+    assert "  skipped 7: no golden directory" in text, f"got:\n{text}\nshould count the seven skips once"
     assert "skipped versioning.upgrade_records:" not in text, f"got:\n{text}\nshould not list each skip"
     text = pytester.runpytest("-p", "no:cacheprovider", "--conformance-examples", "5", "-v").stdout.str()
     assert "  skipped versioning.upgrade_records: no golden directory" in text, f"got:\n{text}\nshould list with -v"
@@ -294,7 +294,7 @@ def test_the_cli_exits_1_with_the_reason_and_the_certificate_validates(targets, 
     argv = ["certify", "trap_targets:PLAIN", *FAST, "--check", "versioning", "--json", str(path)]
     assert main(argv) == 1, "got exit 0, should be 1 when every selected check was skipped"
     out = capsys.readouterr().out
-    assert "NOT CERTIFIED" in out and "all 7 selected checks were skipped" in out, f"got:\n{out}"
+    assert "NOT CERTIFIED" in out and "all 8 selected checks were skipped" in out, f"got:\n{out}"
     data = json.loads(path.read_text())
     jsonschema.validate(data, schema)
     assert data["certified"] is False and data["options"]["allow_all_skipped"] is False, f"got {data}"

@@ -111,18 +111,21 @@ NOT_SHOWN: dict[str, str] = {}
 def test_every_check_is_shown_to_fail():
     """Each check of the serializer families has a zoo entry it must catch (the spark family's
     tests and the table zoo prove theirs; the release-upgrade mistakes of test_harness_upgrade.py
-    count too): a check that is only ever seen passing proves nothing."""
-    from test_harness_upgrade import MISTAKES  # it imports this module: not at the top
+    and test_harness_key_upgrade.py count too): a check that is only ever seen passing proves
+    nothing."""
+    from test_harness_key_upgrade import KEY_MISTAKES  # they import this module: not at the top
+    from test_harness_upgrade import MISTAKES
 
     # The zoo names some checks by their old ids (the aliases are proven there): count them as now.
     shown = {RENAMED.get(entry[0], entry[0])
-             for catalogue in (ZOO, GOLDEN, BUILTIN_BREAKS, MISTAKES) for entry in catalogue.values()}
+             for catalogue in (ZOO, GOLDEN, BUILTIN_BREAKS, MISTAKES, KEY_MISTAKES) for entry in catalogue.values()}
     checks = [c.id for c in all_checks() if c.family not in ("spark", "table")]
     unshown = [c for c in checks if c not in shown and c not in NOT_SHOWN]
     assert not unshown, (
         f"got no zoo entry for {unshown}, should have one each: add a realistic broken serializer "
         "that the check catches first to tests/harness/zoo.py (ZOO, GOLDEN or BUILTIN_BREAKS) or, for a "
-        "release-upgrade mistake, to MISTAKES in tests/harness/test_harness_upgrade.py"
+        "release-upgrade mistake, to MISTAKES in tests/harness/test_harness_upgrade.py (a key's: KEY_MISTAKES "
+        "in tests/harness/test_harness_key_upgrade.py)"
     )
     stale = sorted(c for c in NOT_SHOWN if c in shown or c not in checks)
     assert not stale, f"got {stale} in NOT_SHOWN, should not be there: they have a zoo entry or are no check"
