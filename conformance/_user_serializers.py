@@ -22,8 +22,8 @@ Its snapshot, ``ReadingSerializerSnapshot``, is an older style that the contract
 - it implements only the pre-1.19 resolution direction
   (``resolve_schema_compatibility_with_serializer``: the OLD snapshot judges the new
   serializer); restoring reaches it through the default ``resolve_schema_compatibility``;
-- its ``migrate_element`` is FLIP-527's writing form (``target`` required), and it also
-  returns the migrated element it wrote.
+- its ``migrate_element`` is FLIP-527's writing form (``target`` required, nothing returned):
+  the migrated element is what it wrote, read back with the new serializer.
 
 Format 1 writes (float celsius, int count); format 2 adds (float humidity). A format-1 record
 migrates to format 2 with humidity 0.0. A serializer of a lower format than the snapshot's
@@ -218,12 +218,11 @@ class ReadingSerializerSnapshot(TypeSerializerSnapshot[Reading]):
             f"format {new_serializer.format_version} cannot read records of format {self.format_version}")
 
     def migrate_element(self, prior_serializer: Any, new_serializer: Any, element: Any,  # type: ignore[override]
-                        target: DataOutputView) -> Reading:  # the writing form, target required: as users write it
+                        target: DataOutputView) -> None:  # the writing form, target required: as users write it
         migrated = element
         if new_serializer.format_version == 2 and element.humidity is None:
             migrated = replace(element, humidity=0.0)
         new_serializer.serialize(migrated, target)
-        return migrated
 
     def __repr__(self) -> str:
         return f"ReadingSerializerSnapshot(format_version={self.format_version})"

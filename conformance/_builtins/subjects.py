@@ -101,12 +101,25 @@ def _fixed_nested_row() -> Any:
 
     colour = enum_type(("RED", "GREEN", "BLUE"), qualname="Farbe_Ä")
     item = t.RowType((t.RowField("x", t.IntType(), nullable=False), t.RowField("farbe", colour)))
+    # A nested row of 8 fields: with its 2 row-kind bits, a mask of 2 bytes, a NOT NULL field
+    # in each; a row below a row reads its mask where it stands (the top level's has a path of its own).
+    wide = t.RowType((
+        t.RowField("b", t.ByteType(), nullable=False),
+        t.RowField("é", t.StringType()),
+        *(t.RowField(f"n{i}", t.IntType() if i % 2 else t.LongType(), nullable=i != 3) for i in range(1, 6)),
+        t.RowField("last", t.ShortType(), nullable=False),
+    ))
+    # Lists six deep: past the depth to which generated codecs inline nested serializers (they
+    # call the nested serializer's own methods there).
+    deep: Any = t.NullableType(t.IntType())
+    for _ in range(6):
+        deep = t.ListType(deep)
     return t.RowType((
         t.RowField("id", t.LongType(), nullable=False),
         t.RowField("名字", t.StringType()),
         t.RowField("items", t.ListType(item)),
-        t.RowField("inner", t.RowType((t.RowField("b", t.ByteType(), nullable=False),
-                                       t.RowField("é", t.StringType())))),
+        t.RowField("inner", wide),
+        t.RowField("deep", deep),
         # Last, so that nothing follows: entries of 2 bytes (a byte key, a null value) and
         # elements of none meet the bounds that compare a size with the bytes left.
         t.RowField("flags", t.MapType(t.ByteType(), t.BooleanType())),
@@ -456,14 +469,17 @@ def _schema(name: str) -> Any:
     return spec() if callable(spec) else spec
 
 
-#: Evolutions declared per verdict: composite schemas have many kinds and places of change.
+#: Evolutions declared per verdict at least (more where more kinds of change were drawn):
+#: composite schemas have many kinds and places of change.
 _PER_VERDICT = {True: 2, False: 1}
 _CANDIDATES = 16
 
 
 def _evolutions(schema: Any) -> list[Evolution]:
-    """Of the first draws of each verdict, the deepest distinct changes (a change below a list,
-    a Nullable or a tuple exercises the nested migration and reconfiguration paths)."""
+    """Of the first draws of each verdict, every kind of change drawn (each at its deepest
+    place: each kind has verdict and migration code of its own), then the deepest distinct
+    changes (a change below a list, a Nullable or a tuple exercises the nested migration and
+    reconfiguration paths)."""
     import strategies
     from reference.types import serializer_for
 
@@ -476,10 +492,16 @@ def _evolutions(schema: Any) -> list[Evolution]:
             continue  # no change of that verdict exists for this schema
         distinct = {(e.change, e.path): e for e in reversed(drawn) if e.expect == verdict}
         ranked = sorted(distinct.values(), key=lambda e: (-len(e.path), e.change, repr(e.path)))
-        # Deepest first, one per branch (the first two steps of the path) while others remain.
-        chosen = [e for i, e in enumerate(ranked) if all(e.path[:2] != r.path[:2] for r in ranked[:i])]
+        # Every kind of change drawn, each at its deepest place (each kind has verdict and
+        # migration code of its own); then deepest first, one per branch (the first two steps
+        # of the path) while others remain.
+        kinds: dict[str, Any] = {}
+        for e in ranked:
+            kinds.setdefault(e.change, e)
+        chosen = list(kinds.values())
+        chosen += [e for i, e in enumerate(ranked) if e not in chosen and all(e.path[:2] != r.path[:2] for r in ranked[:i])]
         chosen += [e for e in ranked if e not in chosen]
-        for evo in chosen[:_PER_VERDICT[composite]]:
+        for evo in chosen[:max(_PER_VERDICT[composite], len(kinds))]:
             strategies.activate(evo.new)
             try:
                 new = serializer_for(evo.new)
