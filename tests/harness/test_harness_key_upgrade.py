@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 from hypothesis import strategies as st
+from test_harness_upgrade import load_release
 from test_harness_zoo import assert_caught
 
 from conformance import Evolution, RunConfig, Subject, check_serializer
 
-HERE = Path(__file__).resolve().parent / "upgrade"
 SEED = 4321
 UPGRADE = ("roundtrip", "snapshot", "versioning", "backends.history", "backends.keyed")
 REGIONS = st.text(max_size=8)
@@ -25,14 +25,7 @@ NUMBERS = st.integers(-2**63, 2**63 - 1)
 
 
 def _load(tmp_path: Path, source: str, bug: str = "none"):
-    text = (HERE / source).read_text().replace('BUG = "none"', f"BUG = {bug!r}")
-    (tmp_path / "accounts.py").write_text(text)
-    sys.modules.pop("accounts", None)
-    if str(tmp_path) not in sys.path:
-        sys.path.insert(0, str(tmp_path))
-    import accounts
-
-    return accounts
+    return load_release(tmp_path, source, bug, module="accounts")
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ meant for it (and no check of an earlier layer fails)."""
 
 from __future__ import annotations
 
+import importlib
 import shutil
 import sys
 from pathlib import Path
@@ -20,15 +21,19 @@ SEED = 4321
 UPGRADE = ("roundtrip", "snapshot", "versioning", "backends.history")
 
 
-def _load(tmp_path: Path, source: str, bug: str = "none"):
+def load_release(tmp_path: Path, source: str, bug: str = "none", module: str = "orders"):
+    """``upgrade/<source>`` as the module ``module`` (a release of the user's file, as its
+    import name stays across releases), with ``BUG`` set to ``bug``."""
     text = (HERE / source).read_text().replace('BUG = "none"', f"BUG = {bug!r}")
-    (tmp_path / "orders.py").write_text(text)
-    sys.modules.pop("orders", None)
+    (tmp_path / f"{module}.py").write_text(text)
+    sys.modules.pop(module, None)
     if str(tmp_path) not in sys.path:
         sys.path.insert(0, str(tmp_path))
-    import orders
+    return importlib.import_module(module)
 
-    return orders
+
+def _load(tmp_path: Path, source: str, bug: str = "none"):
+    return load_release(tmp_path, source, bug)
 
 
 @pytest.fixture
