@@ -261,6 +261,25 @@ def _restored(ctx: Any) -> dict[str, tuple[Any, list[Any], list[bytes]]]:
 RESTORED: Provider[dict[str, tuple[Any, list[Any], list[bytes]]]] = provider("upgrade_restored", _restored)
 
 
+def _resolved(ctx: Any) -> dict[str, Any]:
+    """release -> the current serializer's snapshot judging the recorded one."""
+    snapshots = ctx.get(OLD_SNAPSHOTS)
+    current = ctx.serializer().snapshot_configuration()
+    return {rel.release: guarded(f"{_where(rel)}: resolve_schema_compatibility", resolve_compatibility, current,
+                                 snapshots[rel.release])
+            for rel in releases(ctx)}
+
+
+#: release -> the verdict of the current snapshot on the recorded one (``upgrade_verdict``'s).
+RESOLVED: Provider[dict[str, Any]] = provider("upgrade_resolved", _resolved)
+
+
+def _restoring(result: Any, current: Any) -> Any:
+    """The serializer a restore reads and writes with after ``result``: the reconfigured one, or
+    the current one."""
+    return result.get_reconfigured_serializer() if result.is_compatible_with_reconfigured_serializer() else current
+
+
 def _declared(ctx: Any, rel: GoldenRelease) -> Any:
     return ctx.subject.releases.get(rel.release)
 
@@ -319,11 +338,9 @@ def _first_difference(rel: GoldenRelease, values: list[Any], who: str) -> tuple[
 def upgrade_verdict(ctx: CheckContext) -> None:
     """The current serializer's snapshot judges each recorded release's snapshot as declared
     (Subject(releases={...}); undeclared: as is)."""
-    snapshots = ctx.get(OLD_SNAPSHOTS)
-    current = ctx.serializer().snapshot_configuration()
+    resolved = ctx.get(RESOLVED)
     for rel in releases(ctx):
-        result = guarded(f"{_where(rel)}: resolve_schema_compatibility", resolve_compatibility, current,
-                         snapshots[rel.release])
+        result = resolved[rel.release]
         expected = _expected_verdict(ctx, rel)
         if result.kind != expected:
             why = f" ({result.reason})" if result.reason else ""
@@ -342,15 +359,15 @@ def upgrade_records(ctx: CheckContext) -> None:
     when the release needs migration, migrate (migrate_state and migrate_element) to the
     declared values."""
     restored = ctx.get(RESTORED)
-    snapshots = ctx.get(OLD_SNAPSHOTS)
+    resolved = ctx.get(RESOLVED)
     current = ctx.serializer()
     current_snapshot = current.snapshot_configuration()
     for rel in releases(ctx):
         prior, olds, records = restored[rel.release]
         step = _step(ctx, rel, prior)
-        result = resolve_compatibility(current_snapshot, snapshots[rel.release])
+        result = resolved[rel.release]
         if not result.is_compatible_after_migration():
-            reader = result.get_reconfigured_serializer() if result.is_compatible_with_reconfigured_serializer() else current
+            reader = _restoring(result, current)
             got, _ = _records(rel, reader, "the current serializer reading the recorded records as is",
                               "the current serializer")
             for i, (g, old) in enumerate(zip(got, olds, strict=True)):
@@ -412,12 +429,11 @@ def upgrade_keys(ctx: CheckContext) -> None:
     if not ctx.subject.key:
         raise NotApplicable("not a key serializer (Subject(key=True) enables this check)")
     restored = ctx.get(RESTORED)
-    snapshots = ctx.get(OLD_SNAPSHOTS)
+    resolved = ctx.get(RESOLVED)
     current = ctx.serializer()
-    current_snapshot = current.snapshot_configuration()
     for rel in recorded:
         _, olds, records = restored[rel.release]
-        result = resolve_compatibility(current_snapshot, snapshots[rel.release])
+        result = resolved[rel.release]
         if not (result.is_compatible_as_is() or result.is_compatible_with_reconfigured_serializer()):
             raise Violation(
                 f"{_where(rel)}: the current key serializer judges the recorded one {result.kind.value}; "
@@ -425,7 +441,7 @@ def upgrade_keys(ctx: CheckContext) -> None:
                 "incompatible (StateMigrationException: \"The new key serializer must be compatible.\"): "
                 "a key's format cannot change across a restore; keep reading and writing the "
                 "release's key format, or move the state to a new key type with a job of its own")
-        writer = result.get_reconfigured_serializer() if result.is_compatible_with_reconfigured_serializer() else current
+        writer = _restoring(result, current)
         who = "the reconfigured serializer" if writer is not current else "the current serializer"
         for i, (old, data) in enumerate(zip(olds, records, strict=True)):
             got = guarded(f"{_where(rel)}: {who} writing recorded key {i}", write, writer, old)
