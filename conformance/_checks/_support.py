@@ -1,5 +1,6 @@
 """What the checks assert with, in one place: writing and reading one record, comparing values
-canonically with a "got X, should be Y" sentence, showing bytes."""
+canonically with a "got X, should be Y" sentence, showing bytes, and finding what a serializer
+holds (``held``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from .._engine.canonical import describe_difference, first_difference, values_eq
 from .._engine.property import guarded
 from .._engine.registry import Violation
 
-__all__ = ["write", "read_one", "expect_equal", "hexdump", "stopped_at", "guarded", "SNAPSHOT_VERSION_HINT"]
+__all__ = ["write", "read_one", "expect_equal", "hexdump", "stopped_at", "guarded", "held", "SNAPSHOT_VERSION_HINT"]
 
 #: What to do when a snapshot class cannot read bytes it (or an earlier release) wrote: the
 #: usual cause is a layout change without a version bump.
@@ -63,3 +64,55 @@ def stopped_at(data: bytes, at: int, before: int = 16, after: int = 24) -> str:
         part for part in (data[start:at].hex(" "), "|", data[at:end].hex(" ")) if part)
     text += " ..." if end < len(data) else ""
     return f"reading stopped at byte {at} of the {len(data)} bytes serialize wrote: {text}"
+
+
+#: ``held`` reports at most this many objects, and looks this many containers deep.
+HELD_LIMIT = 500
+_CONTAINER_DEPTH = 3
+
+
+def _attributes(obj: Any) -> list[tuple[str, Any]]:
+    """``obj``'s attributes: its ``__dict__`` (when it has one) and its slots (a class may have
+    both, when a base declares no ``__slots__``)."""
+    attributes = dict(getattr(obj, "__dict__", {}))
+    for cls in type(obj).__mro__:
+        slots = getattr(cls, "__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name not in attributes and name not in ("__dict__", "__weakref__") and hasattr(obj, name):
+                attributes[name] = getattr(obj, name)
+    return list(attributes.items())
+
+
+def held(root: Any, through: tuple[type, ...]) -> list[tuple[str, Any]]:
+    """What ``root`` holds, with where (``"fields[1][0].inner"``), each object once and ``root``
+    left out: every instance of ``through`` and every class found in the attributes
+    (``__dict__`` or ``__slots__``) of ``root`` and, in turn, of each such instance, directly or
+    in the lists, tuples, sets and dict values there (up to 3 containers deep). At most
+    ``HELD_LIMIT`` objects; other objects (values, caches) are neither reported nor entered.
+
+    The one walk of a serializer's graph: the serializers a duplicate shares
+    (``through=(TypeSerializer,)``) and the modules a fresh process imports (through serializers
+    and snapshots, for their classes and those they hold) are both found by it."""
+    found: list[tuple[str, Any]] = []
+    seen = {id(root)}
+    stack: list[tuple[str, Any]] = [("", root)]
+
+    def note(value: Any, path: str, depth: int = 0) -> None:
+        if isinstance(value, type) or isinstance(value, through):
+            if id(value) not in seen:
+                seen.add(id(value))
+                found.append((path, value))
+                if not isinstance(value, type):
+                    stack.append((path, value))
+        elif depth < _CONTAINER_DEPTH and isinstance(value, (list, tuple, set, frozenset)):
+            for i, item in enumerate(value):
+                note(item, f"{path}[{i}]", depth + 1)
+        elif depth < _CONTAINER_DEPTH and isinstance(value, dict):
+            for key, item in value.items():
+                note(item, f"{path}[{key!r}]", depth + 1)
+
+    while stack and len(found) < HELD_LIMIT:
+        path, obj = stack.pop()
+        for name, value in _attributes(obj):
+            note(value, f"{path}.{name}" if path else name)
+    return found[:HELD_LIMIT]

@@ -39,7 +39,7 @@ from .._engine.canonical import show, tree_difference
 from .._engine.providers import Provider, provider
 from .._engine.registry import NotApplicable, Violation, check
 from .._fresh.layout import descriptors, expected_state, state_trees
-from ._support import expect_equal, read_one, write
+from ._support import expect_equal, held, read_one, write
 from .migration import Step, declared_steps
 from .roundtrip import out_of_domain_cases
 
@@ -379,28 +379,9 @@ def _modules_for(serializer: Any) -> list[str]:
     savepoint."""
     from reference import TypeSerializer, TypeSerializerSnapshot
 
-    mods: set[str] = set()
-    seen: set[int] = set()
-
-    def walk(obj: Any, depth: int) -> None:
-        if depth > 12 or id(obj) in seen:
-            return
-        seen.add(id(obj))
-        if isinstance(obj, type):
-            mods.add(obj.__module__)
-        elif isinstance(obj, (list, tuple, set, frozenset)):
-            for item in obj:
-                walk(item, depth + 1)
-        elif isinstance(obj, dict):
-            for item in obj.values():
-                walk(item, depth + 1)
-        elif isinstance(obj, (TypeSerializer, TypeSerializerSnapshot)):
-            mods.add(type(obj).__module__)
-            for item in getattr(obj, "__dict__", {}).values():
-                walk(item, depth + 1)
-
-    walk(serializer, 0)
-    walk(serializer.snapshot_configuration(), 0)
+    roots = (serializer, serializer.snapshot_configuration())
+    found = [o for root in roots for o in (root, *(o for _, o in held(root, (TypeSerializer, TypeSerializerSnapshot))))]
+    mods = {o.__module__ if isinstance(o, type) else type(o).__module__ for o in found}
     return sorted(m for m in mods if m not in ("__main__", "builtins"))
 
 

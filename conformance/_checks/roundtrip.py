@@ -116,7 +116,7 @@ from reference import (
 from .._engine.canonical import canonical, show, values_equal
 from .._engine.property import guarded
 from .._engine.registry import NotApplicable, Violation, check
-from ._support import expect_equal, hexdump, read_one, write
+from ._support import expect_equal, held, hexdump, read_one, write
 
 if TYPE_CHECKING:
     from .._engine.runner import CheckContext
@@ -685,40 +685,9 @@ def _alone(serializer: Any, values: list[Any]) -> str | None:
     return None
 
 
-#: How many nested serializers ``_nested_serializers`` walks at most.
-_NESTED_LIMIT = 500
-
-
 def _nested_serializers(root: Any) -> list[tuple[str, Any]]:
-    """The serializers ``root`` holds (in attributes, and in lists, tuples and dicts in them,
-    through nested serializers), with where: ``("field.inner", serializer)``, each once."""
-    found: list[tuple[str, Any]] = []
-    seen = {id(root)}
-    stack: list[tuple[str, Any]] = [("", root)]
-
-    def held(value: Any, path: str, depth: int = 0) -> None:
-        if isinstance(value, TypeSerializer):
-            if id(value) not in seen:
-                seen.add(id(value))
-                found.append((path, value))
-                stack.append((path, value))
-        elif depth < 3 and isinstance(value, (list, tuple)):
-            for i, item in enumerate(value):
-                held(item, f"{path}[{i}]", depth + 1)
-        elif depth < 3 and isinstance(value, dict):
-            for key, item in value.items():
-                held(item, f"{path}[{key!r}]", depth + 1)
-
-    while stack and len(found) < _NESTED_LIMIT:
-        path, serializer = stack.pop()
-        try:
-            attributes = list(vars(serializer).items())
-        except TypeError:  # __slots__ only
-            names = [n for c in type(serializer).__mro__ for n in getattr(c, "__slots__", ())]
-            attributes = [(n, getattr(serializer, n)) for n in names if hasattr(serializer, n)]
-        for name, value in attributes:
-            held(value, f"{path}.{name}" if path else name)
-    return found
+    """The serializers ``root`` holds, through nested serializers, with where (``held``)."""
+    return [(path, s) for path, s in held(root, (TypeSerializer,)) if isinstance(s, TypeSerializer)]
 
 
 def _shared_stateful(original: Any, duplicate: Any) -> list[tuple[str, Any]]:
