@@ -105,7 +105,8 @@ def _fixed_nested_row() -> Any:
     # in each; a row below a row reads its mask where it stands (the top level's has a path of its own).
     wide = t.RowType((
         t.RowField("b", t.ByteType(), nullable=False),
-        t.RowField("é", t.StringType()),
+        # A name past the BMP: modified UTF-8 writes it as two 3-byte surrogates.
+        t.RowField("é_\U0001d11e", t.StringType()),
         *(t.RowField(f"n{i}", t.IntType() if i % 2 else t.LongType(), nullable=i != 3) for i in range(1, 6)),
         t.RowField("last", t.ShortType(), nullable=False),
     ))
@@ -171,9 +172,10 @@ def _fixed_annotated_pojo() -> Any:
 def _row_of_user_type() -> Subject:
     """A row over ``ReadingSerializer`` (see ``conformance._user_serializers``), as a field,
     below a map, a list, a tuple and a Nullable, and as a POJO's field (``Sample``'s, named in
-    its metadata, format 1 in every release): each composite then duplicates into a new instance,
-    and migrates the readings it holds. Values and evolutions declared by hand, as a user
-    declares them."""
+    its metadata, format 1 in every release), and a ``pair``: a tuple and a row each of whose
+    fields is stateful (as ``Sample``'s are): each composite then duplicates into a new instance,
+    whether some or all of what it holds is stateful, and migrates the readings it holds. Values
+    and evolutions declared by hand, as a user declares them."""
     from hypothesis import strategies as st
 
     from reference.serializers import (
@@ -194,8 +196,10 @@ def _row_of_user_type() -> Subject:
     def row(reading: Any) -> RowSerializer:
         history = MapSerializer(StringSerializer(), ListSerializer(TupleSerializer(
             LongSerializer(), NullableSerializer(reading.duplicate()))))
+        pair = TupleSerializer(NullableSerializer(reading.duplicate()), RowSerializer(
+            [("low", reading.duplicate(), True), ("high", reading.duplicate(), True)]))
         return RowSerializer([("id", LongSerializer(), False), ("reading", reading, True), ("history", history, True),
-                              ("last", PojoSerializer(Sample), True)])
+                              ("last", PojoSerializer(Sample), True), ("pair", pair, True)])
 
     def make(values: tuple[Any, ...], kind: RowKind) -> tuple[Any, ...]:
         return tuple(values) if kind is RowKind.INSERT else Row(values, kind)
@@ -204,18 +208,22 @@ def _row_of_user_type() -> Subject:
         def reading(r: Any) -> Any:
             return None if r is None else Reading(r.celsius, r.count, 0.0)
 
-        key, first, history, last = old
+        key, first, history, last, pair = old
         if history is not None:
             history = {k: [(at, reading(r)) for at, r in entries] for k, entries in history.items()}
-        return make((key, reading(first), history, last), getattr(old, "kind", RowKind.INSERT))
+        if pair is not None:
+            single, (low, high) = pair
+            pair = (reading(single), (reading(low), reading(high)))
+        return make((key, reading(first), history, last, pair), getattr(old, "kind", RowKind.INSERT))
 
     readings = st.none() | st.builds(Reading, st.floats(width=32, allow_nan=False), st.integers(-(2**31), 2**31 - 1))
     longs = st.integers(-(2**63), 2**63 - 1)
     histories = st.none() | st.dictionaries(st.text(max_size=4), st.lists(st.tuples(longs, readings), max_size=3),
                                             max_size=3)
     samples = st.none() | st.builds(Sample, readings, readings)
-    values = st.builds(lambda key, reading, history, last, kind: make((key, reading, history, last), kind),
-                       longs, readings, histories, samples, st.sampled_from(list(RowKind)))
+    pairs = st.none() | st.tuples(readings, st.tuples(readings, readings))
+    values = st.builds(lambda key, reading, history, last, pair, kind: make((key, reading, history, last, pair), kind),
+                       longs, readings, histories, samples, pairs, st.sampled_from(list(RowKind)))
     evolutions = [
         Evolution(lambda: row(ReadingSerializer(1)), Verdict.COMPATIBLE_AS_IS,
                   name="the same format, judged by the old snapshot"),
