@@ -38,6 +38,14 @@ milliseconds (what Flink reads), read and written as a UTC ``datetime`` by overr
 ``"K"``), recorded by its snapshot; a Kelvin release reads Celsius records after migration.
 ``TemperatureSnapshot.migrate_element`` is FLIP-527's returning form
 (``migrate_element(prior, new, element)``, no target), as plain user code writes it.
+
+``CountSerializer(width)`` writes a count (an int, never negative) in ``width`` bytes: 2
+(``write_short`` / ``read_short``), 4 (``write_int``) or 8 (``write_long``), refusing a count
+that does not fit. Its snapshot records the width and overrides no migration: a wider release
+resolves ``compatible_after_migration`` and leaves the rest to the defaults every snapshot
+inherits (``migrate_state`` reads each record with the restored serializer, ``migrate_element``
+keeps the count and writes it with the new one), the commonest migration users write; a
+narrower one is incompatible.
 """
 
 from __future__ import annotations
@@ -61,7 +69,7 @@ from reference import (
 from reference.serializers import LongSerializer
 
 __all__ = ["Reading", "ReadingSerializer", "ReadingSerializerSnapshot", "Sample", "Shape", "Circle", "CircleWithColour", "EpochMillisSerializer",
-           "EpochMillisSnapshot", "TemperatureSerializer", "TemperatureSnapshot"]
+           "EpochMillisSnapshot", "TemperatureSerializer", "TemperatureSnapshot", "CountSerializer", "CountSnapshot"]
 
 _INT_RANGE = (-(2**31), 2**31 - 1)
 
@@ -351,3 +359,96 @@ class TemperatureSnapshot(TypeSerializerSnapshot[float]):
 
     def __repr__(self) -> str:
         return f"TemperatureSnapshot({self.unit!r})"
+
+
+#: Each width a count may take, with the view methods that write and read it.
+_COUNT_WIDTHS = {
+    2: (DataOutputView.write_short, DataInputView.read_short),
+    4: (DataOutputView.write_int, DataInputView.read_int),
+    8: (DataOutputView.write_long, DataInputView.read_long),
+}
+
+
+class CountSerializer(TypeSerializer[int]):
+    """A count in ``width`` bytes (see the module's docstring)."""
+
+    def __init__(self, width: int = 2) -> None:
+        if width not in _COUNT_WIDTHS:
+            raise ValueError(f"CountSerializer: a width of {width!r} bytes is unknown, use 2, 4 or 8")
+        self.width = width
+
+    def serialize(self, value: int, target: DataOutputView) -> None:
+        if type(value) is not int or not 0 <= value < 1 << (8 * self.width - 1):
+            raise SerializationError(f"CountSerializer: {value!r} is not a count that fits {self.width} bytes")
+        _COUNT_WIDTHS[self.width][0](target, value)
+
+    def deserialize(self, source: DataInputView) -> int:
+        value: int = _COUNT_WIDTHS[self.width][1](source)
+        if value < 0:
+            raise SerializationError(f"CountSerializer: a negative count ({value}); the data is corrupt")
+        return value
+
+    def copy(self, value: int) -> int:
+        return value
+
+    def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
+        target.write(source.read_fully(self.width))
+
+    def create_instance(self) -> int:
+        return 0
+
+    @property
+    def is_immutable_type(self) -> bool:
+        return True
+
+    @property
+    def length(self) -> int:
+        return self.width
+
+    def snapshot_configuration(self) -> CountSnapshot:
+        return CountSnapshot(self.width)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is CountSerializer and other.width == self.width
+
+    def __hash__(self) -> int:
+        return hash((CountSerializer, self.width))
+
+    def __repr__(self) -> str:
+        return f"CountSerializer({self.width})"
+
+
+class CountSnapshot(TypeSerializerSnapshot[int]):
+    """The width a ``CountSerializer`` wrote (see the module's docstring)."""
+
+    def __init__(self, width: int = 2) -> None:
+        self.width = width
+
+    def get_current_version(self) -> int:
+        return 1
+
+    def write_snapshot(self, target: DataOutputView) -> None:
+        target.write_byte(self.width)
+
+    def read_snapshot(self, read_version: int, source: DataInputView) -> None:
+        if read_version != 1:
+            raise SnapshotFormatError(f"CountSnapshot: unknown snapshot version {read_version}")
+        self.width = source.read_unsigned_byte()
+        if self.width not in _COUNT_WIDTHS:
+            raise SnapshotFormatError(f"CountSnapshot: a width of {self.width} bytes is unknown")
+
+    def restore_serializer(self) -> CountSerializer:
+        return CountSerializer(self.width)
+
+    def resolve_schema_compatibility(self, old_snapshot: TypeSerializerSnapshot[Any]) -> SchemaCompatibility[int]:
+        if not isinstance(old_snapshot, CountSnapshot):
+            return SchemaCompatibility.incompatible(f"{type(old_snapshot).__name__} is not a count")
+        if old_snapshot.width == self.width:
+            return SchemaCompatibility.compatible_as_is()
+        if old_snapshot.width < self.width:
+            return SchemaCompatibility.compatible_after_migration()
+        return SchemaCompatibility.incompatible(
+            f"a count of {old_snapshot.width} bytes may not fit {self.width}")
+
+    def __repr__(self) -> str:
+        return f"CountSnapshot({self.width})"

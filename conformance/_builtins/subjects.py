@@ -12,7 +12,9 @@ Two built-ins take the shapes users write rather than the ones the strategies ge
 ``Optional[str]``, ``list[Point]``, ...) from which ``PojoSerializer`` infers its fields'
 serializers; ``row_of_user_type`` is a row whose field is a hand-written, stateful serializer
 with an older-style snapshot (``conformance._user_serializers``), with declared evolutions;
-``pojo_with_subclasses`` is a dataclass hierarchy with a registered subclass. ``flink_row`` is
+``pojo_with_subclasses`` is a dataclass hierarchy with a registered subclass; ``counter`` is a
+hand-written serializer at the top whose wider releases migrate by the defaults a snapshot
+inherits. ``flink_row`` is
 a row serializer restored from the snapshot Flink itself writes (no field names), so it is
 positional and evolves as Flink 2.3 evolves rows.
 """
@@ -69,6 +71,9 @@ _PLAN: dict[str, tuple[Any, bool]] = {
     "annotated_pojo": (lambda: _fixed_annotated_pojo(), False),
     "row_of_user_type": (None, False),
     "pojo_with_subclasses": (None, False),
+    # A hand-written serializer at the top whose wider release migrates by the defaults a
+    # snapshot inherits (no migrate_element or migrate_state of its own).
+    "counter": (None, False),
     # A row that evolves inside a pojo field (the pojo's migration runs the row's), and a
     # padded Nullable of a tuple whose fixed length sums a zero-width field.
     "pojo_of_row": (lambda: _fixed_pojo_of_row(), False),
@@ -405,7 +410,36 @@ def _rowdata() -> Subject:
 
 
 #: The built-ins without a schema, declared by hand as users declare subjects.
+def _counter() -> Subject:
+    """``CountSerializer(2)`` (see ``conformance._user_serializers``): counts as shorts, whose
+    releases widen them to ints and longs, migrated by the defaults every snapshot inherits (the
+    restored serializer reads, the new one writes the same count)."""
+    from hypothesis import strategies as st
+
+    from reference.serializers import LongSerializer
+
+    from .._user_serializers import CountSerializer
+
+    def same(count: int) -> int:
+        return count
+
+    counts = st.integers(0, 2**15 - 1) | st.sampled_from((0, 1, 255, 256, 2**15 - 1))
+    evolutions = [
+        Evolution(lambda: CountSerializer(4), Verdict.COMPATIBLE_AFTER_MIGRATION, same,
+                  name="counts become ints (the default migration)"),
+        Evolution(lambda: CountSerializer(8), Verdict.COMPATIBLE_AFTER_MIGRATION, same,
+                  name="counts become longs (the default migration)"),
+        Evolution(LongSerializer, Verdict.INCOMPATIBLE, reason_contains="CountSnapshot",
+                  name="the count becomes a plain long"),
+    ]
+    return Subject(lambda: CountSerializer(2), counts, evolutions, key=False, name="builtin:counter",
+                   golden=os.path.join(_GOLDEN, "counter"), release=_release(),
+                   locator="conformance._builtins.subjects:counter",
+                   invalid_configurations={"a width of 3 bytes": lambda: CountSerializer(3)})
+
+
 _USER_SHAPED = {"row_of_user_type": _row_of_user_type, "pojo_with_subclasses": _pojo_with_subclasses,
+                "counter": _counter,
                 "legacy_row": _legacy_row, "flink_row": _flink_row, "rowdata": _rowdata}
 
 
