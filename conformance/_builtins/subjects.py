@@ -21,6 +21,7 @@ positional and evolves as Flink 2.3 evolves rows.
 
 from __future__ import annotations
 
+import json
 import os
 from functools import cache
 from typing import Any
@@ -321,14 +322,22 @@ def _flink_row_fields() -> list[Any]:
     return [StringSerializer(), LongSerializer(), StringSerializer(), StringSerializer()]
 
 
+@cache
+def flink_snapshot(name: str) -> bytes | None:
+    """The serializer snapshot Flink 2.3 writes for built-in ``name``'s serializer (the bytes of
+    ``flink_snapshots.json``, printed by Flink itself), or None for a built-in Flink has no
+    serializer for (a Python class, Avro, pickle, the shapes users write)."""
+    with open(os.path.join(os.path.dirname(__file__), "flink_snapshots.json"), encoding="utf-8") as handle:
+        found = json.load(handle)["snapshots"].get(name)
+    return None if found is None else bytes.fromhex(found)
+
+
 def flink_row_snapshot() -> bytes:
     """The top-level snapshot Flink 2.3 writes for a ``Row(String, Long, String, String)``
-    serializer, in Flink's dialect: outer version 4, the row-kind flag, no field names."""
-    from reference import snapshot_to_bytes
-    from reference.serializers import RowSerializer
-
-    row = RowSerializer([(f"f{i}", s, True) for i, s in enumerate(_flink_row_fields())])
-    return snapshot_to_bytes(row.snapshot_configuration(), dialect="flink")
+    serializer: outer version 4, the row-kind flag, no field names."""
+    found = flink_snapshot("flink_row")
+    assert found is not None
+    return found
 
 
 def _flink_row() -> Subject:
@@ -364,7 +373,7 @@ def _flink_row() -> Subject:
     return Subject(restored, values, evolutions, key=True, name="builtin:flink_row",
                    golden=os.path.join(_GOLDEN, "flink_row"), release=_release(),
                    locator="conformance._builtins.subjects:flink_row",
-                   invalid_configurations=_invalid_configurations("row"))
+                   invalid_configurations=_invalid_configurations("row"), flink_snapshot=written)
 
 
 def _rowdata() -> Subject:
@@ -681,7 +690,7 @@ def builtin_subject(name: str) -> Subject:
         # Only generated classes need the subject rebuilt in a fresh process; the rest restore
         # from the savepoint's snapshots alone (and the child stays light).
         locator=f"conformance._builtins.subjects:{name}" if callable(_PLAN[name][0]) else None,
-        invalid_configurations=_invalid_configurations(name),
+        invalid_configurations=_invalid_configurations(name), flink_snapshot=flink_snapshot(name),
     )
 
 

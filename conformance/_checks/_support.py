@@ -12,7 +12,8 @@ from .._engine.canonical import describe_difference, first_difference, values_eq
 from .._engine.property import guarded
 from .._engine.registry import Violation
 
-__all__ = ["write", "read_one", "expect_equal", "hexdump", "stopped_at", "guarded", "held", "SNAPSHOT_VERSION_HINT"]
+__all__ = ["write", "read_one", "expect_equal", "hexdump", "bytes_difference", "stopped_at", "guarded", "held",
+           "SNAPSHOT_VERSION_HINT"]
 
 #: What to do when a snapshot class cannot read bytes it (or an earlier release) wrote: the
 #: usual cause is a layout change without a version bump.
@@ -54,6 +55,16 @@ def expect_equal(got: Any, expected: Any, what: str) -> None:
 def hexdump(data: bytes, limit: int = 40) -> str:
     text = data[:limit].hex(" ")
     return text + (" ..." if len(data) > limit else "")
+
+
+def bytes_difference(got: bytes, should: bytes) -> str:
+    """Where two byte strings first differ, as "(N bytes, should be M), first at byte K: got ...,
+    should be ... (from byte J)": a window around the first difference of each."""
+    at = next((i for i, (a, b) in enumerate(zip(got, should, strict=False)) if a != b), min(len(got), len(should)))
+    window = slice(max(0, at - 8), at + 24)
+    size = f"the same {len(should)}" if len(got) == len(should) else str(len(should))
+    return (f"({len(got)} bytes, should be {size}), first at byte {at}: got {hexdump(got[window])}, "
+            f"should be {hexdump(should[window])} (from byte {window.start})")
 
 
 def stopped_at(data: bytes, at: int, before: int = 16, after: int = 24) -> str:

@@ -33,7 +33,8 @@
   ``allow_pickle``). The pickles are of a marker that records its unpickling.
 - ``snapshot.flink_dialect``: where the snapshot names Flink classes, its form in Flink's dialect
   reads back, writes itself again unchanged, and restores a serializer that reads and writes the
-  serializer's records as they are.
+  serializer's records as they are. A subject that declares the bytes Flink writes for its
+  serializer (``Subject(flink_snapshot=...)``) must write exactly those in Flink's dialect.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ from .._engine.canonical import show
 from .._engine.property import guarded
 from .._engine.providers import Provider, provider
 from .._engine.registry import Violation, check
-from ._support import SNAPSHOT_VERSION_HINT, expect_equal, hexdump, read_one, write
+from ._support import SNAPSHOT_VERSION_HINT, bytes_difference, expect_equal, hexdump, read_one, write
 
 if TYPE_CHECKING:
     from .._engine.runner import CheckContext
@@ -221,14 +222,9 @@ def exact_read(ctx: CheckContext) -> None:
     guarded("write_snapshot of the read snapshot", write_versioned_snapshot, out2, again)
     rewritten = out2.getvalue()
     if rewritten != written:
-        at = next((i for i, (a, b) in enumerate(zip(rewritten, written, strict=False)) if a != b),
-                  min(len(rewritten), len(written)))
-        window = slice(max(0, at - 8), at + 24)
         raise Violation(
-            f"the snapshot read back writes other bytes than it was read from ({len(rewritten)} bytes, "
-            f"should be the same {len(written)}), first at byte {at}: got {hexdump(rewritten[window])}, "
-            f"should be {hexdump(written[window])} (from byte {window.start}): configuration is lost "
-            f"in between (read_snapshot must restore every attribute write_snapshot writes)"
+            f"the snapshot read back writes other bytes than it was read from {bytes_difference(rewritten, written)}: "
+            "configuration is lost in between (read_snapshot must restore every attribute write_snapshot writes)"
         )
     if snapshot_to_bytes(ctx.serializer().snapshot_configuration()) != ctx.get(SNAPSHOT_BYTES):
         raise Violation("two snapshots of the same serializer wrote different bytes, should be identical")
@@ -648,13 +644,23 @@ def flink_dialect(ctx: CheckContext) -> None:
     """Where the snapshot names Flink classes, its form in Flink's dialect (Java names and
     layouts, what a Flink job restoring the savepoint reads) reads back, writes itself again
     unchanged, and restores a serializer that reads and writes the serializer's records as
-    they are."""
+    they are; with ``Subject(flink_snapshot=...)``, that form is those bytes, the ones Flink
+    writes."""
     s = ctx.serializer()
+    flink = ctx.subject.flink_snapshot
     try:
         data = snapshot_to_bytes(s.snapshot_configuration(), dialect="flink")
     except StateError as exc:
+        if flink is not None:
+            raise Violation(f"the snapshot has no form in Flink's dialect ({exc}), should be the bytes Flink writes "
+                            "for this serializer (Subject(flink_snapshot=...))", example=hexdump(flink)) from None
         ctx.not_applicable(f"the snapshot has no form in Flink's dialect ({exc})")
-    if data == ctx.get(SNAPSHOT_BYTES):
+    if flink is not None and data != flink:
+        raise Violation(
+            f"the snapshot's form in Flink's dialect is not the one Flink writes for this serializer "
+            f"(Subject(flink_snapshot=...)) {bytes_difference(data, flink)}: a Flink job restoring a savepoint "
+            "written in Flink's dialect reads these bytes (its Java class names, versions and layout)")
+    if flink is None and data == ctx.get(SNAPSHOT_BYTES):
         ctx.not_applicable("the snapshot names no Flink (Java) class, so Flink's dialect writes it unchanged "
                            "(its module:qualname): nothing of Flink's to check")
     back = guarded("reading the snapshot's Flink form", _trusted_snapshot, data)

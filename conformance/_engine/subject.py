@@ -355,8 +355,11 @@ class Subject:
     it (``roundtrip.size_boundaries``), the zero ``create_instance`` must return, and generated
     evolutions; ``invalid_configurations`` maps a description ("a negative width") to a
     zero-argument function building the serializer from that invalid configuration, which must
-    refuse it at construction (``roundtrip.invalid_configuration``); ``locator``
-    (``module:attr``) lets the harness rebuild the subject in a fresh process.
+    refuse it at construction (``roundtrip.invalid_configuration``); ``flink_snapshot`` the
+    bytes of the serializer snapshot Flink writes for the Flink serializer this one stands for
+    (``TypeSerializerSnapshotSerializationUtil.writeSerializerSnapshot``), which its form in
+    Flink's dialect must equal (``snapshot.flink_dialect``); ``locator`` (``module:attr``) lets
+    the harness rebuild the subject in a fresh process.
     """
 
     def __init__(
@@ -374,6 +377,7 @@ class Subject:
         locator: str | None = None,
         releases: Mapping[str, Evolution] | None = None,
         invalid_configurations: Mapping[str, Callable[[], Any]] | None = None,
+        flink_snapshot: bytes | None = None,
     ) -> None:
         self._instance, self._factory = _resolve_serializer("Subject(serializer=...)", serializer)
         invalid_configurations = dict(invalid_configurations or {})
@@ -458,6 +462,10 @@ class Subject:
             current = self._instance if self._factory is None else self._factory()
             for name_, evo in releases.items():
                 _independent_oracle(evo, current, f"Subject(releases={{{name_!r}: ...}})")
+        if flink_snapshot is not None and (type(flink_snapshot) not in (bytes, bytearray) or not flink_snapshot):
+            raise SubjectError(
+                f"Subject(flink_snapshot=...) must be the bytes of the snapshot Flink writes, got "
+                f"{type(flink_snapshot).__name__} {flink_snapshot!r:.60}; e.g. bytes.fromhex('00000002...')")
         if locator is not None and (":" not in locator or locator.startswith(":")):
             raise SubjectError(f"Subject(locator={locator!r}) must be 'module:attribute'")
         self.serializer = serializer
@@ -472,6 +480,7 @@ class Subject:
         self.locator = locator
         self.name = name
         self.invalid_configurations = invalid_configurations
+        self.flink_snapshot = None if flink_snapshot is None else bytes(flink_snapshot)
 
     def make_serializer(self) -> TypeSerializer[Any]:
         """The serializer under test (a fresh one each call when given a factory)."""

@@ -33,6 +33,7 @@ import org.apache.flink.api.common.typeutils.base.MapSerializer;
 import org.apache.flink.api.common.typeutils.base.ShortSerializer;
 import org.apache.flink.api.common.typeutils.base.StringSerializer;
 import org.apache.flink.api.common.typeutils.base.array.BytePrimitiveArraySerializer;
+import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.api.java.tuple.Tuple3;
 import org.apache.flink.api.java.typeutils.TypeExtractor;
 import org.apache.flink.api.java.typeutils.runtime.NullableSerializer;
@@ -291,5 +292,36 @@ public class CrossCheck {
         snapshot("snapshot_tuple3", tuple);
         snapshot("snapshot_pojo", pojo);
         snapshot("snapshot_bytes", BytePrimitiveArraySerializer.INSTANCE);
+        builtinSnapshots();
+    }
+
+    /**
+     * The snapshot Flink writes for each built-in subject's serializer that Flink has
+     * (conformance._builtins.subjects declares these bytes as the subject's flink_snapshot):
+     * "builtin_NAME hex".
+     */
+    @SuppressWarnings("unchecked")
+    static void builtinSnapshots() throws Exception {
+        snapshot("builtin_boolean", BooleanSerializer.INSTANCE);
+        snapshot("builtin_byte", ByteSerializer.INSTANCE);
+        snapshot("builtin_short", ShortSerializer.INSTANCE);
+        snapshot("builtin_int", IntSerializer.INSTANCE);
+        snapshot("builtin_long", LongSerializer.INSTANCE);
+        snapshot("builtin_float", FloatSerializer.INSTANCE);
+        snapshot("builtin_double", DoubleSerializer.INSTANCE);
+        snapshot("builtin_string", StringSerializer.INSTANCE);
+        snapshot("builtin_bytes", BytePrimitiveArraySerializer.INSTANCE);
+        snapshot("builtin_nullable", NullableSerializer.wrap(LongSerializer.INSTANCE, false));
+        snapshot("builtin_nullable_padded", NullableSerializer.wrap(IntSerializer.INSTANCE, true));
+        snapshot("builtin_nullable_padded_byte", NullableSerializer.wrap(ByteSerializer.INSTANCE, true));
+        snapshot("builtin_list", new ListSerializer<>(StringSerializer.INSTANCE));
+        snapshot("builtin_map", new MapSerializer<>(StringSerializer.INSTANCE,
+                NullableSerializer.wrap(DoubleSerializer.INSTANCE, false)));
+        snapshot("builtin_tuple", new TupleSerializer<>((Class<Tuple2<Integer, String>>) (Class<?>) Tuple2.class,
+                new TypeSerializer<?>[] {IntSerializer.INSTANCE, StringSerializer.INSTANCE}));
+        snapshot("builtin_row", new RowSerializer(new TypeSerializer<?>[] {
+                LongSerializer.INSTANCE, StringSerializer.INSTANCE, new ListSerializer<>(StringSerializer.INSTANCE)}));
+        snapshot("builtin_flink_row", new RowSerializer(new TypeSerializer<?>[] {
+                StringSerializer.INSTANCE, LongSerializer.INSTANCE, StringSerializer.INSTANCE, StringSerializer.INSTANCE}));
     }
 }

@@ -246,3 +246,18 @@ def test_flink_rereads_generated_records_identically(crosscheck):
         elif answer_kind != kind or theirs != ours.hex():
             wrong.append(f"{kind}: we wrote {ours.hex()[:80]}, Flink read and rewrote {theirs[:80]}")
     assert not wrong, f"got {len(wrong)} of {len(records)} records Flink reads differently, should be 0:\n" + "\n".join(wrong[:10])
+
+
+def test_the_built_ins_declare_the_snapshots_flink_writes(flink_bytes):
+    """Each built-in's Subject(flink_snapshot=...) is what Flink 2.3 writes for its serializer
+    (CrossCheck's builtinSnapshots), and every built-in Flink has a serializer for declares one."""
+    from conformance._builtins.subjects import BUILTIN_NAMES, builtin_subject
+
+    flinks = {name[len("builtin_"):]: data for name, data in flink_bytes.items() if name.startswith("builtin_")}
+    declared = {name: builtin_subject(name).flink_snapshot for name in BUILTIN_NAMES}
+    assert sorted(flinks) == sorted(n for n, d in declared.items() if d is not None), (
+        f"got declarations for {sorted(n for n, d in declared.items() if d is not None)}, should be for "
+        f"{sorted(flinks)} (the built-ins CrossCheck writes a Flink snapshot for)")
+    for name, theirs in flinks.items():
+        ours = declared[name]
+        assert ours == theirs, f"got {ours.hex()}, should be Flink's {theirs.hex()} [builtin:{name}]"

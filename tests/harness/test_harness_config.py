@@ -164,3 +164,26 @@ def test_longs(conformance_result):
                                 "--conformance-examples", "3", "--conformance-backend", "heap",
                                 "--conformance-profile", "ci")
     result.assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize("given", ["00000002", b"", 2])
+def test_flink_snapshot_must_be_bytes(given):
+    with pytest.raises(SubjectError) as caught:
+        Subject(LongSerializer(), st.integers(0, 9), flink_snapshot=given)
+    assert "Subject(flink_snapshot=...) must be the bytes" in str(caught.value), str(caught.value)
+    assert "bytes.fromhex" in str(caught.value), f"got {caught.value}, should say how to give hex"
+
+
+def test_a_flink_form_other_than_the_declared_bytes_fails_naming_the_option():
+    """A long serializer declared with the bytes Flink writes for an int serializer: its Flink
+    form (LongSerializer's snapshot) is not those bytes."""
+    from conformance._builtins.subjects import flink_snapshot
+
+    subject = Subject(LongSerializer(), st.integers(0, 9), flink_snapshot=flink_snapshot("int"))
+    result = check_serializer(subject, RunConfig(seed=1, examples=5, checks=("snapshot",)))["snapshot.flink_dialect"]
+    assert result.failed, f"got {result.status}, should fail"
+    for words in ("Subject(flink_snapshot=...)", "should be 88", "first at byte"):
+        assert words in result.message, f"got {result.message!r}, should say {words!r}"
+    right = Subject(LongSerializer(), st.integers(0, 9), flink_snapshot=flink_snapshot("long"))
+    result = check_serializer(right, RunConfig(seed=1, examples=5, checks=("snapshot",)))["snapshot.flink_dialect"]
+    assert result.passed, f"got {result.status} ({result.message}), should pass with Flink's own bytes"

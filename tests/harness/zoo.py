@@ -1523,6 +1523,12 @@ def _clear_then_put(self: Any, value: Any) -> None:
         self._table.put(self._primary(), self._entry.value_serializer.to_bytes(value))
 
 
+def _no_java_name(snapshot: Any) -> Any:
+    """java_snapshot_name knowing no Java name: Flink's dialect then names every class as this
+    project does (module:qualname), which no Flink job resolves."""
+    return None
+
+
 def _no_instance(self: Any) -> Any:
     return None
 
@@ -1599,7 +1605,7 @@ def _view_not_resetting_to_its_end(self: Any, mark: Any) -> None:
 
 def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any]]]:
     from conformance._checks import versioning
-    from reference import read_serializer_snapshot
+    from reference import _snapshot, read_serializer_snapshot
     from reference.backends._bytes import BytesValueState
     from reference.serializers import (
         EnumSerializer,
@@ -1642,6 +1648,8 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
                                                        (SchemaCompatibility, "__eq__", _identity_equality)),
         "create_instance() without a zero": ("api.create_instance", _builtin("long"),
                                              (LongSerializer, "create_instance", _no_instance)),
+        "Flink's form written under this project's class names instead of Flink's Java ones": (
+            "snapshot.flink_dialect", _builtin("long"), (_snapshot, "java_snapshot_name", _no_java_name)),
         "Flink's POJO snapshot written with its fields in reverse": (
             "snapshot.flink_dialect", _builtin("pojo"),
             (_pojo, "_write_optional_map", _entries_in_reverse(_pojo._write_optional_map))),
