@@ -147,9 +147,11 @@ class ReadingSerializer(TypeSerializer[Reading]):
         target.write(scratch.getvalue())
 
     def deserialize(self, source: DataInputView) -> Reading:
-        celsius = source.read_float()
+        # What serialize refuses (a NaN) is refused here too: a reading restored from corrupt
+        # bytes could not be written at the next checkpoint.
+        celsius = _float32(source.read_float(), "celsius")
         count = source.read_int()
-        humidity = source.read_float() if self.format_version == 2 else None
+        humidity = _float32(source.read_float(), "humidity") if self.format_version == 2 else None
         return Reading(celsius, count, humidity)
 
     def copy(self, value: Reading) -> Reading:

@@ -23,6 +23,12 @@ Then:
   where the next begins (the last record of the input too).
 - ``roundtrip.truncated``: a record cut short is refused by deserialize and copy_serialized with
   a ``StateError``, never read as a value or copied.
+- ``roundtrip.corrupted``: a record with one byte corrupted (each byte of a short record, and
+  the heads, middles and tails of a long one, flipped by 0xFF, 0x80 and 0x01) is refused (any
+  exception), or read as a value the serializer writes and reads back as that value: a restore
+  never yields a value the next checkpoint cannot write (a NOT NULL field read as null, a
+  count read past the range ``serialize`` accepts). Not for a serializer holding a
+  ``PickleSerializer``: a corrupted pickle may run anything.
 - ``roundtrip.length``: a declared fixed length matches the bytes every value takes.
 - ``roundtrip.invalid_configuration``: a serializer built from an invalid configuration (the
   subject's ``invalid_configurations``: a negative width, a row with a field name twice, a
@@ -420,6 +426,49 @@ def truncated(ctx: CheckContext) -> None:
                      len(data))
 
     ctx.for_all(ctx.subject.values, body, max_examples=max(10, ctx.examples // 2))
+
+
+#: How a byte of a record is corrupted: every bit, the sign bit (a size or count becomes
+#: negative, a varint's continuation flips), the lowest bit (a null or kind mask, a boolean).
+_CORRUPTIONS = (0xFF, 0x80, 0x01)
+
+
+@check(id="roundtrip.corrupted", family="roundtrip", requires=("roundtrip.sequence",))
+def corrupted(ctx: CheckContext) -> None:
+    """A record with one byte corrupted is refused, or read as a value the serializer writes
+    and reads back as itself: what a restore reads, the next checkpoint must be able to write."""
+    s = ctx.serializer()
+    from reference.serializers import PickleSerializer
+
+    if any(isinstance(x, PickleSerializer) for x in (s, *(x for _, x in held(s, (TypeSerializer,))))):
+        raise NotApplicable("the serializer unpickles (a PickleSerializer): corrupted pickles are never "
+                            "handed to it, since unpickling one may run anything")
+
+    def body(value: Any) -> None:
+        data = write(s, value)
+        for at in _cuts(len(data)):
+            for flip in _CORRUPTIONS:
+                broken = bytearray(data)
+                broken[at] ^= flip
+                try:
+                    got = s.deserialize(DataInputView(bytes(broken)))
+                except Exception:  # noqa: BLE001 - refusing corrupt bytes is right, whatever the error
+                    continue
+                where = (f"the record of {show(value)} with byte {at} of {len(data)} flipped by {flip:#04x} "
+                         f"({data[at]:02x} -> {broken[at]:02x})")
+                out = DataOutputView()
+                try:
+                    s.serialize(got, out)
+                except Exception as exc:  # noqa: BLE001 - any refusal is the finding
+                    raise Violation(
+                        f"deserialize read {where} as {show(got)}, which serialize refuses ({type(exc).__name__}: "
+                        f"{exc}): a restore would succeed and the next checkpoint fail; deserialize should "
+                        "refuse what serialize cannot write (raise reference.SerializationError there)",
+                        example=hexdump(bytes(broken))) from None
+                again = read_one(s, out.getvalue(), f"deserialize of what serialize wrote for the value read from {where}")
+                expect_equal(again, got, f"the value read from {where}, written and read back,")
+
+    ctx.for_all(ctx.subject.values, body, max_examples=max(10, ctx.examples // 4))
 
 
 @check(id="roundtrip.length", family="roundtrip", requires=BIT_EXACT)

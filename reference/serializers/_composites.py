@@ -409,6 +409,12 @@ class ListSerializerSnapshot(
         return migrated
 
 
+#: Why a map record whose key reads as None is refused: what serialize refuses to write, deserialize
+#: refuses to read (a restore that succeeded would fail at the next checkpoint).
+_NULL_MAP_KEY = ("MapSerializer: a map key reads as None; map keys are never null (the data is corrupt, or "
+                 "a Flink job wrote a null key through a key serializer that takes one)")
+
+
 class MapSerializer(TypeSerializer[dict[Any, Any]]):
     """``java.util.Map``: int size, then per entry key, bool value-is-null, [value]."""
 
@@ -449,6 +455,8 @@ class MapSerializer(TypeSerializer[dict[Any, Any]]):
         result: dict[Any, Any] = {}
         for _ in range(size):
             k = read_key(source)
+            if k is None:
+                raise SerializationError(_NULL_MAP_KEY)
             result[k] = None if source.read_boolean() else read_value(source)
         return result
 
@@ -480,7 +488,7 @@ class MapSerializer(TypeSerializer[dict[Any, Any]]):
                 if read_key is not None:
                     mark = source.mark()
                     if read_key(source) is None:
-                        raise SerializationError("MapSerializer: a map key reads as None; map keys are never null")
+                        raise SerializationError(_NULL_MAP_KEY)
                     source.reset(mark)
                 key(source, target)
                 if source.read_boolean():
@@ -496,6 +504,7 @@ class MapSerializer(TypeSerializer[dict[Any, Any]]):
         g.emit("{out} = {{}}", out=out)
         with g.block("for _ in range({n}):", n=n):
             g.read(self.key, key)
+            g.emit("if {key} is None: raise Bail", key=key)
             g.emit("pos += 1")
             with g.block("if data[pos - 1]:"):
                 g.emit("{out}[{key}] = None", out=out, key=key)
@@ -616,7 +625,13 @@ class TupleSerializer(_codegen.GeneratedCodec, TypeSerializer[tuple[Any, ...]]):
                 raise refused(target, start, f"TupleSerializer field {i}", exc) from None
 
     def _deserialize_generic(self, source: DataInputView) -> tuple[Any, ...]:
-        return tuple([field.deserialize(source) for field in self.fields])
+        items = tuple([field.deserialize(source) for field in self.fields])
+        for i, item in enumerate(items):
+            if item is None and not self._cache_takes_none[i]:
+                raise SerializationError(
+                    f"TupleSerializer: field {i} reads as None; tuple fields may not be null (the data is "
+                    "corrupt, or a Flink job wrote a null through a field serializer that takes one)")
+        return items
 
     def _copy_serialized_generic(self, source: DataInputView, target: DataOutputView) -> None:
         for field in self.fields:
@@ -637,8 +652,10 @@ class TupleSerializer(_codegen.GeneratedCodec, TypeSerializer[tuple[Any, ...]]):
 
     def _gen_read(self, g: Any, out: Any) -> None:
         items = g.names(len(self.fields))
-        for field, item in zip(self.fields, items, strict=True):
+        for field, item, takes_none in zip(self.fields, items, self._cache_takes_none, strict=True):
             g.read(field, item)
+            if not takes_none:
+                g.emit("if {item} is None: raise Bail", item=item)
         g.emit("{out} = {items}", out=out, items=g.tuple_of(items))
 
     def _gen_write(self, g: Any, value: Any) -> None:

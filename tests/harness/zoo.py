@@ -25,6 +25,7 @@ from zoo_base import (
     LABELS,
     MATRIX,
     OFFSET_TIMES,
+    PERCENTS,
     PRICES,
     RECORD_VALUES,
     SHADES,
@@ -48,6 +49,7 @@ from zoo_base import (
     OffsetTimestamps,
     PaddedKeyText,
     PairSerializer,
+    PercentSerializer,
     RecordSerializer,
     RecordSnapshot,
     TagSetSerializer,
@@ -275,6 +277,14 @@ class LenientCutInt(FixedIntSerializer):
 
     def deserialize(self, source: DataInputView) -> int:
         return int.from_bytes(source.read_fully(min(self.width, source.available())), "big", signed=True)
+
+
+class WriteCheckedPercent(PercentSerializer):
+    """Checks the range when writing only: a corrupt byte restores as a percentage of -28 that
+    the next checkpoint refuses to write."""
+
+    def deserialize(self, source: DataInputView) -> int:
+        return FixedIntSerializer.deserialize(self, source)
 
 
 class WrongLengthInt(FixedIntSerializer):
@@ -1297,6 +1307,7 @@ ZOO: dict[str, tuple[str, Callable[[], Subject]]] = {
                                                          lambda: Subject(LastRecordCopyText(), TEXT)),
     "cut record raises struct.error": ("roundtrip.truncated", lambda: Subject(PeekingLengthText(), TEXT)),
     "cut record read as a value": ("roundtrip.truncated", lambda: Subject(LenientCutInt(8), _LONG)),
+    "range checked on write only": ("roundtrip.corrupted", lambda: Subject(WriteCheckedPercent(), PERCENTS)),
     "new release cannot read what it writes": ("migration.new_release", lambda: Subject(
         TextSerializer(), TEXT, evolutions=[Evolution(CountedText(), "compatible_as_is")])),
     "wrong fixed length": ("roundtrip.length", lambda: Subject(WrongLengthInt(8), _LONG)),

@@ -20,6 +20,7 @@ from reference import (
     DataOutputView,
     SchemaCompatibility,
     SerializationError,
+    SimpleTypeSerializerSnapshot,
     SnapshotFormatError,
     TypeSerializer,
     TypeSerializerSnapshot,
@@ -85,6 +86,42 @@ class FixedIntSerializer(TypeSerializer[int]):
 
     def snapshot_configuration(self) -> FixedIntSnapshot:
         return FixedIntSnapshot(self.width)
+
+
+class PercentSerializer(FixedIntSerializer):
+    """A percentage (0-100) in one byte, checked both ways: a byte outside the range is refused
+    when read, as serialize refuses such a value."""
+
+    def __init__(self) -> None:
+        super().__init__(1)
+
+    def serialize(self, value: int, target: DataOutputView) -> None:
+        if type(value) is not int or not 0 <= value <= 100:
+            raise SerializationError(f"{value!r} is not a percentage (0-100)")
+        super().serialize(value, target)
+
+    def deserialize(self, source: DataInputView) -> int:
+        value = super().deserialize(source)
+        if not 0 <= value <= 100:
+            raise SerializationError(f"a percentage of {value}: the data is corrupt")
+        return value
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return hash(type(self))
+
+    def snapshot_configuration(self) -> PercentSnapshot:  # type: ignore[override]
+        return PercentSnapshot()
+
+
+class PercentSnapshot(SimpleTypeSerializerSnapshot[int]):
+    def __init__(self) -> None:
+        super().__init__(PercentSerializer)
+
+
+PERCENTS = st.integers(0, 100)
 
 
 class FixedIntSnapshot(TypeSerializerSnapshot[int]):
