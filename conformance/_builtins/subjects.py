@@ -443,7 +443,6 @@ def _counter() -> Subject:
     ]
     return Subject(lambda: CountSerializer(2), counts, evolutions, key=False, name="builtin:counter",
                    golden=os.path.join(_GOLDEN, "counter"), release=_release(),
-                   locator="conformance._builtins.subjects:counter",
                    invalid_configurations={"a width of 3 bytes": lambda: CountSerializer(3)})
 
 

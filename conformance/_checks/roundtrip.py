@@ -468,7 +468,7 @@ def corrupted(ctx: CheckContext) -> None:
                 again = read_one(s, out.getvalue(), f"deserialize of what serialize wrote for the value read from {where}")
                 expect_equal(again, got, f"the value read from {where}, written and read back,")
 
-    ctx.for_all(ctx.subject.values, body, max_examples=max(10, ctx.examples // 4))
+    ctx.for_all(ctx.subject.values, body, max_examples=max(5, ctx.examples // 10))
 
 
 @check(id="roundtrip.length", family="roundtrip", requires=BIT_EXACT)
