@@ -15,6 +15,13 @@ Then:
 
 - ``roundtrip.bit_exact``: value -> bytes -> value gives the same value, bit for bit (NaN
   payloads, -0.0, also for each value's float siblings); serialize leaves its argument as it was.
+- ``roundtrip.value_equality``: a value read back is ``==`` to the one written by its own
+  equality, ``!=`` says the same (a bool, never None), and where both are hashable their hashes
+  agree: user code compares state values with ``==`` and keys dicts and sets by them (Python's
+  data model: equal values hash equal; Flink's own serializer tests compare with ``equals``).
+  Only values whose every part has value equality are compared: none holding a NaN (never
+  ``==`` itself) or an object whose class compares by identity (no ``__eq__`` of its own, a
+  dataclass with ``eq=False``).
 - ``roundtrip.sequence``: records written back to back read back one by one, nothing left over
   (from a view over their bytes and over a memoryview of 8-byte items holding them), and again
   after a reset to the mark taken where each starts (and at the end).
@@ -98,6 +105,7 @@ from __future__ import annotations
 
 import copy as _copy
 import dataclasses
+import decimal
 import enum
 import inspect
 import math
@@ -243,6 +251,89 @@ def bit_exact(ctx: CheckContext) -> None:
                 raise
 
     ctx.for_all(ctx.subject.values, body)
+
+
+def _truth(result: Any) -> bool | None:
+    """What a comparison's result says: True or False, None when it says neither (None,
+    NotImplemented, or an object with no truth value)."""
+    if result is None or result is NotImplemented:
+        return None
+    try:
+        return bool(result)
+    except Exception:  # noqa: BLE001 - an array-like result has no single truth value
+        return None
+
+
+def _identity_part(value: Any, depth: int = 0) -> str | None:
+    """The first part of ``value`` that ``==`` cannot find equal to a copy of itself (a NaN,
+    an object whose class compares by identity), or None when every part has value equality."""
+    if depth > 64:
+        return "a value nested deeper than 64 levels"
+    cls = type(value)
+    if value is None or cls in (bool, int, str, bytes, bytearray):
+        return None
+    if isinstance(value, float):
+        return "a NaN" if math.isnan(value) else None
+    if isinstance(value, decimal.Decimal):
+        return "a Decimal NaN" if value.is_nan() else None
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return next((found for item in value if (found := _identity_part(item, depth + 1))), None)
+    if isinstance(value, dict):
+        return next((found for pair in value.items() for item in pair if (found := _identity_part(item, depth + 1))),
+                    None)
+    if isinstance(value, enum.Enum):
+        return None  # members are singletons: the one read back is the one written
+    if dataclasses.is_dataclass(value):
+        if not cls.__dataclass_params__.eq:  # type: ignore[attr-defined]
+            return f"{cls.__qualname__} (a dataclass with eq=False)"
+        return next((found for f in dataclasses.fields(value)
+                     if (found := _identity_part(getattr(value, f.name), depth + 1))), None)
+    if cls.__eq__ is object.__eq__:
+        return f"{cls.__qualname__} (no __eq__ of its own)"
+    return None
+
+
+@check(id="roundtrip.value_equality", family="roundtrip", requires=BIT_EXACT)
+def value_equality(ctx: CheckContext) -> None:
+    """A value read back is ``==`` to the one written by its own equality, ``!=`` agrees, and
+    equal values hash alike (values with a NaN or an identity-equality part are left out)."""
+    s = ctx.serializer()
+    compared: list[bool] = []
+    left_out: list[str] = []
+
+    def body(value: Any) -> None:
+        part = _identity_part(value)
+        if part is not None:
+            left_out.append(part)
+            return
+        compared.append(True)
+        got = read_one(s, write(s, value))
+        where = f"the value read back ({show(got)}) and the one written ({show(value)})"
+        for sentence, result, should in (("read == written", got == value, True),
+                                         ("written == read", value == got, True),
+                                         ("read != written", got != value, False)):
+            truth = _truth(result)
+            if truth is None and result is not None and result is not NotImplemented:
+                left_out.append(f"a {type(result).__name__} from {sentence.split()[1]} (no single truth value)")
+                return
+            if truth is not should:
+                fix = ("!= must say the opposite of == (define __ne__ as not __eq__, or leave it to Python)"
+                       if not should else "user code comparing state values, and dicts and sets holding them, "
+                       "find them different")
+                raise Violation(f"{sentence} is {result!r} for {where}, should be {should}: {fix}")
+        try:
+            hashes = hash(got), hash(value)
+        except TypeError:
+            return  # unhashable: nothing keys a dict or set by it
+        if hashes[0] != hashes[1]:
+            raise Violation(f"hash() differs ({hashes[0]} read, {hashes[1]} written) for {where}, which are "
+                            "==, should be equal: a dict or set keyed by the value written does not find the "
+                            "one read back (Python's data model: equal values hash alike)")
+
+    ctx.for_all(ctx.subject.values, body, max_examples=max(10, ctx.examples // 4))
+    if not compared:
+        raise NotApplicable(f"no drawn value has value equality in every part (e.g. {left_out[0]}): "
+                            "nothing to compare with ==" if left_out else "no value was drawn")
 
 
 @check(id="roundtrip.sequence", family="roundtrip", requires=BIT_EXACT)

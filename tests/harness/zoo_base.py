@@ -124,6 +124,74 @@ class PercentSnapshot(SimpleTypeSerializerSnapshot[int]):
 PERCENTS = st.integers(0, 100)
 
 
+class Ticket:
+    """A value class as users write one: equal by number and seat, hashed alike."""
+
+    def __init__(self, number: int, seat: str) -> None:
+        self.number, self.seat = number, seat
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Ticket) and (other.number, other.seat) == (self.number, self.seat)
+
+    def __hash__(self) -> int:
+        return hash((self.number, self.seat))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.number!r}, {self.seat!r})"
+
+
+class TicketSerializer(TypeSerializer[Ticket]):
+    """A ticket as an int number and a UTF-8 seat of at most 255 bytes; ``ticket_class`` is
+    the class it reads (configuration, not written)."""
+
+    def __init__(self, ticket_class: type = Ticket) -> None:
+        self.ticket_class = ticket_class
+
+    def serialize(self, value: Ticket, target: DataOutputView) -> None:
+        if not isinstance(value, Ticket):
+            raise SerializationError(f"{value!r} is not a Ticket")
+        seat = value.seat.encode("utf-8")
+        if len(seat) > 255:
+            raise SerializationError(f"seat {value.seat!r} takes more than 255 bytes")
+        target.write_int(value.number)
+        target.write_byte(len(seat))
+        target.write(seat)
+
+    def deserialize(self, source: DataInputView) -> Ticket:
+        number = source.read_int()
+        try:
+            seat = source.read_fully(source.read_unsigned_byte()).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise SerializationError(f"a seat that is not UTF-8: {exc}") from None
+        return self.ticket_class(number, seat)
+
+    def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
+        target.write(source.read_fully(4))
+        size = source.read_unsigned_byte()
+        target.write_byte(size)
+        target.write(source.read_fully(size))
+
+    def copy(self, value: Ticket) -> Ticket:
+        return self.ticket_class(value.number, value.seat)
+
+    def snapshot_configuration(self) -> TicketSnapshot:
+        return TicketSnapshot()
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.ticket_class is self.ticket_class
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.ticket_class.__qualname__))
+
+
+class TicketSnapshot(SimpleTypeSerializerSnapshot[Ticket]):
+    def __init__(self) -> None:
+        super().__init__(TicketSerializer)
+
+
+TICKETS = st.builds(Ticket, INT32, st.text(max_size=6))
+
+
 class FixedIntSnapshot(TypeSerializerSnapshot[int]):
     def __init__(self, width: int = 0) -> None:
         self.width = width
