@@ -323,8 +323,11 @@ def value_equality(ctx: CheckContext) -> None:
                 raise Violation(f"{sentence} is {result!r} for {where}, should be {should}: {fix}")
         try:
             hashes = hash(got), hash(value)
-        except TypeError:
-            return  # unhashable: nothing keys a dict or set by it
+        except TypeError as exc:
+            if "should return an integer" not in str(exc):  # Python's words for a __hash__ returning no int
+                return  # unhashable (a list inside, __hash__ = None): nothing keys a dict or set by it
+            raise Violation(f"hash() raised TypeError ({exc}) for {where}, should give an int (or make the "
+                            "class unhashable with __hash__ = None)") from None
         if hashes[0] != hashes[1]:
             raise Violation(f"hash() differs ({hashes[0]} read, {hashes[1]} written) for {where}, which are "
                             "==, should be equal: a dict or set keyed by the value written does not find the "
