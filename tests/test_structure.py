@@ -179,6 +179,7 @@ ZOO_PLANTS = {
     ("tests/harness/zoo.py", "reference.serializers._pojo"),
     ("tests/harness/zoo.py", "reference.serializers._primitives"),
     ("tests/harness/test_harness_zoo.py", "reference._snapshot"),
+    ("tests/harness/zoo.py", "reference._snapshot"),
 }
 
 

@@ -79,3 +79,22 @@ def test_a_next_release_class_of_the_same_name_travels_with_the_serializer_to_an
         f"got {done.stdout!r} {done.stderr[-400:]!r}, should be the next release's Circle (with colour), "
         "then the current one"
     )
+
+
+def test_each_built_in_declares_the_flink_snapshot_of_flink_snapshots_json():
+    """Every entry of flink_snapshots.json (Flink 2.3's bytes, compared with Flink in
+    tests/flink/test_flink_crosscheck.py) is a built-in's Subject(flink_snapshot=...), and a
+    built-in without an entry declares none."""
+    import json
+
+    from conformance._builtins.subjects import BUILTIN_NAMES
+
+    path = Path(__file__).resolve().parents[2] / "conformance" / "_builtins" / "flink_snapshots.json"
+    entries = json.loads(path.read_text())["snapshots"]
+    unknown = sorted(set(entries) - set(BUILTIN_NAMES))
+    assert not unknown, f"got entries {unknown} naming no built-in, should name built-ins only"
+    for name in BUILTIN_NAMES:
+        got = builtin_subject(name).flink_snapshot
+        should = bytes.fromhex(entries[name]) if name in entries else None
+        assert got == should, f"got {got and got.hex()}, should be {should and should.hex()} [builtin:{name}]"
+    assert len(entries) == 17, f"got {len(entries)} entries, should be 17 (the built-ins Flink has a serializer for)"
