@@ -113,7 +113,9 @@ def flink_bulk_savepoint(keys: int, **options: object) -> str:
     case = {"bulk": dict(backend="rocksdb", storage="files", compression=False, maxp=128, p=2, key="string",
                          bulk=keys, **options)}
     print(f"writing a RocksDB savepoint with {keys} bulk keys {options or ''} with Flink ...", flush=True)
-    written, seconds = savepoints.write_savepoints(flink, scratch, case, timeout=3600)
+    with tempfile.TemporaryDirectory(prefix="bench-export-jvm-") as jvm_tmp:
+        os.environ["JAVA_TOOL_OPTIONS"] = f"{os.environ.get('JAVA_TOOL_OPTIONS', '')} -Djava.io.tmpdir={jvm_tmp}".strip()
+        written, seconds = savepoints.write_savepoints(flink, scratch, case, timeout=3600)
     print(f"  written in {seconds:.0f} s", flush=True)
     cache.parent.mkdir(parents=True, exist_ok=True)
     scratch.rename(cache)
@@ -145,6 +147,8 @@ def main() -> None:
     load_before = os.getloadavg()
     capacity_before = parallel_capacity()
     with tempfile.TemporaryDirectory(prefix="bench-export-") as scratch:
+        # Flink's JVMs unpack jars into java.io.tmpdir and, halted, leave them: keep them in here.
+        os.environ["JAVA_TOOL_OPTIONS"] = f"{os.environ.get('JAVA_TOOL_OPTIONS', '')} -Djava.io.tmpdir={scratch}".strip()
         one = _run("one", savepoint, os.path.join(scratch, "one"), args.master)
         spark = _run("spark", savepoint, os.path.join(scratch, "spark"), args.master)
         import pyarrow.parquet as pq

@@ -125,6 +125,8 @@ def main() -> None:
     load_before = os.getloadavg()
     capacity_before = parallel_capacity()
     with tempfile.TemporaryDirectory(prefix="bench-flink-migrate-") as scratch:
+        # Flink's JVMs unpack jars into java.io.tmpdir and, halted, leave them: keep them in here.
+        os.environ["JAVA_TOOL_OPTIONS"] = f"{os.environ.get('JAVA_TOOL_OPTIONS', '')} -Djava.io.tmpdir={scratch}".strip()
         sys.path.insert(0, str(FLINK_TESTS))
         from flink_spark_support import NEW_JOB_MODULE
 

@@ -78,6 +78,14 @@ def _runner(config: Any, subject: Subject) -> Runner:
     return cached[1]
 
 
+def close_runners() -> None:
+    """Close the runners the session's tests shared (their scratch directories, open
+    backends); called by the plugin when the session ends."""
+    while _RUNNERS:
+        _, (_, runner) = _RUNNERS.popitem()
+        runner.close()
+
+
 def run_check(config: Any, subject: Any, check_id: str, record_property: Callable[[str, Any], None] | None,
               expected_failures: Mapping[str, str] | None = None) -> CheckResult:
     """Run one check (its prerequisites once per subject) and turn its result into the test

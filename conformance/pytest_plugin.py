@@ -10,6 +10,7 @@ them with the same functions, ``conformance.cli``'s ``--backend`` and ``--profil
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 
@@ -49,6 +50,13 @@ def pytest_runtest_logreport(report: Any) -> None:
 
 
 _STORE: list[dict[str, Any]] = []
+
+
+def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
+    # The runners tests shared hold scratch directories and open backends until the end.
+    api = sys.modules.get("conformance._pytest_api")
+    if api is not None:
+        api.close_runners()
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any) -> None:

@@ -4,6 +4,7 @@ defined once, in conformance/_profiles.py; HYPOTHESIS_PROFILE picks one."""
 
 import os
 
+import pytest
 from hypothesis import settings
 
 from conformance._engine.profiles import register_profiles
@@ -14,11 +15,49 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 
 def pytest_collection_modifyitems(config, items):
     """Spark tests share one session: keep them on one xdist worker (``--dist loadgroup``)."""
-    import pytest
-
     for item in items:
         if item.get_closest_marker("spark") is not None:
             item.add_marker(pytest.mark.xdist_group("spark"))
+
+
+# -- the JVMs' temporary files ------------------------------------------------------------------
+JAVA_TMP_PREFIX = "conformance-tests-java-"
+_JAVA_TMP = pytest.StashKey()
+
+
+def pytest_configure(config):
+    """Flink's JVMs unpack jars (about 70 MB a JVM) and write MiniCluster directories into
+    ``java.io.tmpdir``, and a halted JVM leaves them there: every JVM the session starts (the
+    xdist workers inherit the variable) gets one directory, removed when the session ends, or
+    by the next session when this one was killed."""
+    if hasattr(config, "workerinput"):
+        return
+    import tempfile
+
+    from reference.savepoint import owned_temp_name, remove_abandoned
+
+    temp = tempfile.gettempdir()
+    remove_abandoned(temp, JAVA_TMP_PREFIX)
+    directory = os.path.join(temp, owned_temp_name(JAVA_TMP_PREFIX))
+    if " " in directory:
+        return  # JAVA_TOOL_OPTIONS splits on spaces
+    os.mkdir(directory, 0o700)
+    config.stash[_JAVA_TMP] = (directory, os.environ.get("JAVA_TOOL_OPTIONS"))
+    os.environ["JAVA_TOOL_OPTIONS"] = f"{os.environ.get('JAVA_TOOL_OPTIONS', '')} -Djava.io.tmpdir={directory}".strip()
+
+
+def pytest_unconfigure(config):
+    import shutil
+
+    stashed = config.stash.get(_JAVA_TMP, None)
+    if stashed is None:
+        return
+    directory, before = stashed
+    shutil.rmtree(directory, ignore_errors=True)
+    if before is None:
+        os.environ.pop("JAVA_TOOL_OPTIONS", None)
+    else:
+        os.environ["JAVA_TOOL_OPTIONS"] = before
 
 
 # -- an S3-compatible server on loopback ------------------------------------------------------
@@ -30,8 +69,9 @@ def _free_port():
         return sock.getsockname()[1]
 
 
-def _start_s3_server():
-    """moto's S3 server as a subprocess on a free loopback port: (process, endpoint URL)."""
+def _start_s3_server(log_dir):
+    """moto's S3 server as a subprocess on a free loopback port, its log in ``log_dir``:
+    (process, endpoint URL)."""
     import subprocess
     import sys
     import time
@@ -43,7 +83,7 @@ def _start_s3_server():
             "from moto.server import main; main(sys.argv[1:])")
     process = subprocess.Popen([sys.executable, "-c", code, "-H", "127.0.0.1", "-p", str(port)],
                                stdout=subprocess.DEVNULL, stderr=open(os.path.join(  # noqa: SIM115
-                                   os.environ.get("TMPDIR", "/tmp"), f"s3-server-{port}.log"), "wb"))
+                                   log_dir, f"s3-server-{port}.log"), "wb"))
     endpoint = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while True:
@@ -70,15 +110,12 @@ def _stop(process):
         process.wait(timeout=20)
 
 
-import pytest  # noqa: E402
-
-
 @pytest.fixture(scope="session")
-def s3_server():
+def s3_server(tmp_path_factory):
     """The endpoint URL of an S3-compatible server (moto's, a separate process speaking S3
     over HTTP on 127.0.0.1), stopped by its pid at the end of the run."""
     pytest.importorskip("moto.server", reason="the S3 server comes from the dev extra: pip install 'moto[server]'")
-    process, endpoint = _start_s3_server()
+    process, endpoint = _start_s3_server(str(tmp_path_factory.mktemp("s3-server")))
     try:
         yield endpoint
     finally:

@@ -11,10 +11,12 @@ saying which, when one of them failed or was itself skipped for a failed prerequ
 from __future__ import annotations
 
 import functools
+import os
 import random
 import shutil
 import tempfile
 import time
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -46,6 +48,16 @@ T = TypeVar("T")
 #: concurrent histories and fault runs, a multiple of them, grow alike).
 TABLE_EXAMPLES, TABLE_STEPS = 30, 20
 TABLE_CERTIFY_EXAMPLES = 150
+
+#: A runner's scratch directory in the temporary directory is this prefix and its owner
+#: (``reference.savepoint.owned_temp_name``).
+WORK_PREFIX = "conformance-run-"
+
+
+def _remove_owned_dir(path: str, owner: int) -> None:
+    # Only by the process that made it: a forked child exiting must not remove its parent's.
+    if os.getpid() == owner:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def library_versions() -> dict[str, str]:
@@ -195,6 +207,7 @@ class Runner:
         self.provided = Provided()
         self._results: dict[str, CheckResult] = {}
         self._work_dir: str | None = None
+        self._remove_work_dir: weakref.finalize | None = None
         self.available = checks_for(self.kind, spark=self.spark != "off")
         self.expected_failures = dict(config.expected_failures)
         known_ids(self.available, self.expected_failures, kind=self.kind)
@@ -204,8 +217,19 @@ class Runner:
         return subject_name(self.subject)
 
     def work_dir(self) -> str:
+        """The runner's scratch directory (made on first use, removed by ``close``), named
+        ``WORK_PREFIX`` + its owner (host, pid): a runner never closed has it removed when it is
+        garbage collected or its process exits, and one whose process was killed by the next
+        runner that makes a scratch directory on the host."""
         if self._work_dir is None:
-            self._work_dir = tempfile.mkdtemp(prefix="conformance-")
+            from reference.savepoint import owned_temp_name, remove_abandoned
+
+            temp = tempfile.gettempdir()
+            remove_abandoned(temp, WORK_PREFIX)
+            path = os.path.join(temp, owned_temp_name(WORK_PREFIX))
+            os.mkdir(path, 0o700)
+            self._work_dir = path
+            self._remove_work_dir = weakref.finalize(self, _remove_owned_dir, path, os.getpid())
         return self._work_dir
 
     def put(self, wanted: Provider[T], value: T) -> None:
@@ -217,9 +241,9 @@ class Runner:
 
     def close(self) -> None:
         self.provided.close()
-        if self._work_dir is not None:
-            shutil.rmtree(self._work_dir, ignore_errors=True)
-            self._work_dir = None
+        if self._remove_work_dir is not None:
+            self._remove_work_dir()
+            self._remove_work_dir = self._work_dir = None
 
     def checks(self, wanted: Iterable[str] | None = None) -> list[Check]:
         """The checks a run selects: all that apply to the subject (spark only with a

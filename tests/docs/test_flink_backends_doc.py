@@ -7,6 +7,7 @@ the rule against Flink for many more keys)."""
 from __future__ import annotations
 
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,8 @@ def test_the_page_has_runnable_examples():
     assert runnable_blocks(), f"{DOC} should have python blocks starting with {MARK!r}"
 
 
-def test_the_runnable_blocks_run_as_written():
+def test_the_runnable_blocks_run_as_written(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the example's mkdtemp() is the test's to remove
     namespace: dict = {"__name__": "__main__"}
     for index, block in enumerate(runnable_blocks()):
         try:

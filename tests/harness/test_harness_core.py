@@ -175,6 +175,48 @@ def test_preloaded_prerequisite_failure_skips_dependants_without_running_them():
     )
 
 
+def test_a_runners_scratch_directory_is_removed_by_close_collection_or_the_next_runner(tmp_path, monkeypatch):
+    import gc
+    import os
+    import tempfile
+
+    from conformance._engine.runner import WORK_PREFIX, Runner
+    from reference.savepoint import owned_temp_name
+    from reference.serializers import LongSerializer
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+    def runner():
+        return Runner(Subject(LongSerializer(), st.integers(-(2**63), 2**63 - 1)), RunConfig(examples=5, seed=1))
+
+    closed = runner()
+    made = closed.work_dir()
+    assert os.path.dirname(made) == str(tmp_path) and os.path.basename(made).startswith(WORK_PREFIX), (
+        f"got {made}, should be {WORK_PREFIX}<owner> in the temporary directory {tmp_path}")
+    assert os.path.isdir(made) and closed.work_dir() == made, f"got {made} missing or remade, should be made once"
+    closed.close()
+    assert not os.path.exists(made), f"got {made} after close(), should be removed"
+
+    forgotten = runner()
+    made = forgotten.work_dir()
+    del forgotten
+    gc.collect()
+    assert not os.path.exists(made), f"got {made} after its runner was collected unclosed, should be removed"
+
+    # A process killed mid-run: a dead pid (larger than any pid the kernel hands out) owns it.
+    dead = tmp_path / owned_temp_name(WORK_PREFIX).replace(f"-{os.getpid()}-", "-4194305-")
+    (dead / "savepoint-1").mkdir(parents=True)
+    kept = tmp_path / "conformance-of-something-else"
+    kept.mkdir()
+    later = runner()
+    try:
+        later.work_dir()
+    finally:
+        later.close()
+    assert not dead.exists(), f"got {dead.name} after the next runner made its directory, should be removed"
+    assert kept.exists(), f"got {kept.name} removed, should be kept (not a runner's)"
+
+
 def test_background_warm_up_leaves_no_half_imported_numpy_for_hypothesis():
     # Hypothesis reads numpy from sys.modules while drawing: the warm-up thread (which imports
     # pyarrow, hence numpy) must find numpy fully imported by the caller, never start it.

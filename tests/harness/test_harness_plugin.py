@@ -109,6 +109,31 @@ def test_summary_under_xdist(pytester):
     assert counts == {"failed": 1, "passed": 3, "skipped": 1}, f"got {counts}"
 
 
+def test_a_session_leaves_no_scratch_directory(pytester, monkeypatch, tmp_path):
+    """The runners a session's tests share write savepoints into scratch directories; the
+    session's end removes them, in each xdist worker too."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temp))
+    pytester.makepyfile(test_scratch='''
+import conformance
+from hypothesis import strategies as st
+from reference.serializers import LongSerializer
+
+LONGS = conformance.Subject(LongSerializer(), st.integers(-2**63, 2**63 - 1))
+
+
+@conformance.parametrize_checks(LONGS, checks=("backends.history", "backends.fresh_process"))
+def test_longs(conformance_result):
+    assert conformance_result.status == "passed", conformance_result
+''')
+    for options in ((), ("-n", "2")):
+        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--conformance-examples", "5", *options)
+        assert outcomes(result).get("passed", 0) >= 2, f"got {outcomes(result)}: {result.stdout.str()[-2000:]}"
+        left = sorted(p.name for p in temp.iterdir() if p.name.startswith("conformance-"))
+        assert not left, f"got {left} left in the temporary directory after a session {options}, should be none"
+
+
 def test_unknown_expected_failure_ids_are_a_collection_error(pytester):
     pytester.makepyfile(test_typo='''
 from hypothesis import strategies as st
