@@ -10,6 +10,7 @@ from ._compat import OuterSchemaCompatibility, SchemaCompatibility, Verdict
 from ._errors import (
     ClassNotAllowedError,
     EndOfDataError,
+    NoFlinkFormError,
     PickleNotAllowedError,
     RecordNotFoundError,
     SerializationError,
@@ -52,6 +53,7 @@ __all__ = [
     "SerializationError",
     "SimpleTypeSerializerSnapshot",
     "SnapshotFormatError",
+    "NoFlinkFormError",
     "StateError",
     "StateMigrationError",
     "TypeSerializer",

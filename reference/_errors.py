@@ -8,6 +8,7 @@ __all__ = [
     "EndOfDataError",
     "SnapshotFormatError",
     "UnknownSnapshotClassError",
+    "NoFlinkFormError",
     "StateMigrationError",
     "RecordNotFoundError",
     "PickleNotAllowedError",
@@ -33,6 +34,12 @@ class SnapshotFormatError(StateError):
 
 class UnknownSnapshotClassError(SnapshotFormatError):
     """A snapshot names a class that is not in the snapshot registry; nothing was imported."""
+
+
+class NoFlinkFormError(SnapshotFormatError):
+    """A snapshot was asked for its form in Flink's dialect and has none: it describes a format
+    no Flink serializer reads (e.g. Avro's standard binary encoding). Any other error while
+    writing in Flink's dialect is a fault of the writer, not the absence of a form."""
 
 
 class StateMigrationError(StateError):

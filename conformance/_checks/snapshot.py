@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any, cast
 from reference import (
     DataInputView,
     DataOutputView,
+    NoFlinkFormError,
     PickledSerializerSnapshot,
     StateError,
     TypeSerializerSnapshot,
@@ -650,11 +651,16 @@ def flink_dialect(ctx: CheckContext) -> None:
     flink = ctx.subject.flink_snapshot
     try:
         data = snapshot_to_bytes(s.snapshot_configuration(), dialect="flink")
-    except StateError as exc:
+    except NoFlinkFormError as exc:
         if flink is not None:
             raise Violation(f"the snapshot has no form in Flink's dialect ({exc}), should be the bytes Flink writes "
                             "for this serializer (Subject(flink_snapshot=...))", example=hexdump(flink)) from None
         ctx.not_applicable(f"the snapshot has no form in Flink's dialect ({exc})")
+    except StateError as exc:
+        raise Violation(
+            f"writing the snapshot in Flink's dialect raised {type(exc).__name__}: {exc}; should write its Flink "
+            "form, or raise reference.NoFlinkFormError when the format it describes has none (no Flink "
+            "serializer reads it)") from None
     if flink is not None and data != flink:
         raise Violation(
             f"the snapshot's form in Flink's dialect is not the one Flink writes for this serializer "

@@ -52,7 +52,13 @@ from fastavro import schemaless_writer as _fastavro_write
 
 from .._bounds import MAX_JSON_DEPTH, ZERO_WIDTH_ALLOWANCE, json_depth_exceeds
 from .._compat import SchemaCompatibility
-from .._errors import EndOfDataError, SerializationError, SnapshotFormatError, StateMigrationError
+from .._errors import (
+    EndOfDataError,
+    NoFlinkFormError,
+    SerializationError,
+    SnapshotFormatError,
+    StateMigrationError,
+)
 from .._io import DataInputView, DataOutputView
 from .._serializer import TypeSerializer
 from .._snapshot import TypeSerializerSnapshot, add_snapshot_alias, snapshot_dialect
@@ -845,7 +851,7 @@ class AvroSerializerSnapshot(
         serializer = self._configured()
         if serializer.encoding == "binary":
             if snapshot_dialect() == "flink":
-                raise SnapshotFormatError(
+                raise NoFlinkFormError(
                     f"{serializer!r} writes Avro's binary encoding, which Flink's AvroSerializer "
                     "cannot read: it has no snapshot in the Flink dialect; use the default "
                     "encoding (Flink's) for state Flink should restore"

@@ -49,7 +49,7 @@ from zoo_base import (
 from conformance import Evolution, RunConfig, Subject, check_serializer
 from conformance._engine.registry import LAYERS, RENAMED, all_checks, get_check
 from conformance._user_serializers import Circle, Shape
-from reference.serializers import PojoSerializer
+from reference.serializers import AvroSerializer, PojoSerializer
 
 EXAMPLES = 25
 SEED = 12345
@@ -166,6 +166,10 @@ def test_shrunk_examples_are_minimal_and_messages_say_got_and_should():
     )
 
 
+AVRO_ORDER = {"type": "record", "name": "Order", "fields": [
+    {"name": "id", "type": "long"}, {"name": "note", "type": ["null", "string"]}]}
+AVRO_ORDERS = st.fixed_dictionaries({"id": st.integers(-(2**63), 2**63 - 1), "note": st.none() | st.text()})
+
 SHAPES = st.none() | st.builds(Shape, st.text(max_size=8)) | st.builds(Circle, st.text(max_size=8), st.floats())
 
 CORRECT = {
@@ -199,6 +203,8 @@ CORRECT = {
     "labels": lambda: Subject(LabelsSerializer(), LABELS, key=True),
     "percent": lambda: Subject(PercentSerializer(), PERCENTS, key=True),
     "ticket": lambda: Subject(TicketSerializer(), TICKETS, key=True),
+    # Its snapshot has no form in Flink's dialect (NoFlinkFormError): snapshot.flink_dialect skips it.
+    "avro binary": lambda: Subject(AvroSerializer(AVRO_ORDER, encoding="binary"), AVRO_ORDERS, key=True),
     "decimal text": lambda: Subject(DecimalText(), PRICES | st.decimals(), key=True),
     "offset timestamps": lambda: Subject(OffsetTimestamps(), OFFSET_TIMES, key=True),
     "zoned wall clock": lambda: Subject(ZonedWallClock(), ZONED_TIMES, key=True),
@@ -227,6 +233,14 @@ def test_correct_twins_certify_without_backends(name):
                                         checks=tuple(f for f in LAYERS if f not in ("backends", "spark", "table"))))
     assert report.certified, f"got failures {[str(r) for r in report.failures]}, should certify"
     assert sum(r.passed for r in report.results) >= 15, f"got {[str(r) for r in report.results]}, should mostly pass"
+
+
+def test_a_format_without_a_flink_form_is_not_applicable_to_the_flink_dialect_check():
+    report = check_serializer(CORRECT["avro binary"](), RunConfig(examples=EXAMPLES, seed=SEED,
+                                                                  checks=("snapshot.flink_dialect",)))
+    result = report["snapshot.flink_dialect"]
+    assert result.status == "skipped" and "no form in Flink's dialect" in result.message, (
+        f"got {result.status}: {result.message}, should be skipped: Avro's binary encoding has no Flink form")
 
 
 #: The twins of the backends entries: each backends check passes on them.

@@ -1571,6 +1571,12 @@ def _entries_in_reverse(write_optional_map: Any) -> Any:
     return broken
 
 
+def _flink_form_write_fails(target: Any, entries: Any) -> None:
+    """Flink's optional map of a POJO snapshot that cannot be written (a nested snapshot's
+    frame refused): the Flink form fails with a StateError, as a format without one would."""
+    raise SnapshotFormatError(f"cannot frame the nested snapshot of {entries[0][0] if entries else 'no entry'!r}")
+
+
 def _forgets_flink_form(read_outer_snapshot: Any) -> Any:
     """RowSerializerSnapshot.read_outer_snapshot that reads Flink's form but forgets it was
     positional: the restored row matches fields by Flink's placeholder names f0..fn-1."""
@@ -1677,6 +1683,8 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
         "Flink's POJO snapshot written with its fields in reverse": (
             "snapshot.flink_dialect", _builtin("pojo"),
             (_pojo, "_write_optional_map", _entries_in_reverse(_pojo._write_optional_map))),
+        "Flink's POJO snapshot failing to write, taken for a format without a Flink form": (
+            "snapshot.flink_dialect", _builtin("pojo"), (_pojo, "_write_optional_map", _flink_form_write_fails)),
     }
 
 

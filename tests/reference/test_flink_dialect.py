@@ -13,6 +13,7 @@ import reference
 from reference import (
     DataInputView,
     DataOutputView,
+    NoFlinkFormError,
     SnapshotFormatError,
     snapshot_from_bytes,
     snapshot_to_bytes,
@@ -170,8 +171,9 @@ def test_nullable_and_avro_in_the_flink_dialect() -> None:
     avro = snapshot_to_bytes(AvroSerializer("int").snapshot_configuration(), dialect="flink")
     want = framed("org.apache.flink.formats.avro.typeutils.AvroSerializerSnapshot", 3)
     assert avro.startswith(want), f"got {avro.hex()}, should start with {want.hex()}"
-    with pytest.raises(SnapshotFormatError, match="binary"):
+    with pytest.raises(NoFlinkFormError, match="binary"):  # a SnapshotFormatError: "has none", not "broken"
         snapshot_to_bytes(AvroSerializer("int", encoding="binary").snapshot_configuration(), dialect="flink")
+    assert issubclass(NoFlinkFormError, SnapshotFormatError), "should be a SnapshotFormatError (callers catching it)"
 
 
 def test_rows_in_flinks_form_are_judged_by_position() -> None:
