@@ -335,7 +335,10 @@ def not_shared(ctx: CheckContext) -> None:
 
 @check(id="snapshot.corrupt_bytes", family="snapshot", requires=("snapshot.exact_read",))
 def corrupt_bytes(ctx: CheckContext) -> None:
-    """Truncated and corrupted snapshot bytes give a clear StateError, never a crash."""
+    """Truncated and corrupted snapshot bytes give a clear StateError, never a crash: every
+    prefix of the snapshot, and the snapshot with one byte flipped (by 0xFF, 0x80 and 0x01:
+    a boolean's presence flag read as absent, a count off by one) at each of up to 256
+    positions, in this project's form and in Flink's dialect where it differs."""
     data = ctx.get(SNAPSHOT_BYTES)
     for cut in range(len(data)):
         try:
@@ -354,9 +357,19 @@ def corrupt_bytes(ctx: CheckContext) -> None:
             "fail with a StateError (read_snapshot does not read everything it wrote)",
             example=hexdump(data[:cut]),
         )
+    _flipped_bytes_refused_or_read(data, "the snapshot")
+    try:
+        flink = snapshot_to_bytes(ctx.serializer().snapshot_configuration(), dialect="flink")
+    except StateError:
+        return  # no Flink form, or one that cannot be written: snapshot.flink_dialect's to judge
+    if flink != data:
+        _flipped_bytes_refused_or_read(flink, "the snapshot's Flink form")
+
+
+def _flipped_bytes_refused_or_read(data: bytes, what: str) -> None:
     positions = range(len(data)) if len(data) <= 256 else range(0, len(data), len(data) // 256 + 1)
     for at in positions:
-        for flip in (0xFF, 0x80):
+        for flip in (0xFF, 0x80, 0x01):
             broken = bytearray(data)
             broken[at] ^= flip
             try:
@@ -365,10 +378,11 @@ def corrupt_bytes(ctx: CheckContext) -> None:
             except StateError:
                 continue
             except RecursionError:
-                raise Violation(f"corrupting snapshot byte {at} led to unbounded recursion, should raise a StateError") from None
+                raise Violation(f"corrupting byte {at} of {what} led to unbounded recursion, should raise a "
+                                "StateError") from None
             except Exception as exc:
                 raise Violation(
-                    f"reading the snapshot with byte {at} corrupted raised {type(exc).__name__}: "
+                    f"reading {what} with byte {at} corrupted (xor {flip:#04x}) raised {type(exc).__name__}: "
                     f"{exc}, should raise a reference.StateError naming the problem",
                     example=hexdump(bytes(broken)),
                 ) from None

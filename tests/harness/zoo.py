@@ -85,6 +85,7 @@ from reference.serializers import (
     RowSerializerSnapshot,
     StringSerializer,
     TupleSerializer,
+    TupleSerializerSnapshot,
 )
 
 # == roundtrip ==================================================================================
@@ -1577,6 +1578,19 @@ def _flink_form_write_fails(target: Any, entries: Any) -> None:
     raise SnapshotFormatError(f"cannot frame the nested snapshot of {entries[0][0] if entries else 'no entry'!r}")
 
 
+def _arity_from_flink_tuple_class(create: Any) -> Any:
+    """TupleSerializerSnapshot rebuilding its serializer after checking the arity in Flink's
+    tuple class name (``...TupleN``, read from Flink's form only) by parsing it, unguarded: a
+    corrupted name raises IndexError or ValueError from restore_serializer, not a StateError."""
+
+    def broken(self: Any, nested: Any) -> Any:
+        if self.tuple_class is not None and int(self.tuple_class.rsplit("Tuple", 1)[1]) != len(nested):
+            raise SnapshotFormatError(f"{self.tuple_class} does not have {len(nested)} fields")
+        return create(self, nested)
+
+    return broken
+
+
 def _forgets_flink_form(read_outer_snapshot: Any) -> Any:
     """RowSerializerSnapshot.read_outer_snapshot that reads Flink's form but forgets it was
     positional: the restored row matches fields by Flink's placeholder names f0..fn-1."""
@@ -1683,6 +1697,10 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
         "Flink's POJO snapshot written with its fields in reverse": (
             "snapshot.flink_dialect", _builtin("pojo"),
             (_pojo, "_write_optional_map", _entries_in_reverse(_pojo._write_optional_map))),
+        "Flink's tuple class name parsed without a guard (a corrupted one crashes the reader)": (
+            "snapshot.corrupt_bytes", _builtin("tuple"),
+            (TupleSerializerSnapshot, "create_outer_serializer_with_nested_serializers",
+             _arity_from_flink_tuple_class(TupleSerializerSnapshot.create_outer_serializer_with_nested_serializers))),
         "Flink's POJO snapshot failing to write, taken for a format without a Flink form": (
             "snapshot.flink_dialect", _builtin("pojo"), (_pojo, "_write_optional_map", _flink_form_write_fails)),
     }
