@@ -8,6 +8,10 @@ and compatibility results behave as values.
   the new release runs it, writes the oracle's values and reads them back exactly.
 - ``migration.migrate_element``: ``migrate_element`` brings an object read by the old serializer
   to the oracle's new value.
+- ``migration.shipped``: a migration as Spark's executors run it (``conformance migrate
+  --spark``): the plan made where the savepoint is judged (the prior serializer restored from
+  the old snapshot, the new one, their migration) is pickled, and the unpickled copy migrates
+  each old record, by bytes and by objects, to the oracle's new value.
 - ``migration.chain``: chains of evolutions (v1 -> v2 -> v3) migrate step by step to the
   composed oracle.
 - ``migration.generated``: evolutions generated from the subject's schema get the oracle's
@@ -22,6 +26,9 @@ and compatibility results behave as values.
 from __future__ import annotations
 
 import contextlib
+import io
+import pickle
+import types
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -180,6 +187,76 @@ def migrate_state(ctx: CheckContext) -> None:
                 expect_equal(g, step.expected(v), f"{step.label}: record {i} of {len(values)} after migration")
         ctx.for_all(st.lists(ctx.subject.values, min_size=1, max_size=4), body,
                     max_examples=max(10, ctx.examples // 2))
+
+
+class _ByIdentity(pickle.Pickler):
+    """Pickles every instance as pickle does, and classes, functions and modules as references
+    to themselves: the executors run the same code (the next release's classes, which a check
+    keeps side by side with the current ones under one name, included) and cloudpickle ships
+    what the standard pickle cannot name."""
+
+    def __init__(self, file: Any, table: list[Any]) -> None:
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self.table = table
+
+    def persistent_id(self, obj: Any) -> Any:
+        if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType, types.ModuleType)):
+            self.table.append(obj)
+            return len(self.table) - 1
+        return None
+
+
+class _FromTable(pickle.Unpickler):
+    def __init__(self, file: Any, table: list[Any]) -> None:
+        super().__init__(file)
+        self.table = table
+
+    def persistent_load(self, pid: Any) -> Any:
+        return self.table[pid]
+
+
+def shipped_copy(obj: Any) -> Any:
+    """``obj`` pickled and unpickled as a Spark executor receives it (``_ByIdentity``)."""
+    table: list[Any] = []
+    buffer = io.BytesIO()
+    _ByIdentity(buffer, table).dump(obj)
+    buffer.seek(0)
+    return _FromTable(buffer, table).load()
+
+
+@check(id="migration.shipped", family="migration", requires=("migration.migrate_state", "roundtrip.pickle"))
+def shipped(ctx: CheckContext) -> None:
+    """A migration as Spark's executors run it: the plan made where the savepoint is judged is
+    pickled, and the unpickled copy migrates each old record, by bytes and by objects, to the
+    oracle's new value (a serializer restored from a snapshot, pickled, keeps what it read)."""
+    steps = [s for s in compatible_steps(ctx) if s.expect == Verdict.COMPATIBLE_AFTER_MIGRATION]
+    if not steps:
+        raise NotApplicable("no evolution needing migration declared")
+    for step in steps:
+        with step.active():
+            result, old_snapshot = resolve(step)
+            plan = guarded("the migration plan (restore_serializer of the old snapshot, the new snapshot)",
+                           migration_plan, old_snapshot, step.new, result)
+            try:
+                copy = shipped_copy(plan)
+            except Exception as exc:
+                raise Violation(
+                    f"{step.label}: pickling the migration plan {plan!r} raised {type(exc).__name__}: {exc}; it "
+                    "should pickle: Spark ships it (with the serializer restored from the old snapshot, the new "
+                    "serializer and its snapshot) to its executors") from None
+
+        def body(value: Any, step: Step = step, copy: Any = copy) -> None:
+            old = write(step.old, value)
+            with step.active():
+                expected = step.expected(value)
+                for path, migrate in (("by bytes", copy.migrate), ("by objects", copy.migrate_as_objects)):
+                    raw = guarded(f"{step.label}: the unpickled migration plan migrating {path}", migrate, old)
+                    got = read_one(step.new, raw, f"{step.label}: the new serializer reading a record the unpickled "
+                                                  f"migration plan migrated {path}")
+                    expect_equal(got, expected, f"{step.label}: a record migrated {path} by the migration plan after "
+                                                "pickling (as Spark's executors run it)")
+
+        ctx.for_all(ctx.subject.values, body, max_examples=max(5, ctx.examples // 10))
 
 
 @check(id="migration.new_release", family="migration", requires=VERDICT + ("roundtrip.bit_exact",))

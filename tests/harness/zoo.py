@@ -1591,6 +1591,12 @@ def _arity_from_flink_tuple_class(create: Any) -> Any:
     return broken
 
 
+def _pickles_without_positional(row: Any) -> dict[str, Any]:
+    """RowSerializer.__getstate__ that leaves out that the row was restored from Flink's form:
+    a copy sent to a Spark executor matches fields by Flink's placeholder names f0..fn-1."""
+    return {"fields": row.fields, "supports_row_kind": row.supports_row_kind}
+
+
 def _forgets_flink_form(read_outer_snapshot: Any) -> Any:
     """RowSerializerSnapshot.read_outer_snapshot that reads Flink's form but forgets it was
     positional: the restored row matches fields by Flink's placeholder names f0..fn-1."""
@@ -1701,6 +1707,8 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
             "snapshot.corrupt_bytes", _builtin("tuple"),
             (TupleSerializerSnapshot, "create_outer_serializer_with_nested_serializers",
              _arity_from_flink_tuple_class(TupleSerializerSnapshot.create_outer_serializer_with_nested_serializers))),
+        "a row restored from Flink's form pickled without its positional flag": (
+            "migration.shipped", _builtin("flink_row"), (RowSerializer, "__getstate__", _pickles_without_positional)),
         "Flink's POJO snapshot failing to write, taken for a format without a Flink form": (
             "snapshot.flink_dialect", _builtin("pojo"), (_pojo, "_write_optional_map", _flink_form_write_fails)),
     }
