@@ -161,6 +161,7 @@ def _fixed_annotated_pojo() -> Any:
 
     point = pojo_type((annotated("x", t.LongType()), annotated("y", t.DoubleType())), qualname="AnnotatedPoint")
     level = enum_type(("LOW", "HIGH"), qualname="AnnotatedLevel")
+    marker = pojo_type((), qualname="AnnotatedMarker")  # a dataclass without fields
     return pojo_type((
         annotated("id", t.LongType()),                                      # id: int
         annotated("name", t.StringType()),                                  # name: str
@@ -170,6 +171,7 @@ def _fixed_annotated_pojo() -> Any:
         annotated("pair", t.TupleType((t.LongType(), t.BooleanType()))),    # pair: tuple[int, bool]
         annotated("points", t.ListType(point)),                             # points: list[AnnotatedPoint]
         annotated("level", level),                                          # level: AnnotatedLevel
+        annotated("marker", t.NullableType(marker)),                        # marker: Optional[AnnotatedMarker]
         annotated("raw", t.BytesType(), default=b""),                       # raw: bytes = b""
         annotated("ratio", t.DoubleType(), default=0.0),                    # ratio: float = 0.0
     ), qualname="AnnotatedPojo")
