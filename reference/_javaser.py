@@ -121,6 +121,9 @@ def _corrupt(what: str) -> SnapshotFormatError:
                                "outside the subset Flink writes for logical types")
 
 
+_U2 = struct.Struct(">H")
+
+
 class _Reader:
     def __init__(self, data: bytes) -> None:
         self.data = data
@@ -128,17 +131,25 @@ class _Reader:
         self.handles: list[Any] = []
 
     def take(self, n: int) -> bytes:
-        if n < 0 or self.pos + n > len(self.data):
-            raise _corrupt(f"{n} bytes needed at offset {self.pos} of {len(self.data)}")
-        chunk = self.data[self.pos:self.pos + n]
-        self.pos += n
-        return chunk
+        pos = self.pos
+        if n < 0 or pos + n > len(self.data):
+            raise _corrupt(f"{n} bytes needed at offset {pos} of {len(self.data)}")
+        self.pos = pos + n
+        return self.data[pos:pos + n]
 
     def u1(self) -> int:
-        return self.take(1)[0]
+        pos = self.pos
+        if pos >= len(self.data):
+            raise _corrupt(f"1 bytes needed at offset {pos} of {len(self.data)}")
+        self.pos = pos + 1
+        return self.data[pos]
 
     def u2(self) -> int:
-        return int(struct.unpack(">H", self.take(2))[0])
+        pos = self.pos
+        if pos + 2 > len(self.data):
+            raise _corrupt(f"2 bytes needed at offset {pos} of {len(self.data)}")
+        self.pos = pos + 2
+        return int(_U2.unpack_from(self.data, pos)[0])
 
     def utf(self) -> str:
         raw = self.take(self.u2())

@@ -256,7 +256,7 @@ def shipped(ctx: CheckContext) -> None:
                     expect_equal(got, expected, f"{step.label}: a record migrated {path} by the migration plan after "
                                                 "pickling (as Spark's executors run it)")
 
-        ctx.for_all(ctx.subject.values, body, max_examples=max(5, ctx.examples // 10))
+        ctx.for_all(ctx.subject.values, body, max_examples=max(3, ctx.examples // 20))
 
 
 @check(id="migration.new_release", family="migration", requires=VERDICT + ("roundtrip.bit_exact",))
