@@ -11,15 +11,28 @@ import threading
 __all__ = ["warm_up_in_background", "import_before_threads"]
 
 _STARTED = threading.Event()
+#: The warm-up's scratch directory in the temporary directory: this prefix and its owner.
+WARMUP_PREFIX = "conformance-warmup-"
 
 
 def _warm_up() -> None:
     try:
         import rocksdict  # noqa: F401
 
-        from reference.savepoint import StateMetadata, read_state_rows, write_state_rows
+        from reference.savepoint import (
+            StateMetadata,
+            owned_temp_name,
+            read_state_rows,
+            remove_abandoned,
+            write_state_rows,
+        )
 
-        directory = tempfile.mkdtemp(prefix="conformance-warmup-")
+        # Named by its owner, as a runner's scratch directory: a killed process's is removed
+        # by the next warm-up on the host.
+        temp = tempfile.gettempdir()
+        remove_abandoned(temp, WARMUP_PREFIX)
+        directory = os.path.join(temp, owned_temp_name(WARMUP_PREFIX))
+        os.mkdir(directory, 0o700)
         try:
             write_state_rows(os.path.join(directory, "data"), [(0, b"k", b"", None, b"v")])
             state = StateMetadata(name="w", kind="value", value_serializer_snapshot=b"",

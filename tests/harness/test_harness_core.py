@@ -217,6 +217,21 @@ def test_a_runners_scratch_directory_is_removed_by_close_collection_or_the_next_
     assert kept.exists(), f"got {kept.name} removed, should be kept (not a runner's)"
 
 
+def test_the_warm_up_leaves_nothing_and_removes_a_killed_ones_directory(tmp_path, monkeypatch):
+    import os
+    import tempfile
+
+    from conformance._engine import warmup
+    from reference.savepoint import owned_temp_name
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    dead = tmp_path / owned_temp_name(warmup.WARMUP_PREFIX).replace(f"-{os.getpid()}-", "-4194305-")
+    dead.mkdir()
+    warmup._warm_up()
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == [], f"got {left} after a warm-up, should be nothing (its own directory removed, and the dead one's)"
+
+
 def test_background_warm_up_leaves_no_half_imported_numpy_for_hypothesis():
     # Hypothesis reads numpy from sys.modules while drawing: the warm-up thread (which imports
     # pyarrow, hence numpy) must find numpy fully imported by the caller, never start it.
