@@ -72,6 +72,9 @@ class Plan:
 
 #: The plan of the run in progress, inherited by forked workers.
 _PLAN: list[Plan] = []
+#: The directory in which the forked workers of a run with the spark family write the large
+#: histories ahead of Spark: this prefix and its owner (``owned_temp_name``).
+AHEAD_PREFIX = "conformance-spark-"
 
 
 def certify(subjects: Sequence[Any], config: RunConfig | None = None, *,
@@ -236,7 +239,12 @@ def _two_lanes(plan: Plan, jobs: int) -> Iterator[tuple[int, Report]]:
     from ..spark.session import HARNESS_CONFIG, start_in_background
 
     order = sorted(range(len(plan.subjects)), key=lambda i: -_spark_cost(plan.subjects[i]))
-    ahead_dir = tempfile.mkdtemp(prefix="conformance-spark-")
+    from reference.savepoint import owned_temp_name, remove_abandoned
+
+    # Named by its owner (a killed run's histories are removed by the next such run on the host).
+    remove_abandoned(tempfile.gettempdir(), AHEAD_PREFIX)
+    ahead_dir = os.path.join(tempfile.gettempdir(), owned_temp_name(AHEAD_PREFIX))
+    os.mkdir(ahead_dir, 0o700)
     try:
         with ProcessPoolExecutor(max(1, jobs), mp_context=multiprocessing.get_context("fork")) as pool:
             befores = {pool.submit(_run_before_spark, i, ahead_dir): i for i in order}  # forks now
