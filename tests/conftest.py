@@ -34,14 +34,11 @@ def pytest_configure(config):
         return
     import tempfile
 
-    from reference.savepoint import owned_temp_name, remove_abandoned
+    from reference.savepoint import new_owned_directory
 
-    temp = tempfile.gettempdir()
-    remove_abandoned(temp, JAVA_TMP_PREFIX)
-    directory = os.path.join(temp, owned_temp_name(JAVA_TMP_PREFIX))
-    if " " in directory:
+    if " " in tempfile.gettempdir():
         return  # JAVA_TOOL_OPTIONS splits on spaces
-    os.mkdir(directory, 0o700)
+    directory = new_owned_directory(JAVA_TMP_PREFIX)
     config.stash[_JAVA_TMP] = (directory, os.environ.get("JAVA_TOOL_OPTIONS"))
     os.environ["JAVA_TOOL_OPTIONS"] = f"{os.environ.get('JAVA_TOOL_OPTIONS', '')} -Djava.io.tmpdir={directory}".strip()
 

@@ -14,7 +14,6 @@ import functools
 import os
 import random
 import shutil
-import tempfile
 import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -222,13 +221,9 @@ class Runner:
         garbage collected or its process exits, and one whose process was killed by the next
         runner that makes a scratch directory on the host."""
         if self._work_dir is None:
-            from reference.savepoint import owned_temp_name, remove_abandoned
+            from reference.savepoint import new_owned_directory
 
-            temp = tempfile.gettempdir()
-            remove_abandoned(temp, WORK_PREFIX)
-            path = os.path.join(temp, owned_temp_name(WORK_PREFIX))
-            os.mkdir(path, 0o700)
-            self._work_dir = path
+            path = self._work_dir = new_owned_directory(WORK_PREFIX)
             self._remove_work_dir = weakref.finalize(self, _remove_owned_dir, path, os.getpid())
         return self._work_dir
 

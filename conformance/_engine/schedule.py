@@ -23,7 +23,6 @@ import os
 import random
 import shutil
 import sys
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -239,12 +238,10 @@ def _two_lanes(plan: Plan, jobs: int) -> Iterator[tuple[int, Report]]:
     from ..spark.session import HARNESS_CONFIG, start_in_background
 
     order = sorted(range(len(plan.subjects)), key=lambda i: -_spark_cost(plan.subjects[i]))
-    from reference.savepoint import owned_temp_name, remove_abandoned
+    from reference.savepoint import new_owned_directory
 
     # Named by its owner (a killed run's histories are removed by the next such run on the host).
-    remove_abandoned(tempfile.gettempdir(), AHEAD_PREFIX)
-    ahead_dir = os.path.join(tempfile.gettempdir(), owned_temp_name(AHEAD_PREFIX))
-    os.mkdir(ahead_dir, 0o700)
+    ahead_dir = new_owned_directory(AHEAD_PREFIX)
     try:
         with ProcessPoolExecutor(max(1, jobs), mp_context=multiprocessing.get_context("fork")) as pool:
             befores = {pool.submit(_run_before_spark, i, ahead_dir): i for i in order}  # forks now

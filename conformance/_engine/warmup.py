@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 import threading
 
 __all__ = ["warm_up_in_background", "import_before_threads"]
@@ -19,20 +18,11 @@ def _warm_up() -> None:
     try:
         import rocksdict  # noqa: F401
 
-        from reference.savepoint import (
-            StateMetadata,
-            owned_temp_name,
-            read_state_rows,
-            remove_abandoned,
-            write_state_rows,
-        )
+        from reference.savepoint import StateMetadata, new_owned_directory, read_state_rows, write_state_rows
 
         # Named by its owner, as a runner's scratch directory: a killed process's is removed
         # by the next warm-up on the host.
-        temp = tempfile.gettempdir()
-        remove_abandoned(temp, WARMUP_PREFIX)
-        directory = os.path.join(temp, owned_temp_name(WARMUP_PREFIX))
-        os.mkdir(directory, 0o700)
+        directory = new_owned_directory(WARMUP_PREFIX)
         try:
             write_state_rows(os.path.join(directory, "data"), [(0, b"k", b"", None, b"v")])
             state = StateMetadata(name="w", kind="value", value_serializer_snapshot=b"",

@@ -308,15 +308,12 @@ def _new_scratch() -> str:
     """A new scratch directory for this process's session (abandoned ones of dead processes
     on this host are removed first)."""
     global _scratch
-    from reference.savepoint import owned_temp_name, remove_abandoned
+    from reference.savepoint import new_owned_directory
 
     _remove_scratch()
     parent = os.path.join(tempfile.gettempdir(), SCRATCH_PARENT)
     os.makedirs(parent, exist_ok=True)
-    remove_abandoned(parent, "")
-    path = os.path.join(parent, owned_temp_name(""))
-    os.mkdir(path)
-    _scratch = path
+    path = _scratch = new_owned_directory("", parent)
     return path
 
 

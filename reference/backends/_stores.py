@@ -15,7 +15,6 @@ import os
 import shutil
 import struct
 import sys
-import tempfile
 import traceback
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -304,12 +303,9 @@ class RocksDBStore:
         if path is None:
             # Named by host and pid: a killed process's database is removed by the next store
             # opened on this host (reference.savepoint.remove_abandoned).
-            from ..savepoint import owned_temp_name, remove_abandoned
+            from ..savepoint import new_owned_directory
 
-            temp = tempfile.gettempdir()
-            remove_abandoned(temp, _OWNED_PREFIX)
-            self._owned_dir = os.path.join(temp, owned_temp_name(_OWNED_PREFIX))
-            os.mkdir(self._owned_dir, 0o700)
+            self._owned_dir = new_owned_directory(_OWNED_PREFIX)
             self._path = os.path.join(self._owned_dir, "db")
         else:
             base = os.fspath(path)

@@ -38,6 +38,7 @@ import os
 import re
 import shutil
 import socket
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -493,6 +494,18 @@ def owned_temp_name(prefix: str) -> str:
     """``<prefix><host>-<pid>-<random>``: a temporary file or directory name that says which
     process owns it, so that ``remove_abandoned`` can tell when its owner is gone."""
     return f"{prefix}{_host_label()}-{os.getpid()}-{uuid.uuid4().hex}"
+
+
+def new_owned_directory(prefix: str, parent: str | os.PathLike[str] | None = None) -> str:
+    """A new directory ``<parent>/<prefix><owner>`` (``owned_temp_name``; ``parent`` defaults to
+    the temporary directory), made after removing the entries of ``prefix`` that processes
+    now gone left there (``remove_abandoned``): scratch space a killed process cannot leak for
+    good."""
+    parent = tempfile.gettempdir() if parent is None else os.fspath(parent)
+    remove_abandoned(parent, prefix)
+    path = os.path.join(parent, owned_temp_name(prefix))
+    os.mkdir(path, 0o700)
+    return path
 
 
 def _process_alive(pid: int) -> bool:
