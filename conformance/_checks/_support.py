@@ -12,7 +12,7 @@ from .._engine.canonical import describe_difference, first_difference, values_eq
 from .._engine.property import guarded
 from .._engine.registry import Violation
 
-__all__ = ["write", "read_one", "expect_equal", "hexdump", "bytes_difference", "stopped_at", "guarded", "held",
+__all__ = ["CORRUPTIONS", "write", "read_one", "expect_equal", "hexdump", "bytes_difference", "stopped_at", "guarded", "held",
            "SNAPSHOT_VERSION_HINT"]
 
 #: What to do when a snapshot class cannot read bytes it (or an earlier release) wrote: the
@@ -20,6 +20,11 @@ __all__ = ["write", "read_one", "expect_equal", "hexdump", "bytes_difference", "
 SNAPSHOT_VERSION_HINT = ("read_snapshot(read_version, source) must read every version the class ever wrote: "
                          "branch on read_version, and bump get_current_version() when the layout changes")
 
+
+#: How a byte of a record or snapshot is corrupted: every bit, the sign bit (a size or count
+#: becomes negative, a varint's continuation flips), the lowest bit (a null or kind mask, a
+#: boolean's presence flag).
+CORRUPTIONS = (0xFF, 0x80, 0x01)
 
 def write(serializer: Any, value: Any) -> bytes:
     out = DataOutputView()

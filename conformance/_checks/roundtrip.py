@@ -130,7 +130,7 @@ from reference import (
 from .._engine.canonical import canonical, show, values_equal
 from .._engine.property import guarded
 from .._engine.registry import NotApplicable, Violation, check
-from ._support import expect_equal, held, hexdump, read_one, write
+from ._support import CORRUPTIONS, expect_equal, held, hexdump, read_one, write
 
 if TYPE_CHECKING:
     from .._engine.runner import CheckContext
@@ -522,10 +522,6 @@ def truncated(ctx: CheckContext) -> None:
     ctx.for_all(ctx.subject.values, body, max_examples=max(10, ctx.examples // 2))
 
 
-#: How a byte of a record is corrupted: every bit, the sign bit (a size or count becomes
-#: negative, a varint's continuation flips), the lowest bit (a null or kind mask, a boolean).
-_CORRUPTIONS = (0xFF, 0x80, 0x01)
-
 
 @check(id="roundtrip.corrupted", family="roundtrip", requires=("roundtrip.sequence",))
 def corrupted(ctx: CheckContext) -> None:
@@ -541,7 +537,7 @@ def corrupted(ctx: CheckContext) -> None:
     def body(value: Any) -> None:
         data = write(s, value)
         for at in _cuts(len(data)):
-            for flip in _CORRUPTIONS:
+            for flip in CORRUPTIONS:
                 broken = bytearray(data)
                 broken[at] ^= flip
                 try:

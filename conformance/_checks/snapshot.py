@@ -73,7 +73,15 @@ from .._engine.canonical import show
 from .._engine.property import guarded
 from .._engine.providers import Provider, provider
 from .._engine.registry import Violation, check
-from ._support import SNAPSHOT_VERSION_HINT, bytes_difference, expect_equal, hexdump, read_one, write
+from ._support import (
+    CORRUPTIONS,
+    SNAPSHOT_VERSION_HINT,
+    bytes_difference,
+    expect_equal,
+    hexdump,
+    read_one,
+    write,
+)
 
 if TYPE_CHECKING:
     from .._engine.runner import CheckContext
@@ -369,7 +377,7 @@ def corrupt_bytes(ctx: CheckContext) -> None:
 def _flipped_bytes_refused_or_read(data: bytes, what: str) -> None:
     positions = range(len(data)) if len(data) <= 256 else range(0, len(data), len(data) // 256 + 1)
     for at in positions:
-        for flip in (0xFF, 0x80, 0x01):
+        for flip in CORRUPTIONS:
             broken = bytearray(data)
             broken[at] ^= flip
             try:
