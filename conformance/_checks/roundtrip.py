@@ -34,7 +34,9 @@ Then:
   the heads, middles and tails of a long one, flipped by 0xFF, 0x80 and 0x01) is refused (any
   exception), or read as a value the serializer writes and reads back as that value: a restore
   never yields a value the next checkpoint cannot write (a NOT NULL field read as null, a
-  count read past the range ``serialize`` accepts). Not for a serializer holding a
+  count read past the range ``serialize`` accepts). A serializer built only of the reference's
+  classes is held to the reference's own contract: it refuses with a ``StateError`` (an
+  ``IndexError`` or ``KeyError`` escaping it is a guard missing). Not for a serializer holding a
   ``PickleSerializer``: a corrupted pickle may run anything.
 - ``roundtrip.length``: a declared fixed length matches the bytes every value takes.
 - ``roundtrip.invalid_configuration``: a serializer built from an invalid configuration (the
@@ -534,18 +536,28 @@ def corrupted(ctx: CheckContext) -> None:
         raise NotApplicable("the serializer unpickles (a PickleSerializer): corrupted pickles are never "
                             "handed to it, since unpickling one may run anything")
 
+    strict = _reference_built(s)
+
     def body(value: Any) -> None:
         data = write(s, value)
         for at in _cuts(len(data)):
             for flip in CORRUPTIONS:
                 broken = bytearray(data)
                 broken[at] ^= flip
-                try:
-                    got = s.deserialize(DataInputView(bytes(broken)))
-                except Exception:  # noqa: BLE001 - refusing corrupt bytes is right, whatever the error
-                    continue
                 where = (f"the record of {show(value)} with byte {at} of {len(data)} flipped by {flip:#04x} "
                          f"({data[at]:02x} -> {broken[at]:02x})")
+                try:
+                    got = s.deserialize(DataInputView(bytes(broken)))
+                except StateError:
+                    continue
+                except Exception as exc:  # noqa: BLE001 - refusing corrupt bytes is right, whatever the error
+                    if not strict:
+                        continue
+                    raise Violation(
+                        f"deserialize of {where} raised {type(exc).__name__}: {exc}, should raise a "
+                        "reference.StateError naming the problem (a serializer built of the reference's "
+                        "classes refuses corrupt bytes so; another exception is a guard missing)",
+                        example=hexdump(bytes(broken))) from None
                 out = DataOutputView()
                 try:
                     s.serialize(got, out)
@@ -822,6 +834,12 @@ def _alone(serializer: Any, values: list[Any]) -> str | None:
         if not values_equal(got, value):
             return f"read {show(got)} instead of {show(value)}"
     return None
+
+
+def _reference_built(root: Any) -> bool:
+    """Whether ``root`` and every serializer it holds are classes of the reference, whose
+    contract on corrupt bytes is a ``StateError`` (a user's class may raise any exception)."""
+    return all(type(s).__module__.split(".")[0] == "reference" for s in (root, *(x for _, x in _nested_serializers(root))))
 
 
 def _nested_serializers(root: Any) -> list[tuple[str, Any]]:

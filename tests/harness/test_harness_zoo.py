@@ -243,6 +243,32 @@ def test_a_format_without_a_flink_form_is_not_applicable_to_the_flink_dialect_ch
         f"got {result.status}: {result.message}, should be skipped: Avro's binary encoding has no Flink form")
 
 
+class IndexedShade(NamedEnumSerializer):
+    """A user's enum serializer whose read finds the member by its place in a list: a corrupted
+    name is refused with the list's ValueError, not a reference.StateError."""
+
+    def deserialize(self, source):
+        names = [m.name for m in self.enum_type]
+        return list(self.enum_type)[names.index(source.read_utf())]
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["alone", "inside a reference row"])
+def test_a_users_serializer_may_refuse_corrupt_bytes_with_any_exception(nested):
+    """Only a serializer built of the reference's classes is held to StateError on corrupt bytes
+    (the break "a registered subclass's tag read without its bound" is caught so); a user's own
+    class, alone or nested in a reference row, may refuse with any exception."""
+    from reference.serializers import LongSerializer, RowSerializer
+
+    if nested:
+        row = RowSerializer([("id", LongSerializer(), False), ("shade", IndexedShade(), True)])
+        subject = Subject(row, st.tuples(st.integers(0, 9), SHADES))
+    else:
+        subject = Subject(IndexedShade(), SHADES)
+    result = check_serializer(subject, RunConfig(examples=EXAMPLES, seed=SEED, checks=("roundtrip.corrupted",)))[
+        "roundtrip.corrupted"]
+    assert result.passed, f"got roundtrip.corrupted {result.status}: {result.message}, should pass"
+
+
 #: The twins of the backends entries: each backends check passes on them.
 @pytest.mark.parametrize("name", ["fixed int", "record", "dict record", "matrix", "int pair", "labels",
                                   "pojo learning a subclass"])

@@ -1591,6 +1591,22 @@ def _arity_from_flink_tuple_class(create: Any) -> Any:
     return broken
 
 
+def _subclass_tag_unbounded(read_flags: Any) -> Any:
+    """PojoSerializer._read_flags taking a registered subclass's tag without its bound (``<``
+    turned into ``<=``): a corrupted tag one past the registered ones raises IndexError."""
+
+    from reference.serializers._pojo import FLAG_TAGGED_SUBCLASS
+
+    def broken(self: Any, source: Any) -> Any:
+        mark = source.mark()
+        if source.read_unsigned_byte() == FLAG_TAGGED_SUBCLASS and (tag := source.read_byte()) >= 0:
+            return self.registered[tag][1]
+        source.reset(mark)
+        return read_flags(self, source)
+
+    return broken
+
+
 def _pickles_without_positional(row: Any) -> dict[str, Any]:
     """RowSerializer.__getstate__ that leaves out that the row was restored from Flink's form:
     a copy sent to a Spark executor matches fields by Flink's placeholder names f0..fn-1."""
@@ -1709,6 +1725,9 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
              _arity_from_flink_tuple_class(TupleSerializerSnapshot.create_outer_serializer_with_nested_serializers))),
         "a row restored from Flink's form pickled without its positional flag": (
             "migration.shipped", _builtin("flink_row"), (RowSerializer, "__getstate__", _pickles_without_positional)),
+        "a registered subclass's tag read without its bound (a corrupted tag raises IndexError)": (
+            "roundtrip.corrupted", _builtin("pojo_with_subclasses"),
+            (_pojo.PojoSerializer, "_read_flags", _subclass_tag_unbounded(_pojo.PojoSerializer._read_flags))),
         "Flink's POJO snapshot failing to write, taken for a format without a Flink form": (
             "snapshot.flink_dialect", _builtin("pojo"), (_pojo, "_write_optional_map", _flink_form_write_fails)),
     }
