@@ -68,7 +68,7 @@ from reference import (
 )
 from reference.serializers import LongSerializer
 
-__all__ = ["Reading", "ReadingSerializer", "ReadingSerializerSnapshot", "Sample", "Shape", "Circle", "CircleWithColour", "EpochMillisSerializer",
+__all__ = ["Reading", "ReadingSerializer", "ReadingSerializerSnapshot", "Sample", "Shape", "Circle", "CircleWithColour", "Square", "EpochMillisSerializer",
            "EpochMillisSnapshot", "TemperatureSerializer", "TemperatureSnapshot", "CountSerializer", "CountSnapshot"]
 
 _INT_RANGE = (-(2**31), 2**31 - 1)
@@ -102,6 +102,13 @@ class CircleWithColour(Shape):
 
 
 CircleWithColour.__name__ = CircleWithColour.__qualname__ = "Circle"
+
+
+@dataclass
+class Square(Shape):
+    """A subclass a next release registers beside ``Circle``."""
+
+    side: int = 0
 
 
 def _float32(value: Any, field: str) -> float:

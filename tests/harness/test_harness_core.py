@@ -282,6 +282,18 @@ def test_the_user_shaped_builtins_take_the_paths_they_exist_for():
         f"got {snapshot.__name__}.migrate_element in the {migrate_element_form(snapshot)} form, should write"
     verdicts = sorted(e.expect.value for e in builtin_subject("row_of_user_type").evolutions)
     assert verdicts == ["compatible_after_migration", "compatible_as_is", "incompatible"], f"got {verdicts}"
+    # A POJO reconfigured for a newly registered subclass keeps the one it had, which reads as
+    # is, at its tag and with its serializer (the branch a reconfigured POJO takes for it).
+    from conformance._user_serializers import Circle, Square
+    from reference import resolve_compatibility
+
+    shapes = builtin_subject("pojo_with_subclasses")
+    square = next(e for e in shapes.evolutions if e.name.startswith("Square registered")).serializer()
+    result = resolve_compatibility(square, shapes.make_serializer().snapshot_configuration())
+    assert result.is_compatible_with_reconfigured_serializer(), f"got {result}, should be reconfigured"
+    registered = [(cls, type(s).__name__) for cls, s in result.get_reconfigured_serializer().registered]
+    assert registered == [(Circle, "PojoSerializer"), (Square, "PojoSerializer")], (
+        f"got {registered}, should be Circle at its old tag 0 with its serializer, then Square")
 
 
 class LockedInt(FixedIntSerializer):
