@@ -64,6 +64,8 @@ CHANGES: dict[str, str] = {
     "enum.append": RECONFIGURED,
     "enum.reorder": RECONFIGURED,
     "enum.remove": INCOMPATIBLE,
+    "enum.rename_class": INCOMPATIBLE,
+    "kind.change": INCOMPATIBLE,
 }
 def _add_avro_changes() -> None:
     from . import _avro_bridge
@@ -72,7 +74,7 @@ def _add_avro_changes() -> None:
 
 
 _add_avro_changes()
-EVOLUTION_FAMILIES = ("identity", "simple", "pickle", "composite", "row", "pojo", "enum", "avro")
+EVOLUTION_FAMILIES = ("identity", "simple", "pickle", "composite", "row", "pojo", "enum", "avro", "kind")
 
 _ROW_MIGRATING = ("row.add_nullable_field", "row.reorder")
 
@@ -160,6 +162,42 @@ def _fixed_length(schema: Any) -> int:
 
 
 def _labels_for(node: Any) -> list[str]:
+    """The changes that can happen at ``node``: those of its own family, and a change of kind
+    (``kind.change``) wherever a type of another kind can take its place."""
+    labels = _own_labels(node)
+    if _kind_of(node) is not None:
+        labels.append("kind.change")
+    return labels
+
+
+def _kind_of(node: Any) -> str | None:
+    """The kind ``kind.change`` moves a node away from: a primitive, a row, an enum, or another
+    composite (a tuple, list, map, Nullable or POJO); None where it does not apply (a pickle,
+    whose change is ``pickle.change``, and Avro, whose changes are Avro's)."""
+    if isinstance(node, PRIMITIVE_CLASSES):
+        return "primitive"
+    if isinstance(node, t.RowType):
+        return "row"
+    if isinstance(node, t.EnumType):
+        return "enum"
+    if isinstance(node, (t.TupleType, t.ListType, t.MapType, t.NullableType, t.PojoType)):
+        return "composite"
+    return None
+
+
+def _other_kind(draw: Any, node: Any) -> Any:
+    """A type of another kind than ``node``'s: a long, a row holding a long, or an enum (each
+    hashable, so a map key may become one)."""
+    options = {
+        "primitive": t.LongType(),
+        "row": t.RowType((t.RowField("value", t.LongType()),)),
+        "enum": _pojo.enum_type(("A", "B"), "KindChanged"),
+    }
+    options.pop(_kind_of(node), None)
+    return _pick(draw, list(options.values()), "new kind")
+
+
+def _own_labels(node: Any) -> list[str]:
     if isinstance(node, PRIMITIVE_CLASSES):
         return ["simple.class_change", "pickle.change"]
     if isinstance(node, t.PickleType):
@@ -196,6 +234,7 @@ def _labels_for(node: Any) -> list[str]:
         labels = ["enum.append"]
         if n >= 2:
             labels += ["enum.reorder", "enum.remove"]
+        labels.append("enum.rename_class")
         return labels
     if isinstance(node, t.AvroType):
         from . import _avro_bridge
@@ -322,6 +361,10 @@ def _apply(draw: Any, c: _Candidate, retired: frozenset[str]) -> _Applied:
         return _Applied(node, o.IDENTITY)
     if base == "simple.class_change":
         return _Applied(_other_type(draw, node, "new type"), None)
+    if base == "kind.change":
+        # A padded Nullable around it judges the padding first (the new type's length differs).
+        padded = any(isinstance(a, t.NullableType) and a.padded for a in c.ancestors)
+        return _Applied(_other_kind(draw, node), None, None if padded else "cannot become")
     if base == "pickle.change":
         if isinstance(node, t.PickleType):
             return _Applied(_pick(draw, PRIMITIVE_TYPES, "new type"), None)
@@ -435,6 +478,8 @@ def _apply_pojo(draw: Any, node: t.PojoType, base: str, retired: frozenset[str])
 def _apply_enum(draw: Any, node: t.EnumType, base: str, retired: frozenset[str]) -> _Applied:
     members = [m.name for m in node.cls]
     qualname = node.cls.__qualname__
+    if base == "enum.rename_class":
+        return _Applied(_pojo.enum_type(tuple(members), _pojo.derived_name("Renamed", qualname)), None, qualname)
     if base == "enum.append":
         members.append(_fresh(draw, ENUM_NAMES, set(members) | retired, "new member", "M"))
     elif base == "enum.reorder":

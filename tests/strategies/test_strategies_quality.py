@@ -116,7 +116,17 @@ def _ordered(value: Any) -> Any:
         return ("set", sorted(repr(_ordered(v)) for v in value))
     if isinstance(value, (list, tuple)):
         return (type(value).__name__, [_ordered(v) for v in value])
-    return strategies.canonical(value)
+    return _sets_sorted(strategies.canonical(value))
+
+
+def _sets_sorted(form: Any) -> Any:
+    """``canonical``'s form with its frozensets (a dict held by a dataclass, say) as sorted
+    lists: their repr follows the hash seed."""
+    if isinstance(form, frozenset):
+        return ("set", sorted(repr(_sets_sorted(v)) for v in form))
+    if isinstance(form, tuple):
+        return tuple(_sets_sorted(v) for v in form)
+    return form
 
 
 def _examples() -> list[str]:
