@@ -68,7 +68,7 @@ from reference import (
 )
 from reference.serializers import LongSerializer
 
-__all__ = ["Reading", "ReadingSerializer", "ReadingSerializerSnapshot", "Sample", "Shape", "Circle", "CircleWithColour", "Square", "EpochMillisSerializer",
+__all__ = ["Reading", "ReadingSerializer", "ReadingSerializerSnapshot", "Sample", "Shape", "Circle", "CircleWithColour", "CircleWithTextRadius", "Square", "EpochMillisSerializer",
            "EpochMillisSnapshot", "TemperatureSerializer", "TemperatureSnapshot", "CountSerializer", "CountSnapshot"]
 
 _INT_RANGE = (-(2**31), 2**31 - 1)
@@ -102,6 +102,17 @@ class CircleWithColour(Shape):
 
 
 CircleWithColour.__name__ = CircleWithColour.__qualname__ = "Circle"
+
+
+@dataclass
+class CircleWithTextRadius(Shape):
+    """A ``Circle`` of another next release whose radius became text: the same class for
+    savepoints, and a change of its field's type Flink refuses."""
+
+    radius: str
+
+
+CircleWithTextRadius.__name__ = CircleWithTextRadius.__qualname__ = "Circle"
 
 
 @dataclass

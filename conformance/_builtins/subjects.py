@@ -256,7 +256,7 @@ def _pojo_with_subclasses() -> Subject:
 
     from reference.serializers import PojoSerializer
 
-    from .._user_serializers import Circle, CircleWithColour, Shape, Square
+    from .._user_serializers import Circle, CircleWithColour, CircleWithTextRadius, Shape, Square
 
     def coloured(value: Any) -> Any:
         return CircleWithColour(value.name, value.radius) if type(value) is Circle else value
@@ -271,6 +271,9 @@ def _pojo_with_subclasses() -> Subject:
         Evolution(lambda: PojoSerializer(Shape, registered_subclasses=[CircleWithColour]),
                   Verdict.COMPATIBLE_AFTER_MIGRATION, coloured, classes=([Circle], [CircleWithColour]),
                   name="the registered Circle gains a field (the subclass evolves on its own)"),
+        Evolution(lambda: PojoSerializer(Shape, registered_subclasses=[CircleWithTextRadius]), Verdict.INCOMPATIBLE,
+                  classes=([Circle], [CircleWithTextRadius]), reason_contains="registered subclass",
+                  name="the registered Circle's radius becomes text (the subclass's field changes type)"),
         Evolution(lambda: PojoSerializer(Shape, registered_subclasses=[Square, Circle]),
                   Verdict.COMPATIBLE_WITH_RECONFIGURED_SERIALIZER,
                   name="Square registered before Circle (Circle keeps its tag and its serializer)"),
