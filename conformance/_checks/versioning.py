@@ -46,7 +46,8 @@ And:
   snapshot.bin``: the pickled serializer instead of a snapshot) is refused by
   ``snapshot_from_bytes`` and ``read_serializer_snapshot`` by default (unpickling savepoint bytes
   runs code from them), and read only when the caller allows it, giving back a serializer equal
-  to the subject's.
+  to the subject's; and the serializers of the subject's declared evolutions judge it as they
+  judge the current snapshot (a job started before 1.7 evolves by the same rules).
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ from .._engine.property import guarded
 from .._engine.providers import Provider, provider
 from .._engine.registry import NotApplicable, Violation, check
 from ._support import SNAPSHOT_VERSION_HINT, expect_equal, hexdump, write
-from .migration import Step
+from .migration import Step, declared_steps
 
 if TYPE_CHECKING:
     from .._engine.runner import CheckContext
@@ -487,6 +488,14 @@ def legacy_form(ctx: CheckContext) -> None:
     if restored != ctx.serializer():
         raise Violation(f"{path}: the pre-1.7 snapshot restores {show(restored)}, should restore "
                         f"{show(ctx.serializer())}")
+    for step in declared_steps(ctx):
+        with step.active():
+            result = guarded(f"{step.label}: resolving compatibility with the pre-1.7 snapshot",
+                             resolve_compatibility, step.new, allowed)
+        if result.kind != step.expect:
+            why = f" ({result.reason})" if result.reason else ""
+            raise Violation(f"{path}: {step.label} judged the pre-1.7 snapshot {result.kind}{why}, should be "
+                            f"{step.expect}, as it judges the current snapshot", example=step.label)
 
 
 def _read_allowed(data: bytes, path: str) -> Any:

@@ -1523,6 +1523,17 @@ def _reads_pre_17_by_default(data: bytes, *, allow_pickled_serializer: bool = Tr
     return snapshot_from_bytes(data, allow_pickled_serializer=allow_pickled_serializer)
 
 
+def _resolves_against_the_stand_in(new: Any, old_snapshot: Any) -> Any:
+    """resolve_compatibility without its pre-1.7 step: the new snapshot judges the pickled
+    serializer's stand-in itself, not the snapshot of the serializer it carries (every
+    evolution of a job started before 1.7 is then refused as a change of type)."""
+    from reference import TypeSerializer
+
+    if isinstance(new, TypeSerializer):
+        new = new.snapshot_configuration()
+    return new.resolve_schema_compatibility(old_snapshot)
+
+
 def _reads_pre_17_stream_by_default(source: Any, *, allow_pickled_serializer: bool = True) -> Any:
     """read_serializer_snapshot with the opt-in turned into the default."""
     from reference import read_serializer_snapshot
@@ -1693,6 +1704,9 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
                                                            (EnumSerializer, "__init__", _enum_taking_any_symbols)),
         "pre-1.7 snapshots unpickled by default": ("versioning.legacy_form", _builtin("long"),
                                                    (versioning, "snapshot_from_bytes", _reads_pre_17_by_default)),
+        "pre-1.7 snapshots judged as the stand-in, not the serializer it carries": (
+            "versioning.legacy_form", _builtin("row"),
+            (versioning, "resolve_compatibility", _resolves_against_the_stand_in)),
         "pre-1.7 snapshots unpickled by default when read from a stream": (
             "versioning.legacy_form", _builtin("long"),
             (versioning, "read_serializer_snapshot", _reads_pre_17_stream_by_default)),
