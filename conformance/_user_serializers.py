@@ -37,7 +37,10 @@ milliseconds (what Flink reads), read and written as a UTC ``datetime`` by overr
 ``TemperatureSerializer(unit)`` writes a temperature as a double in its unit (``"C"`` or
 ``"K"``), recorded by its snapshot; a Kelvin release reads Celsius records after migration.
 ``TemperatureSnapshot.migrate_element`` is FLIP-527's returning form
-(``migrate_element(prior, new, element)``, no target), as plain user code writes it.
+(``migrate_element(prior, new, element)``, no target), as plain user code writes it. Its
+``read_snapshot`` checks the unit the way plain code does, through the ``TemperatureUnit`` enum:
+a unit no release wrote raises the enum's ``ValueError``, which the reference reports as a
+corrupt snapshot naming the class; its zero-argument form holds no unit until it has read one.
 
 ``CountSerializer(width)`` writes a count (an int, never negative) in ``width`` bytes: 2
 (``write_short`` / ``read_short``), 4 (``write_int``) or 8 (``write_long``), refusing a count
@@ -51,6 +54,7 @@ narrower one is incompatible.
 from __future__ import annotations
 
 import datetime
+import enum
 import math
 import struct
 from dataclasses import dataclass, field, replace
@@ -294,7 +298,12 @@ class EpochMillisSnapshot(SimpleTypeSerializerSnapshot[datetime.datetime]):
         super().__init__(EpochMillisSerializer)
 
 
-_UNITS = ("C", "K")
+class TemperatureUnit(enum.Enum):
+    CELSIUS = "C"
+    KELVIN = "K"
+
+
+_UNITS = tuple(unit.value for unit in TemperatureUnit)
 
 
 class TemperatureSerializer(TypeSerializer[float]):
@@ -346,8 +355,8 @@ class TemperatureSerializer(TypeSerializer[float]):
 class TemperatureSnapshot(TypeSerializerSnapshot[float]):
     """The unit a ``TemperatureSerializer`` wrote in."""
 
-    def __init__(self, unit: str = "C") -> None:
-        self.unit = unit
+    def __init__(self, unit: str | None = None) -> None:
+        self.unit = unit  # None until read_snapshot has read it
 
     def get_current_version(self) -> int:
         return 1
@@ -358,9 +367,7 @@ class TemperatureSnapshot(TypeSerializerSnapshot[float]):
     def read_snapshot(self, read_version: int, source: DataInputView) -> None:
         if read_version != 1:
             raise SnapshotFormatError(f"TemperatureSnapshot: unknown snapshot version {read_version}")
-        self.unit = source.read_utf()
-        if self.unit not in _UNITS:
-            raise SnapshotFormatError(f"TemperatureSnapshot: unknown unit {self.unit!r}")
+        self.unit = TemperatureUnit(source.read_utf()).value  # another unit: the enum's ValueError
 
     def restore_serializer(self) -> TemperatureSerializer:
         return TemperatureSerializer(self.unit)
