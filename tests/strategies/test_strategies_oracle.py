@@ -50,3 +50,30 @@ def test_strategies_oracle_agrees_with_reference_at_length(data: Any) -> None:
     ev = data.draw(strategies.evolutions(schema), label="evolution")
     old_values = data.draw(st.lists(strategies.values(schema), min_size=1, max_size=5), label="values")
     check_evolution(ev, old_values)
+
+
+@settings(max_examples=100)
+@given(data=st.data())
+def test_a_change_of_kind_is_incompatible_where_it_happens(data: Any) -> None:
+    """``kind.change`` (a type becoming one of another kind, at any depth: below a padded
+    Nullable, whose padding is judged first, too) and ``enum.rename_class`` are refused by the
+    reference with the reason they expect."""
+    families = ("row", "pojo", "enum", "list", "map", "tuple", "nullable")
+    schema = data.draw(strategies.schemas(families=families), label="schema")
+    family = data.draw(st.sampled_from(["kind", "enum"]), label="family")
+    ev = data.draw(strategies.evolutions(schema, family=family, verdict="incompatible"), label="evolution")
+    assert ev.change in ("kind.change", "enum.remove", "enum.rename_class"), f"got {ev.change}, should be of {family}"
+    old_values = data.draw(st.lists(strategies.values(schema), min_size=1, max_size=3), label="values")
+    check_evolution(ev, old_values)
+
+
+def test_a_change_of_kind_below_a_padded_nullable_expects_the_paddings_reason() -> None:
+    from hypothesis import find
+
+    from reference import types as t
+
+    schema = t.NullableType(t.LongType(), padded=True)
+    ev = find(strategies.evolutions(schema, family="kind"), lambda e: e.path == (("inner",),))
+    assert ev.reason_contains is None, (
+        f"got reason_contains {ev.reason_contains!r}, should be None: the padding is judged first")
+    check_evolution(ev, [None, 5])
