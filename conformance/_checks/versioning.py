@@ -150,8 +150,9 @@ def golden(ctx: CheckContext) -> None:
         serializer = ctx.serializer()
         values = _collect_values(ctx, min(ctx.examples, 50))
         assert current is not None
-        recorded_now = record_release(directory, current, serializer, values, {"seed": ctx.seed},
-                                      force=ctx.force).describe()
+        recording = record_release(directory, current, serializer, values, {"seed": ctx.seed}, force=ctx.force)
+        recorded_now = recording.describe()
+        ctx.undo_unless_certified("versioning.golden", recording.roll_back)
         ctx.take(RELEASES)  # read again, with the new recording
     found = releases(ctx)
     if not found:

@@ -17,6 +17,7 @@ recorded unless forced (``UnnamedReleaseError``): later releases could not name 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -64,6 +65,29 @@ class Recording:
     records: int
     replaced: tuple[str, ...] = ()
     unchanged: bool = False
+    #: Each file written, with what it held before (None: it did not exist), for ``roll_back``.
+    previous: tuple[tuple[str, bytes | None], ...] = ()
+    made_directory: bool = False
+
+    def roll_back(self) -> str:
+        """Put the golden directory back as it was before this recording; says what it did."""
+        for name, content in self.previous:
+            target = os.path.join(self.path, name)
+            if content is None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(target)
+            else:
+                with open(target, "wb") as fh:
+                    fh.write(content)
+        if self.made_directory:
+            with contextlib.suppress(OSError):
+                os.rmdir(self.path)
+        if self.unchanged or not self.previous:
+            return ""
+        undone = "the earlier recording restored" if self.replaced else "nothing recorded"
+        return (f"release {self.release} not recorded at {self.path} ({undone}): the run is NOT CERTIFIED, "
+                "and a recording holds what the code writes, so it would keep what the failing code "
+                "wrote; fix the failures and record again with --update-golden")
 
     def describe(self) -> str:
         if self.unchanged:
@@ -230,11 +254,22 @@ def record_release(golden_dir: str, release: str, serializer: Any, values: list[
             head + f"if this is a new release, bump Subject(release=...) (now {release!r}) to its own name; "
             f"to re-record {release} on purpose, pass --force (pytest: --conformance-force; library: force=True)"
         )
+    made_directory = not os.path.isdir(path)
+    previous = tuple((name, _contents(os.path.join(path, name))) for name in files)
     os.makedirs(path, exist_ok=True)
     for name, content in files.items():
         with open(os.path.join(path, name), "wb") as fh:
             fh.write(content)
-    return Recording(release, path, len(values), replaced=tuple(differing) if recorded else ())
+    return Recording(release, path, len(values), replaced=tuple(differing) if recorded else (),
+                     previous=previous, made_directory=made_directory)
+
+
+def _contents(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return None
 
 
 def _recorded_seed(path: str, manifest: dict[str, Any]) -> Any:

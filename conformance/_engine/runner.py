@@ -156,6 +156,11 @@ class CheckContext:
         ``--update-golden`` recorded): it becomes the passed result's message."""
         self.notes.append(text)
 
+    def undo_unless_certified(self, check_id: str, undo: Callable[[], str]) -> None:
+        """Have ``undo`` run when the run ends NOT CERTIFIED (e.g. a release ``--update-golden``
+        recorded); what it returns replaces ``check_id``'s message."""
+        self._runner.undos.append((check_id, undo))
+
     def result(self, check_id: str) -> CheckResult:
         """The result of another check (run first if needed)."""
         return self._runner.result(check_id)
@@ -204,6 +209,7 @@ class Runner:
         self.force = config.force
         self.strict = bool(strict_by_default(self.profile) if config.strict is None else config.strict)
         self.provided = Provided()
+        self.undos: list[tuple[str, Callable[[], str]]] = []
         self._results: dict[str, CheckResult] = {}
         self._work_dir: str | None = None
         self._remove_work_dir: weakref.finalize | None = None
@@ -318,7 +324,15 @@ class Runner:
             if failed:  # a prerequisite that failed for this check is reported too
                 results += [r for r in failed if all(r is not done for done in results)]
                 break
-        return self.report(results)
+        report = self.report(results)
+        if not report.certified:
+            for check_id, undo in self.undos:
+                said = undo()
+                for r in results:
+                    if r.id == check_id and said:
+                        r.message = said
+        self.undos.clear()
+        return report
 
     def report(self, results: list[CheckResult]) -> Report:
         return Report(self.name, results, self.seed, self.profile, self.examples, library_versions(),

@@ -22,6 +22,9 @@ TARGETS = textwrap.dedent('''
     # release 1.0 as recorded, and the next release's code with release="1.0" left in place
     OLD = Subject(LongSerializer(), st.integers(-2**31, 2**31 - 1), golden="golden/n", release="1.0")
     NEW = Subject(IntSerializer(), st.integers(-2**31, 2**31 - 1), golden="golden/n", release="1.0")
+    # release 1.1: as it should be (reads 1.0 as is), and broken (cannot read 1.0's records)
+    NEXT = Subject(LongSerializer(), st.integers(-2**31, 2**31 - 1), golden="golden/n", release="1.1")
+    NEXT_BROKEN = Subject(IntSerializer(), st.integers(-2**31, 2**31 - 1), golden="golden/n", release="1.1")
 
 
     class Unversioned(LongSerializer):  # its module (this one) has no version
@@ -165,3 +168,24 @@ def test_pytest_option_refuses_to_overwrite(pytester):
     assert _files(pytester.path / "golden" / "n" / "1.0") == before
     pytester.runpytest_subprocess("test_new.py", *options, "--conformance-force").assert_outcomes(passed=1)
     assert _files(pytester.path / "golden" / "n" / "1.0") != before
+
+
+def test_cli_a_run_that_is_not_certified_records_nothing(targets, capsys):
+    """--update-golden in a run that ends NOT CERTIFIED leaves the golden directory as it was:
+    the recording would hold what the failing code writes, and later releases must read it."""
+    assert main(["certify", "golden_targets:OLD", *FAST, "--update-golden"]) == 0
+    golden = targets / "golden" / "n"
+    capsys.readouterr()
+    assert main(["certify", "golden_targets:NEXT_BROKEN", *FAST, "--update-golden"]) == 1
+    out = capsys.readouterr().out
+    assert not (golden / "1.1").exists(), f"got {sorted(p.name for p in golden.iterdir())}, should hold 1.0 only"
+    for words in ("release 1.1 not recorded", "NOT CERTIFIED", "--update-golden"):
+        assert words in out, f"got {out!r}, should say {words!r}"
+    # A forced re-record that fails puts the earlier recording back, byte for byte.
+    assert main(["certify", "golden_targets:NEXT", *FAST, "--update-golden"]) == 0
+    before = _files(golden / "1.1")
+    capsys.readouterr()
+    assert main(["certify", "golden_targets:NEXT_BROKEN", *FAST, "--update-golden", "--force"]) == 1
+    out = capsys.readouterr().out
+    assert _files(golden / "1.1") == before, "got 1.1 changed by a failed forced re-record, should be restored"
+    assert "earlier recording restored" in out, f"got {out!r}, should say the earlier recording was restored"
