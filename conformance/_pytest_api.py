@@ -78,12 +78,16 @@ def _runner(config: Any, subject: Subject) -> Runner:
     return cached[1]
 
 
-def close_runners() -> None:
+def close_runners() -> list[str]:
     """Close the runners the session's tests shared (their scratch directories, open
-    backends); called by the plugin when the session ends."""
+    backends); called by the plugin when the session ends. A subject with a failed check keeps
+    nothing its run recorded (``--conformance-update-golden``): returns what was undone."""
+    undone = []
     while _RUNNERS:
         _, (_, runner) = _RUNNERS.popitem()
+        undone += [f"{runner.name}: {said}" for _, said in runner.finish()]
         runner.close()
+    return undone
 
 
 def run_check(config: Any, subject: Any, check_id: str, record_property: Callable[[str, Any], None] | None,

@@ -50,18 +50,23 @@ def pytest_runtest_logreport(report: Any) -> None:
 
 
 _STORE: list[dict[str, Any]] = []
+#: What the session's end undid (a recording of a subject with a failed check), to print.
+_UNDONE: list[str] = []
 
 
 def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
     # The runners tests shared hold scratch directories and open backends until the end.
     api = sys.modules.get("conformance._pytest_api")
     if api is not None:
-        api.close_runners()
+        _UNDONE.extend(api.close_runners())
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any) -> None:
     """One section, each subject rendered as ``conformance certify`` renders it: skips one
     line per reason, or one per check under pytest's ``-v``."""
+    for said in _UNDONE:
+        terminalreporter.write_line(f"conformance: {said}")
+    _UNDONE.clear()
     if not _STORE:
         return
     from conformance._engine.render import render_report

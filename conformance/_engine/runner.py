@@ -325,14 +325,20 @@ class Runner:
                 results += [r for r in failed if all(r is not done for done in results)]
                 break
         report = self.report(results)
-        if not report.certified:
-            for check_id, undo in self.undos:
-                said = undo()
-                for r in results:
-                    if r.id == check_id and said:
-                        r.message = said
-        self.undos.clear()
+        for check_id, said in self.finish(report.certified):
+            for r in results:
+                if r.id == check_id:
+                    r.message = said
         return report
+
+    def finish(self, certified: bool | None = None) -> list[tuple[str, str]]:
+        """End the run's recordings: kept when ``certified`` (by default: no check run so far
+        failed), else undone; returns (check id, what was undone) for each undone one."""
+        if certified is None:
+            certified = not any(r.failed for r in self._results.values())
+        undone = [] if certified else [(check_id, undo()) for check_id, undo in self.undos]
+        self.undos.clear()
+        return [(check_id, said) for check_id, said in undone if said]
 
     def report(self, results: list[CheckResult]) -> Report:
         return Report(self.name, results, self.seed, self.profile, self.examples, library_versions(),

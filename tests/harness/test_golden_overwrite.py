@@ -189,3 +189,30 @@ def test_cli_a_run_that_is_not_certified_records_nothing(targets, capsys):
     out = capsys.readouterr().out
     assert _files(golden / "1.1") == before, "got 1.1 changed by a failed forced re-record, should be restored"
     assert "earlier recording restored" in out, f"got {out!r}, should say the earlier recording was restored"
+
+
+def test_pytest_a_subject_with_a_failed_check_records_nothing(pytester):
+    pytester.makepyfile(golden_targets=TARGETS)
+    pytester.makepyfile(test_old='''
+        import conformance
+        from golden_targets import OLD
+
+        class TestOld(conformance.SerializerConformance):
+            subject = OLD
+            conformance_checks = ("versioning",)
+    ''', test_broken='''
+        import conformance
+        from golden_targets import NEXT_BROKEN
+
+        class TestBroken(conformance.SerializerConformance):
+            subject = NEXT_BROKEN
+            conformance_checks = ("versioning",)
+    ''')
+    options = ["-p", "no:cacheprovider", "--conformance-update-golden", "--conformance-seed", "7",
+               "--conformance-examples", "10"]
+    assert pytester.runpytest_subprocess("test_old.py", *options).ret == 0
+    result = pytester.runpytest_subprocess("test_broken.py", *options)
+    assert result.ret == 1, f"got exit {result.ret}, should fail: release 1.1 cannot read 1.0"
+    result.stdout.fnmatch_lines(["*conformance: *release 1.1 not recorded*NOT CERTIFIED*"])
+    golden = pytester.path / "golden" / "n"
+    assert sorted(p.name for p in golden.iterdir()) == ["1.0"], "got 1.1 kept, should be undone"
