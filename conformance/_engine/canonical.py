@@ -80,6 +80,14 @@ def show(value: Any) -> str:
     return text
 
 
+def printable(text: str) -> str:
+    """``text`` with each character that does not print (a control, a C1 control, a lone
+    surrogate) as its escape, as ``show`` writes it: a terminal shows it, instead of nothing."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def first_difference(got: Any, expected: Any, path: str = "") -> str:
     """Where two values first differ, as a path like ``[2]['a']`` (empty: at the top)."""
     return _descend(got, expected, path)[0]

@@ -26,7 +26,7 @@ from typing import Any
 
 from reference import DataInputView, DataOutputView, snapshot_to_bytes
 
-from .canonical import legacy_text, stable_text, value_tree
+from .canonical import legacy_text, printable, stable_text, value_tree
 from .errors import ConformanceError
 
 __all__ = ["example_line", "GoldenRelease", "GoldenOverwriteError", "UnnamedReleaseError", "UNRELEASED",
@@ -153,7 +153,7 @@ def recorded_example(rel: GoldenRelease, index: int) -> str | None:
     record of a golden file (never shrunk), not hypothesis' smallest failing example."""
     if index >= len(rel.values):
         return None
-    return f"{RECORDED_EXAMPLE} (golden file {rel.data_path}, record {index}): {rel.values[index]}"
+    return f"{RECORDED_EXAMPLE} (golden file {rel.data_path}, record {index}): {printable(rel.values[index])}"
 
 
 def _release_key(name: str) -> tuple[Any, ...]:

@@ -113,8 +113,11 @@ def _make_row(values: Sequence[Any], kind: RowKind) -> tuple[Any, ...]:
 class RowSerializer(_codegen.GeneratedCodec, TypeSerializer[tuple[Any, ...]]):
     """Rows of named fields: ``RowSerializer([(name, serializer, nullable), ...])``.
 
-    ``nullable=False`` (NOT NULL) fields refuse ``None``. With ``supports_row_kind=False`` the
-    row kind is not written (Flink's legacy mode) and only INSERT rows can be written.
+    A value is a plain tuple of the field values, in field order (an INSERT row), or a
+    :class:`Row` (``Row(values, RowKind.UPDATE_AFTER)``) for another row kind; a row is read
+    back as a tuple when its kind is INSERT. ``nullable=False`` (NOT NULL) fields refuse
+    ``None``. With ``supports_row_kind=False`` the row kind is not written (Flink's legacy mode)
+    and only INSERT rows can be written.
     """
 
     __module__ = "reference.serializers"  # stable identity in savepoints

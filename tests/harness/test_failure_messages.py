@@ -181,3 +181,17 @@ def test_datetimes_a_zone_offset_apart_are_said_to_be_so():
     for other in (expected + datetime.timedelta(minutes=7), expected.astimezone(datetime.timezone.utc)):
         message = _message(other, expected)
         assert "time zone offset" not in message, f"got {message!r}, should not suggest an offset"
+
+
+def test_a_recorded_example_shows_characters_that_do_not_print_as_escapes():
+    """A golden file's record holding a C1 control (U+009D) or a NUL is shown escaped, as the
+    failure's sentence shows it, not as nothing on a terminal."""
+    import types
+
+    from conformance._engine.golden import recorded_example
+
+    rel = types.SimpleNamespace(data_path="golden/t/1.0/data.bin", values=["Tally(name='\x9d\x00', count=1)"])
+    line = recorded_example(rel, 0)
+    assert line.endswith("Tally(name='\\x9d\\x00', count=1)"), f"got {line!r}, should escape U+009D and NUL"
+    rel.values = ["Tally(name='é', count=1)"]
+    assert recorded_example(rel, 0).endswith("Tally(name='é', count=1)"), "got a printable é escaped, should keep it"
