@@ -47,9 +47,12 @@ def test_an_evolving_registered_subclass_is_current_only_while_its_evolution_run
     from reference import lookup_type
 
     subject = builtin_subject("pojo_with_subclasses")
-    [evolution] = [e for e in subject.evolutions if e.classes is not None]
-    evolution.serializer()  # building it registers the next release's Circle, then the current one again
-    assert lookup_type("conformance._user_serializers:Circle") is Circle, "got the next release's Circle, should be Circle"
+    evolutions = [e for e in subject.evolutions if e.classes is not None]
+    assert len(evolutions) == 2, f"got {[e.name for e in evolutions]}, should be the two next releases' Circles"
+    for evolution in evolutions:
+        evolution.serializer()  # building it registers the next release's Circle, then the current one again
+        assert lookup_type("conformance._user_serializers:Circle") is Circle, (
+            f"got the next release's Circle after building {evolution.name!r}, should be Circle")
     report = check_serializer(subject, RunConfig(examples=10, seed=3, checks=("migration",)))
     assert report.certified, f"got {report.failures}, should migrate the circles to {CircleWithColour.__name__}"
     assert lookup_type("conformance._user_serializers:Circle") is Circle, "got the next release's Circle after the run"
