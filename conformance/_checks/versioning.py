@@ -122,16 +122,18 @@ def releases(ctx: Any) -> list[GoldenRelease]:
     return ctx.get(RELEASES)
 
 
+#: Why the checks of recorded files skip a subject that declares no golden directory.
+NO_GOLDEN_DIRECTORY = ("no golden directory (Subject(golden='golden/<name>'); record one with "
+                       "conformance certify --update-golden)")
+
+
 @check(id="versioning.golden", family="versioning", requires=("snapshot.exact_read", "roundtrip.bit_exact"))
 def golden(ctx: CheckContext) -> None:
     """The declared golden directory holds the recorded releases (--update-golden records the
     current one), including every release Subject(releases=...) names."""
     directory = ctx.subject.golden
     if directory is None:
-        raise NotApplicable(
-            "no golden directory (Subject(golden='golden/<name>'); record one with "
-            "conformance certify --update-golden)"
-        )
+        raise NotApplicable(NO_GOLDEN_DIRECTORY)
     named = set(ctx.subject.releases or ()) - {r.release for r in releases(ctx)}
     current = current_release(ctx.subject, ctx.serializer()) if named or ctx.update_golden else None
     # Past releases cannot be recorded again: their code is gone, their files are history.
@@ -464,8 +466,10 @@ LEGACY = os.path.join("pre-1.7", "snapshot.bin")
 def legacy_form(ctx: CheckContext) -> None:
     """A recorded pre-1.7 (pickled serializer) snapshot is refused by default, read only when allowed."""
     directory = ctx.subject.golden
-    path = None if directory is None else os.path.join(directory, LEGACY)
-    if path is None or not os.path.isfile(path):
+    if directory is None:
+        raise NotApplicable(NO_GOLDEN_DIRECTORY)  # one skip line with versioning.golden's
+    path = os.path.join(directory, LEGACY)
+    if not os.path.isfile(path):
         raise NotApplicable(f"no golden file in the pre-1.7 form (<golden>/{LEGACY})")
     with open(path, "rb") as fh:
         data = fh.read()

@@ -194,7 +194,7 @@ def test_the_cli_summarises_skips_and_lists_them_with_verbose(targets, capsys):
     short, long = targets / "short.json", targets / "long.json"
     assert main([*argv, "--json", str(short)]) == 0
     out = capsys.readouterr().out
-    assert "  skipped 7: no golden directory" in out, f"got:\n{out}\nshould count the seven versioning skips once"
+    assert "  skipped 8: no golden directory" in out, f"got:\n{out}\nshould count the eight versioning skips once"
     assert "skipped versioning.upgrade_records:" not in out, f"got:\n{out}\nshould not list each skip by default"
     for flag in ("-v", "--verbose"):
         assert main([*argv, flag, "--json", str(long)]) == 0
@@ -223,7 +223,7 @@ class TestLongs(conformance.SerializerConformance):
 def test_the_plugin_summary_summarises_skips_unless_pytest_is_verbose(pytester):
     pytester.makepyfile(test_suite=PLUGIN_SUITE)
     text = pytester.runpytest("-p", "no:cacheprovider", "--conformance-examples", "5").stdout.str()
-    assert "  skipped 7: no golden directory" in text, f"got:\n{text}\nshould count the seven skips once"
+    assert "  skipped 8: no golden directory" in text, f"got:\n{text}\nshould count the eight skips once"
     assert "skipped versioning.upgrade_records:" not in text, f"got:\n{text}\nshould not list each skip"
     text = pytester.runpytest("-p", "no:cacheprovider", "--conformance-examples", "5", "-v").stdout.str()
     assert "  skipped versioning.upgrade_records: no golden directory" in text, f"got:\n{text}\nshould list with -v"
