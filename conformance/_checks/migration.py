@@ -12,6 +12,11 @@ and compatibility results behave as values.
   --spark``): the plan made where the savepoint is judged (the prior serializer restored from
   the old snapshot, the new one, their migration) is pickled, and the unpickled copy migrates
   each old record, by bytes and by objects, to the oracle's new value.
+- ``migration.byte_path``: a migration plan made only of byte steps (copies, and the built-in
+  composites' rebuilding: no snapshot's own ``migrate_element`` or ``migrate_state``) migrates
+  each old record on its byte path, one by one and as a stream; a record it redoes on the object
+  path gets the right value but costs a decode and an encode, so a byte step that fails on
+  valid records is a migration of a large savepoint many times slower than it should be.
 - ``migration.chain``: chains of evolutions (v1 -> v2 -> v3) migrate step by step to the
   composed oracle.
 - ``migration.generated``: evolutions generated from the subject's schema get the oracle's
@@ -50,7 +55,7 @@ from reference.backends import migration_plan
 from .._engine.canonical import show
 from .._engine.property import guarded
 from .._engine.registry import NotApplicable, Violation, check
-from ._support import expect_equal, read_one, write
+from ._support import expect_equal, hexdump, read_one, write
 
 if TYPE_CHECKING:
     from .._engine.runner import CheckContext
@@ -187,6 +192,48 @@ def migrate_state(ctx: CheckContext) -> None:
                 expect_equal(g, step.expected(v), f"{step.label}: record {i} of {len(values)} after migration")
         ctx.for_all(st.lists(ctx.subject.values, min_size=1, max_size=4), body,
                     max_examples=max(10, ctx.examples // 2))
+
+
+@check(id="migration.byte_path", family="migration", requires=("migration.migrate_state",))
+def byte_path(ctx: CheckContext) -> None:
+    """A plan of byte steps only migrates every old record on its byte path."""
+    plans = []
+    for step in compatible_steps(ctx):
+        if step.expect != Verdict.COMPATIBLE_AFTER_MIGRATION:
+            continue
+        with step.active():
+            result, old_snapshot = resolve(step)
+            plan = guarded("the migration plan", migration_plan, old_snapshot, step.new, result)
+        if plan.bytes_only:
+            plans.append((step, plan))
+    if not plans:
+        raise NotApplicable("no evolution whose migration plan is made of byte steps only (a snapshot's "
+                            "own migrate_element or migrate_state decides the others)")
+    for step, plan in plans:
+        def body(values: list[Any], step: Step = step, plan: Any = plan) -> None:
+            records = [write(step.old, v) for v in values]
+            with step.active():
+                for i, record in enumerate(records):
+                    before = plan.redone
+                    plan.migrate(record)
+                    if plan.redone != before:
+                        raise Violation(
+                            f"{step.label}: the migration plan's byte path gave up on record {i} of {len(records)} "
+                            f"({show(values[i])}) and redid it on the object path; it should migrate every "
+                            "record its old serializer writes on the byte path (the value is right, but each "
+                            "such record is decoded and encoded again)", example=hexdump(record))
+                before = plan.redone
+                source, target = DataInputView(b"".join(records)), DataOutputView()
+                for _ in records:
+                    plan.run(source, target)
+                if plan.redone != before:
+                    raise Violation(
+                        f"{step.label}: the migration plan's byte path gave up on {plan.redone - before} of "
+                        f"{len(records)} records read as a stream and redid them on the object path; it should "
+                        "migrate every record its old serializer writes on the byte path",
+                        example=hexdump(b"".join(records)))
+        ctx.for_all(st.lists(ctx.subject.values, min_size=1, max_size=4), body,
+                    max_examples=max(5, ctx.examples // 10))
 
 
 class _ByIdentity(pickle.Pickler):

@@ -46,7 +46,12 @@ equal when their trees do. ``plan.migrate(bytes)`` migrates one value-state valu
 ``plan.migrate_list(bytes)`` one list-state value, ``plan.migrate_map_value(bytes | None)``
 one map-state value (None, a null map value, stays None), ``plan.run(source, target)`` one
 record of a stream, ``plan.migrate_object(value)`` one object (the heap backend's form),
-``plan.migrate_as_objects(bytes)`` one value on the object path only.
+``plan.migrate_as_objects(bytes)`` one value on the object path only. ``plan.redone`` counts the
+records this plan object redid on the object path, and ``plan.bytes_only`` says whether every
+step is a byte step (no snapshot's own ``migrate_element`` or ``migrate_state``, whose steps
+send a null or a record they do not take to the object path by design): such a plan redoes
+none of the records its old serializer writes, only corrupt ones and those the migration
+refuses.
 """
 
 from __future__ import annotations
@@ -477,6 +482,27 @@ class MigrationPlan:
         #: None: no migration, the bytes stay as they are.
         self.root = root
         self._cache_value: Callable[[bytes], bytes] | None = None
+        self._cache_redone = 0  # per plan object: a copy sent elsewhere counts its own
+
+    @property
+    def redone(self) -> int:
+        """How many records this plan object redid on the object path (the byte path did not
+        take them on itself)."""
+        return self._cache_redone
+
+    @property
+    def bytes_only(self) -> bool:
+        """Whether every step is a byte step (copies and the built-in composites' rebuilding),
+        so that no record its old serializer writes needs the object path."""
+        if self.root is None:
+            return False
+        pending: list[Step] = [self.root]
+        while pending:
+            step = pending.pop()
+            if isinstance(step, (ObjectStep, MigrateStateStep)):
+                return False
+            pending.extend(step.children())
+        return True
 
     @property
     def needs_migration(self) -> bool:
@@ -488,6 +514,7 @@ class MigrationPlan:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._cache_value = None
+        self._cache_redone = 0
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -543,6 +570,7 @@ class MigrationPlan:
         except Exception:  # the object path gives the result or the reference's error
             source.reset(mark)
             target.truncate(written)
+            self._cache_redone += 1
             self._object_path(source, target)
 
     def _value_function(self) -> Callable[[bytes], bytes]:
@@ -565,6 +593,7 @@ class MigrationPlan:
                     if source.available():
                         raise _Detour
                 except Exception:  # the object path gives the result or the reference's error
+                    self._cache_redone += 1
                     return detour(raw)
                 return migrated
 

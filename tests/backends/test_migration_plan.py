@@ -315,3 +315,37 @@ def test_a_rows_byte_migration_keeps_the_row_kind_and_refuses_to_drop_it(enabled
             ADDRESS.byte_migration(ADDRESS_2, (1, 0), {})
         with pytest.raises(ValueError):
             ADDRESS.byte_migration(ADDRESS_2, (1, 0, 2), {})
+
+
+def test_a_plan_counts_the_records_it_redoes_on_the_object_path(monkeypatch):
+    """``redone`` counts the records the byte path gave to the object path: none of the records a
+    plan of byte steps (``bytes_only``) migrates; each one when its row step fails; a plan
+    holding a snapshot's own migrate_element is not ``bytes_only`` (a null goes to the object
+    path by design); a pickled copy counts its own."""
+    from dataclasses import make_dataclass
+
+    from reference.serializers import PojoSerializer
+
+    old = RowSerializer([("a", LongSerializer(), True)])
+    new = RowSerializer([("a", LongSerializer(), True), ("b", StringSerializer(), True)])
+    plan = migration_plan(old.snapshot_configuration(), new)
+    assert plan.bytes_only, f"got {plan}, should be byte steps only"
+    records = [old.to_bytes((i,)) for i in range(3)]
+    migrated = [plan.migrate(r) for r in records]
+    assert plan.redone == 0, f"got {plan.redone} records redone, should be 0"
+
+    def failing(self: Any, new: Any, order: Any, changed: Any) -> Any:
+        def part(source: Any) -> bytes:
+            raise TypeError("a row step that fails")
+        return part
+
+    monkeypatch.setattr(RowSerializer, "byte_migration", failing)
+    broken = migration_plan(old.snapshot_configuration(), new)
+    assert [broken.migrate(r) for r in records] == migrated, "got other bytes, should be the object path's"
+    assert broken.redone == 3, f"got {broken.redone} records redone, should be 3"
+    assert pickle.loads(pickle.dumps(broken)).redone == 0, "got a pickled copy with the sender's count"
+    Point = make_dataclass("Point", [("x", int)])
+    Point2 = make_dataclass("Point", [("x", int), ("y", int, 0)])
+    Point.__module__ = Point2.__module__ = __name__
+    pojo_plan = migration_plan(PojoSerializer(Point).snapshot_configuration(), PojoSerializer(Point2))
+    assert pojo_plan.needs_migration and not pojo_plan.bytes_only, f"got {pojo_plan}, should not be bytes only"

@@ -1618,6 +1618,17 @@ def _subclass_tag_unbounded(read_flags: Any) -> Any:
     return broken
 
 
+def _byte_migration_giving_up(self: Any, new: Any, order: Any, migrated: Any) -> Any:
+    """RowSerializer.byte_migration whose part fails on every record, as one that writes the
+    null mask with its arguments swapped does: the plan redoes each record on the object path,
+    so every value is right and every record is decoded and encoded again."""
+
+    def part(source: Any) -> bytes:
+        raise TypeError("'tuple' object cannot be interpreted as an integer")
+
+    return part
+
+
 def _pickles_without_positional(row: Any) -> dict[str, Any]:
     """RowSerializer.__getstate__ that leaves out that the row was restored from Flink's form:
     a copy sent to a Spark executor matches fields by Flink's placeholder names f0..fn-1."""
@@ -1737,6 +1748,8 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
             "snapshot.corrupt_bytes", _builtin("tuple"),
             (TupleSerializerSnapshot, "create_outer_serializer_with_nested_serializers",
              _arity_from_flink_tuple_class(TupleSerializerSnapshot.create_outer_serializer_with_nested_serializers))),
+        "a row's byte migration failing on every record (each redone on the object path)": (
+            "migration.byte_path", _builtin("row"), (RowSerializer, "byte_migration", _byte_migration_giving_up)),
         "a row restored from Flink's form pickled without its positional flag": (
             "migration.shipped", _builtin("flink_row"), (RowSerializer, "__getstate__", _pickles_without_positional)),
         "a registered subclass's tag read without its bound (a corrupted tag raises IndexError)": (
