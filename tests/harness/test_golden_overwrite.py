@@ -141,25 +141,28 @@ def test_library_raises_golden_overwrite_error_unless_forced(targets):
     assert _files(release) != before
 
 
-def test_pytest_option_refuses_to_overwrite(pytester):
+#: pytest's options for a recording run of the suites ``_suites`` writes.
+PYTEST_RECORDING = ["-p", "no:cacheprovider", "--conformance-update-golden", "--conformance-seed", "7",
+                    "--conformance-examples", "10"]
+
+
+def _suites(pytester, checks, **modules):
+    """``golden_targets`` and one test module per keyword: its name, and the subject of
+    ``golden_targets`` it certifies with ``checks``."""
     pytester.makepyfile(golden_targets=TARGETS)
-    pytester.makepyfile(test_old='''
+    pytester.makepyfile(**{name: f'''
         import conformance
-        from golden_targets import OLD
+        from golden_targets import {target}
 
-        class TestOld(conformance.SerializerConformance):
-            subject = OLD
-            conformance_checks = ("versioning.golden",)
-    ''', test_new='''
-        import conformance
-        from golden_targets import NEW
+        class TestSubject(conformance.SerializerConformance):
+            subject = {target}
+            conformance_checks = {tuple(checks)!r}
+    ''' for name, target in modules.items()})
 
-        class TestNew(conformance.SerializerConformance):
-            subject = NEW
-            conformance_checks = ("versioning.golden",)
-    ''')
-    options = ["-p", "no:cacheprovider", "--conformance-update-golden", "--conformance-seed", "7",
-               "--conformance-examples", "10"]
+
+def test_pytest_option_refuses_to_overwrite(pytester):
+    _suites(pytester, ["versioning.golden"], test_old="OLD", test_new="NEW")
+    options = PYTEST_RECORDING
     pytester.runpytest_subprocess("test_old.py", *options).assert_outcomes(passed=1)
     before = _files(pytester.path / "golden" / "n" / "1.0")
     result = pytester.runpytest_subprocess("test_new.py", *options)
@@ -192,24 +195,8 @@ def test_cli_a_run_that_is_not_certified_records_nothing(targets, capsys):
 
 
 def test_pytest_a_subject_with_a_failed_check_records_nothing(pytester):
-    pytester.makepyfile(golden_targets=TARGETS)
-    pytester.makepyfile(test_old='''
-        import conformance
-        from golden_targets import OLD
-
-        class TestOld(conformance.SerializerConformance):
-            subject = OLD
-            conformance_checks = ("versioning",)
-    ''', test_broken='''
-        import conformance
-        from golden_targets import NEXT_BROKEN
-
-        class TestBroken(conformance.SerializerConformance):
-            subject = NEXT_BROKEN
-            conformance_checks = ("versioning",)
-    ''')
-    options = ["-p", "no:cacheprovider", "--conformance-update-golden", "--conformance-seed", "7",
-               "--conformance-examples", "10"]
+    _suites(pytester, ["versioning"], test_old="OLD", test_broken="NEXT_BROKEN")
+    options = PYTEST_RECORDING
     assert pytester.runpytest_subprocess("test_old.py", *options).ret == 0
     result = pytester.runpytest_subprocess("test_broken.py", *options)
     assert result.ret == 1, f"got exit {result.ret}, should fail: release 1.1 cannot read 1.0"
