@@ -118,13 +118,27 @@ def resolve(step: Step) -> tuple[Any, Any]:
     return result, old_snapshot
 
 
+def plan_for(step: Step) -> tuple[Any, Any]:
+    """(result, the backends' migration plan) of a step needing migration, made as a restore
+    makes it (``resolve``, then ``migration_plan``); call it with the step active."""
+    result, old_snapshot = resolve(step)
+    plan = guarded("the migration plan (restore_serializer of the old snapshot, the new snapshot)",
+                   migration_plan, old_snapshot, step.new, result)
+    return result, plan
+
+
+def expect_verdict(step: Step, result: Any, judged: str) -> None:
+    """``result`` (``judged`` says of what) has the verdict ``step`` declares."""
+    if result.kind != step.expect:
+        why = f" ({result.reason})" if result.reason else ""
+        raise Violation(f"{step.label}: the new snapshot judged {judged} {result.kind}{why}, should be {step.expect}",
+                        example=step.label)
+
+
 def judge(step: Step) -> None:
     with step.active():
         result, _ = resolve(step)
-    if result.kind != step.expect:
-        why = f" ({result.reason})" if result.reason else ""
-        raise Violation(f"{step.label}: the new snapshot judged the old one {result.kind}{why}, should be {step.expect}",
-                        example=step.label)
+    expect_verdict(step, result, "the old one")
     if step.reason_contains and step.reason_contains.lower() not in (result.reason or "").lower():
         raise Violation(
             f"{step.label}: the incompatibility reason {result.reason!r} does not mention "
@@ -151,10 +165,9 @@ def _migrated_bytes(step: Step, old_bytes_list: list[bytes]) -> tuple[list[Any],
     """The bytes migration is the backends' (``migration_plan``: the subject's migrate_state,
     or its migrate_element between the old and the new encoding); the values it gives are
     compared with the oracle's by the callers."""
-    result, old_snapshot = resolve(step)
+    result, _ = resolve(step)
     if result.is_compatible_after_migration():
-        plan = guarded("the migration plan (restore_serializer of the old snapshot, the new snapshot)",
-                       migration_plan, old_snapshot, step.new, result)
+        _, plan = plan_for(step)
         source = DataInputView(b"".join(old_bytes_list))
         target = DataOutputView()
         for i in range(len(old_bytes_list)):
@@ -202,8 +215,7 @@ def byte_path(ctx: CheckContext) -> None:
         if step.expect != Verdict.COMPATIBLE_AFTER_MIGRATION:
             continue
         with step.active():
-            result, old_snapshot = resolve(step)
-            plan = guarded("the migration plan", migration_plan, old_snapshot, step.new, result)
+            _, plan = plan_for(step)
         if plan.bytes_only:
             plans.append((step, plan))
     if not plans:
@@ -281,9 +293,7 @@ def shipped(ctx: CheckContext) -> None:
         raise NotApplicable("no evolution needing migration declared")
     for step in steps:
         with step.active():
-            result, old_snapshot = resolve(step)
-            plan = guarded("the migration plan (restore_serializer of the old snapshot, the new snapshot)",
-                           migration_plan, old_snapshot, step.new, result)
+            result, plan = plan_for(step)
             try:
                 copy = shipped_copy(plan)
             except Exception as exc:

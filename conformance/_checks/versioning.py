@@ -82,7 +82,7 @@ from .._engine.property import guarded
 from .._engine.providers import Provider, provider
 from .._engine.registry import NotApplicable, Violation, check
 from ._support import SNAPSHOT_VERSION_HINT, expect_equal, hexdump, write
-from .migration import Step, declared_steps
+from .migration import Step, declared_steps, expect_verdict
 
 if TYPE_CHECKING:
     from .._engine.runner import CheckContext
@@ -497,10 +497,7 @@ def legacy_form(ctx: CheckContext) -> None:
         with step.active():
             result = guarded(f"{step.label}: resolving compatibility with the pre-1.7 snapshot",
                              resolve_compatibility, step.new, allowed)
-        if result.kind != step.expect:
-            why = f" ({result.reason})" if result.reason else ""
-            raise Violation(f"{path}: {step.label} judged the pre-1.7 snapshot {result.kind}{why}, should be "
-                            f"{step.expect}, as it judges the current snapshot", example=step.label)
+        expect_verdict(step, result, f"the pre-1.7 snapshot {path}")
 
 
 def _read_allowed(data: bytes, path: str) -> Any:

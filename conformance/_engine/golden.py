@@ -82,7 +82,7 @@ class Recording:
         if self.made_directory:
             with contextlib.suppress(OSError):
                 os.rmdir(self.path)
-        if self.unchanged or not self.previous:
+        if not self.previous:  # nothing was written (the same bytes were recorded already)
             return ""
         undone = "the earlier recording restored" if self.replaced else "nothing recorded"
         return (f"release {self.release} not recorded at {self.path} ({undone}): the run is NOT CERTIFIED, "
