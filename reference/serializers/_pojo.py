@@ -156,6 +156,16 @@ def _derive_fields(cls: type) -> list[tuple[str, TypeSerializer[Any]]]:
     return sorted(result, key=lambda item: item[0])
 
 
+def _current_class(cls: type) -> bool:
+    """Whether ``cls`` is the class its name resolves to now (or its name resolves to none):
+    not an earlier version of a class whose new version is registered under the same name."""
+    try:
+        found = lookup_type(qualified_name(cls))
+    except StateError:
+        return True
+    return found is None or found is cls
+
+
 def _zero_for(serializer: TypeSerializer[Any]) -> Any:
     """What a new field gets when the dataclass gives no default: numeric and bool fields
     their zero (like Java primitives), every other field None (like Java references)."""
@@ -314,15 +324,13 @@ class PojoSerializer(_codegen.GeneratedCodec, TypeSerializer[Any]):
             setter(obj, name, value)
         return obj
 
-    def _instance_from_object(self, obj: Any, overrides: dict[str, Any]) -> Any:
-        """An instance of the current class with ``obj``'s values by field name (``overrides``
-        win); fields ``obj`` lacks take the dataclass default, else their zero / None."""
+    def _instance_from_object(self, obj: Any) -> Any:
+        """An instance of the current class with ``obj``'s values by field name; fields ``obj``
+        lacks take the dataclass default, else their zero / None."""
         serializers = dict(self.fields)
         values: dict[str, Any] = {}
         for f in dataclasses.fields(self.dataclass_type):
-            if f.name in overrides:
-                values[f.name] = overrides[f.name]
-            elif hasattr(obj, f.name):
+            if hasattr(obj, f.name):
                 values[f.name] = getattr(obj, f.name)
             elif f.default is not dataclasses.MISSING:
                 values[f.name] = f.default
@@ -703,6 +711,7 @@ class PojoSerializerSnapshot(
         self.registered_subclasses: list[tuple[str, TypeSerializerSnapshot[Any]]] = []
         self.non_registered_subclasses: list[tuple[str, TypeSerializerSnapshot[Any]]] = []
         self._cache_plans: dict[tuple[int, int], Any] = {}
+        self._cache_readers: dict[int, tuple[Any, Any]] = {}
         if serializer is not None:
             self.class_name = qualified_name(serializer.dataclass_type)
             self.field_names = [name for name, _ in serializer.fields]
@@ -1011,6 +1020,43 @@ class PojoSerializerSnapshot(
         self._cache_plans[key] = (prior, new, plan)
         return plan
 
+    def _as_current(self, prior: PojoSerializer, new: PojoSerializer, element: Any) -> Any:
+        """``element``, an object of an earlier version of its class, as an object of the
+        classes now registered under the same names.
+
+        When ``prior`` made it (its class is ``prior``'s or one of its registered subclasses:
+        ``prior`` is the old release's serializer), it is read as a restore reads its bytes,
+        with the serializer restored from ``prior``'s snapshot (whose class names resolve now),
+        nested values and subclasses included. Otherwise (``prior`` was restored after the new
+        release's classes were registered, and the object was read before) it is rebuilt by
+        field name as an instance of the class of that name that ``new`` writes (its own class
+        or a registered subclass), fields it lacks taking their default, else zero / None."""
+        cls = type(element)
+        if cls is prior.dataclass_type or cls in prior._cache_tags:
+            cached = self._cache_readers.get(id(prior))
+            if cached is None or cached[0] is not prior:
+                snapshot = DataOutputView()
+                write_versioned_snapshot(snapshot, prior.snapshot_configuration())
+                # Written here from ``prior`` itself, as is the record below: nothing untrusted is read.
+                restored = read_versioned_snapshot(DataInputView(snapshot.getvalue()), allow_pickle=True)
+                cached = (prior, restored.restore_serializer())
+                self._cache_readers.clear()
+                self._cache_readers[id(prior)] = cached
+            out = DataOutputView()
+            prior.serialize(element, out)
+            return cached[1].deserialize(DataInputView(out.getvalue()))
+        name = qualified_name(cls)
+        writers = {qualified_name(new.dataclass_type): new}
+        writers.update((qualified_name(sub), serializer) for sub, serializer in new.registered)
+        writer = writers.get(name)
+        if not isinstance(writer, PojoSerializer):
+            raise StateMigrationError(
+                f"PojoSerializerSnapshot.migrate_element got a {name} of an earlier version of its "
+                f"class, which {new!r} neither writes nor registers as a subclass; migrate objects "
+                "the prior serializer read"
+            )
+        return writer._instance_from_object(element)
+
     def migrate_element(
         self, prior: Any, new: Any, element: Any, target: DataOutputView | None = None
     ) -> Any:
@@ -1021,6 +1067,10 @@ class PojoSerializerSnapshot(
                 f"PojoSerializerSnapshot.migrate_element needs PojoSerializers, got "
                 f"{type(prior).__name__} and {type(new).__name__}"
             )
+        if element is not None and not _current_class(type(element)):
+            # An object of an earlier version of its class (read before the new release's
+            # classes were registered under the same names).
+            element = self._as_current(prior, new, element)
         migrated = element
         if element is not None:
             changes = {}
@@ -1028,12 +1078,8 @@ class PojoSerializerSnapshot(
                 value = getattr(element, name, None)
                 if value is not None:
                     changes[name] = migrated_element(snap, prior_field, new_field, value)
-            if type(element) is not new.dataclass_type and isinstance(element, new.dataclass_type):
+            if type(element) is not new.dataclass_type:
                 pass  # a subclass instance: its own serializer already read it current-shaped
-            elif type(element) is not new.dataclass_type:
-                # An object of an earlier version of the class (e.g. restored before the new
-                # release was loaded): rebuild it as the current class by field name.
-                migrated = new._instance_from_object(element, changes)
             elif changes:
                 values = {name: getattr(element, name, None) for name in new._cache_names}
                 values.update(changes)

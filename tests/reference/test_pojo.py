@@ -538,6 +538,52 @@ def test_migrate_element_rebuilds_objects_of_an_earlier_class_version(release):
     assert type(element) is v2 and canonical(element) == canonical(want), f"got {element!r}, should be {want!r}"
 
 
+def test_migrate_element_rebuilds_registered_subclass_objects_of_an_earlier_version(release):
+    """An object of an earlier version of a registered subclass becomes the subclass of that
+    name now registered, whichever serializer is the prior: the old release's own (which wrote
+    it), or one restored after the new classes were registered."""
+    shape = release.define([("name", str)], qualname="Shape")
+
+    def circle(fields):
+        cls = dataclasses.make_dataclass("Circle", fields, bases=(shape,))
+        cls.__module__, cls.__qualname__ = release.name, "Circle"
+        release.module.Circle = cls
+        return cls
+
+    old_circle = circle([("r", float, dataclasses.field(default=0.0))])
+    old = PojoSerializer(shape, registered_subclasses=[old_circle])
+    old_snapshot = snapshot_from_bytes(snapshot_to_bytes(old.snapshot_configuration()))
+    old_object = old_circle("c", 2.5)
+    new_circle = circle([("r", float, dataclasses.field(default=0.0)),
+                         ("colour", str, dataclasses.field(default="red"))])
+    new = PojoSerializer(shape, registered_subclasses=[new_circle])
+    for prior, which in ((old, "the old release's serializer"), (old_snapshot.restore_serializer(), "restored")):
+        element = new.snapshot_configuration().migrate_element(prior, new, old_object)
+        assert type(element) is new_circle and (element.name, element.r, element.colour) == ("c", 2.5, "red"), (
+            f"got {element!r} ({type(element).__qualname__} of the new release: "
+            f"{type(element) is new_circle}), should be Circle(name='c', r=2.5, colour='red') of the new "
+            f"release [prior: {which}]")
+
+
+def test_migrate_element_refuses_an_old_object_of_a_class_the_new_serializer_does_not_write(release):
+    shape = release.define([("name", str)], qualname="Shape")
+    square = dataclasses.make_dataclass("Square", [("side", float)], bases=(shape,))
+    square.__module__, square.__qualname__ = release.name, "Square"
+    release.module.Square = square
+    old = PojoSerializer(shape, registered_subclasses=[square])
+    old_object = square("s", 1.0)
+    new_square = dataclasses.make_dataclass("Square", [("side", float)], bases=(shape,))
+    new_square.__module__, new_square.__qualname__ = release.name, "Square"
+    reference.register_type(new_square)  # the new release's Square, which the new POJO does not register
+    new = PojoSerializer(shape)
+    prior = snapshot_from_bytes(snapshot_to_bytes(PojoSerializer(shape).snapshot_configuration())).restore_serializer()
+    with pytest.raises(StateError) as caught:
+        new.snapshot_configuration().migrate_element(prior, new, old_object)
+    text = str(caught.value)
+    assert "Square" in text and "registers" in text, f"got {text!r}, should name the class and what is registered"
+    assert old.registered_subclasses == (square,), "got the old serializer changed, should be untouched"
+
+
 _POOL_TYPES = {
     "int": (int, st.integers(-(2**63), 2**63 - 1), 0),
     "bool": (bool, st.booleans(), False),
