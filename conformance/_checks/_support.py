@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference import DataInputView, DataOutputView
+from reference import DataInputView, DataOutputView, TypeSerializer
 
 from .._engine.canonical import describe_difference, first_difference, values_equal
 from .._engine.property import guarded
 from .._engine.registry import Violation
 
-__all__ = ["CORRUPTIONS", "write", "read_one", "expect_equal", "hexdump", "bytes_difference", "stopped_at", "guarded", "held",
+__all__ = ["CORRUPTIONS", "write", "read_one", "expect_equal", "hexdump", "bytes_difference", "stopped_at", "guarded", "held", "nested_serializers", "reference_built",
            "SNAPSHOT_VERSION_HINT"]
 
 #: What to do when a snapshot class cannot read bytes it (or an earlier release) wrote: the
@@ -132,3 +132,16 @@ def held(root: Any, through: tuple[type, ...]) -> list[tuple[str, Any]]:
         for name, value in _attributes(obj):
             note(value, f"{path}.{name}" if path else name)
     return found[:HELD_LIMIT]
+
+
+def reference_built(root: Any) -> bool:
+    """Whether ``root`` and every serializer it holds are classes of the reference, which are
+    held to the reference's own promises where a user's class is not: a ``StateError`` for
+    corrupt bytes (a user's class may raise any exception), and an object of an earlier
+    version of a class migrated as a restore would read it."""
+    return all(type(s).__module__.split(".")[0] == "reference" for s in (root, *(x for _, x in nested_serializers(root))))
+
+
+def nested_serializers(root: Any) -> list[tuple[str, Any]]:
+    """The serializers ``root`` holds, through nested serializers, with where (``held``)."""
+    return [(path, s) for path, s in held(root, (TypeSerializer,)) if isinstance(s, TypeSerializer)]

@@ -7,7 +7,11 @@ and compatibility results behave as values.
 - ``migration.new_release``: each compatible evolution's serializer, as a job started fresh on
   the new release runs it, writes the oracle's values and reads them back exactly.
 - ``migration.migrate_element``: ``migrate_element`` brings an object read by the old serializer
-  to the oracle's new value.
+  to the oracle's new value. For a serializer built only of the reference's classes, also an
+  object the old release's own serializer read, of the old release's classes (an evolution
+  with ``classes=`` or ``schemas=`` registers new versions under the same names), with the old
+  release's serializer as the prior and with the restored one: the reference migrates such
+  objects too.
 - ``migration.shipped``: a migration as Spark's executors run it (``conformance migrate
   --spark``): the plan made where the savepoint is judged (the prior serializer restored from
   the old snapshot, the new one, their migration) is pickled, and the unpickled copy migrates
@@ -55,7 +59,7 @@ from reference.backends import migration_plan
 from .._engine.canonical import show
 from .._engine.property import guarded
 from .._engine.registry import NotApplicable, Violation, check
-from ._support import expect_equal, hexdump, read_one, write
+from ._support import expect_equal, hexdump, read_one, reference_built, write
 
 if TYPE_CHECKING:
     from .._engine.runner import CheckContext
@@ -359,6 +363,16 @@ def check_element(step: Step, value: Any) -> None:
     expected = step.expected(value)
     got = guarded("migrate_element", migrated_element, new_snapshot, prior, step.new, element)
     expect_equal(got, expected, f"{step.label}: migrate_element")
+    if reference_built(step.old) and reference_built(step.new):
+        # The old release's objects, as its own serializer reads them: with that serializer as
+        # the prior, and with the restored one (objects read before the new classes came).
+        for prior_is, by in ((step.old, "the old release's serializer"), (prior, "the restored old serializer")):
+            old_element = read_one(step.old, write(step.old, value), "the old release's serializer")
+            got = guarded("migrate_element of an object of the old release's classes", migrated_element,
+                          new_snapshot, prior_is, step.new, old_element)
+            expect_equal(got, expected, f"{step.label}: migrate_element of an object the old release's own "
+                         f"serializer read (its classes, not the ones now registered under their names), "
+                         f"with {by} as the prior")
     if migrate_element_form(new_snapshot) == "returning":
         return
     element = read_one(prior, write(step.old, value), "the restored old serializer")

@@ -132,7 +132,7 @@ from reference import (
 from .._engine.canonical import canonical, show, values_equal
 from .._engine.property import guarded
 from .._engine.registry import NotApplicable, Violation, check
-from ._support import CORRUPTIONS, expect_equal, held, hexdump, read_one, write
+from ._support import CORRUPTIONS, expect_equal, held, hexdump, nested_serializers, read_one, reference_built, write
 
 if TYPE_CHECKING:
     from .._engine.runner import CheckContext
@@ -532,11 +532,11 @@ def corrupted(ctx: CheckContext) -> None:
     s = ctx.serializer()
     from reference.serializers import PickleSerializer
 
-    if any(isinstance(x, PickleSerializer) for x in (s, *(x for _, x in _nested_serializers(s)))):
+    if any(isinstance(x, PickleSerializer) for x in (s, *(x for _, x in nested_serializers(s)))):
         raise NotApplicable("the serializer unpickles (a PickleSerializer): corrupted pickles are never "
                             "handed to it, since unpickling one may run anything")
 
-    strict = _reference_built(s)
+    strict = reference_built(s)
 
     def body(value: Any) -> None:
         data = write(s, value)
@@ -836,23 +836,12 @@ def _alone(serializer: Any, values: list[Any]) -> str | None:
     return None
 
 
-def _reference_built(root: Any) -> bool:
-    """Whether ``root`` and every serializer it holds are classes of the reference, whose
-    contract on corrupt bytes is a ``StateError`` (a user's class may raise any exception)."""
-    return all(type(s).__module__.split(".")[0] == "reference" for s in (root, *(x for _, x in _nested_serializers(root))))
-
-
-def _nested_serializers(root: Any) -> list[tuple[str, Any]]:
-    """The serializers ``root`` holds, through nested serializers, with where (``held``)."""
-    return [(path, s) for path, s in held(root, (TypeSerializer,)) if isinstance(s, TypeSerializer)]
-
-
 def _shared_stateful(original: Any, duplicate: Any) -> list[tuple[str, Any]]:
     """Nested serializers of ``original`` that are stateful (their ``duplicate()`` is a new
     instance) and that ``duplicate`` holds too, with where."""
-    theirs = {id(s) for _, s in _nested_serializers(duplicate)} | {id(duplicate)}
+    theirs = {id(s) for _, s in nested_serializers(duplicate)} | {id(duplicate)}
     shared = []
-    for path, nested in _nested_serializers(original):
+    for path, nested in nested_serializers(original):
         if id(nested) not in theirs:
             continue
         try:

@@ -10,7 +10,7 @@ from typing import Any
 
 from conformance._checks._support import HELD_LIMIT, held
 from conformance._checks.backends import _modules_for
-from conformance._checks.roundtrip import _nested_serializers
+from conformance._checks._support import nested_serializers
 from reference import TypeSerializer, TypeSerializerSnapshot
 from reference.serializers import IntSerializer, LongSerializer, StringSerializer
 
@@ -123,7 +123,7 @@ def test_the_walk_stops_at_its_limit():
 def test_nested_serializers_are_the_serializers_held():
     a = IntSerializer()
     root = Holder(kind=Colour, inner=a)
-    assert _nested_serializers(root) == [("inner", a)], f"got {_nested_serializers(root)}, should leave classes out"
+    assert nested_serializers(root) == [("inner", a)], f"got {nested_serializers(root)}, should leave classes out"
 
 
 @dataclasses.dataclass

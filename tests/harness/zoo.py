@@ -1618,6 +1618,18 @@ def _subclass_tag_unbounded(read_flags: Any) -> Any:
     return broken
 
 
+def _old_class_object_kept(self: Any, prior: Any, new: Any, element: Any) -> Any:
+    """PojoSerializerSnapshot taking an object of the old release's class for a current one:
+    the object keeps the old class and lacks the fields the new release added."""
+    return element
+
+
+def _old_subclass_object_as_the_pojo(self: Any, prior: Any, new: Any, element: Any) -> Any:
+    """An object of the old release's classes rebuilt by field name as the POJO's own class,
+    whatever registered subclass it was (a Circle comes back a Shape, its radius dropped)."""
+    return new._instance_from_object(element)
+
+
 def _byte_migration_giving_up(self: Any, new: Any, order: Any, migrated: Any) -> Any:
     """RowSerializer.byte_migration whose part fails on every record, as one that writes the
     null mask with its arguments swapped does: the plan redoes each record on the object path,
@@ -1757,6 +1769,12 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
             (_pojo.PojoSerializer, "_read_flags", _subclass_tag_unbounded(_pojo.PojoSerializer._read_flags))),
         "Flink's POJO snapshot failing to write, taken for a format without a Flink form": (
             "snapshot.flink_dialect", _builtin("pojo"), (_pojo, "_write_optional_map", _flink_form_write_fails)),
+        "a POJO object of the old release's class migrated as it is (its new fields never added)": (
+            "migration.migrate_element", _builtin("pojo"),
+            (_pojo.PojoSerializerSnapshot, "_as_current", _old_class_object_kept)),
+        "a registered subclass's object of the old release rebuilt as the POJO's own class": (
+            "migration.migrate_element", _builtin("pojo_with_subclasses"),
+            (_pojo.PojoSerializerSnapshot, "_as_current", _old_subclass_object_as_the_pojo)),
     }
 
 
