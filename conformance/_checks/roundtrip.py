@@ -38,6 +38,13 @@ Then:
   classes is held to the reference's own contract: it refuses with a ``StateError`` (an
   ``IndexError`` or ``KeyError`` escaping it is a guard missing). Not for a serializer holding a
   ``PickleSerializer``: a corrupted pickle may run anything.
+- ``roundtrip.generated_codecs``: the reference's serializers in the subject (itself, or nested
+  in a serializer of the user's) read, write and copy records the same through their generated
+  codecs as through their generic methods (``reference.serializers.generated_codecs(False)``,
+  what ``REFERENCE_GENERATED_CODECS=0`` selects): the same bytes for each value, each one's
+  bytes read and copied alike, and a truncated or corrupted record read to the same value or
+  refused with the same error at the same input position. Not for a subject that holds none of
+  them. The switch is process-wide while the check runs.
 - ``roundtrip.length``: a declared fixed length matches the bytes every value takes.
 - ``roundtrip.invalid_configuration``: a serializer built from an invalid configuration (the
   subject's ``invalid_configurations``: a negative width, a row with a field name twice, a
@@ -436,6 +443,117 @@ def deep_copy(ctx: CheckContext) -> None:
 
 def type_at(value: Any, path: str) -> str:
     return "part" if path != "the top level" else type(value).__name__
+
+
+#: Values per example of ``roundtrip.generated_codecs`` (one switch of the codecs per example),
+#: and corrupted or truncated forms of each value's record judged in both.
+CODEC_VALUES = 6
+CODEC_DAMAGES = 24
+
+
+@check(id="roundtrip.generated_codecs", family="roundtrip", requires=BIT_EXACT)
+def generated_codecs(ctx: CheckContext) -> None:
+    """The reference's generated codecs and its generic methods agree on the subject's records:
+    the same bytes, values and copies, and the same result or error (class, message and input
+    position) on damaged records."""
+    from reference.serializers import generated_codecs_enabled, has_generated_codecs
+    from reference.serializers import generated_codecs as codecs_switched
+
+    s = ctx.serializer()
+    if not any(has_generated_codecs(x) for x in (s, *(x for _, x in nested_serializers(s)))):
+        raise NotApplicable("the serializer holds none of the reference's serializers with generated codecs")
+    if not generated_codecs_enabled():
+        raise NotApplicable("generated codecs are off in this process (REFERENCE_GENERATED_CODECS=0): "
+                            "the generic methods are all there is to compare")
+
+    def outcomes(values: list[Any], records: list[bytes]) -> list[tuple[str, Any]]:
+        """(what was done, with ``{record}`` where the record is named; what it gave)."""
+        found: list[tuple[str, Any]] = []
+        for value, data in zip(values, records, strict=True):
+            found.append(("writing {record}", _written(s, value)))
+            found.append(("reading {record}", _outcome(s.deserialize, data)))
+            found.append(("copying {record}", _outcome(lambda source: _copied(s, source), data)))
+            for damage, damaged in _damaged(data):
+                found.append((f"reading {{record}} {damage}", _outcome(s.deserialize, damaged)))
+        return found
+
+    def body(values: list[Any]) -> None:
+        records = [write(s, v) for v in values]
+        generated = outcomes(values, records)
+        with codecs_switched(False):
+            generic = outcomes(values, records)
+        per_value = len(generated) // len(values)
+        for i, ((what, got), (_, want)) in enumerate(zip(generated, generic, strict=True)):
+            if not _same_outcome(got, want):
+                value = values[i // per_value]
+                raise Violation(
+                    f"{what.format(record=f'the record of {show(value)}')}, with the generated codecs, gave "
+                    f"{_shown(got)}, should be {_shown(want)} as with the generic methods (REFERENCE_GENERATED_CODECS=0): "
+                    "the generated codec of a reference serializer in it disagrees with the generic "
+                    "method that defines the format",
+                    example=hexdump(records[i // per_value]))
+
+    ctx.for_all(st.lists(ctx.subject.values, min_size=1, max_size=CODEC_VALUES), body,
+                max_examples=max(3, ctx.examples // 6))
+
+
+def _written(s: Any, value: Any) -> tuple[str, Any]:
+    try:
+        return ("value", write(s, value))
+    except Exception as exc:  # noqa: BLE001 - the error is what is compared
+        return ("error", (type(exc), str(exc), None))
+
+
+def _copied(s: Any, source: DataInputView) -> bytes:
+    target = DataOutputView()
+    s.copy_serialized(source, target)
+    return target.getvalue()
+
+
+def _outcome(read: Any, data: bytes) -> tuple[str, Any]:
+    """What reading ``data`` gives: ("value", (value, position)) or ("error", (class, message,
+    position))."""
+    source = DataInputView(data)
+    try:
+        got = read(source)
+    except Exception as exc:  # noqa: BLE001 - the error is what is compared
+        return ("error", (type(exc), str(exc), source.position))
+    return ("value", (got, source.position))
+
+
+def _same_outcome(a: tuple[str, Any], b: tuple[str, Any]) -> bool:
+    if a[0] != b[0]:
+        return False
+    if a[0] == "error":
+        return bool(a[1] == b[1])
+    if isinstance(a[1], bytes):
+        return bool(a[1] == b[1])
+    return values_equal(a[1][0], b[1][0]) and a[1][1] == b[1][1]
+
+
+def _shown(outcome: tuple[str, Any]) -> str:
+    kind, detail = outcome
+    if kind == "error":
+        cls, message, position = detail
+        at = "" if position is None else f" at input position {position}"
+        return f"{cls.__name__}: {message}{at}"
+    if isinstance(detail, bytes):
+        return hexdump(detail)
+    value, position = detail
+    return f"{show(value)} (input position {position} after it)"
+
+
+def _damaged(data: bytes) -> list[tuple[str, bytes]]:
+    """Up to ``CODEC_DAMAGES`` damaged forms of a record: cut short, and one byte flipped, at
+    positions spread over it."""
+    cuts = _cuts(len(data))
+    step = max(1, len(cuts) // (CODEC_DAMAGES // 2))
+    found = [(f"cut to {at} of its {len(data)} bytes", data[:at]) for at in cuts[::step]]
+    for at in cuts[::step]:
+        broken = bytearray(data)
+        broken[at] ^= CORRUPTIONS[len(found) % len(CORRUPTIONS)]
+        found.append((f"with byte {at} flipped ({data[at]:02x} -> {broken[at]:02x})", bytes(broken)))
+    return found
 
 
 @check(id="roundtrip.copy_serialized", family="roundtrip", requires=BIT_EXACT)

@@ -7,7 +7,7 @@ types in ``reference.sqltypes``)."""
 from ._avro import AvroSerializer, AvroSerializerSnapshot
 from ._avro_compat import AvroSchemaError
 from ._binary import TimestampData
-from ._codegen import generated_codecs, generated_codecs_enabled, set_generated_codecs
+from ._codegen import generated_codecs, generated_codecs_enabled, has_generated_codecs, set_generated_codecs
 from ._composites import (
     ListSerializer,
     ListSerializerSnapshot,
@@ -69,7 +69,7 @@ __all__ = [
     "DoubleSerializer", "DoubleSerializerSnapshot",
     "EnumNameSerializer", "EnumSerializer", "EnumSerializerSnapshot",
     "FloatSerializer", "FloatSerializerSnapshot",
-    "generated_codecs", "generated_codecs_enabled", "set_generated_codecs",
+    "generated_codecs", "generated_codecs_enabled", "has_generated_codecs", "set_generated_codecs",
     "IntSerializer", "IntSerializerSnapshot",
     "ListSerializer", "ListSerializerSnapshot",
     "LongSerializer", "LongSerializerSnapshot",

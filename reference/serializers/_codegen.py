@@ -48,7 +48,8 @@ pickled: serializers pickle their configuration only and generate again after un
 Switch. ``REFERENCE_GENERATED_CODECS=0`` in the environment, or
 ``reference.serializers.set_generated_codecs(False)`` at run time, makes every serializer
 use the generic methods (for debugging, and where ``compile`` of generated code is not
-allowed); ``set_generated_codecs(True)`` turns generation back on.
+allowed); ``set_generated_codecs(True)`` turns generation back on. ``has_generated_codecs``
+says whether a serializer has codecs the switch changes.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ from typing import Any
 from .._io import DataInputView, DataOutputView
 
 __all__ = ["Bail", "Emitter", "GeneratedCodec", "install", "set_generated_codecs", "generated_codecs",
-           "generated_codecs_enabled", "generated_source",
+           "generated_codecs_enabled", "generated_source", "has_generated_codecs",
            "MAX_INLINE_DEPTH", "MAX_LINES", "ENVIRONMENT_VARIABLE"]
 
 ENVIRONMENT_VARIABLE = "REFERENCE_GENERATED_CODECS"
@@ -85,6 +86,12 @@ class Bail(Exception):
 def generated_codecs_enabled() -> bool:
     """Whether serializers read and write through generated code (see the module docstring)."""
     return _enabled
+
+
+def has_generated_codecs(serializer: Any) -> bool:
+    """Whether ``serializer`` reads, writes or copies its records through generated code when
+    codecs are on (its class takes part, and does not leave all three to its generic methods)."""
+    return isinstance(serializer, GeneratedCodec) and not all(_declines(serializer, kind) for kind in _FRAMES)
 
 
 def set_generated_codecs(enabled: bool) -> bool:

@@ -1618,6 +1618,14 @@ def _subclass_tag_unbounded(read_flags: Any) -> Any:
     return broken
 
 
+def _boolean_read_only_one(self: Any, g: Any, out: Any) -> None:
+    """BooleanSerializer's generated read fragment testing ``== 1``, where its generic read
+    (and Flink's readBoolean) takes any byte but 00 as true: every record a valid writer makes
+    reads alike, so only a damaged byte tells."""
+    g.emit("{out} = data[pos] == 1", out=out)
+    g.emit("pos += 1")
+
+
 def _old_class_object_kept(self: Any, prior: Any, new: Any, element: Any) -> Any:
     """PojoSerializerSnapshot taking an object of the old release's class for a current one:
     the object keeps the old class and lacks the fields the new release added."""
@@ -1769,6 +1777,9 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
             (_pojo.PojoSerializer, "_read_flags", _subclass_tag_unbounded(_pojo.PojoSerializer._read_flags))),
         "Flink's POJO snapshot failing to write, taken for a format without a Flink form": (
             "snapshot.flink_dialect", _builtin("pojo"), (_pojo, "_write_optional_map", _flink_form_write_fails)),
+        "a generated boolean read taking only 01 for true (Flink reads any byte but 00 as true)": (
+            "roundtrip.generated_codecs", _builtin("nested_row"),
+            (_primitives.BooleanSerializer, "_gen_read", _boolean_read_only_one)),
         "a POJO object of the old release's class migrated as it is (its new fields never added)": (
             "migration.migrate_element", _builtin("pojo"),
             (_pojo.PojoSerializerSnapshot, "_as_current", _old_class_object_kept)),

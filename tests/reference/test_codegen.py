@@ -6,6 +6,7 @@ same input position, leaving an output as they found it."""
 from __future__ import annotations
 
 import dataclasses
+import enum
 import pickle
 import subprocess
 import sys
@@ -326,6 +327,34 @@ def test_the_switch_turns_generation_off_and_on_for_existing_serializers() -> No
     with s.generated_codecs(True):
         serializer.to_bytes(GOOD_ROWS[1])
         assert getattr(serializer._cache_write, "__source__", None), "got no generated write after use"
+
+
+class _Colour(enum.Enum):
+    RED = 1
+
+
+def test_has_generated_codecs_names_the_serializers_the_switch_changes() -> None:
+    cases = {
+        "a row": (_row(), True),
+        "a tuple": (s.TupleSerializer(s.IntSerializer(), s.LongSerializer()), True),
+        "a long (inlined by composites, no codec of its own)": (s.LongSerializer(), False),
+        "a list (inlined by composites, no codec of its own)": (s.ListSerializer(s.IntSerializer()), False),
+        "an enum": (s.EnumSerializer(_Colour), False),
+        "not a serializer": (object(), False),
+    }
+    for what, (serializer, expected) in cases.items():
+        got = s.has_generated_codecs(serializer)
+        assert got is expected, f"got {got}, should be {expected} [{what}]"
+
+
+def test_the_switch_returns_the_setting_it_replaces() -> None:
+    before = s.generated_codecs_enabled()
+    try:
+        assert s.set_generated_codecs(False) is before, "got another previous setting, should be the one replaced"
+        assert s.set_generated_codecs(False) is False, "got another previous setting, should be off (unchanged)"
+        assert s.set_generated_codecs(True) is False, "got another previous setting, should be off"
+    finally:
+        s.set_generated_codecs(before)
 
 
 def test_the_environment_variable_turns_generation_off() -> None:
