@@ -3,7 +3,8 @@ and compatibility results behave as values.
 
 - ``migration.verdict``: each declared evolution gets exactly the expected compatibility verdict.
 - ``migration.migrate_state``: old records, one or a stream of several, migrate to exactly the
-  oracle's new values.
+  oracle's new values, through the backends' migration plan and through the new snapshot's own
+  ``migrate_state`` as Flink's runtime calls it (each call consuming exactly one record).
 - ``migration.new_release``: each compatible evolution's serializer, as a job started fresh on
   the new release runs it, writes the oracle's values and reads them back exactly.
 - ``migration.migrate_element``: ``migrate_element`` brings an object read by the old serializer
@@ -204,11 +205,35 @@ def migrate_state(ctx: CheckContext) -> None:
         raise NotApplicable("no compatible evolutions declared")
     for step in steps:
         def body(values: list[Any], step: Step = step) -> None:
-            got, _ = migrated_bytes(step, [write(step.old, v) for v in values])
+            records = [write(step.old, v) for v in values]
+            got, _ = migrated_bytes(step, records)
             for i, (g, v) in enumerate(zip(got, values, strict=False)):
                 expect_equal(g, step.expected(v), f"{step.label}: record {i} of {len(values)} after migration")
+            if step.expect == Verdict.COMPATIBLE_AFTER_MIGRATION:
+                with step.active():
+                    _snapshot_migrate_state(step, records, values)
         ctx.for_all(st.lists(ctx.subject.values, min_size=1, max_size=4), body,
                     max_examples=max(10, ctx.examples // 2))
+
+
+def _snapshot_migrate_state(step: Step, records: list[bytes], values: list[Any]) -> None:
+    """The new snapshot's own ``migrate_state``, called as Flink's runtime calls it (the plan
+    may take another way to the same values): one call per record of a stream, each consuming
+    exactly its record and writing the oracle's value."""
+    _, old_snapshot = resolve(step)
+    prior = old_snapshot.restore_serializer()
+    snapshot = step.new.snapshot_configuration()
+    source = DataInputView(b"".join(records))
+    for i, (record, value) in enumerate(zip(records, values, strict=True)):
+        start, target = source.position, DataOutputView()
+        guarded(f"{step.label}: the new snapshot's migrate_state of record {i}", snapshot.migrate_state,
+                prior, step.new, source, target)
+        if source.position - start != len(record):
+            raise Violation(f"{step.label}: the new snapshot's migrate_state consumed {source.position - start} bytes "
+                            f"of record {i} of {len(records)}, should consume exactly its {len(record)}",
+                            example=hexdump(record))
+        expect_equal(read_one(step.new, target.getvalue(), "what migrate_state wrote"), step.expected(value),
+                     f"{step.label}: record {i} of {len(records)} after the new snapshot's own migrate_state")
 
 
 @check(id="migration.byte_path", family="migration", requires=("migration.migrate_state",))
