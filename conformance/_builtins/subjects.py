@@ -616,8 +616,25 @@ def _invalid_configurations(name: str) -> dict[str, Any]:
                 [("id", LongSerializer(), yes)], **options),
         }
 
+    def misconfigured(what: str) -> Any:
+        """A dataclass whose fields give PojoSerializer no serializer it can derive."""
+        import dataclasses
+
+        if what == "metadata":  # a serializer's name where the serializer belongs
+            return dataclasses.make_dataclass("NamedSerializer", [("n", int, dataclasses.field(
+                metadata={"serializer": "LongSerializer"}))])
+        if what == "annotation":  # a name no module defines
+            return dataclasses.make_dataclass("UnknownAnnotation", [("n", "NoSuchType")])
+        chain = dataclasses.make_dataclass("Chain", [("next", object)])  # a field of its own class
+        chain.__annotations__["next"] = chain
+        return chain
+
     def pojos(cls: Any) -> dict[str, Any]:
         return {
+            "a field whose metadata 'serializer' is not a serializer": lambda: PojoSerializer(misconfigured("metadata")),
+            "a field annotation that names nothing defined": lambda: PojoSerializer(misconfigured("annotation")),
+            "a dataclass holding itself without a serializer for that field": lambda: PojoSerializer(
+                misconfigured("recursive")),
             "a pojo of a class that is not a dataclass": lambda: PojoSerializer(not_a_class),
             "a registered subclass that is not a subclass": lambda: PojoSerializer(cls, registered_subclasses=[not_a_class]),
             "the pojo's own class registered as its subclass": lambda: PojoSerializer(cls, registered_subclasses=[cls]),

@@ -1626,6 +1626,22 @@ def _boolean_read_only_one(self: Any, g: Any, out: Any) -> None:
     g.emit("pos += 1")
 
 
+def _typing_hints_or_nothing() -> Any:
+    """The typing module as PojoSerializer sees it, with a get_type_hints that gives no hints
+    where an annotation cannot be resolved: every field then falls back to Any (pickled), and
+    a misspelt annotation is found only when a record fails to pickle."""
+    import types
+    import typing
+
+    def get_type_hints(obj: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        try:
+            return typing.get_type_hints(obj, *args, **kwargs)
+        except NameError:
+            return {}
+
+    return types.SimpleNamespace(**{**vars(typing), "get_type_hints": get_type_hints})
+
+
 def _migrate_state_without_migration(self: Any, prior: Any, new: Any, source: Any, target: Any) -> None:
     """TypeSerializerSnapshot.migrate_state (what Flink's runtime calls per record) writing the
     element the prior serializer read with the new serializer, skipping migrate_element: the
@@ -1787,6 +1803,8 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
         "a generated boolean read taking only 01 for true (Flink reads any byte but 00 as true)": (
             "roundtrip.generated_codecs", _builtin("nested_row"),
             (_primitives.BooleanSerializer, "_gen_read", _boolean_read_only_one)),
+        "a POJO field whose annotation names nothing defined taken as Any (pickled)": (
+            "roundtrip.invalid_configuration", _builtin("pojo"), (_pojo, "typing", _typing_hints_or_nothing())),
         "the default migrate_state writing the record's element as read, never migrated": (
             "migration.migrate_state", _builtin("row"),
             (TypeSerializerSnapshot, "migrate_state", _migrate_state_without_migration)),
