@@ -139,7 +139,15 @@ from reference import (
 from .._engine.canonical import canonical, show, values_equal
 from .._engine.property import guarded
 from .._engine.registry import NotApplicable, Violation, check
-from ._support import CORRUPTIONS, expect_equal, held, hexdump, nested_serializers, read_one, reference_built, write
+from ._support import (
+    CORRUPTIONS,
+    expect_equal,
+    hexdump,
+    nested_serializers,
+    read_one,
+    reference_built,
+    write,
+)
 
 if TYPE_CHECKING:
     from .._engine.runner import CheckContext
@@ -456,8 +464,8 @@ def generated_codecs(ctx: CheckContext) -> None:
     """The reference's generated codecs and its generic methods agree on the subject's records:
     the same bytes, values and copies, and the same result or error (class, message and input
     position) on damaged records."""
-    from reference.serializers import generated_codecs_enabled, has_generated_codecs
     from reference.serializers import generated_codecs as codecs_switched
+    from reference.serializers import generated_codecs_enabled, has_generated_codecs
 
     s = ctx.serializer()
     if not any(has_generated_codecs(x) for x in (s, *(x for _, x in nested_serializers(s)))):

@@ -8,9 +8,8 @@ import dataclasses
 import enum
 from typing import Any
 
-from conformance._checks._support import HELD_LIMIT, held
+from conformance._checks._support import HELD_LIMIT, held, nested_serializers
 from conformance._checks.backends import _modules_for
-from conformance._checks._support import nested_serializers
 from reference import TypeSerializer, TypeSerializerSnapshot
 from reference.serializers import IntSerializer, LongSerializer, StringSerializer
 
