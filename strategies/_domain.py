@@ -2,7 +2,8 @@
 
 Each example is an ``OutOfDomain``: a value of ``schema`` in which exactly one part is outside
 its type's domain (a wrong Python type, a number out of range, a missing or extra field, None
-where the type is not nullable, an unpicklable object), the ``field`` the refusal must name (the
+where the type is not nullable, an unpicklable object, an instance of another dataclass where a
+POJO's class belongs), the ``field`` the refusal must name (the
 innermost row or pojo field, or tuple field, on the way to the bad part; None when the bad part
 is not inside a named field) and ``what`` was done, in words. The parts around the bad one are
 ordinary values (``values``), so a serializer has written some bytes before it meets the bad
@@ -209,11 +210,21 @@ def _row(draw: Any, schema: t.RowType, hashable: bool) -> tuple[Any, str | None,
     return tuple(good), fields[i].name, what
 
 
+@dataclass(frozen=True)
+class _Stranger:
+    """A dataclass no schema names: an instance of it is no POJO of any other class (nor of a
+    subclass of one)."""
+
+    value: int = 0
+
+
 def _pojo_value(draw: Any, schema: t.PojoType, hashable: bool) -> tuple[Any, str | None, str]:
     fields = _pojo.pojo_fields(schema)
-    choice = _choose(draw, 2 if fields else 1, "bad pojo")
+    choice = _choose(draw, 3 if fields else 2, "bad pojo")
     if choice == 0:
         return (), None, "a tuple instead of the class"
+    if choice == 1:
+        return _Stranger(), None, "an instance of another dataclass (no subclass of the class)"
     kwargs = {f.name: _good(draw, f.type, False) for f in fields}
     i = draw(st.integers(0, len(fields) - 1), label="bad pojo field")
     value, _, what = _bad(draw, fields[i].type, False)

@@ -4,6 +4,7 @@ the simplest example."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -95,6 +96,15 @@ def test_out_of_domain_values_are_refused_naming_the_field_leaving_nothing(schem
         assert target.getvalue() == b"\x01", f"got {target.getvalue()!r} left, should be b'\\x01' [{case.what}]"
 
     refused()
+
+
+def test_out_of_domain_gives_a_pojo_an_instance_of_another_dataclass() -> None:
+    schema = find(strategies.schemas(), lambda s: isinstance(s, t.PojoType), settings=_FIND)
+    case = find(strategies.out_of_domain(schema), lambda c: "another dataclass" in c.what, settings=_FIND)
+    assert dataclasses.is_dataclass(case.value) and not isinstance(case.value, schema.cls), (
+        f"got {case!r}, should be an instance of a dataclass that is not {schema.cls.__qualname__}")
+    with pytest.raises(SerializationError):
+        serializer_for(schema).serialize(case.value, DataOutputView())
 
 
 def test_out_of_domain_shrinks_to_a_wrong_type_at_the_top() -> None:
