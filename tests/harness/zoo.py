@@ -1626,6 +1626,25 @@ def _boolean_read_only_one(self: Any, g: Any, out: Any) -> None:
     g.emit("pos += 1")
 
 
+def _writes_any_dataclass(original: Callable[..., None]) -> Callable[..., None]:
+    """PojoSerializer's write testing "an instance of the class *or* a dataclass" where both
+    are needed: an unrelated dataclass's instance is written as a subclass the POJO never had."""
+    import dataclasses
+
+    from reference import class_identity
+    from reference.serializers import PojoSerializer, _pojo
+
+    def serialize(self: Any, value: Any, target: Any) -> None:
+        if dataclasses.is_dataclass(value) and not isinstance(value, self.dataclass_type):
+            target.write_byte(_pojo.FLAG_SUBCLASS)
+            target.write_utf(class_identity(type(value)))
+            PojoSerializer(type(value)).serialize(value, target)
+            return
+        original(self, value, target)
+
+    return serialize
+
+
 def _typing_hints_or_nothing() -> Any:
     """The typing module as PojoSerializer sees it, with a get_type_hints that gives no hints
     where an annotation cannot be resolved: every field then falls back to Any (pickled), and
@@ -1803,6 +1822,9 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
         "a generated boolean read taking only 01 for true (Flink reads any byte but 00 as true)": (
             "roundtrip.generated_codecs", _builtin("nested_row"),
             (_primitives.BooleanSerializer, "_gen_read", _boolean_read_only_one)),
+        "a POJO writing an instance of any other dataclass as a non-registered subclass": (
+            "roundtrip.domain_refused", _builtin("pojo"),
+            (_pojo.PojoSerializer, "_serialize_generic", _writes_any_dataclass(_pojo.PojoSerializer._serialize_generic))),
         "a POJO field whose annotation names nothing defined taken as Any (pickled)": (
             "roundtrip.invalid_configuration", _builtin("pojo"), (_pojo, "typing", _typing_hints_or_nothing())),
         "the default migrate_state writing the record's element as read, never migrated": (
