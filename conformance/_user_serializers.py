@@ -119,6 +119,48 @@ class CircleWithTextRadius(Shape):
 CircleWithTextRadius.__name__ = CircleWithTextRadius.__qualname__ = "Circle"
 
 
+class Shade(enum.Enum):
+    """How a ``CircleWithShade`` is shaded."""
+
+    LIGHT = 1
+    DARK = 2
+
+
+class ShadeWithPale(enum.Enum):
+    """``Shade`` of a later release, with a member more: the same enum for savepoints."""
+
+    LIGHT = 1
+    DARK = 2
+    PALE = 3
+
+
+ShadeWithPale.__name__ = ShadeWithPale.__qualname__ = "Shade"
+
+
+@dataclass
+class CircleWithShade(Shape):
+    """A ``Circle`` of a next release with an enum field: the same class for savepoints."""
+
+    radius: float
+    shade: Shade | None = None
+
+
+CircleWithShade.__name__ = CircleWithShade.__qualname__ = "Circle"
+
+
+@dataclass
+class CircleWithPaleShade(Shape):
+    """The ``Circle`` of the release after ``CircleWithShade``'s, whose shade enum gained a member
+    (``ShadeWithPale``): its snapshot judges the earlier one reconfigured, while the earlier one
+    would judge it incompatible (a member it lacks)."""
+
+    radius: float
+    shade: ShadeWithPale | None = None
+
+
+CircleWithPaleShade.__name__ = CircleWithPaleShade.__qualname__ = "Circle"
+
+
 @dataclass
 class Square(Shape):
     """A subclass a next release registers beside ``Circle``."""

@@ -249,17 +249,37 @@ def _row_of_user_type() -> Subject:
 def _pojo_with_subclasses() -> Subject:
     """``PojoSerializer(Shape, registered_subclasses=[Circle])`` over shapes and circles (see
     ``conformance._user_serializers``); the next release's ``Circle`` has a field more, and its
-    circles migrate while shapes read as they are. Its recorded snapshot then lists no subclass met by
+    circles migrate while shapes read as they are; in a chain of two releases, Circle gains an enum
+    field and the enum a member. Its recorded snapshot then lists no subclass met by
     name, so the current serializer must read the recorded release as is: registering the
     subclass differently would show."""
     from hypothesis import strategies as st
 
     from reference.serializers import PojoSerializer
 
-    from .._user_serializers import Circle, CircleWithColour, CircleWithTextRadius, Shape, Square
+    from .._user_serializers import (
+        Circle,
+        CircleWithColour,
+        CircleWithPaleShade,
+        CircleWithShade,
+        CircleWithTextRadius,
+        Shade,
+        ShadeWithPale,
+        Shape,
+        Square,
+    )
 
     def coloured(value: Any) -> Any:
         return CircleWithColour(value.name, value.radius) if type(value) is Circle else value
+
+    def shaded(value: Any) -> Any:
+        return CircleWithShade(value.name, value.radius) if type(value) is Circle else value
+
+    def paler(value: Any) -> Any:
+        if type(value) is not CircleWithShade:
+            return value
+        shade = None if value.shade is None else ShadeWithPale[value.shade.name]
+        return CircleWithPaleShade(value.name, value.radius, shade)
 
     names = st.text(max_size=8)
     values = st.none() | st.builds(Shape, names) | st.builds(Circle, names, st.floats())
@@ -278,8 +298,20 @@ def _pojo_with_subclasses() -> Subject:
                   Verdict.COMPATIBLE_WITH_RECONFIGURED_SERIALIZER,
                   name="Square registered before Circle (Circle keeps its tag and its serializer)"),
     ]
+    # The registered Circle gains an enum field, then the enum a member: the second step's
+    # snapshots judge each other differently in the two directions (reconfigured new against
+    # old, incompatible old against new), so the subclasses' direction of judgment shows.
+    shades = [
+        Evolution(lambda: PojoSerializer(Shape, registered_subclasses=[CircleWithShade]),
+                  Verdict.COMPATIBLE_AFTER_MIGRATION, shaded, classes=([Circle], [CircleWithShade, Shade]),
+                  name="the registered Circle gains an enum field"),
+        Evolution(lambda: PojoSerializer(Shape, registered_subclasses=[CircleWithPaleShade]),
+                  Verdict.COMPATIBLE_WITH_RECONFIGURED_SERIALIZER, paler,
+                  classes=([CircleWithShade, Shade], [CircleWithPaleShade, ShadeWithPale]),
+                  name="the registered Circle's enum gains a member"),
+    ]
     return Subject(lambda: PojoSerializer(Shape, registered_subclasses=[Circle]), values, evolutions, key=False,
-                   name="builtin:pojo_with_subclasses", golden=os.path.join(_GOLDEN, "pojo_with_subclasses"),
+                   chains=[shades], name="builtin:pojo_with_subclasses", golden=os.path.join(_GOLDEN, "pojo_with_subclasses"),
                    release=_release(), locator="conformance._builtins.subjects:pojo_with_subclasses",
                    invalid_configurations=_invalid_configurations("pojo_with_subclasses"))
 
