@@ -1,7 +1,9 @@
 """migration: each declared (or generated) evolution gets its verdict and its migrated values,
 and compatibility results behave as values.
 
-- ``migration.verdict``: each declared evolution gets exactly the expected compatibility verdict.
+- ``migration.verdict``: each declared evolution gets exactly the expected compatibility verdict,
+  and the old snapshot judging the new serializer in the deprecated pre-1.19 direction
+  (``resolve_schema_compatibility_with_serializer``) comes to the same one.
 - ``migration.migrate_state``: old records, one or a stream of several, migrate to exactly the
   oracle's new values, through the backends' migration plan and through the new snapshot's own
   ``migrate_state`` as Flink's runtime calls it (each call consuming exactly one record).
@@ -142,8 +144,17 @@ def expect_verdict(step: Step, result: Any, judged: str) -> None:
 
 def judge(step: Step) -> None:
     with step.active():
-        result, _ = resolve(step)
+        result, old_snapshot = resolve(step)
+        # The deprecated pre-1.19 direction, which older callers still use: the old snapshot
+        # judging the new serializer must come to the same verdict.
+        legacy = guarded(f"{step.label}: the old snapshot's resolve_schema_compatibility_with_serializer",
+                         old_snapshot.resolve_schema_compatibility_with_serializer, step.new)
     expect_verdict(step, result, "the old one")
+    if legacy.kind != result.kind:
+        raise Violation(
+            f"{step.label}: the old snapshot's resolve_schema_compatibility_with_serializer(new serializer) "
+            f"(the pre-1.19 direction) judged it {legacy.kind}, should be {result.kind} as the new snapshot "
+            "judges the old one: callers of either direction must get one verdict", example=step.label)
     if step.reason_contains and step.reason_contains.lower() not in (result.reason or "").lower():
         raise Violation(
             f"{step.label}: the incompatibility reason {result.reason!r} does not mention "

@@ -1626,6 +1626,13 @@ def _boolean_read_only_one(self: Any, g: Any, out: Any) -> None:
     g.emit("pos += 1")
 
 
+def _legacy_direction_inverted(self: Any, new_serializer: Any) -> Any:
+    """TypeSerializerSnapshot's deprecated pre-1.19 entry (the old snapshot given the new
+    serializer) resolving with the old snapshot as the judge: a field added reads to it as a
+    field removed."""
+    return self.resolve_schema_compatibility(new_serializer.snapshot_configuration())
+
+
 def _pojo_pairs_judged_backwards(original: Callable[..., Any]) -> Callable[..., Any]:
     """The POJO module's resolve_compatibility with the two snapshots swapped where both are
     POJO snapshots (a registered subclass's pair): only a pair whose verdict depends on the
@@ -1836,6 +1843,9 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
         "a generated boolean read taking only 01 for true (Flink reads any byte but 00 as true)": (
             "roundtrip.generated_codecs", _builtin("nested_row"),
             (_primitives.BooleanSerializer, "_gen_read", _boolean_read_only_one)),
+        "the pre-1.19 direction judging the new snapshot by the old one's rules": (
+            "migration.verdict", _builtin("row"),
+            (TypeSerializerSnapshot, "resolve_schema_compatibility_with_serializer", _legacy_direction_inverted)),
         "registered subclasses judged the other way round (the old subclass snapshot judging the new)": (
             "migration.verdict", _builtin("pojo_with_subclasses"),
             (_pojo, "resolve_compatibility", _pojo_pairs_judged_backwards(_pojo.resolve_compatibility))),
