@@ -202,9 +202,14 @@ class TypeSerializerSnapshot(abc.ABC, Generic[T]):
         source: DataInputView,
         target: DataOutputView,
     ) -> None:
-        """Rewrite one record: read with the prior serializer, migrate, write with the new."""
+        """Rewrite one record: read with the prior serializer, migrate, write with the new.
+        ``migrate_element`` writes it where it takes a ``target``; the returning form without
+        one (``migrate_element(prior, new, element)``) returns it, written here."""
         element = prior_serializer.deserialize(source)
-        self.migrate_element(prior_serializer, new_serializer, element, target)
+        if migrate_element_form(self) == "returning":
+            new_serializer.serialize(self.migrate_element(prior_serializer, new_serializer, element), target)
+        else:
+            self.migrate_element(prior_serializer, new_serializer, element, target)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"
