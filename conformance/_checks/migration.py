@@ -11,8 +11,8 @@ and compatibility results behave as values.
   the new release runs it, writes the oracle's values and reads them back exactly.
 - ``migration.migrate_element``: ``migrate_element`` brings an object read by the old serializer
   to the oracle's new value. For a serializer built only of the reference's classes, also an
-  object the old release's own serializer read, of the old release's classes (an evolution
-  with ``classes=`` or ``schemas=`` registers new versions under the same names), with the old
+  object the old release's own serializer read, of the old release's classes (for an evolution
+  with ``classes=`` or ``schemas=``, which registers new versions under the same names), with the old
   release's serializer as the prior and with the restored one: the reference migrates such
   objects too.
 - ``migration.shipped``: a migration as Spark's executors run it (``conformance migrate
@@ -215,25 +215,27 @@ def migrate_state(ctx: CheckContext) -> None:
     if not steps:
         raise NotApplicable("no compatible evolutions declared")
     for step in steps:
-        def body(values: list[Any], step: Step = step) -> None:
+        judged: list[tuple[Any, Any]] = []  # (prior, new snapshot), made once per step
+
+        def body(values: list[Any], step: Step = step, judged: list[tuple[Any, Any]] = judged) -> None:
             records = [write(step.old, v) for v in values]
             got, _ = migrated_bytes(step, records)
             for i, (g, v) in enumerate(zip(got, values, strict=False)):
                 expect_equal(g, step.expected(v), f"{step.label}: record {i} of {len(values)} after migration")
             if step.expect == Verdict.COMPATIBLE_AFTER_MIGRATION:
                 with step.active():
-                    _snapshot_migrate_state(step, records, values)
+                    if not judged:
+                        _, old_snapshot = resolve(step)
+                        judged.append((old_snapshot.restore_serializer(), step.new.snapshot_configuration()))
+                    _snapshot_migrate_state(step, *judged[0], records, values)
         ctx.for_all(st.lists(ctx.subject.values, min_size=1, max_size=4), body,
                     max_examples=max(10, ctx.examples // 2))
 
 
-def _snapshot_migrate_state(step: Step, records: list[bytes], values: list[Any]) -> None:
+def _snapshot_migrate_state(step: Step, prior: Any, snapshot: Any, records: list[bytes], values: list[Any]) -> None:
     """The new snapshot's own ``migrate_state``, called as Flink's runtime calls it (the plan
     may take another way to the same values): one call per record of a stream, each consuming
     exactly its record and writing the oracle's value."""
-    _, old_snapshot = resolve(step)
-    prior = old_snapshot.restore_serializer()
-    snapshot = step.new.snapshot_configuration()
     source = DataInputView(b"".join(records))
     for i, (record, value) in enumerate(zip(records, values, strict=True)):
         start, target = source.position, DataOutputView()
@@ -399,7 +401,8 @@ def check_element(step: Step, value: Any) -> None:
     expected = step.expected(value)
     got = guarded("migrate_element", migrated_element, new_snapshot, prior, step.new, element)
     expect_equal(got, expected, f"{step.label}: migrate_element")
-    if reference_built(step.old) and reference_built(step.new):
+    if (step.classes is not None or step.schemas is not None) and reference_built(step.old) \
+            and reference_built(step.new):
         # The old release's objects, as its own serializer reads them: with that serializer as
         # the prior, and with the restored one (objects read before the new classes came).
         for prior_is, by in ((step.old, "the old release's serializer"), (prior, "the restored old serializer")):

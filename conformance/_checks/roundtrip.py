@@ -456,7 +456,7 @@ def type_at(value: Any, path: str) -> str:
 #: Values per example of ``roundtrip.generated_codecs`` (one switch of the codecs per example),
 #: and corrupted or truncated forms of each value's record judged in both.
 CODEC_VALUES = 6
-CODEC_DAMAGES = 24
+CODEC_DAMAGES = 16
 
 
 @check(id="roundtrip.generated_codecs", family="roundtrip", requires=BIT_EXACT)
@@ -502,7 +502,7 @@ def generated_codecs(ctx: CheckContext) -> None:
                     example=hexdump(records[i // per_value]))
 
     ctx.for_all(st.lists(ctx.subject.values, min_size=1, max_size=CODEC_VALUES), body,
-                max_examples=max(3, ctx.examples // 6))
+                max_examples=max(3, ctx.examples // 8))
 
 
 def _written(s: Any, value: Any) -> tuple[str, Any]:
