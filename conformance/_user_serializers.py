@@ -87,6 +87,17 @@ class Reading:
     humidity: float | None = None
 
 
+def _released_as(name: str) -> Any:
+    """A class decorator: the class takes ``name`` as its name and qualified name, so that
+    savepoints (module and qualified name) see it as a later release of the class of that name."""
+
+    def rename(cls: Any) -> Any:
+        cls.__name__ = cls.__qualname__ = name
+        return cls
+
+    return rename
+
+
 @dataclass
 class Shape:
     name: str
@@ -97,6 +108,7 @@ class Circle(Shape):
     radius: float
 
 
+@_released_as("Circle")
 @dataclass
 class CircleWithColour(Shape):
     """``Circle`` of the next release: the same class for savepoints (module and qualified name)."""
@@ -105,18 +117,13 @@ class CircleWithColour(Shape):
     colour: str | None = None
 
 
-CircleWithColour.__name__ = CircleWithColour.__qualname__ = "Circle"
-
-
+@_released_as("Circle")
 @dataclass
 class CircleWithTextRadius(Shape):
     """A ``Circle`` of another next release whose radius became text: the same class for
     savepoints, and a change of its field's type Flink refuses."""
 
     radius: str
-
-
-CircleWithTextRadius.__name__ = CircleWithTextRadius.__qualname__ = "Circle"
 
 
 class Shade(enum.Enum):
@@ -126,6 +133,7 @@ class Shade(enum.Enum):
     DARK = 2
 
 
+@_released_as("Shade")
 class ShadeWithPale(enum.Enum):
     """``Shade`` of a later release, with a member more: the same enum for savepoints."""
 
@@ -134,9 +142,7 @@ class ShadeWithPale(enum.Enum):
     PALE = 3
 
 
-ShadeWithPale.__name__ = ShadeWithPale.__qualname__ = "Shade"
-
-
+@_released_as("Circle")
 @dataclass
 class CircleWithShade(Shape):
     """A ``Circle`` of a next release with an enum field: the same class for savepoints."""
@@ -145,9 +151,7 @@ class CircleWithShade(Shape):
     shade: Shade | None = None
 
 
-CircleWithShade.__name__ = CircleWithShade.__qualname__ = "Circle"
-
-
+@_released_as("Circle")
 @dataclass
 class CircleWithPaleShade(Shape):
     """The ``Circle`` of the release after ``CircleWithShade``'s, whose shade enum gained a member
@@ -157,8 +161,6 @@ class CircleWithPaleShade(Shape):
     radius: float
     shade: ShadeWithPale | None = None
 
-
-CircleWithPaleShade.__name__ = CircleWithPaleShade.__qualname__ = "Circle"
 
 
 @dataclass
