@@ -31,7 +31,7 @@ from ._evolutions import (
     evolution_chains,
     evolutions,
 )
-from ._pojo import PojoField, activate, enum_type, pojo_type, schema_nodes
+from ._pojo import PojoField, activate, check_schema, enum_type, pojo_type, schema_nodes
 from ._rowdata import rowdata_values, sql_row_types, sql_types
 from ._schemas import FAMILIES, schemas
 from ._values import large_values, values, varint_edges, zero_value
@@ -57,6 +57,7 @@ __all__ = [
     "amplified",
     "canonical",
     "chain_migration",
+    "check_schema",
     "evolution_chains",
     "enum_type",
     "evolutions",

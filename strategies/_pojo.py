@@ -203,9 +203,24 @@ def enum_type(members: tuple[str, ...], qualname: str | None = None) -> t.EnumTy
     return t.EnumType(enum_class(qualname or derived_name("Enum", members), members))
 
 
+def check_schema(schema: Any) -> None:
+    """Raise ``TypeError`` saying what to do when the strategies cannot draw from ``schema``: a
+    ``PojoType`` of a class they did not generate (``pojo_type``), whose fields' types they do
+    not know."""
+    for node in schema_nodes(schema):
+        if isinstance(node, t.PojoType) and not isinstance(node.cls, _GeneratedPojoMeta):
+            raise TypeError(
+                f"PojoType({getattr(node.cls, '__qualname__', node.cls)!r}) names a dataclass the strategies "
+                "did not generate, so they cannot tell its fields' types: values, out-of-domain values "
+                "and zeros are drawn only for classes made by strategies.pojo_type(fields). Describe the "
+                "class with pojo_type, or give no schema and draw values= yourself"
+            )
+
+
 def pojo_fields(schema: t.PojoType) -> tuple[PojoField, ...]:
     fields = getattr(schema.cls, "__pojo_fields__", None)
     if fields is None:
+        check_schema(schema)
         raise TypeError(f"{schema.cls!r} is not a generated dataclass")
     return fields
 

@@ -390,9 +390,14 @@ class Subject:
         golden = _golden_path(golden, sys._getframe(1))
         #: The module that made the subject (where ``module_attribute`` looks for its name).
         self.defined_in: str | None = sys._getframe(1).f_globals.get("__name__")
-        if values is None and schema is not None:
+        if schema is not None:
             import strategies
 
+            try:
+                strategies.check_schema(schema)
+            except TypeError as exc:
+                raise SubjectError(f"Subject(schema=...): {exc}") from None
+        if values is None and schema is not None:
             values = strategies.values(schema)
         if values is None:
             raise SubjectError(

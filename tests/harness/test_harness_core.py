@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 
 import pytest
@@ -19,15 +20,27 @@ from conformance import (
     check_serializer,
 )
 from conformance._engine.registry import LAYERS, all_checks, load_families
+from reference import types as t
 from reference.serializers import (
     DoubleSerializer,
     IntSerializer,
     ListSerializer,
     LongSerializer,
+    PojoSerializer,
     StringSerializer,
 )
 
 LONGS = st.integers(-(2**63), 2**63 - 1)
+
+
+@dataclasses.dataclass
+class PlainPoint:
+    """A dataclass of the user's own: no schema of the strategies describes its fields."""
+
+    x: int = 0
+
+
+POINTS = st.builds(PlainPoint, st.integers(-5, 5))
 
 
 class NeedsArguments(LongSerializer):
@@ -47,6 +60,9 @@ class NeedsArguments(LongSerializer):
         (lambda: Subject(LongSerializer(), LONGS, evolutions=[IntSerializer()]), "wrap it"),
         (lambda: Subject(LongSerializer(), LONGS, key="yes"), "True or False"),
         (lambda: Subject(LongSerializer(), LONGS, release="1.0"), "golden="),
+        (lambda: Subject(PojoSerializer(PlainPoint), POINTS, schema=t.PojoType(PlainPoint)), "strategies.pojo_type"),
+        (lambda: Subject(ListSerializer(PojoSerializer(PlainPoint)), st.lists(POINTS),
+                         schema=t.ListType(t.PojoType(PlainPoint))), "PojoType('PlainPoint')"),
         (lambda: Evolution(IntSerializer(), "after_migration"), "did you mean 'compatible_after_migration'"),
         (lambda: Evolution(IntSerializer(), "compatible_after_migration"), "needs migrate="),
         (lambda: Evolution(IntSerializer(), "incompatible", migrate=int), "contradicts itself"),
