@@ -72,14 +72,14 @@ def bytes_difference(got: bytes, should: bytes) -> str:
             f"should be {hexdump(should[window])} (from byte {window.start})")
 
 
-def stopped_at(data: bytes, at: int, before: int = 16, after: int = 24) -> str:
-    """Where reading ``data`` stopped: the offset and the bytes around it (bounded), ``|``
-    marking the offset."""
+def stopped_at(data: bytes, at: int, before: int = 16, after: int = 24, wrote: str = "serialize") -> str:
+    """Where reading ``data`` (which ``wrote`` wrote) stopped: the offset and the bytes around
+    it (bounded), ``|`` marking the offset."""
     start, end = max(0, at - before), min(len(data), at + after)
     text = ("... " if start else "") + " ".join(
         part for part in (data[start:at].hex(" "), "|", data[at:end].hex(" ")) if part)
     text += " ..." if end < len(data) else ""
-    return f"reading stopped at byte {at} of the {len(data)} bytes serialize wrote: {text}"
+    return f"reading stopped at byte {at} of the {len(data)} bytes {wrote} wrote: {text}"
 
 
 #: ``held`` reports at most this many objects, and looks this many containers deep.

@@ -279,7 +279,7 @@ def _restore_with(ctx: Any, step: Step, kinds: list[str], values: list[Any], poi
             read_and_compare(restored, step.new, values, f"{kind} restored with {step.label}", step.expected)
             after[kind] = restored.savepoint(_fresh_dir(ctx, "savepoint"))
         except StateError as exc:
-            raise Violation(f"{kind}: restoring with {step.label} raised {type(exc).__name__}: {exc}, should succeed") from None
+            raise Violation(f"{kind}: restoring with {step.label} should succeed, but raised {type(exc).__name__}: {exc}") from None
         finally:
             if restored is not None:
                 _close(restored)
@@ -306,7 +306,7 @@ def _each_restores(ctx: Any, step: Step, kinds: list[str], values: list[Any], af
                 restored = restore_backend(ctx, kind, after[written])
                 read_and_compare(restored, step.new, values, where, step.expected)
             except StateError as exc:
-                raise Violation(f"{where} raised {type(exc).__name__}: {exc}, should succeed") from None
+                raise Violation(f"{where} should succeed, but raised {type(exc).__name__}: {exc}") from None
             finally:
                 if restored is not None:
                     _close(restored)

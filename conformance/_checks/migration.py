@@ -62,7 +62,7 @@ from reference.backends import migration_plan
 from .._engine.canonical import show
 from .._engine.property import guarded
 from .._engine.registry import NotApplicable, Violation, check
-from ._support import expect_equal, hexdump, read_one, reference_built, write
+from ._support import expect_equal, hexdump, read_one, reference_built, stopped_at, write
 
 if TYPE_CHECKING:
     from .._engine.runner import CheckContext
@@ -189,16 +189,27 @@ def _migrated_bytes(step: Step, old_bytes_list: list[bytes]) -> tuple[list[Any],
         for i in range(len(old_bytes_list)):
             guarded(f"migrating record {i} of {len(old_bytes_list)} (migrate_state / migrate_element)",
                     plan.run, source, target)
+        count = f"{len(old_bytes_list)} record{'s' if len(old_bytes_list) != 1 else ''}"
         if source.available():
-            raise Violation(f"migrating {len(old_bytes_list)} records left {source.available()} "
-                            "bytes unread, should consume each record exactly")
-        reader = step.new
+            raise Violation(f"migrating {count} (migrate_state / migrate_element) left {source.available()} "
+                            "bytes of them unread, should consume each record exactly")
+        reader, wrote = step.new, "the migration (migrate_state / migrate_element)"
         data = target.getvalue()
     else:
         reader = result.get_reconfigured_serializer() if result.is_compatible_with_reconfigured_serializer() else step.new
-        data = b"".join(old_bytes_list)
+        data, wrote = b"".join(old_bytes_list), "the old serializer"
     source = DataInputView(data)
-    values = [guarded("the new serializer's deserialize", reader.deserialize, source) for _ in old_bytes_list]
+    values = []
+    for i in range(len(old_bytes_list)):
+        try:
+            values.append(reader.deserialize(source))
+        except Violation:
+            raise
+        except Exception as exc:
+            raise Violation(
+                f"the new serializer's deserialize of record {i} of {len(old_bytes_list)} raised "
+                f"{type(exc).__name__}: {exc}; {stopped_at(data, source.position, wrote=wrote)}: the bytes "
+                f"{wrote} wrote are not records the new serializer reads") from exc
     if source.available():
         raise Violation(f"after migration {source.available()} bytes were left after {len(values)} records, should be none")
     return values, reader

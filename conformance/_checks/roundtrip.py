@@ -461,9 +461,10 @@ CODEC_DAMAGES = 16
 
 @check(id="roundtrip.generated_codecs", family="roundtrip", requires=BIT_EXACT)
 def generated_codecs(ctx: CheckContext) -> None:
-    """The reference's generated codecs and its generic methods agree on the subject's records:
-    the same bytes, values and copies, and the same result or error (class, message and input
-    position) on damaged records."""
+    """The reference's Row, Tuple, Pojo and Avro serializers in the subject (itself, or nested in
+    a serializer of yours) treat its records alike through their generated codecs and their
+    generic methods: the same bytes, values and copies, and the same result or error (class,
+    message, input position) on damaged records."""
     from reference.serializers import generated_codecs as codecs_switched
     from reference.serializers import generated_codecs_enabled, has_generated_codecs
 

@@ -614,8 +614,9 @@ class MigrationPlan:
             self.root.run(source, target)
             if source.available():
                 raise SerializationError(
-                    f"{source.available()} of {len(raw)} bytes left after migrating one value; "
-                    f"{self.prior!r} did not read what it wrote or the value is corrupt"
+                    f"{source.available()} of {len(raw)} bytes left after "
+                    f"{type(self.root.snapshot).__name__}.migrate_state migrated one value: it must read "
+                    f"exactly one record (with the prior serializer, {self.prior!r}), or the value is corrupt"
                 )
             return target.getvalue()
         return self.reader.to_bytes(self.migrate_object(self.prior.from_bytes(raw)))
