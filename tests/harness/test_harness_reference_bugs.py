@@ -98,7 +98,10 @@ def _eighth_byte_inline(t, data):
     return bytes(out)
 
 
-READ_BACK = ("roundtrip.bit_exact", "roundtrip.sequence", "roundtrip.copy_serialized")
+#: The checks that read back what serialize wrote. Which one meets the planted string first
+#: depends on the draws, and hypothesis draws from constants it finds in the loaded modules,
+#: so the process's earlier tests change them.
+READ_BACK = ("roundtrip.bit_exact", "roundtrip.value_equality", "roundtrip.sequence", "roundtrip.copy_serialized")
 
 
 @pytest.mark.parametrize("plant", [_null_bits_one_off, _eighth_byte_inline], ids=["null bit offset",
