@@ -12,7 +12,7 @@ from .._engine.canonical import describe_difference, first_difference, values_eq
 from .._engine.property import guarded
 from .._engine.registry import Violation
 
-__all__ = ["CORRUPTIONS", "write", "read_one", "expect_equal", "hexdump", "bytes_difference", "stopped_at", "guarded", "held", "nested_serializers", "reference_built",
+__all__ = ["CORRUPTIONS", "write", "read_one", "expect_equal", "hexdump", "bytes_difference", "stopped_at", "guarded", "held", "nested_serializers", "reference_built", "serializers_in",
            "SNAPSHOT_VERSION_HINT"]
 
 #: What to do when a snapshot class cannot read bytes it (or an earlier release) wrote: the
@@ -139,9 +139,14 @@ def reference_built(root: Any) -> bool:
     held to the reference's own promises where a user's class is not: a ``StateError`` for
     corrupt bytes (a user's class may raise any exception), and an object of an earlier
     version of a class migrated as a restore would read it."""
-    return all(type(s).__module__.split(".")[0] == "reference" for s in (root, *(x for _, x in nested_serializers(root))))
+    return all(type(s).__module__.split(".")[0] == "reference" for s in serializers_in(root))
 
 
 def nested_serializers(root: Any) -> list[tuple[str, Any]]:
     """The serializers ``root`` holds, through nested serializers, with where (``held``)."""
     return [(path, s) for path, s in held(root, (TypeSerializer,)) if isinstance(s, TypeSerializer)]
+
+
+def serializers_in(root: Any) -> list[Any]:
+    """``root`` and every serializer it holds (``nested_serializers``)."""
+    return [root, *(s for _, s in nested_serializers(root))]

@@ -146,6 +146,7 @@ from ._support import (
     nested_serializers,
     read_one,
     reference_built,
+    serializers_in,
     write,
 )
 
@@ -469,7 +470,7 @@ def generated_codecs(ctx: CheckContext) -> None:
     from reference.serializers import generated_codecs_enabled, has_generated_codecs
 
     s = ctx.serializer()
-    if not any(has_generated_codecs(x) for x in (s, *(x for _, x in nested_serializers(s)))):
+    if not any(has_generated_codecs(x) for x in serializers_in(s)):
         raise NotApplicable("the serializer holds none of the reference's serializers with generated codecs")
     if not generated_codecs_enabled():
         raise NotApplicable("generated codecs are off in this process (REFERENCE_GENERATED_CODECS=0): "
@@ -659,7 +660,7 @@ def corrupted(ctx: CheckContext) -> None:
     s = ctx.serializer()
     from reference.serializers import PickleSerializer
 
-    if any(isinstance(x, PickleSerializer) for x in (s, *(x for _, x in nested_serializers(s)))):
+    if any(isinstance(x, PickleSerializer) for x in serializers_in(s)):
         raise NotApplicable("the serializer unpickles (a PickleSerializer): corrupted pickles are never "
                             "handed to it, since unpickling one may run anything")
 
