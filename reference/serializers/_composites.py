@@ -415,6 +415,35 @@ _NULL_MAP_KEY = ("MapSerializer: a map key reads as None; map keys are never nul
                  "a Flink job wrote a null key through a key serializer that takes one)")
 
 
+def _none_reader(serializer: TypeSerializer[Any]) -> Callable[[DataInputView], Any] | None:
+    """How a copy of a part that may not be null (a map key, a tuple field) sees whether its
+    bytes read as None, as ``deserialize`` refuses them: the part's ``deserialize``, or None for
+    a fixed-width primitive, which never reads as None. Copies and byte migrations refuse every
+    record ``deserialize`` refuses."""
+    return None if isinstance(serializer, _FixedWidth) else serializer.deserialize
+
+
+def _gen_skip_not_null(g: Any, serializer: TypeSerializer[Any]) -> None:
+    """Fragment: copy a value that may not be null (``Emitter.skip``), reading it first where it
+    may read as None (``_none_reader``) to give up on None, as ``_refuse_none_ahead`` refuses."""
+    if _none_reader(serializer) is not None:
+        at, budget, item = g.var(), g.var(), g.var()
+        g.emit("{at}, {budget} = pos, source._elements", at=at, budget=budget)
+        g.read(serializer, item)
+        g.emit("if {item} is None: raise Bail", item=item)
+        g.emit("pos, source._elements = {at}, {budget}", at=at, budget=budget)
+    g.skip(serializer)
+
+
+def _refuse_none_ahead(read: Callable[[DataInputView], Any], source: DataInputView, why: str) -> None:
+    """Raise ``SerializationError(why)`` if the next value of ``source`` reads as None; else
+    leave ``source`` where it was."""
+    mark = source.mark()
+    if read(source) is None:
+        raise SerializationError(why)
+    source.reset(mark)
+
+
 class MapSerializer(TypeSerializer[dict[Any, Any]]):
     """``java.util.Map``: int size, then per entry key, bool value-is-null, [value]."""
 
@@ -466,7 +495,10 @@ class MapSerializer(TypeSerializer[dict[Any, Any]]):
             raise SerializationError(f"MapSerializer: corrupt map size {size}")
         source.charge_elements(size, "MapSerializer: map size")
         target.write_int(size)
+        read_key = _none_reader(self.key)
         for _ in range(size):
+            if read_key is not None:
+                _refuse_none_ahead(read_key, source, _NULL_MAP_KEY)
             self.key.copy_serialized(source, target)
             is_null = source.read_boolean()
             target.write_boolean(is_null)
@@ -479,17 +511,14 @@ class MapSerializer(TypeSerializer[dict[Any, Any]]):
 
         # A key that reads as None is refused, as the object path refuses it when writing
         # (map keys are never null): keys whose serializer can read None are read to see.
-        read_key = None if isinstance(self.key, _FixedWidth) else self.key.deserialize
+        read_key = _none_reader(self.key)
 
         def run(source: DataInputView, target: DataOutputView) -> None:
             size = _read_size(source, "MapSerializer: map size")
             target.write_int(size)
             for _ in range(size):
                 if read_key is not None:
-                    mark = source.mark()
-                    if read_key(source) is None:
-                        raise SerializationError(_NULL_MAP_KEY)
-                    source.reset(mark)
+                    _refuse_none_ahead(read_key, source, _NULL_MAP_KEY)
                 key(source, target)
                 if source.read_boolean():
                     target.write(b"\x01")
@@ -526,7 +555,7 @@ class MapSerializer(TypeSerializer[dict[Any, Any]]):
 
     def _gen_skip(self, g: Any) -> None:
         with g.block("for _ in range({n}):", n=_gen_size(g)):
-            g.skip(self.key)
+            _gen_skip_not_null(g, self.key)
             g.emit("pos += 1")
             with g.block("if not data[pos - 1]:"):
                 g.skip(self.value)
@@ -579,6 +608,12 @@ class MapSerializerSnapshot(
         return migrated
 
 
+def _null_tuple_field(i: int) -> str:
+    """Why a tuple record whose field ``i`` reads as None is refused (read, copied or migrated)."""
+    return (f"TupleSerializer: field {i} reads as None; tuple fields may not be null (the data is "
+            "corrupt, or a Flink job wrote a null through a field serializer that takes one)")
+
+
 class TupleSerializer(_codegen.GeneratedCodec, TypeSerializer[tuple[Any, ...]]):
     """Flink's ``TupleSerializer``: the fields back to back, no null mask (None is an error)."""
 
@@ -628,13 +663,18 @@ class TupleSerializer(_codegen.GeneratedCodec, TypeSerializer[tuple[Any, ...]]):
         items = tuple([field.deserialize(source) for field in self.fields])
         for i, item in enumerate(items):
             if item is None and not self._cache_takes_none[i]:
-                raise SerializationError(
-                    f"TupleSerializer: field {i} reads as None; tuple fields may not be null (the data is "
-                    "corrupt, or a Flink job wrote a null through a field serializer that takes one)")
+                raise SerializationError(_null_tuple_field(i))
         return items
 
+    def _none_readers(self) -> list[Callable[[DataInputView], Any] | None]:
+        """Per field, how a copy sees that it reads as None (``_none_reader``), where it may not."""
+        return [None if takes_none else _none_reader(field)
+                for field, takes_none in zip(self.fields, self._cache_takes_none, strict=True)]
+
     def _copy_serialized_generic(self, source: DataInputView, target: DataOutputView) -> None:
-        for field in self.fields:
+        for i, (field, read) in enumerate(zip(self.fields, self._none_readers(), strict=True)):
+            if read is not None:
+                _refuse_none_ahead(read, source, _null_tuple_field(i))
             field.copy_serialized(source, target)
 
     def byte_migration(self, new: TupleSerializer, fields: Sequence[ByteMigration]) -> ByteMigration:
@@ -643,9 +683,13 @@ class TupleSerializer(_codegen.GeneratedCodec, TypeSerializer[tuple[Any, ...]]):
         steps = tuple(fields)
         if len(steps) != len(self.fields) or len(new.fields) != len(self.fields):
             raise ValueError(f"byte_migration: {len(steps)} field migrations for {len(self.fields)} fields")
+        checked = tuple(zip(steps, self._none_readers(), [_null_tuple_field(i) for i in range(len(steps))],
+                            strict=True))
 
         def run(source: DataInputView, target: DataOutputView) -> None:
-            for step in steps:
+            for step, read, why in checked:
+                if read is not None:
+                    _refuse_none_ahead(read, source, why)
                 step(source, target)
 
         return run
@@ -669,8 +713,11 @@ class TupleSerializer(_codegen.GeneratedCodec, TypeSerializer[tuple[Any, ...]]):
             g.write(field, item)
 
     def _gen_skip(self, g: Any) -> None:
-        for field in self.fields:
-            g.skip(field)
+        for field, takes_none in zip(self.fields, self._cache_takes_none, strict=True):
+            if takes_none:
+                g.skip(field)
+            else:
+                _gen_skip_not_null(g, field)
 
     def copy(self, value: tuple[Any, ...]) -> tuple[Any, ...]:
         return tuple([f.copy(v) for f, v in zip(self.fields, value, strict=False)])

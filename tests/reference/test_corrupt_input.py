@@ -434,3 +434,51 @@ def test_a_pickle_length_beyond_the_payload_is_refused_before_allocating():
         finally:
             tracemalloc.stop()
         assert peak < 1 << 20, f"got {peak} bytes allocated at peak, should allocate no more than the input justifies"
+
+
+# A record whose map key or tuple field reads as None is refused by deserialize (map keys and
+# tuple fields are never null), and so by copy_serialized and by a byte migration: the three
+# must agree, or a migration plan's byte path takes records its object path refuses. A null
+# string is Flink's StringValue length 0 (one byte 00).
+_NULL_PART_RECORDS = [
+    ("a map key", lambda: s.MapSerializer(s.StringSerializer(), s.IntSerializer()),
+     bytes.fromhex("00000001" "00" "01")),
+    ("a tuple field", lambda: s.TupleSerializer(s.IntSerializer(), s.StringSerializer()),
+     bytes.fromhex("00000007" "00")),
+    ("a tuple field in a row", lambda: s.RowSerializer(
+        [("t", s.TupleSerializer(s.IntSerializer(), s.StringSerializer()), True)]),
+     bytes.fromhex("00" "00000007" "00")),
+    ("a map key in a tuple", lambda: s.TupleSerializer(
+        s.MapSerializer(s.StringSerializer(), s.IntSerializer())),
+     bytes.fromhex("00000001" "00" "01")),
+]
+
+
+@pytest.mark.parametrize("codecs", [True, False], ids=["generated codecs", "generic methods"])
+@pytest.mark.parametrize(("what", "make", "record"), _NULL_PART_RECORDS, ids=[c[0] for c in _NULL_PART_RECORDS])
+def test_a_null_where_none_may_be_is_refused_by_read_copy_and_byte_migration(what, make, record, codecs):
+    from reference import DataInputView, DataOutputView, SerializationError
+
+    with s.generated_codecs(codecs):
+        serializer = make()
+        with pytest.raises(SerializationError, match="None") as read:
+            serializer.deserialize(DataInputView(record))
+        with pytest.raises(SerializationError, match="None") as copied:
+            serializer.copy_serialized(DataInputView(record), DataOutputView())
+        assert str(copied.value) == str(read.value), (
+            f"got copy_serialized refusing {what} with {copied.value}, should refuse it as deserialize: {read.value}")
+        if isinstance(serializer, (s.TupleSerializer, s.MapSerializer)):
+            parts = serializer.fields if isinstance(serializer, s.TupleSerializer) else (serializer.key, serializer.value)
+            steps = [p.copy_serialized for p in parts]
+            migrate = (serializer.byte_migration(serializer, steps) if isinstance(serializer, s.TupleSerializer)
+                       else serializer.byte_migration(serializer, *steps))
+            with pytest.raises(SerializationError, match="None") as migrated:
+                migrate(DataInputView(record), DataOutputView())
+            assert str(migrated.value) == str(read.value), (
+                f"got the byte migration refusing {what} with {migrated.value}, should refuse it as deserialize")
+        valid = DataOutputView()
+        serializer.serialize(serializer.create_instance() if what != "a map key" else {"k": 1}, valid)
+        out = DataOutputView()
+        serializer.copy_serialized(DataInputView(valid.getvalue()), out)
+        assert out.getvalue() == valid.getvalue(), (
+            f"got a copy of a valid record {out.getvalue().hex()}, should be {valid.getvalue().hex()} [{what}]")
