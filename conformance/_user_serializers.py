@@ -327,6 +327,10 @@ class EpochMillisSerializer(LongSerializer):
         except OverflowError:
             raise SerializationError(f"EpochMillisSerializer: {millis} ms is outside datetime's years 1-9999") from None
 
+    def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
+        # LongSerializer's copy takes any 8 bytes; a copy must refuse what deserialize refuses.
+        self.serialize(self.deserialize(source), target)
+
     def create_instance(self) -> datetime.datetime:
         return _EPOCH
 
@@ -463,7 +467,10 @@ class CountSerializer(TypeSerializer[int]):
         return value
 
     def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
-        target.write(source.read_fully(self.width))
+        data = source.read_fully(self.width)
+        if data[0] & 0x80:  # a copy refuses what deserialize refuses
+            raise SerializationError(f"CountSerializer: a negative count ({data.hex()}); the data is corrupt")
+        target.write(data)
 
     def create_instance(self) -> int:
         return 0
