@@ -4,6 +4,7 @@ holds (``held``)."""
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from reference import DataInputView, DataOutputView, TypeSerializer
@@ -13,7 +14,7 @@ from .._engine.property import guarded
 from .._engine.registry import Violation
 
 __all__ = ["CORRUPTIONS", "write", "read_one", "expect_equal", "hexdump", "bytes_difference", "stopped_at", "guarded", "held", "nested_serializers", "reference_built", "serializers_in",
-           "SNAPSHOT_VERSION_HINT"]
+           "SNAPSHOT_VERSION_HINT", "IntReads", "int_extremes"]
 
 #: What to do when a snapshot class cannot read bytes it (or an earlier release) wrote: the
 #: usual cause is a layout change without a version bump.
@@ -25,6 +26,62 @@ SNAPSHOT_VERSION_HINT = ("read_snapshot(read_version, source) must read every ve
 #: becomes negative, a varint's continuation flips), the lowest bit (a null or kind mask, a
 #: boolean's presence flag).
 CORRUPTIONS = (0xFF, 0x80, 0x01)
+
+#: Width in bytes -> the extremes a number of that width read from a record is set to,
+#: with their names: every bit (-1), the sign bit alone (the least value), all but the sign bit
+#: (the greatest). A count or length becomes negative or past any record; a value stays a value.
+_EXTREMES: dict[int, tuple[tuple[str, bytes], ...]] = {
+    width: (("-1", b"\xff" * width), ("the least", b"\x80" + bytes(width - 1)),
+            ("the greatest", b"\x7f" + b"\xff" * (width - 1)))
+    for width in (2, 4, 8)
+}
+
+
+class IntReads(DataInputView):
+    """A ``DataInputView`` that notes where a short, int or long is read (``at``: (offset,
+    width) in reading order), so a check can set exactly the bytes a reader took as one
+    number. The generated codecs read their buffer directly: trace with them off."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.at: list[tuple[int, int]] = []
+
+    def read_short(self) -> int:
+        self.at.append((self.position, 2))
+        return super().read_short()
+
+    def read_unsigned_short(self) -> int:
+        self.at.append((self.position, 2))
+        return super().read_unsigned_short()
+
+    def read_int(self) -> int:
+        self.at.append((self.position, 4))
+        return super().read_int()
+
+    def read_long(self) -> int:
+        self.at.append((self.position, 8))
+        return super().read_long()
+
+
+def int_extremes(data: bytes, at: list[tuple[int, int]], limit: int) -> list[tuple[str, bytes]]:
+    """``data`` with one number read from it (``IntReads.at``) set to an extreme of its width
+    (``_EXTREMES``): as (what was done, the corrupted bytes), at most ``limit``, spread over
+    the numbers read, none equal to ``data``."""
+    found: list[tuple[str, bytes]] = []
+    for offset, width in dict.fromkeys(at):
+        if offset + width > len(data):
+            continue
+        for name, extreme in _EXTREMES[width]:
+            if data[offset:offset + width] != extreme:
+                broken = data[:offset] + extreme + data[offset + width:]
+                found.append((f"the {width}-byte number at byte {offset} set to {name} "
+                              f"({data[offset:offset + width].hex(' ')} -> {extreme.hex(' ')})", broken))
+    if len(found) <= limit:
+        return found
+    # A fixed draw (the same for the same record), in reading order: a regular stride would
+    # give every number read the same extreme whenever it is a multiple of their count.
+    return [found[i] for i in sorted(random.Random(len(data)).sample(range(len(found)), limit))]
+
 
 def write(serializer: Any, value: Any) -> bytes:
     out = DataOutputView()

@@ -32,11 +32,16 @@ Then:
   a ``StateError``, never read as a value or copied.
 - ``roundtrip.corrupted``: a record with one byte corrupted (each byte of a short record, and
   the heads, middles and tails of a long one, flipped by 0xFF, 0x80 and 0x01) is refused (any
-  exception), or read as a value the serializer writes and reads back as that value: a restore
+  exception), or read as a value the serializer writes and reads back as that value, and
+  ``copy_serialized`` takes the bytes ``deserialize`` takes (one record): a restore
   never yields a value the next checkpoint cannot write (a NOT NULL field read as null, a
   count read past the range ``serialize`` accepts). A serializer built only of the reference's
   classes is held to the reference's own contract: it refuses with a ``StateError`` (an
-  ``IndexError`` or ``KeyError`` escaping it is a guard missing). Not for a serializer holding a
+  ``IndexError`` or ``KeyError`` escaping it is a guard missing), its ``copy_serialized`` refuses
+  every corrupted record ``deserialize`` refuses, and each number it reads (a
+  short, int or long: a size, a count, an ordinal, a value) set to -1, the least and the greatest
+  of its width, is refused with a ``StateError`` or taken as it is: written back and copied as
+  the bytes read (a size of -1 read as an empty list writes 0). Not for a serializer holding a
   ``PickleSerializer``: a corrupted pickle may run anything.
 - ``roundtrip.generated_codecs``: the reference's serializers in the subject (itself, or nested
   in a serializer of the user's) read, write and copy records the same through their generated
@@ -141,8 +146,11 @@ from .._engine.property import guarded
 from .._engine.registry import NotApplicable, Violation, check
 from ._support import (
     CORRUPTIONS,
+    IntReads,
+    bytes_difference,
     expect_equal,
     hexdump,
+    int_extremes,
     nested_serializers,
     read_one,
     reference_built,
@@ -656,7 +664,9 @@ def truncated(ctx: CheckContext) -> None:
 @check(id="roundtrip.corrupted", family="roundtrip", requires=("roundtrip.sequence",))
 def corrupted(ctx: CheckContext) -> None:
     """A record with one byte corrupted is refused, or read as a value the serializer writes
-    and reads back as itself: what a restore reads, the next checkpoint must be able to write."""
+    and reads back as itself: what a restore reads, the next checkpoint must be able to write.
+    A serializer of the reference's classes also takes each number of a record set to an
+    extreme as it is (writes and copies it back so) or refuses it with a StateError."""
     s = ctx.serializer()
     from reference.serializers import PickleSerializer
 
@@ -666,39 +676,100 @@ def corrupted(ctx: CheckContext) -> None:
 
     strict = reference_built(s)
 
+    def judge(where: str, broken: bytes, exact: bool) -> None:
+        """Refused, or read as a value serialize writes and reads back, and copied by taking the
+        bytes deserialize takes. A strict subject's copy also refuses what deserialize refuses;
+        with ``exact`` (a number set to an extreme, for a strict subject), the value and the copy
+        are also written as the bytes read."""
+        copy = _outcome(lambda source: _copied(s, source), broken)
+        if strict and copy[0] == "error" and not issubclass(copy[1][0], StateError):
+            cls, message, _ = copy[1]
+            raise Violation(
+                f"copy_serialized of {where} raised {cls.__name__}: {message}, should raise a "
+                "reference.StateError naming the problem (a serializer built of the reference's "
+                "classes refuses corrupt bytes so; another exception is a guard missing)",
+                example=hexdump(broken))
+        source = DataInputView(broken)
+        try:
+            got = s.deserialize(source)
+        except Exception as exc:  # noqa: BLE001 - refusing corrupt bytes is right, whatever the error
+            if strict and not isinstance(exc, StateError):
+                raise Violation(
+                    f"deserialize of {where} raised {type(exc).__name__}: {exc}, should raise a "
+                    "reference.StateError naming the problem (a serializer built of the reference's "
+                    "classes refuses corrupt bytes so; another exception is a guard missing)",
+                    example=hexdump(broken)) from None
+            if strict and copy[0] == "value":
+                raise Violation(
+                    f"copy_serialized copied {where} ({copy[1][1]} bytes), which deserialize refuses "
+                    f"({type(exc).__name__}: {exc}), should refuse it too: the reference's serializers refuse in "
+                    "copy_serialized every record deserialize refuses, or a migration plan's byte path would "
+                    "take records its object path refuses", example=hexdump(broken)) from None
+            return
+        if copy[0] == "value" and copy[1][1] != source.position:
+            raise Violation(
+                f"copy_serialized of {where} took {copy[1][1]} bytes, deserialize {source.position}: it must "
+                "copy exactly the one record deserialize reads", example=hexdump(broken))
+        out = DataOutputView()
+        try:
+            s.serialize(got, out)
+        except Exception as exc:  # noqa: BLE001 - any refusal is the finding
+            raise Violation(
+                f"deserialize read {where} as {show(got)}, which serialize refuses ({type(exc).__name__}: "
+                f"{exc}): a restore would succeed and the next checkpoint fail; deserialize should "
+                "refuse what serialize cannot write (raise reference.SerializationError there)",
+                example=hexdump(broken)) from None
+        again = read_one(s, out.getvalue(), f"deserialize of what serialize wrote for the value read from {where}")
+        expect_equal(again, got, f"the value read from {where}, written and read back,")
+        read = broken[:source.position]
+        if exact and out.getvalue() != read:
+            raise Violation(f"deserialize read {where} as {show(got)}, which serialize writes as other bytes "
+                            f"than it read {bytes_difference(out.getvalue(), read)}: {_NUMBER_READ_AS_ANOTHER}",
+                            example=hexdump(broken))
+        if exact and copy[0] == "value" and copy[1][0] != read:
+            raise Violation(f"copy_serialized of {where} wrote other bytes than it read "
+                            f"{bytes_difference(copy[1][0], read)}: {_NUMBER_READ_AS_ANOTHER}", example=hexdump(broken))
+
     def body(value: Any) -> None:
         data = write(s, value)
         for at in _cuts(len(data)):
             for flip in CORRUPTIONS:
                 broken = bytearray(data)
                 broken[at] ^= flip
-                where = (f"the record of {show(value)} with byte {at} of {len(data)} flipped by {flip:#04x} "
-                         f"({data[at]:02x} -> {broken[at]:02x})")
-                try:
-                    got = s.deserialize(DataInputView(bytes(broken)))
-                except StateError:
-                    continue
-                except Exception as exc:  # noqa: BLE001 - refusing corrupt bytes is right, whatever the error
-                    if not strict:
-                        continue
-                    raise Violation(
-                        f"deserialize of {where} raised {type(exc).__name__}: {exc}, should raise a "
-                        "reference.StateError naming the problem (a serializer built of the reference's "
-                        "classes refuses corrupt bytes so; another exception is a guard missing)",
-                        example=hexdump(bytes(broken))) from None
-                out = DataOutputView()
-                try:
-                    s.serialize(got, out)
-                except Exception as exc:  # noqa: BLE001 - any refusal is the finding
-                    raise Violation(
-                        f"deserialize read {where} as {show(got)}, which serialize refuses ({type(exc).__name__}: "
-                        f"{exc}): a restore would succeed and the next checkpoint fail; deserialize should "
-                        "refuse what serialize cannot write (raise reference.SerializationError there)",
-                        example=hexdump(bytes(broken))) from None
-                again = read_one(s, out.getvalue(), f"deserialize of what serialize wrote for the value read from {where}")
-                expect_equal(again, got, f"the value read from {where}, written and read back,")
+                judge(f"the record of {show(value)} with byte {at} of {len(data)} flipped by "
+                      f"{flip:#04x} ({data[at]:02x} -> {broken[at]:02x})", bytes(broken), False)
+        if strict:
+            for what, extreme in int_extremes(data, _numbers_read(s, data), CORRUPTED_NUMBERS):
+                judge(f"the record of {show(value)} with {what}", extreme, True)
 
     ctx.for_all(ctx.subject.values, body, max_examples=max(5, ctx.examples // 10))
+
+
+#: What ``roundtrip.corrupted`` says when a number of a record was read as another one.
+_NUMBER_READ_AS_ANOTHER = (
+    "the number was taken as another one. The reference's serializers take each number of a record "
+    "as it is (a value is written back so, a count or length counts what follows), or refuse it with "
+    "a StateError when they cannot (a negative count or length, one past the record, an ordinal "
+    "past the symbols)")
+
+#: How many corrupted forms of each record ``roundtrip.corrupted`` makes by setting a number the
+#: serializer reads to an extreme (``int_extremes``), for a serializer of the reference's classes.
+CORRUPTED_NUMBERS = 24
+
+
+def _numbers_read(s: Any, data: bytes) -> list[tuple[int, int]]:
+    """Where the generic methods of ``s`` read a short, int or long from its record ``data``
+    (``IntReads``): the generated codecs read their buffer directly, so they are off meanwhile."""
+    from reference.serializers import generated_codecs as codecs_switched
+    from reference.serializers import generated_codecs_enabled, has_generated_codecs
+
+    source = IntReads(data)
+    if generated_codecs_enabled() and any(has_generated_codecs(x) for x in serializers_in(s)):
+        with codecs_switched(False):
+            s.deserialize(source)
+    else:
+        s.deserialize(source)
+    return source.at
 
 
 @check(id="roundtrip.length", family="roundtrip", requires=BIT_EXACT)

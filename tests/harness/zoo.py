@@ -735,6 +735,26 @@ class ElementlessRecordSnapshot(RecordSnapshot):
         return element
 
 
+class FlagOneCopyRecord(RecordSerializer):
+    """copy_serialized takes only 01 as a field's null mark, where deserialize (read_boolean)
+    takes any byte but 00: a damaged mark reads as null, and is copied with a long after it."""
+
+    def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
+        for _ in self.fields:
+            mark = source.read_unsigned_byte()
+            target.write_byte(mark)
+            if mark != 1:
+                target.write(source.read_fully(8))
+
+    def snapshot_configuration(self) -> RecordSnapshot:
+        return FlagOneCopyRecordSnapshot(self.fields)
+
+
+class FlagOneCopyRecordSnapshot(RecordSnapshot):
+    def restore_serializer(self) -> RecordSerializer:
+        return FlagOneCopyRecord(*self.fields)
+
+
 class HalfReadRecord(RecordSerializer):
     def snapshot_configuration(self) -> RecordSnapshot:
         return HalfReadRecordSnapshot(self.fields)
@@ -1320,6 +1340,8 @@ ZOO: dict[str, tuple[str, Callable[[], Subject]]] = {
     "cut record raises struct.error": ("roundtrip.truncated", lambda: Subject(PeekingLengthText(), TEXT)),
     "cut record read as a value": ("roundtrip.truncated", lambda: Subject(LenientCutInt(8), _LONG)),
     "range checked on write only": ("roundtrip.corrupted", lambda: Subject(WriteCheckedPercent(), PERCENTS)),
+    "copy taking only 01 as a null mark (deserialize takes any byte but 00)": (
+        "roundtrip.corrupted", lambda: Subject(FlagOneCopyRecord("a", "b"), RECORD_VALUES)),
     "equal values hashed by identity": ("roundtrip.value_equality", lambda: Subject(
         TicketSerializer(IdentityHashedTicket), TICKETS.map(lambda t: IdentityHashedTicket(t.number, t.seat)))),
     "new release cannot read what it writes": ("migration.new_release", lambda: Subject(
@@ -1618,6 +1640,47 @@ def _subclass_tag_unbounded(read_flags: Any) -> Any:
     return broken
 
 
+def _minus_one_list_size_as_empty(check_size: Any) -> Any:
+    """ListSerializer._check_size letting a size of -1 through (``size < 0`` turned into ``size <
+    -1``): a corrupted size of -1 reads as an empty list, which writes back as size 0."""
+
+    def broken(self: Any, size: int, source: Any, first_element_width: Any) -> None:
+        if size != -1:
+            check_size(self, size, source, first_element_width)
+
+    return broken
+
+
+def _map_copy_of_null_keys(self: Any, source: Any, target: Any) -> None:
+    """MapSerializer.copy_serialized copying each key as it is, never reading it: a key whose
+    bytes read as None (a null string) is copied, where deserialize refuses the record."""
+    size = source.read_int()
+    if size < 0 or size > source.available():
+        raise SerializationError(f"MapSerializer: corrupt map size {size}")
+    target.write_int(size)
+    for _ in range(size):
+        self.key.copy_serialized(source, target)
+        is_null = source.read_boolean()
+        target.write_boolean(is_null)
+        if not is_null:
+            self.value.copy_serialized(source, target)
+
+
+def _map_copy_taking_minus_one_as_empty(copy_serialized: Any) -> Any:
+    """MapSerializer.copy_serialized copying a size of -1 as it is and no entry after it (its
+    guard without ``size < 0``): a copy of a corrupted record that no reader can read."""
+
+    def broken(self: Any, source: Any, target: Any) -> None:
+        mark = source.mark()
+        if source.read_int() == -1:
+            target.write_int(-1)
+            return
+        source.reset(mark)
+        copy_serialized(self, source, target)
+
+    return broken
+
+
 def _boolean_read_only_one(self: Any, g: Any, out: Any) -> None:
     """BooleanSerializer's generated read fragment testing ``== 1``, where its generic read
     (and Flink's readBoolean) takes any byte but 00 as true: every record a valid writer makes
@@ -1781,6 +1844,8 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
     from reference.serializers import (
         EnumSerializer,
         EnumSerializerSnapshot,
+        ListSerializer,
+        MapSerializer,
         PickleSerializer,
         _pojo,
         _primitives,
@@ -1838,6 +1903,14 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
         "a registered subclass's tag read without its bound (a corrupted tag raises IndexError)": (
             "roundtrip.corrupted", _builtin("pojo_with_subclasses"),
             (_pojo.PojoSerializer, "_read_flags", _subclass_tag_unbounded(_pojo.PojoSerializer._read_flags))),
+        "a list size of -1 read as an empty list": (
+            "roundtrip.corrupted", _builtin("list"),
+            (ListSerializer, "_check_size", _minus_one_list_size_as_empty(ListSerializer._check_size))),
+        "a map size of -1 copied as it is, with no entry after it": (
+            "roundtrip.corrupted", _builtin("map_of_pojo"),
+            (MapSerializer, "copy_serialized", _map_copy_taking_minus_one_as_empty(MapSerializer.copy_serialized))),
+        "a map's copy taking a key that reads as None, which deserialize refuses": (
+            "roundtrip.corrupted", _builtin("map"), (MapSerializer, "copy_serialized", _map_copy_of_null_keys)),
         "Flink's POJO snapshot failing to write, taken for a format without a Flink form": (
             "snapshot.flink_dialect", _builtin("pojo"), (_pojo, "_write_optional_map", _flink_form_write_fails)),
         "a generated boolean read taking only 01 for true (Flink reads any byte but 00 as true)": (
