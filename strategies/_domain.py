@@ -173,11 +173,16 @@ def _tuple(draw: Any, schema: t.TupleType, hashable: bool) -> tuple[Any, str | N
     good = [_good(draw, f, False) for f in schema.fields]
     if not arity:
         return ((0,), None, "a tuple of 1 value") if not draw(st.booleans()) else ([], None, "a list")
-    choice = _choose(draw, 3, "bad tuple")
+    not_null = [i for i, f in enumerate(schema.fields) if type(f) is not t.NullableType]
+    choice = _choose(draw, 4 if not_null else 3, "bad tuple")
     if choice == 0:
         return tuple(good[:-1]), None, f"a tuple of {arity - 1} values (field {arity - 1} missing)"
     if choice == 1:
         return (*good, good[0]), None, f"a tuple of {arity + 1} values"
+    if choice == 3:  # a tuple field is never null, even of a type whose values may be (a str)
+        i = not_null[draw(st.integers(0, len(not_null) - 1), label="null tuple field")]
+        good[i] = None
+        return tuple(good), f"field {i}", f"None in field {i} (tuple fields are never null)"
     i = draw(st.integers(0, arity - 1), label="bad tuple field")
     value, _, what = _bad(draw, schema.fields[i], hashable)
     good[i] = value

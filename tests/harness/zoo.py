@@ -1651,6 +1651,15 @@ def _minus_one_list_size_as_empty(check_size: Any) -> Any:
     return broken
 
 
+def _tuple_fields_taking_none(self: Any) -> None:
+    """TupleSerializer taking None in every field, as if each were Nullable: a None in its
+    string field is written as a null string and read back, where tuple fields are never null."""
+    from reference.serializers import _codegen
+
+    self._cache_takes_none = tuple(True for _ in self.fields)
+    _codegen.install(self)
+
+
 def _map_copy_of_null_keys(self: Any, source: Any, target: Any) -> None:
     """MapSerializer.copy_serialized copying each key as it is, never reading it: a key whose
     bytes read as None (a null string) is copied, where deserialize refuses the record."""
@@ -1909,6 +1918,8 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
         "a map size of -1 copied as it is, with no entry after it": (
             "roundtrip.corrupted", _builtin("map_of_pojo"),
             (MapSerializer, "copy_serialized", _map_copy_taking_minus_one_as_empty(MapSerializer.copy_serialized))),
+        "a tuple writing None in a field that is not Nullable (a string field's null string)": (
+            "roundtrip.domain_refused", _builtin("tuple"), (TupleSerializer, "_cache_prepare", _tuple_fields_taking_none)),
         "a map's copy taking a key that reads as None, which deserialize refuses": (
             "roundtrip.corrupted", _builtin("map"), (MapSerializer, "copy_serialized", _map_copy_of_null_keys)),
         "Flink's POJO snapshot failing to write, taken for a format without a Flink form": (
