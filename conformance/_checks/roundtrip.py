@@ -21,7 +21,8 @@ Then:
   data model: equal values hash equal; Flink's own serializer tests compare with ``equals``).
   Only values whose every part has value equality are compared: none holding a NaN (never
   ``==`` itself) or an object whose class compares by identity (no ``__eq__`` of its own, a
-  dataclass with ``eq=False``).
+  dataclass with ``eq=False``). A reference ``Row`` read back is also unequal to the same fields
+  of each other kind (Row equality includes the kind, as Flink's ``Row.equals``).
 - ``roundtrip.sequence``: records written back to back read back one by one, nothing left over
   (from a view over their bytes and over a memoryview of 8-byte items holding them), and again
   after a reset to the mark taken where each starts (and at the end).
@@ -347,6 +348,7 @@ def value_equality(ctx: CheckContext) -> None:
                        if not should else "user code comparing state values, and dicts and sets holding them, "
                        "find them different")
                 raise Violation(f"{sentence} is {result!r} for {where}, should be {should}: {fix}")
+        _row_kinds_unequal(got, where)
         try:
             hashes = hash(got), hash(value)
         except TypeError as exc:
@@ -363,6 +365,22 @@ def value_equality(ctx: CheckContext) -> None:
     if not compared:
         raise NotApplicable(f"no drawn value has value equality in every part (e.g. {left_out[0]}): "
                             "nothing to compare with ==" if left_out else "no value was drawn")
+
+
+def _row_kinds_unequal(got: Any, where: str) -> None:
+    """A reference ``Row`` read back is unequal, both ways, to the same fields of each other
+    kind: Row equality includes the kind (as Flink's ``Row.equals``), or a retraction (-D)
+    compares equal to the insertion it retracts."""
+    from reference.serializers import Row, RowKind
+
+    if type(got) is not Row:
+        return
+    for kind in RowKind:
+        if kind is not got.kind:
+            other = Row(tuple(got), kind)
+            if _truth(got == other) is not False or _truth(other == got) is not False:
+                raise Violation(f"{show(got)} == {show(other)}, the same fields of another kind, for {where}; "
+                                "should be unequal: Row equality includes the kind (as Flink's Row.equals)")
 
 
 @check(id="roundtrip.sequence", family="roundtrip", requires=BIT_EXACT)

@@ -81,6 +81,7 @@ from reference.serializers import (
     DoubleSerializer,
     IntSerializer,
     LongSerializer,
+    Row,
     RowSerializer,
     RowSerializerSnapshot,
     StringSerializer,
@@ -1660,6 +1661,11 @@ def _tuple_fields_taking_none(self: Any) -> None:
     _codegen.install(self)
 
 
+def _row_equal_by_fields_alone(self: Any, other: object) -> bool:
+    """Row.__eq__ comparing the fields only: a retraction (-D) equals the insertion it retracts."""
+    return tuple.__eq__(self, other) if isinstance(other, tuple) else NotImplemented
+
+
 def _map_copy_of_null_keys(self: Any, source: Any, target: Any) -> None:
     """MapSerializer.copy_serialized copying each key as it is, never reading it: a key whose
     bytes read as None (a null string) is copied, where deserialize refuses the record."""
@@ -1920,6 +1926,8 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
             (MapSerializer, "copy_serialized", _map_copy_taking_minus_one_as_empty(MapSerializer.copy_serialized))),
         "a tuple writing None in a field that is not Nullable (a string field's null string)": (
             "roundtrip.domain_refused", _builtin("tuple"), (TupleSerializer, "_cache_prepare", _tuple_fields_taking_none)),
+        "Row equality ignoring the row kind": (
+            "roundtrip.value_equality", _builtin("row"), (Row, "__eq__", _row_equal_by_fields_alone)),
         "a map's copy taking a key that reads as None, which deserialize refuses": (
             "roundtrip.corrupted", _builtin("map"), (MapSerializer, "copy_serialized", _map_copy_of_null_keys)),
         "Flink's POJO snapshot failing to write, taken for a format without a Flink form": (
