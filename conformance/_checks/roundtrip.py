@@ -14,7 +14,9 @@ The api layer (runs first; every other check needs it):
 Then:
 
 - ``roundtrip.bit_exact``: value -> bytes -> value gives the same value, bit for bit (NaN
-  payloads, -0.0, also for each value's float siblings); serialize leaves its argument as it was.
+  payloads, -0.0, also for each value's float siblings), read by ``deserialize`` and by
+  ``from_bytes`` (a whole record, as savepoint readers and Spark read it); serialize leaves its
+  argument as it was.
 - ``roundtrip.value_equality``: a value read back is ``==`` to the one written by its own
   equality, ``!=`` says the same (a bool, never None), and where both are hashable their hashes
   agree: user code compares state values with ``==`` and keys dicts and sets by them (Python's
@@ -29,8 +31,8 @@ Then:
 - ``roundtrip.deep_copy``: ``copy()`` returns an equal value sharing no mutable part.
 - ``roundtrip.copy_serialized``: ``copy_serialized`` copies exactly one record's bytes and stops
   where the next begins (the last record of the input too).
-- ``roundtrip.truncated``: a record cut short is refused by deserialize and copy_serialized with
-  a ``StateError``, never read as a value or copied.
+- ``roundtrip.truncated``: a record cut short is refused by deserialize, copy_serialized and
+  from_bytes with a ``StateError``, never read as a value or copied.
 - ``roundtrip.corrupted``: a record with one byte corrupted (each byte of a short record, and
   the heads, middles and tails of a long one, flipped by 0xFF, 0x80 and 0x01) is refused (any
   exception), or read as a value the serializer writes and reads back as that value, and
@@ -258,8 +260,8 @@ def create_instance(ctx: CheckContext) -> None:
 
 @check(id="roundtrip.bit_exact", family="roundtrip", requires=API)
 def bit_exact(ctx: CheckContext) -> None:
-    """value -> bytes -> value gives the same value, bit for bit (NaN payloads, -0.0); serialize
-    leaves the value it was given as it was."""
+    """value -> bytes -> value gives the same value, bit for bit (NaN payloads, -0.0), read by
+    deserialize and by from_bytes; serialize leaves the value it was given as it was."""
     s = ctx.serializer()
 
     def body(value: Any) -> None:
@@ -269,6 +271,8 @@ def bit_exact(ctx: CheckContext) -> None:
             raise Violation(f"serialize changed the value it was given to {show(value)}, should leave it "
                             "as it was (state keeps that object: normalise a copy, never the argument)")
         expect_equal(read_one(s, data), value, "reading back what serialize wrote")
+        expect_equal(guarded("from_bytes", s.from_bytes, data), value,
+                     "from_bytes of what serialize wrote (the whole-record read of savepoint readers and Spark)")
         sibling = float_siblings(value)
         if canonical(sibling) != canonical(value):
             try:
@@ -663,8 +667,8 @@ def _refuses(what: str, func: Any, data: bytes, cut: int, full: int) -> None:
 @check(id="roundtrip.truncated", family="roundtrip", requires=("roundtrip.sequence", "roundtrip.copy_serialized"))
 def truncated(ctx: CheckContext) -> None:
     """A record cut short (a strict prefix of what serialize wrote, as a damaged or partly
-    written savepoint holds) is refused by deserialize and copy_serialized with a StateError,
-    never read as a value or copied."""
+    written savepoint holds) is refused by deserialize, copy_serialized and from_bytes with a
+    StateError, never read as a value or copied."""
     s = ctx.serializer()
 
     def body(value: Any) -> None:
@@ -673,6 +677,8 @@ def truncated(ctx: CheckContext) -> None:
             part = data[:cut]
             _refuses("deserialize", s.deserialize, part, cut, len(data))
             _refuses("copy_serialized", lambda source: s.copy_serialized(source, DataOutputView()), part, cut,
+                     len(data))
+            _refuses("from_bytes", lambda source: s.from_bytes(source.read_fully(source.available())), part, cut,
                      len(data))
 
     ctx.for_all(ctx.subject.values, body, max_examples=max(10, ctx.examples // 2))
