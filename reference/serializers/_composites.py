@@ -17,7 +17,7 @@ from .._snapshot import (
     snapshot_dialect,
 )
 from . import _codegen
-from ._primitives import _FixedWidth
+from ._primitives import StringSerializer, _FixedWidth
 
 __all__ = [
     "NullableSerializer", "ListSerializer", "MapSerializer", "TupleSerializer",
@@ -415,33 +415,44 @@ _NULL_MAP_KEY = ("MapSerializer: a map key reads as None; map keys are never nul
                  "a Flink job wrote a null key through a key serializer that takes one)")
 
 
-def _none_reader(serializer: TypeSerializer[Any]) -> Callable[[DataInputView], Any] | None:
-    """How a copy of a part that may not be null (a map key, a tuple field) sees whether its
-    bytes read as None, as ``deserialize`` refuses them: the part's ``deserialize``, or None for
-    a fixed-width primitive, which never reads as None. Copies and byte migrations refuse every
-    record ``deserialize`` refuses."""
-    return None if isinstance(serializer, _FixedWidth) else serializer.deserialize
+def _none_reader(serializer: TypeSerializer[Any]) -> Callable[[DataInputView], bool] | None:
+    """How a copy of a part that may not be null (a map key, a tuple field) tells that the next
+    value reads as None, as ``deserialize`` refuses it, leaving the input where it was: the
+    string's length alone (unless a subclass reads strings its own way), else the value read;
+    None for a fixed-width primitive, which never reads as None. Copies and byte migrations
+    refuse every record ``deserialize`` refuses."""
+    if isinstance(serializer, _FixedWidth):
+        return None
+    if isinstance(serializer, StringSerializer) and type(serializer).deserialize is StringSerializer.deserialize:
+        return serializer._null_ahead
+    read = serializer.deserialize
+
+    def reads_none(source: DataInputView) -> bool:
+        mark = source.mark()
+        try:
+            return read(source) is None
+        finally:
+            source.reset(mark)
+
+    return reads_none
 
 
 def _gen_skip_not_null(g: Any, serializer: TypeSerializer[Any]) -> None:
-    """Fragment: copy a value that may not be null (``Emitter.skip``), reading it first where it
-    may read as None (``_none_reader``) to give up on None, as ``_refuse_none_ahead`` refuses."""
-    if _none_reader(serializer) is not None:
-        at, budget, item = g.var(), g.var(), g.var()
-        g.emit("{at}, {budget} = pos, source._elements", at=at, budget=budget)
-        g.read(serializer, item)
-        g.emit("if {item} is None: raise Bail", item=item)
-        g.emit("pos, source._elements = {at}, {budget}", at=at, budget=budget)
+    """Fragment: copy a value that may not be null (``Emitter.skip``), giving up where it reads
+    as None (``_none_reader``), as ``_refuse_none_ahead`` refuses it."""
+    ahead = _none_reader(serializer)
+    if ahead is not None:
+        flag = g.var()
+        g.call_read(ahead, flag)
+        g.emit("if {flag}: raise Bail", flag=flag)
     g.skip(serializer)
 
 
-def _refuse_none_ahead(read: Callable[[DataInputView], Any], source: DataInputView, why: str) -> None:
-    """Raise ``SerializationError(why)`` if the next value of ``source`` reads as None; else
-    leave ``source`` where it was."""
-    mark = source.mark()
-    if read(source) is None:
+def _refuse_none_ahead(ahead: Callable[[DataInputView], bool], source: DataInputView, why: str) -> None:
+    """Raise ``SerializationError(why)`` if the next value of ``source`` reads as None
+    (``ahead``, a ``_none_reader``); else leave ``source`` where it was."""
+    if ahead(source):
         raise SerializationError(why)
-    source.reset(mark)
 
 
 class MapSerializer(TypeSerializer[dict[Any, Any]]):

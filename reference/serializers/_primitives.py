@@ -337,6 +337,15 @@ class StringSerializer(_Stateless):
         self.deserialize(source)
         target.write(source.slice_from(start))
 
+    def _null_ahead(self, source: DataInputView) -> bool:
+        """Whether the next record of ``source`` is the null string (its length reads as 0),
+        reading its length only; ``source`` stays where it was."""
+        mark = source.mark()
+        try:
+            return _read_varint(source, "StringSerializer length") == 0
+        finally:
+            source.reset(mark)
+
     # Fragments: one-byte lengths of ASCII strings inline, any other string is read by a call.
     def _gen_ascii(self, g: Any, slice_into: Any) -> Any:
         """Open the branch of a short ASCII string at ``pos`` (its length byte is ``n``)."""
