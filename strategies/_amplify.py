@@ -13,8 +13,10 @@ their type's and never changes. Anything else is left as it is.
 ``Amplified.variants()`` gives, for one drawn value, (the kind of site, what was done, the value):
 the value with one text or bytes site
 grown (or cut) to each size of ``TEXT_SIZES`` and one container site to each size of
-``COUNT_SIZES``; with ``huge=True`` the text or bytes site is grown to each of ``HUGE_UNITS``
-(2 million units: ASCII, so every reader takes its units in one step) and the container to
+``COUNT_SIZES``; with ``huge=True`` the text or bytes site is grown to each of
+``HUGE_TEXT_SIZES`` (the ends of a length in an unsigned byte, a signed and an unsigned short:
+255/256, 32,767/32,768, 65,535/65,536, then 2 million units; ASCII, so every reader takes its
+units in one step and a UTF-8 length is on the same boundary) and the container to
 each of ``HUGE_COUNTS``. Which site grows is drawn, so each example grows another part. Text
 keeps the characters it had (repeated, then padded with ``a``); now and then (drawn) it is made
 ASCII so that its UTF-8 bytes are on the boundary too. A list grows by repeating its elements
@@ -44,13 +46,16 @@ from typing import Any
 from hypothesis import strategies as st
 
 from ._instants import RANGE, time_edges
-from ._values import BOUNDARY_UNITS, HUGE_UNITS, _as_utf16, _text_of_units, varint_edges
+from ._values import BOUNDARY_UNITS, HUGE_UNITS, SHORT_LENGTH_UNITS, _as_utf16, _text_of_units, varint_edges
 
-__all__ = ["amplified", "Amplified", "growth_sites", "grown", "GROWTH_KINDS", "INT_EDGES", "TEXT_SIZES", "COUNT_SIZES",
+__all__ = ["amplified", "Amplified", "growth_sites", "grown", "GROWTH_KINDS", "INT_EDGES", "TEXT_SIZES", "HUGE_TEXT_SIZES", "COUNT_SIZES",
            "HUGE_COUNTS", "ANY_REFUSAL_KINDS"]
 
 #: Text and bytes lengths every example tries: empty, and each side of the 2- and 3-byte varint.
 TEXT_SIZES = (0, *BOUNDARY_UNITS)
+#: Text and bytes sizes the few huge examples try: the ends of hand-written length prefixes (an
+#: unsigned byte, a signed and an unsigned short) and 2 million units.
+HUGE_TEXT_SIZES = (*SHORT_LENGTH_UNITS, *HUGE_UNITS)
 #: Element counts every example tries (a count of 16,384 elements costs more: ``HUGE_COUNTS``).
 COUNT_SIZES = (0, 127, 128)
 #: Element counts the few huge examples try.
@@ -269,7 +274,7 @@ class Amplified:
         a dict's key is ``key`` (whatever its type)."""
         plans = []
         if self.text_site is not None:
-            plans += [(self.text_site, n) for n in (HUGE_UNITS if self.huge else TEXT_SIZES)]
+            plans += [(self.text_site, n) for n in (HUGE_TEXT_SIZES if self.huge else TEXT_SIZES)]
         if self.count_site is not None:
             plans += [(self.count_site, n) for n in (HUGE_COUNTS if self.huge else COUNT_SIZES)]
         if self.int_site is not None:

@@ -90,6 +90,10 @@ _SHORT_TEXT = st.text(_CHARS, max_size=12).map(_as_utf16)
 #: is written: 1, 2, 3 and 4 bytes), and of the units themselves.
 BOUNDARY_UNITS = (126, 127, 128, 16382, 16383, 16384)
 HUGE_UNITS = (2_097_150, 2_097_151, 2_097_152)
+#: Lengths on both sides of a length written in an unsigned byte (255/256), a signed short
+#: (32,767/32,768) and an unsigned one (65,535/65,536, Java's ``writeUTF``): hand-written
+#: length prefixes, which the huge pass of ``amplified`` also tries.
+SHORT_LENGTH_UNITS = (255, 256, 32_767, 32_768, 65_535, 65_536)
 
 
 def _units(text: str) -> int:

@@ -693,9 +693,11 @@ def truncated(ctx: CheckContext) -> None:
 @check(id="roundtrip.corrupted", family="roundtrip", requires=("roundtrip.sequence",))
 def corrupted(ctx: CheckContext) -> None:
     """A record with one byte corrupted is refused, or read as a value the serializer writes
-    and reads back as itself: what a restore reads, the next checkpoint must be able to write.
-    A serializer of the reference's classes also takes each number of a record set to an
-    extreme as it is (writes and copies it back so) or refuses it with a StateError."""
+    and reads back as itself (what a restore reads, the next checkpoint must be able to write),
+    and copy_serialized takes the bytes deserialize takes. A serializer of the reference's
+    classes also refuses in copy_serialized what deserialize refuses, and refuses each count,
+    length or number of a record set to -1 or its width's least or greatest with a
+    StateError, or reads, writes and copies it unchanged."""
     s = ctx.serializer()
     from reference.serializers import PickleSerializer
 
@@ -1300,7 +1302,8 @@ _HUGE_EXAMPLES = 2
 @check(id="roundtrip.size_boundaries", family="roundtrip", requires=BIT_EXACT)
 def size_boundaries(ctx: CheckContext) -> None:
     """Text, bytes and containers on each varint length boundary (empty, 127/128 ... 2,097,152
-    units), ints on each varint width's edge and times at their zone's transitions and the
+    units) and, without a schema, each end of a length in a byte or a short (255/256,
+    32,767/32,768, 65,535/65,536), ints on each varint width's edge and times at their zone's transitions and the
     epoch's edges round-trip; grown values the serializer refuses with SerializationError are
     skipped."""
     import strategies

@@ -1199,6 +1199,34 @@ class ThreeByteVarintText(VarintText):
     READ_BYTES = 3
 
 
+class SignedShortLengthText(TextSerializer):
+    """Its UTF-8 length in a short, refused past 65,535 bytes, but read back with read_short
+    (signed): a text of 32,768 bytes or more reads as a negative length."""
+
+    def serialize(self, value: str, target: DataOutputView) -> None:
+        data = value.encode("utf-8", "surrogatepass")
+        if len(data) > 0xFFFF:
+            raise SerializationError(f"a text of {len(data)} bytes: at most 65,535")
+        target.write_short(len(data))
+        target.write(data)
+
+    def deserialize(self, source: DataInputView) -> str:
+        return source.read_fully(source.read_short()).decode("utf-8", "surrogatepass")
+
+    def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
+        size = source.read_short()
+        target.write_short(size)
+        target.write(source.read_fully(size))
+
+    def snapshot_configuration(self) -> TypeSerializerSnapshot[str]:
+        return SignedShortLengthTextSnapshot()
+
+
+class SignedShortLengthTextSnapshot(ConfigFreeSnapshot[str]):
+    def restore_serializer(self) -> SignedShortLengthText:
+        return SignedShortLengthText()
+
+
 class ByteCountList(TypeSerializer[list]):
     """A list of longs after its element count in one signed byte: 128 elements read as -128."""
 
@@ -1403,6 +1431,9 @@ ZOO: dict[str, tuple[str, Callable[[], Subject]]] = {
     # No schema: the sizes come from growing what the user's strategy draws.
     "varint length read with two bytes at most": ("roundtrip.size_boundaries", lambda: Subject(VarintText(), TEXT)),
     "varint length overflowing at 2**21": ("roundtrip.size_boundaries", lambda: Subject(ThreeByteVarintText(), TEXT)),
+    # ASCII codes, as users draw them: 16,384 units are 16,384 bytes, under the signed short's end.
+    "text length written as a short, read as a signed one": ("roundtrip.size_boundaries", lambda: Subject(
+        SignedShortLengthText(), st.text("ABCXYZ", max_size=8))),
     "element count in one signed byte": ("roundtrip.size_boundaries", lambda: Subject(
         ByteCountList(), st.lists(_LONG, max_size=10))),
     # The user's strategy draws ids below 2**40; the varint edges reach the tenth byte.

@@ -73,7 +73,8 @@ def test_variants_try_every_size_of_one_text_and_one_container():
     assert len(whats) == len(TEXT_SIZES) + len(COUNT_SIZES), f"got {whats}"
     huge = Amplified(["ab"], 0, 0, False, True)
     sizes = sorted(len(v[0]) if kind == "text" else len(v) for kind, _, v in huge.variants())
-    assert sizes == sorted([*HUGE_COUNTS, 2_097_150, 2_097_151, 2_097_152]), f"got {sizes}"
+    assert sizes == sorted([*HUGE_COUNTS, 255, 256, 32_767, 32_768, 65_535, 65_536,
+                            2_097_150, 2_097_151, 2_097_152]), f"got {sizes}"
     assert all(ord(c) < 128 for _, _, v in huge.variants() for c in v[0][:64]), "got non-ASCII huge text"
 
 
