@@ -88,7 +88,7 @@ Then:
 - ``roundtrip.size_boundaries``: text, bytes and containers of every length class, ints at every
   varint width's edge and times at their zone's transitions and the epoch's edges round-trip.
   Lengths are written as varints (Flink's string length + 1: 1 byte up to 127 units, 2 up to
-  16,383, 3 up to 2,097,151, then 4), as ints or, in a hand-written format, in a byte; a length on
+  16,383, 3 up to 2,097,151, then 4), as ints or, in a hand-written format, in a byte or a short; a length on
   either side of each boundary is where a wrong shift, mask or bound shows. Every subject's
   drawn values are grown (``strategies.amplified``): one text or bytes part cut to empty or grown
   to each side of the 2- and 3-byte boundaries, one list, dict or set to 0, 127 and 128
@@ -99,7 +99,9 @@ Then:
   it with fold 0 and 1 (a ``ZoneInfo`` without transitions, UTC, moved into a stand-in zone's),
   and the instants of epoch seconds 0, -1 and the int32 and int64-nanosecond limits in the
   value's own zone), and in two
-  examples a text or bytes part to 2,097,150-2,097,152 units (ASCII) and a container to
+  examples a text or bytes part to each side of a length in an unsigned byte, a signed short
+  and an unsigned one (255/256, 32,767/32,768, 65,535/65,536) and to 2,097,150-2,097,152 units
+  (ASCII) and a container to
   16,383/16,384 elements; a grown value that ``serialize`` refuses with
   ``reference.SerializationError`` is outside the serializer's domain and skipped (an int set to
   an edge, or a time to an epoch edge, with any error: the user's strategy bounds its ints and
