@@ -10,10 +10,11 @@ from typing import Any
 from reference import DataInputView, DataOutputView, TypeSerializer
 
 from .._engine.canonical import describe_difference, first_difference, values_equal
+from .._engine.golden import BYTES_EXAMPLE
 from .._engine.property import guarded
 from .._engine.registry import Violation
 
-__all__ = ["CORRUPTIONS", "write", "read_one", "expect_equal", "hexdump", "bytes_difference", "stopped_at", "guarded", "held", "nested_serializers", "reference_built", "serializers_in",
+__all__ = ["CORRUPTIONS", "write", "read_one", "expect_equal", "bytes_example", "hexdump", "bytes_difference", "stopped_at", "guarded", "held", "nested_serializers", "reference_built", "serializers_in",
            "SNAPSHOT_VERSION_HINT", "IntReads", "int_extremes"]
 
 #: What to do when a snapshot class cannot read bytes it (or an earlier release) wrote: the
@@ -112,6 +113,13 @@ def expect_equal(got: Any, expected: Any, what: str) -> None:
     if not values_equal(got, expected):
         differs = " differs" if first_difference(got, expected) else ""  # "differs at value.x: got ..."
         raise Violation(f"{what}{differs} {describe_difference(got, expected)}")
+
+
+def bytes_example(data: bytes, limit: int = 40) -> str:
+    """A failure's example that is bytes (a damaged record or snapshot), labelled so
+    (``BYTES_EXAMPLE``): they were not drawn and shrunk. ``limit`` as ``hexdump``'s."""
+    size = "1 byte" if len(data) == 1 else f"{len(data)} bytes"
+    return f"{BYTES_EXAMPLE} ({size}, not shrunk): {hexdump(data, limit)}"
 
 
 def hexdump(data: bytes, limit: int = 40) -> str:

@@ -62,7 +62,7 @@ from reference.backends import migration_plan
 from .._engine.canonical import show
 from .._engine.property import guarded
 from .._engine.registry import NotApplicable, Violation, check
-from ._support import expect_equal, hexdump, read_one, reference_built, stopped_at, write
+from ._support import bytes_example, expect_equal, read_one, reference_built, stopped_at, write
 
 if TYPE_CHECKING:
     from .._engine.runner import CheckContext
@@ -255,7 +255,7 @@ def _snapshot_migrate_state(step: Step, prior: Any, snapshot: Any, records: list
         if source.position - start != len(record):
             raise Violation(f"{step.label}: the new snapshot's migrate_state consumed {source.position - start} bytes "
                             f"of record {i} of {len(records)}, should consume exactly its {len(record)}",
-                            example=hexdump(record))
+                            example=bytes_example(record))
         expect_equal(read_one(step.new, target.getvalue(), "what migrate_state wrote"), step.expected(value),
                      f"{step.label}: record {i} of {len(records)} after the new snapshot's own migrate_state")
 
@@ -286,7 +286,7 @@ def byte_path(ctx: CheckContext) -> None:
                             f"{step.label}: the migration plan's byte path gave up on record {i} of {len(records)} "
                             f"({show(values[i])}) and redid it on the object path; it should migrate every "
                             "record its old serializer writes on the byte path (the value is right, but each "
-                            "such record is decoded and encoded again)", example=hexdump(record))
+                            "such record is decoded and encoded again)", example=bytes_example(record))
                 before = plan.redone
                 source, target = DataInputView(b"".join(records)), DataOutputView()
                 for _ in records:
@@ -296,7 +296,7 @@ def byte_path(ctx: CheckContext) -> None:
                         f"{step.label}: the migration plan's byte path gave up on {plan.redone - before} of "
                         f"{len(records)} records read as a stream and redid them on the object path; it should "
                         "migrate every record its old serializer writes on the byte path",
-                        example=hexdump(b"".join(records)))
+                        example=bytes_example(b"".join(records)))
         ctx.for_all(st.lists(ctx.subject.values, min_size=1, max_size=4), body,
                     max_examples=max(5, ctx.examples // 10))
 

@@ -153,6 +153,7 @@ from ._support import (
     CORRUPTIONS,
     IntReads,
     bytes_difference,
+    bytes_example,
     expect_equal,
     hexdump,
     int_extremes,
@@ -533,7 +534,7 @@ def generated_codecs(ctx: CheckContext) -> None:
                     f"{_shown(got)}, should be {_shown(want)} as with the generic methods (REFERENCE_GENERATED_CODECS=0): "
                     "the generated codec of a reference serializer in it disagrees with the generic "
                     "method that defines the format",
-                    example=hexdump(records[i // per_value]))
+                    example=bytes_example(records[i // per_value]))
 
     ctx.for_all(st.lists(ctx.subject.values, min_size=1, max_size=CODEC_VALUES), body,
                 max_examples=max(3, ctx.examples // 8))
@@ -723,7 +724,7 @@ def corrupted(ctx: CheckContext) -> None:
                 f"copy_serialized of {where} raised {cls.__name__}: {message}, should raise a "
                 "reference.StateError naming the problem (a serializer built of the reference's "
                 "classes refuses corrupt bytes so; another exception is a guard missing)",
-                example=hexdump(broken))
+                example=bytes_example(broken))
         source = DataInputView(broken)
         try:
             got = s.deserialize(source)
@@ -733,20 +734,20 @@ def corrupted(ctx: CheckContext) -> None:
                     f"deserialize of {where} raised {type(exc).__name__}: {exc}, should raise a "
                     "reference.StateError naming the problem (a serializer built of the reference's "
                     "classes refuses corrupt bytes so; another exception is a guard missing)",
-                    example=hexdump(broken)) from None
+                    example=bytes_example(broken)) from None
             if copy is not None and copy[0] == "value":
                 raise Violation(
                     f"copy_serialized copied {where} ({copy[1][1]} bytes), which deserialize refuses "
                     f"({type(exc).__name__}: {exc}), should refuse it too: the reference's serializers refuse in "
                     "copy_serialized every record deserialize refuses, or a migration plan's byte path would "
-                    "take records its object path refuses", example=hexdump(broken)) from None
+                    "take records its object path refuses", example=bytes_example(broken)) from None
             return
         if copy is None:
             copy = _outcome(lambda source: _copied(s, source), broken)
         if copy[0] == "value" and copy[1][1] != source.position:
             raise Violation(
                 f"copy_serialized of {where} took {copy[1][1]} bytes, deserialize {source.position}: it must "
-                "copy exactly the one record deserialize reads", example=hexdump(broken))
+                "copy exactly the one record deserialize reads", example=bytes_example(broken))
         out = DataOutputView()
         try:
             s.serialize(got, out)
@@ -755,17 +756,17 @@ def corrupted(ctx: CheckContext) -> None:
                 f"deserialize read {where} as {show(got)}, which serialize refuses ({type(exc).__name__}: "
                 f"{exc}): a restore would succeed and the next checkpoint fail; deserialize should "
                 "refuse what serialize cannot write (raise reference.SerializationError there)",
-                example=hexdump(broken)) from None
+                example=bytes_example(broken)) from None
         again = read_one(s, out.getvalue(), f"deserialize of what serialize wrote for the value read from {where}")
         expect_equal(again, got, f"the value read from {where}, written and read back,")
         read = broken[:source.position]
         if exact and out.getvalue() != read:
             raise Violation(f"deserialize read {where} as {show(got)}, which serialize writes as other bytes "
                             f"than it read {bytes_difference(out.getvalue(), read)}: {_NUMBER_READ_AS_ANOTHER}",
-                            example=hexdump(broken))
+                            example=bytes_example(broken))
         if exact and copy[0] == "value" and copy[1][0] != read:
             raise Violation(f"copy_serialized of {where} wrote other bytes than it read "
-                            f"{bytes_difference(copy[1][0], read)}: {_NUMBER_READ_AS_ANOTHER}", example=hexdump(broken))
+                            f"{bytes_difference(copy[1][0], read)}: {_NUMBER_READ_AS_ANOTHER}", example=bytes_example(broken))
 
     def body(value: Any) -> None:
         data = write(s, value)

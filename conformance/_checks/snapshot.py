@@ -77,6 +77,7 @@ from ._support import (
     CORRUPTIONS,
     SNAPSHOT_VERSION_HINT,
     bytes_difference,
+    bytes_example,
     expect_equal,
     hexdump,
     read_one,
@@ -187,7 +188,7 @@ def no_pickle(ctx: CheckContext) -> None:
         raise Violation(
             f"the snapshot bytes contain a pickle stream at offset {at}, should hold plain "
             "configuration (restoring a savepoint must never unpickle)",
-            example=hexdump(data[at:], 24),
+            example=bytes_example(data[at:], 24),
         )
 
 
@@ -219,13 +220,13 @@ def exact_read(ctx: CheckContext) -> None:
             raise Violation(
                 f"read_snapshot read {read} of the {len(wrote)} bytes write_snapshot wrote, should read "
                 f"exactly what it writes; left unread, from byte {read}: {hexdump(wrote[read:])}",
-                example=hexdump(wrote),
+                example=bytes_example(wrote),
             )
         raise Violation(
             f"read_snapshot read {read} bytes, {read - len(wrote)} more than the {len(wrote)} "
             "write_snapshot wrote (it reads into whatever follows the snapshot), should read exactly "
             "what it writes",
-            example=hexdump(wrote),
+            example=bytes_example(wrote),
         )
     out2 = DataOutputView()
     guarded("write_snapshot of the read snapshot", write_versioned_snapshot, out2, again)
@@ -336,7 +337,7 @@ def not_shared(ctx: CheckContext) -> None:
                 f"{other[0]} ({show(other[1])}) and {label} ({show(serializer)}) write the same "
                 f"{type(serializer.snapshot_configuration()).__name__} bytes, should differ: the "
                 "snapshot must record what distinguishes their layouts",
-                example=hexdump(data),
+                example=bytes_example(data),
             )
         seen.setdefault(data, (label, serializer))
 
@@ -359,12 +360,12 @@ def corrupt_bytes(ctx: CheckContext) -> None:
                 f"reading the snapshot truncated to {cut} of {len(data)} bytes raised "
                 f"{type(exc).__name__}: {exc}, should raise a reference.StateError "
                 "(SnapshotFormatError) saying the bytes are truncated",
-                example=hexdump(data[:cut]),
+                example=bytes_example(data[:cut]),
             ) from None
         raise Violation(
             f"reading the snapshot truncated to {cut} of {len(data)} bytes succeeded, should "
             "fail with a StateError (read_snapshot does not read everything it wrote)",
-            example=hexdump(data[:cut]),
+            example=bytes_example(data[:cut]),
         )
     _flipped_bytes_refused_or_read(data, "the snapshot")
     try:
@@ -408,7 +409,7 @@ def _flipped_bytes_refused_or_read(data: bytes, what: str) -> None:
                 raise Violation(
                     f"reading {what} with byte {at} corrupted (xor {flip:#04x}) raised {type(exc).__name__}: "
                     f"{exc}, should raise a reference.StateError naming the problem",
-                    example=hexdump(bytes(broken)),
+                    example=bytes_example(bytes(broken)),
                 ) from None
 
 
@@ -565,7 +566,7 @@ def _confused_restore(data: bytes, where: str) -> Any:
             f"reading and restoring the snapshot raised {type(exc).__name__}: {exc}, should raise a "
             f"reference.StateError (or restore) [{where}]: check the class a snapshot names is of the kind "
             "it expects before using it; raise StateError",
-            example=hexdump(data, 64),
+            example=bytes_example(data, 64),
         ) from None
 
 
@@ -580,7 +581,7 @@ def _confused_read(restored: Any, record: bytes, where: str) -> None:
             f"{exc} reading a record the serializer wrote, should raise a reference.StateError (or read "
             f"it) [{where}]: check the class a snapshot names is of the kind it expects before using it "
             "(when restoring); raise StateError",
-            example=hexdump(record),
+            example=bytes_example(record),
         ) from None
 
 
@@ -692,7 +693,7 @@ def flink_dialect(ctx: CheckContext) -> None:
     except NoFlinkFormError as exc:
         if flink is not None:
             raise Violation(f"the snapshot has no form in Flink's dialect ({exc}), should be the bytes Flink writes "
-                            "for this serializer (Subject(flink_snapshot=...))", example=hexdump(flink)) from None
+                            "for this serializer (Subject(flink_snapshot=...))", example=bytes_example(flink)) from None
         ctx.not_applicable(f"the snapshot has no form in Flink's dialect ({exc})")
     except StateError as exc:
         raise Violation(

@@ -29,7 +29,7 @@ from reference import DataInputView, DataOutputView, snapshot_to_bytes
 from .canonical import legacy_text, printable, stable_text, value_tree
 from .errors import ConformanceError
 
-__all__ = ["example_line", "GoldenRelease", "GoldenOverwriteError", "UnnamedReleaseError", "UNRELEASED",
+__all__ = ["BYTES_EXAMPLE", "example_line", "GoldenRelease", "GoldenOverwriteError", "UnnamedReleaseError", "UNRELEASED",
            "Recording", "record_release", "recorded_releases",
            "current_release", "recorded_example", "RECORDED_EXAMPLE", "FORMAT"]
 
@@ -140,12 +140,17 @@ class GoldenRelease:
 
 #: How a failure's example begins when it is a recorded record, not a drawn and shrunk value.
 RECORDED_EXAMPLE = "recorded example"
+#: How a failure's example begins when it is the bytes that failed (a damaged record or
+#: snapshot, a record as written), not a drawn and shrunk value.
+BYTES_EXAMPLE = "failing bytes"
 
 
 def example_line(example: str) -> str:
     """A failure's example as it reads: a drawn value is hypothesis' shrunk one; a golden file's
-    record is labelled as recorded (it was never shrunk)."""
-    return example if example.startswith(RECORDED_EXAMPLE) else f"smallest failing example: {example}"
+    record is labelled as recorded and failing bytes as bytes (neither was shrunk)."""
+    if example.startswith((RECORDED_EXAMPLE, BYTES_EXAMPLE)):
+        return example
+    return f"smallest failing example: {example}"
 
 
 def recorded_example(rel: GoldenRelease, index: int) -> str | None:

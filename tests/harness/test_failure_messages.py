@@ -1,6 +1,6 @@
 """Failure messages show where two values differ: the full path and both values at that path,
-shortened only around the difference; a golden file's record is labelled as recorded, never as
-hypothesis' smallest failing example."""
+shortened only around the difference; a golden file's record is labelled as recorded, and
+damaged bytes as bytes, never as hypothesis' smallest failing example."""
 
 from __future__ import annotations
 
@@ -195,3 +195,17 @@ def test_a_recorded_example_shows_characters_that_do_not_print_as_escapes():
     assert line.endswith("Tally(name='\\x9d\\x00', count=1)"), f"got {line!r}, should escape U+009D and NUL"
     rel.values = ["Tally(name='é', count=1)"]
     assert recorded_example(rel, 0).endswith("Tally(name='é', count=1)"), "got a printable é escaped, should keep it"
+
+
+def test_damaged_bytes_are_labelled_as_bytes_not_smallest():
+    from zoo import WriteCheckedPercent
+    from zoo_base import PERCENTS
+
+    report = check_serializer(Subject(WriteCheckedPercent(), PERCENTS), examples=10, seed=SEED,
+                              checks=["roundtrip.corrupted"])
+    result = report["roundtrip.corrupted"]
+    assert result.failed and result.example is not None, f"got {result}, should fail with the damaged record"
+    assert result.example.startswith("failing bytes (1 byte, not shrunk): "), f"got {result.example!r}"
+    text = render_report(report)
+    assert "    failing bytes (1 byte, not shrunk): " in text, f"got:\n{text}"
+    assert "smallest failing example" not in text, f"got:\n{text}\nshould not call damaged bytes the smallest example"
