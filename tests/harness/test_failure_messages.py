@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from test_harness_upgrade import SEED, UPGRADE, _v2_subject, recorded  # noqa: F401 (a fixture)
 from zoo_base import FixedIntSerializer, FixedIntSnapshot, fixed_int_values
 
-from conformance import Subject, check_serializer
+from conformance import RunConfig, Subject, check_serializer
 from conformance._checks._support import expect_equal
 from conformance._engine.registry import Violation
 from conformance._engine.render import render_report
@@ -201,8 +201,8 @@ def test_damaged_bytes_are_labelled_as_bytes_not_smallest():
     from zoo import WriteCheckedPercent
     from zoo_base import PERCENTS
 
-    report = check_serializer(Subject(WriteCheckedPercent(), PERCENTS), examples=10, seed=SEED,
-                              checks=["roundtrip.corrupted"])
+    report = check_serializer(Subject(WriteCheckedPercent(), PERCENTS),
+                              RunConfig(examples=10, seed=SEED, checks=("roundtrip.corrupted",)))
     result = report["roundtrip.corrupted"]
     assert result.failed and result.example is not None, f"got {result}, should fail with the damaged record"
     assert result.example.startswith("failing bytes (1 byte, not shrunk): "), f"got {result.example!r}"
