@@ -15,7 +15,7 @@ from .._engine.property import guarded
 from .._engine.registry import Violation
 
 __all__ = ["CORRUPTIONS", "write", "read_one", "expect_equal", "bytes_example", "hexdump", "bytes_difference", "stopped_at", "guarded", "held", "nested_serializers", "reference_built", "serializers_in",
-           "SNAPSHOT_VERSION_HINT", "IntReads", "int_extremes"]
+           "SNAPSHOT_VERSION_HINT", "IntReads", "int_extremes", "spread_positions"]
 
 #: What to do when a snapshot class cannot read bytes it (or an earlier release) wrote: the
 #: usual cause is a layout change without a version bump.
@@ -113,6 +113,16 @@ def expect_equal(got: Any, expected: Any, what: str) -> None:
     if not values_equal(got, expected):
         differs = " differs" if first_difference(got, expected) else ""  # "differs at value.x: got ..."
         raise Violation(f"{what}{differs} {describe_difference(got, expected)}")
+
+
+def spread_positions(size: int, every_up_to: int, head: int, tail: int, between: int) -> list[int]:
+    """Where the checks cut or damage ``size`` bytes: every position of up to ``every_up_to``;
+    past that, every position of the first ``head`` and last ``tail`` bytes, and ``between``
+    positions spread over the rest (reading a cut at position n costs up to n)."""
+    if size <= every_up_to:
+        return list(range(size))
+    step = max(1, (size - head - tail) // between)
+    return sorted({*range(head), *range(head, size - tail, step), *range(size - tail, size)})
 
 
 def bytes_example(data: bytes, limit: int = 40) -> str:

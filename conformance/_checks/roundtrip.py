@@ -161,6 +161,7 @@ from ._support import (
     read_one,
     reference_built,
     serializers_in,
+    spread_positions,
     write,
 )
 
@@ -638,11 +639,7 @@ def _cuts(size: int) -> list[int]:
     """Where a record of ``size`` bytes is cut: at every byte of a short record; for a long one,
     its first 32 bytes (headers, lengths), 8 cuts between and its last bytes (the last field:
     32, or 8 past 2 KB, since reading a cut record costs up to the cut)."""
-    if size <= 128:
-        return list(range(size))
-    tail = 32 if size <= 2048 else 8
-    middle = range(32, size - tail, max(1, (size - 32 - tail) // 8))
-    return sorted({*range(32), *middle, *range(size - tail, size)})
+    return spread_positions(size, 128, 32, 32 if size <= 2048 else 8, 8)
 
 
 def _refuses(what: str, func: Any, data: bytes, cut: int, full: int) -> None:
@@ -718,23 +715,20 @@ def corrupted(ctx: CheckContext) -> None:
         # The copy matters where deserialize reads a value, and, for a strict subject, where it
         # refuses: a user's copy of a record deserialize refuses is not judged (nor made).
         copy = _outcome(lambda source: _copied(s, source), broken) if strict else None
+        def guard_missing(what: str, cls: type, message: str) -> Violation:
+            return Violation(
+                f"{what} of {where} raised {cls.__name__}: {message}, should raise a reference.StateError "
+                "naming the problem (a serializer built of the reference's classes refuses corrupt bytes "
+                "so; another exception is a guard missing)", example=bytes_example(broken))
+
         if copy is not None and copy[0] == "error" and not issubclass(copy[1][0], StateError):
-            cls, message, _ = copy[1]
-            raise Violation(
-                f"copy_serialized of {where} raised {cls.__name__}: {message}, should raise a "
-                "reference.StateError naming the problem (a serializer built of the reference's "
-                "classes refuses corrupt bytes so; another exception is a guard missing)",
-                example=bytes_example(broken))
+            raise guard_missing("copy_serialized", copy[1][0], copy[1][1])
         source = DataInputView(broken)
         try:
             got = s.deserialize(source)
         except Exception as exc:  # noqa: BLE001 - refusing corrupt bytes is right, whatever the error
             if strict and not isinstance(exc, StateError):
-                raise Violation(
-                    f"deserialize of {where} raised {type(exc).__name__}: {exc}, should raise a "
-                    "reference.StateError naming the problem (a serializer built of the reference's "
-                    "classes refuses corrupt bytes so; another exception is a guard missing)",
-                    example=bytes_example(broken)) from None
+                raise guard_missing("deserialize", type(exc), str(exc)) from None
             if copy is not None and copy[0] == "value":
                 raise Violation(
                     f"copy_serialized copied {where} ({copy[1][1]} bytes), which deserialize refuses "

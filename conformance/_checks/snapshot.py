@@ -81,6 +81,7 @@ from ._support import (
     expect_equal,
     hexdump,
     read_one,
+    spread_positions,
     write,
 )
 
@@ -384,11 +385,7 @@ SNAPSHOT_CUTS = 2048
 
 def _snapshot_cuts(size: int) -> list[int]:
     """Where ``snapshot.corrupt_bytes`` cuts a snapshot of ``size`` bytes (``SNAPSHOT_CUTS``)."""
-    if size <= SNAPSHOT_CUTS:
-        return list(range(size))
-    head, tail = SNAPSHOT_CUTS // 2, SNAPSHOT_CUTS // 4
-    step = max(1, (size - head - tail) // tail)
-    return sorted({*range(head), *range(head, size - tail, step), *range(size - tail, size)})
+    return spread_positions(size, SNAPSHOT_CUTS, SNAPSHOT_CUTS // 2, SNAPSHOT_CUTS // 4, SNAPSHOT_CUTS // 4)
 
 
 def _flipped_bytes_refused_or_read(data: bytes, what: str) -> None:
