@@ -677,15 +677,15 @@ class TupleSerializer(_codegen.GeneratedCodec, TypeSerializer[tuple[Any, ...]]):
                 raise SerializationError(_null_tuple_field(i))
         return items
 
-    def _none_readers(self) -> list[Callable[[DataInputView], Any] | None]:
+    def _none_readers(self) -> list[Callable[[DataInputView], bool] | None]:
         """Per field, how a copy sees that it reads as None (``_none_reader``), where it may not."""
         return [None if takes_none else _none_reader(field)
                 for field, takes_none in zip(self.fields, self._cache_takes_none, strict=True)]
 
     def _copy_serialized_generic(self, source: DataInputView, target: DataOutputView) -> None:
-        for i, (field, read) in enumerate(zip(self.fields, self._none_readers(), strict=True)):
-            if read is not None:
-                _refuse_none_ahead(read, source, _null_tuple_field(i))
+        for i, (field, null_ahead) in enumerate(zip(self.fields, self._none_readers(), strict=True)):
+            if null_ahead is not None and null_ahead(source):
+                raise SerializationError(_null_tuple_field(i))
             field.copy_serialized(source, target)
 
     def byte_migration(self, new: TupleSerializer, fields: Sequence[ByteMigration]) -> ByteMigration:
