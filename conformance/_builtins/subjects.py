@@ -87,6 +87,10 @@ _PLAN: dict[str, tuple[Any, bool]] = {
     # Flink's Table runtime rows (BinaryRowData): FLIP-527's Events example, whose nested row
     # gains nullable fields.
     "rowdata": (None, False),
+    # A tuple at the top whose second field is a row whose first field is a row: when the
+    # inner row changes, the tuple migrates a field (on bytes, and by its snapshot's
+    # migrate_element in both FLIP-527 forms) and the outer row migrates its first field.
+    "tuple_of_row": (lambda: _fixed_tuple_of_row(), True),
 }
 BUILTIN_NAMES = tuple(_PLAN)
 
@@ -512,6 +516,14 @@ def _fixed_pojo_of_row() -> Any:
     ), qualname="Messung_å")
 
 
+def _fixed_tuple_of_row() -> Any:
+    messung = t.RowType((t.RowField("wert", t.DoubleType()), t.RowField("einheit", t.StringType())))
+    return t.TupleType((t.LongType(), t.RowType((
+        t.RowField("messung", messung, nullable=False),
+        t.RowField("n", t.IntType()),
+    ))))
+
+
 def _fixed_enum() -> Any:
     from strategies import enum_type
 
@@ -684,6 +696,9 @@ def _invalid_configurations(name: str) -> dict[str, Any]:
                 "a map with a null value serializer": lambda: MapSerializer(StringSerializer(), nothing)}
     if name == "tuple":
         return {"a tuple with a null field serializer": lambda: TupleSerializer(IntSerializer(), nothing)}
+    if name == "tuple_of_row":
+        return {"a tuple with a null field serializer": lambda: TupleSerializer(LongSerializer(), nothing),
+                **rows()}
     if name in ("row", "nested_row"):
         return rows()
     if name == "legacy_row":

@@ -1740,6 +1740,37 @@ def _map_copy_taking_minus_one_as_empty(copy_serialized: Any) -> Any:
     return broken
 
 
+def _tuple_fields_copied_as_they_are(byte_migration: Any) -> Any:
+    """TupleSerializer.byte_migration copying each field's bytes as they are, its fields'
+    migrations never run: a field whose serializer changed keeps the old layout."""
+
+    def broken(self: Any, new: Any, fields: Any) -> Any:
+        return byte_migration(self, new, [field.copy_serialized for field in self.fields])
+
+    return broken
+
+
+def _tuple_migration_writing_nothing(migrate_element: Any) -> Any:
+    """TupleSerializerSnapshot.migrate_element in FLIP-527's writing form returning the migrated
+    tuple but writing nothing to ``target``."""
+
+    def broken(self: Any, prior: Any, new: Any, element: Any, target: Any = None) -> Any:
+        return migrate_element(self, prior, new, element)
+
+    return broken
+
+
+def _row_plan_without_first_field(plan: Any) -> Any:
+    """RowSerializerSnapshot._plan taking the prior row's first field for absent (an index test
+    of ``j > 0`` where ``j >= 0`` belongs): that field is migrated against no prior field."""
+
+    def broken(self: Any, prior: Any, new: Any) -> Any:
+        return [(-1, snap, None, serializer) if j == 0 else (j, snap, prior_field, serializer)
+                for j, snap, prior_field, serializer in plan(self, prior, new)]
+
+    return broken
+
+
 def _boolean_read_only_one(self: Any, g: Any, out: Any) -> None:
     """BooleanSerializer's generated read fragment testing ``== 1``, where its generic read
     (and Flink's readBoolean) takes any byte but 00 as true: every record a valid writer makes
@@ -2001,6 +2032,15 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
         "a registered subclass's object of the old release rebuilt as the POJO's own class": (
             "migration.migrate_element", _builtin("pojo_with_subclasses"),
             (_pojo.PojoSerializerSnapshot, "_as_current", _old_subclass_object_as_the_pojo)),
+        "a tuple's byte migration copying its fields as they are (their migrations never run)": (
+            "migration.migrate_state", _builtin("tuple_of_row"),
+            (TupleSerializer, "byte_migration", _tuple_fields_copied_as_they_are(TupleSerializer.byte_migration))),
+        "a tuple snapshot's migrate_element writing nothing in FLIP-527's writing form": (
+            "migration.migrate_state", _builtin("tuple_of_row"),
+            (TupleSerializerSnapshot, "migrate_element", _tuple_migration_writing_nothing(TupleSerializerSnapshot.migrate_element))),
+        "a row's migration taking the prior row's first field for absent": (
+            "migration.migrate_state", _builtin("tuple_of_row"),
+            (RowSerializerSnapshot, "_plan", _row_plan_without_first_field(RowSerializerSnapshot._plan))),
     }
 
 
