@@ -52,6 +52,33 @@ TABLE_CERTIFY_EXAMPLES = 150
 #: (``reference.savepoint.owned_temp_name``).
 WORK_PREFIX = "conformance-run-"
 
+#: Where a runner's scratch directory goes when the temporary directory is the system's
+#: default: a memory-backed file system with at least ``MEMORY_SCRATCH_FREE`` bytes free. The
+#: checks write thousands of small savepoints and RocksDB databases, each flushed to disk by
+#: its writer (``atomic_directory``, RocksDB's manifest): in memory those flushes cost nothing,
+#: and no check reads its scratch space after the run. ``TMPDIR`` (or ``tempfile.tempdir``)
+#: set to another directory puts it there instead.
+MEMORY_SCRATCH = "/dev/shm"
+MEMORY_SCRATCH_FREE = 1 << 30
+_SYSTEM_TEMP = "/tmp"
+
+
+def scratch_parent() -> str:
+    """The directory a runner's scratch directory is made in: ``MEMORY_SCRATCH`` when the
+    temporary directory is the system default and that directory is writable with room, else
+    the temporary directory."""
+    import tempfile
+
+    temp = tempfile.gettempdir()
+    if temp != _SYSTEM_TEMP:
+        return temp
+    try:
+        free = os.statvfs(MEMORY_SCRATCH)
+    except (OSError, AttributeError):  # no such directory, or a platform without statvfs
+        return temp
+    room = free.f_bavail * free.f_frsize >= MEMORY_SCRATCH_FREE
+    return MEMORY_SCRATCH if room and os.access(MEMORY_SCRATCH, os.W_OK | os.X_OK) else temp
+
 
 def _remove_owned_dir(path: str, owner: int) -> None:
     # Only by the process that made it: a forked child exiting must not remove its parent's.
@@ -222,14 +249,14 @@ class Runner:
         return subject_name(self.subject)
 
     def work_dir(self) -> str:
-        """The runner's scratch directory (made on first use, removed by ``close``), named
-        ``WORK_PREFIX`` + its owner (host, pid): a runner never closed has it removed when it is
-        garbage collected or its process exits, and one whose process was killed by the next
-        runner that makes a scratch directory on the host."""
+        """The runner's scratch directory (made on first use, removed by ``close``) in
+        ``scratch_parent()``, named ``WORK_PREFIX`` + its owner (host, pid): a runner never
+        closed has it removed when it is garbage collected or its process exits, and one whose
+        process was killed by the next runner that makes a scratch directory there."""
         if self._work_dir is None:
             from reference.savepoint import new_owned_directory
 
-            path = self._work_dir = new_owned_directory(WORK_PREFIX)
+            path = self._work_dir = new_owned_directory(WORK_PREFIX, scratch_parent())
             self._remove_work_dir = weakref.finalize(self, _remove_owned_dir, path, os.getpid())
         return self._work_dir
 
