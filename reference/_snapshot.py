@@ -42,6 +42,7 @@ __all__ = [
     "PickledSerializerSnapshot",
     "class_identity",
     "registered_snapshot_class",
+    "snapshot_aliases",
     "snapshot_class",
     "write_versioned_snapshot",
     "read_versioned_snapshot",
@@ -70,6 +71,9 @@ _REGISTRY: dict[str, type[TypeSerializerSnapshot[Any]]] = {}
 _REGISTRY_LOCK = threading.Lock()
 #: The Java class name each built-in snapshot class writes in the Flink dialect.
 _JAVA_NAMES: dict[type, str] = {}
+#: The other Java classes each built-in snapshot class is read as: a snapshot read under one
+#: writes itself back under it in the Flink dialect (the class Flink would instantiate).
+_JAVA_ALIASES: dict[type, tuple[str, ...]] = {}
 #: ``"reference"``: module:qualname and this project's layouts; ``"flink"``: Flink's own.
 DIALECTS = ("reference", "flink")
 _dialect = threading.local()
@@ -81,8 +85,8 @@ def snapshot_dialect() -> str:
 
 
 def java_snapshot_name(snapshot: TypeSerializerSnapshot[Any]) -> str | None:
-    """The Java class name ``snapshot`` is written under in the Flink dialect: the alias it was
-    read under, else its class's Java name; None for a class without one."""
+    """The Java class name ``snapshot`` is written under in the Flink dialect: the Java alias
+    it was read under, else its class's Java name; None for a class without one."""
     read_as = snapshot.__dict__.get("_java_name_read")
     return read_as if read_as is not None else _JAVA_NAMES.get(type(snapshot))
 
@@ -97,6 +101,25 @@ def registered_snapshot_class(name: str) -> type[TypeSerializerSnapshot[Any]]:
             "before restoring (snapshot classes register themselves when defined; nothing is "
             "imported on a savepoint's behalf)"
         ) from None
+
+
+def snapshot_aliases() -> dict[str, tuple[str, str]]:
+    """Every other name a snapshot class answers to when reading: alias -> (the name it stands
+    for, the dialect that name is written in). An earlier identity (``add_snapshot_alias``)
+    stands for the class's identity (``"reference"``): a snapshot read under it writes its
+    identity, and its Java name in the Flink dialect. A Java alias (``java_aliases``: another
+    Flink class read as this one) stands for the class's Java name (``"flink"``): a snapshot
+    read under it writes the alias back in the Flink dialect, the class Flink would read."""
+    with _REGISTRY_LOCK:
+        registered = list(_REGISTRY.items())
+    found: dict[str, tuple[str, str]] = {}
+    for name, cls in registered:
+        identity, java = class_identity(cls), _JAVA_NAMES.get(cls)
+        if name in _JAVA_ALIASES.get(cls, ()) and java is not None:
+            found[name] = (java, "flink")
+        elif name not in (identity, java):
+            found[name] = (identity, "reference")
+    return found
 
 
 def add_snapshot_alias(identity: str, cls: type[TypeSerializerSnapshot[Any]]) -> None:
@@ -131,6 +154,8 @@ class TypeSerializerSnapshot(abc.ABC, Generic[T]):
             for name in (java_name, *java_aliases):
                 if name is not None:
                     _REGISTRY[name] = cls
+            if java_aliases:
+                _JAVA_ALIASES[cls] = tuple(java_aliases)
 
     @abc.abstractmethod
     def get_current_version(self) -> int: ...
@@ -577,8 +602,8 @@ def _read_versioned_snapshot(source: DataInputView) -> TypeSerializerSnapshot[An
                 "snapshot classes need a public zero-argument constructor"
             ) from None
         snapshot.read_snapshot(version, source)
-        if name != class_identity(cls) and name != _JAVA_NAMES.get(cls):
-            snapshot.__dict__["_java_name_read"] = name  # an alias: written back under it
+        if name in _JAVA_ALIASES.get(cls, ()):
+            snapshot.__dict__["_java_name_read"] = name  # a Java alias: written back under it
     except SnapshotFormatError:
         raise
     except StateError as exc:

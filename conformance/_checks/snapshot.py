@@ -63,6 +63,7 @@ from reference import (
     read_versioned_snapshot,
     register_type,
     resolve_compatibility,
+    snapshot_aliases,
     snapshot_class,
     snapshot_from_bytes,
     snapshot_to_bytes,
@@ -682,7 +683,8 @@ def flink_dialect(ctx: CheckContext) -> None:
     layouts, what a Flink job restoring the savepoint reads) reads back, writes itself again
     unchanged, and restores a serializer that reads and writes the serializer's records as
     they are; with ``Subject(flink_snapshot=...)``, that form is those bytes, the ones Flink
-    writes."""
+    writes. Read under another name its class answers to, it writes what that name stands for
+    (``_read_under_aliases``)."""
     s = ctx.serializer()
     flink = ctx.subject.flink_snapshot
     try:
@@ -712,7 +714,44 @@ def flink_dialect(ctx: CheckContext) -> None:
             f"the snapshot's Flink form read back writes {hexdump(again)}, should write the bytes it was "
             f"read from ({hexdump(data)}): Flink's form loses or changes configuration on the way",
         )
+    _read_under_aliases(ctx.get(SNAPSHOT_BYTES), data)
     restored = guarded("restore_serializer of the Flink form", back.restore_serializer)
 
     ctx.for_all(ctx.subject.values, _reads_and_writes_as(s, restored, "the serializer restored from the Flink form"),
                 max_examples=max(10, ctx.examples // 4))
+
+
+_DIALECT_NAMES = {"flink": "Flink's dialect", "reference": "the reference dialect"}
+
+
+def _utf(name: str) -> bytes:
+    out = DataOutputView()
+    out.write_utf(name)
+    return out.getvalue()
+
+
+def _read_under_aliases(reference_form: bytes, flink_form: bytes) -> None:
+    """A snapshot whose class is named by another name it answers to when reading
+    (``reference.snapshot_aliases``) writes what that name stands for: an earlier identity
+    writes the class's identity, and its Java name in Flink's dialect (a savepoint of an
+    earlier release written out for Flink); a Java alias (another Flink class read as this one,
+    such as the list state's ArrayListSerializerSnapshot) is written back in Flink's dialect,
+    since that class is the one Flink instantiates. Only the top-level class is renamed: a
+    nested snapshot may sit inside a length its enclosing snapshot wrote."""
+    for alias, (name, dialect) in snapshot_aliases().items():
+        form = flink_form if dialect == "flink" else reference_form
+        head = form[:4] + _utf(name)  # the proxy version, then the top-level class's name
+        if not form.startswith(head):
+            continue
+        aliased = form[:4] + _utf(alias) + form[len(head):]
+        back = guarded(f"reading the snapshot with {name} named by its alias {alias}", _trusted_snapshot, aliased)
+        wanted = [("flink", aliased)] if dialect == "flink" else [("reference", reference_form), ("flink", flink_form)]
+        for written_in, expected in wanted:
+            got = guarded(f"writing the snapshot read under the alias {alias}", snapshot_to_bytes, back, written_in)
+            if got != expected:
+                raise Violation(
+                    f"the snapshot read with {name} named by its alias {alias} writes in "
+                    f"{_DIALECT_NAMES[written_in]} {bytes_difference(got, expected)}: {alias} stands for {name}"
+                    + (", which Flink's dialect writes back as read (the class Flink reads)" if dialect == "flink" else
+                       " (an earlier name of the class), which every later write names by the class's own name"),
+                    example=bytes_example(aliased))

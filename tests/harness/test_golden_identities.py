@@ -37,3 +37,4 @@ def test_every_identity_release_0_1_0_recorded_resolves_to_the_same_public_class
             resolved = class_identity(snapshot_class(identity))
             assert resolved == public, f"got {resolved} for {identity} recorded in {file}, should be {public}"
     assert "reference.serializers._avro:AvroSerializerSnapshot" in seen, f"got {sorted(seen)}"
+

@@ -1771,6 +1771,37 @@ def _row_plan_without_first_field(plan: Any) -> Any:
     return broken
 
 
+def _earlier_identity_kept_for_flink(read: Any) -> Any:
+    """The snapshot reader keeping any name it read under but the class's own two, where only a
+    Java alias is to be kept: a snapshot of an earlier release (under an earlier identity)
+    written out in Flink's dialect names a Python class no Flink job can load."""
+    from reference import _snapshot
+
+    def broken(source: Any) -> Any:
+        mark = source.mark()
+        name = source.read_utf()
+        source.reset(mark)
+        snapshot = read(source)
+        cls = type(snapshot)
+        if name not in (_snapshot.class_identity(cls), _snapshot._JAVA_NAMES.get(cls)):
+            snapshot.__dict__["_java_name_read"] = name
+        return snapshot
+
+    return broken
+
+
+def _java_alias_forgotten(read: Any) -> Any:
+    """The snapshot reader forgetting the Java alias it read under: Flink's list-state
+    ArrayListSerializerSnapshot is written back as the ListSerializerSnapshot."""
+
+    def broken(source: Any) -> Any:
+        snapshot = read(source)
+        snapshot.__dict__.pop("_java_name_read", None)
+        return snapshot
+
+    return broken
+
+
 def _boolean_read_only_one(self: Any, g: Any, out: Any) -> None:
     """BooleanSerializer's generated read fragment testing ``== 1``, where its generic read
     (and Flink's readBoolean) takes any byte but 00 as true: every record a valid writer makes
@@ -2032,6 +2063,12 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
         "a registered subclass's object of the old release rebuilt as the POJO's own class": (
             "migration.migrate_element", _builtin("pojo_with_subclasses"),
             (_pojo.PojoSerializerSnapshot, "_as_current", _old_subclass_object_as_the_pojo)),
+        "a snapshot read under an earlier identity written under it in Flink's dialect": (
+            "snapshot.flink_dialect", _builtin("avro"),
+            (_snapshot, "_read_versioned_snapshot", _earlier_identity_kept_for_flink(_snapshot._read_versioned_snapshot))),
+        "a snapshot read under a Java alias written back under its class's own Java name": (
+            "snapshot.flink_dialect", _builtin("list"),
+            (_snapshot, "_read_versioned_snapshot", _java_alias_forgotten(_snapshot._read_versioned_snapshot))),
         "a tuple's byte migration copying its fields as they are (their migrations never run)": (
             "migration.migrate_state", _builtin("tuple_of_row"),
             (TupleSerializer, "byte_migration", _tuple_fields_copied_as_they_are(TupleSerializer.byte_migration))),

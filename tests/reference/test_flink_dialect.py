@@ -215,3 +215,32 @@ def test_a_flink_pojo_snapshot_that_ends_with_a_subclass_met_by_name_reads_back(
     names = [n for n, _ in back.non_registered_subclasses]
     assert names == ["com.example.Triangle"], f"got {names}, should list the subclass met by name"
     assert snapshot_to_bytes(back, dialect="flink") == flink, "the Flink form should re-serialize byte-identical"
+
+
+def test_a_snapshot_read_under_an_earlier_identity_is_written_under_flinks_name() -> None:
+    """Release 0.1.0 wrote the Avro snapshot as reference.serializers._avro:AvroSerializerSnapshot.
+    Read under that name and written in Flink's dialect, it names Flink's AvroSerializerSnapshot
+    (the class a Flink job loads), and in the reference dialect the identity of today."""
+    serializer = reference.serializers.AvroSerializer({"type": "record", "name": "R", "fields": [
+        {"name": "a", "type": "long"}]})
+    today = snapshot_to_bytes(serializer.snapshot_configuration())
+    identity = "reference.serializers:AvroSerializerSnapshot"
+    assert today.startswith(struct.pack(">i", 2) + utf(identity)), f"got {today[:60]!r}"
+    earlier = struct.pack(">i", 2) + utf("reference.serializers._avro:AvroSerializerSnapshot") + today[6 + len(identity):]
+    snapshot = snapshot_from_bytes(earlier)
+    flink = snapshot_to_bytes(snapshot, dialect="flink")
+    java = "org.apache.flink.formats.avro.typeutils.AvroSerializerSnapshot"
+    assert flink.startswith(struct.pack(">i", 2) + utf(java)), f"got {flink[:80]!r}, should name {java}"
+    again = snapshot_to_bytes(snapshot)
+    assert again == today, f"got {again[:80]!r}, should be today's form {today[:80]!r}"
+
+
+def test_a_snapshot_read_under_a_java_alias_is_written_back_under_it() -> None:
+    """Flink's heap list state names its serializer's snapshot ArrayListSerializerSnapshot (the
+    same layout as ListSerializerSnapshot): read under that name, it is written back under it."""
+    flink = snapshot_to_bytes(ListSerializer(IntSerializer()).snapshot_configuration(), dialect="flink")
+    name = f"{BASE}ListSerializerSnapshot"
+    assert flink.startswith(struct.pack(">i", 2) + utf(name)), f"got {flink[:80]!r}"
+    alias = struct.pack(">i", 2) + utf("org.apache.flink.runtime.state.ArrayListSerializerSnapshot") + flink[6 + len(name):]
+    again = snapshot_to_bytes(snapshot_from_bytes(alias), dialect="flink")
+    assert again == alias, f"got {again[:80]!r}, should be the bytes read {alias[:80]!r}"
