@@ -45,6 +45,7 @@ import functools
 import itertools
 import pickle
 import pickletools
+import re
 import sys
 import threading
 from typing import TYPE_CHECKING, Any, cast
@@ -350,7 +351,9 @@ def corrupt_bytes(ctx: CheckContext) -> None:
     prefix of the snapshot (of a long one, ``SNAPSHOT_CUTS`` of them), and the snapshot with one
     byte flipped (by 0xFF, 0x80 and 0x01:
     a boolean's presence flag read as absent, a count off by one) at each of up to 256
-    positions, in this project's form and in Flink's dialect where it differs."""
+    positions, in this project's form and in Flink's dialect where it differs. A name's
+    supplementary character in standard UTF-8's 4-byte form must be refused
+    (``_four_byte_utf8_refused``)."""
     data = ctx.get(SNAPSHOT_BYTES)
     for cut in _snapshot_cuts(len(data)):
         try:
@@ -370,12 +373,44 @@ def corrupt_bytes(ctx: CheckContext) -> None:
             example=bytes_example(data[:cut]),
         )
     _flipped_bytes_refused_or_read(data, "the snapshot")
+    _four_byte_utf8_refused(data, "the snapshot")
     try:
         flink = snapshot_to_bytes(ctx.serializer().snapshot_configuration(), dialect="flink")
     except StateError:
         return  # no Flink form, or one that cannot be written: snapshot.flink_dialect's to judge
     if flink != data:
         _flipped_bytes_refused_or_read(flink, "the snapshot's Flink form")
+        _four_byte_utf8_refused(flink, "the snapshot's Flink form")
+
+
+#: A supplementary character in modified UTF-8 (Java's writeUTF): two 3-byte surrogates.
+_SURROGATE_PAIR = re.compile(rb"\xed[\xa0-\xaf][\x80-\xbf]\xed[\xb0-\xbf][\x80-\xbf]")
+
+
+def _four_byte_utf8_refused(data: bytes, what: str) -> None:
+    """Each supplementary character of the snapshot's names (modified UTF-8: two 3-byte
+    surrogates) put in standard UTF-8's 4-byte form, padded to the same 6 bytes with "__": Java's
+    readUTF refuses a 4-byte sequence, so the snapshot must be refused with a StateError (read,
+    it would be a savepoint Flink cannot restore, or a name read as another)."""
+    for found in _SURROGATE_PAIR.finditer(data):
+        pair = found.group().decode("utf-8", "surrogatepass")
+        high, low = ord(pair[0]) - 0xD800, ord(pair[1]) - 0xDC00
+        standard = chr(0x10000 + (high << 10) + low).encode("utf-8") + b"__"
+        broken = data[:found.start()] + standard + data[found.end():]
+        try:
+            snapshot_from_bytes(broken)
+        except StateError:
+            continue
+        except Exception as exc:
+            raise Violation(
+                f"reading {what} with the supplementary character at byte {found.start()} in standard UTF-8's "
+                f"4-byte form raised {type(exc).__name__}: {exc}, should raise a reference.StateError",
+                example=bytes_example(broken)) from None
+        raise Violation(
+            f"reading {what} with the supplementary character at byte {found.start()} in standard UTF-8's "
+            f"4-byte form ({hexdump(standard[:4])}) succeeded, should fail with a StateError: Java's readUTF "
+            "refuses a 4-byte sequence (modified UTF-8 writes two 3-byte surrogates), so Flink would refuse "
+            "what this reads", example=bytes_example(broken))
 
 
 #: Snapshots up to this many bytes are cut at every byte; a longer one (a RowData snapshot's

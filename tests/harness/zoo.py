@@ -1802,6 +1802,18 @@ def _java_alias_forgotten(read: Any) -> Any:
     return broken
 
 
+def _modified_utf8_taking_four_byte_sequences(decode: Any) -> Any:
+    """The modified UTF-8 decoder reading standard UTF-8's 4-byte sequences too (Python's own
+    decoder takes them), where Java's readUTF refuses them."""
+
+    def broken(data: bytes) -> str:
+        if data and max(data) >= 0xF0:
+            return data.decode("utf-8", "surrogatepass")
+        return decode(data)  # type: ignore[no-any-return]
+
+    return broken
+
+
 def _boolean_read_only_one(self: Any, g: Any, out: Any) -> None:
     """BooleanSerializer's generated read fragment testing ``== 1``, where its generic read
     (and Flink's readBoolean) takes any byte but 00 as true: every record a valid writer makes
@@ -1960,7 +1972,7 @@ def _view_not_resetting_to_its_end(self: Any, mark: Any) -> None:
 
 def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any]]]:
     from conformance._checks import versioning
-    from reference import _snapshot, read_serializer_snapshot
+    from reference import _io, _snapshot, read_serializer_snapshot
     from reference.backends._bytes import BytesValueState
     from reference.serializers import (
         EnumSerializer,
@@ -2063,6 +2075,9 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
         "a registered subclass's object of the old release rebuilt as the POJO's own class": (
             "migration.migrate_element", _builtin("pojo_with_subclasses"),
             (_pojo.PojoSerializerSnapshot, "_as_current", _old_subclass_object_as_the_pojo)),
+        "a modified UTF-8 reader taking standard UTF-8's 4-byte sequences (Java's readUTF refuses them)": (
+            "snapshot.corrupt_bytes", _builtin("nested_row"),
+            (_io, "decode_modified_utf8", _modified_utf8_taking_four_byte_sequences(_io.decode_modified_utf8))),
         "a snapshot read under an earlier identity written under it in Flink's dialect": (
             "snapshot.flink_dialect", _builtin("avro"),
             (_snapshot, "_read_versioned_snapshot", _earlier_identity_kept_for_flink(_snapshot._read_versioned_snapshot))),
