@@ -467,10 +467,13 @@ class CountSerializer(TypeSerializer[int]):
         return value
 
     def copy_serialized(self, source: DataInputView, target: DataOutputView) -> None:
-        data = source.read_fully(self.width)
-        if data[0] & 0x80:  # a copy refuses what deserialize refuses
-            raise SerializationError(f"CountSerializer: a negative count ({data.hex()}); the data is corrupt")
-        target.write(data)
+        # A copy refuses what deserialize refuses: the sign bit is looked at first (read and
+        # stepped back over), before the count is copied whole.
+        first = source.read_unsigned_byte()
+        if first & 0x80:
+            raise SerializationError(f"CountSerializer: a negative count (first byte {first:#04x}); the data is corrupt")
+        source.unread(1)
+        target.write(source.read_fully(self.width))
 
     def create_instance(self) -> int:
         return 0

@@ -1814,6 +1814,14 @@ def _modified_utf8_taking_four_byte_sequences(decode: Any) -> Any:
     return broken
 
 
+def _unread_short_of_the_start(self: Any, n: int) -> None:
+    """DataInputView.unread refusing to step back over every byte read (``n >= pos`` where
+    ``n > pos`` belongs): a serializer peeking at a record's first byte fails on it."""
+    if n < 0 or n >= self._pos:
+        raise ValueError(f"cannot step back {n} bytes from offset {self._pos}")
+    self._pos -= n
+
+
 def _boolean_read_only_one(self: Any, g: Any, out: Any) -> None:
     """BooleanSerializer's generated read fragment testing ``== 1``, where its generic read
     (and Flink's readBoolean) takes any byte but 00 as true: every record a valid writer makes
@@ -2078,6 +2086,8 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
         "a modified UTF-8 reader taking standard UTF-8's 4-byte sequences (Java's readUTF refuses them)": (
             "snapshot.corrupt_bytes", _builtin("nested_row"),
             (_io, "decode_modified_utf8", _modified_utf8_taking_four_byte_sequences(_io.decode_modified_utf8))),
+        "DataInputView.unread refusing to step back to a record's first byte": (
+            "roundtrip.copy_serialized", _builtin("counter"), (DataInputView, "unread", _unread_short_of_the_start)),
         "a snapshot read under an earlier identity written under it in Flink's dialect": (
             "snapshot.flink_dialect", _builtin("avro"),
             (_snapshot, "_read_versioned_snapshot", _earlier_identity_kept_for_flink(_snapshot._read_versioned_snapshot))),
