@@ -91,6 +91,9 @@ _PLAN: dict[str, tuple[Any, bool]] = {
     # inner row changes, the tuple migrates a field (on bytes, and by its snapshot's
     # migrate_element in both FLIP-527 forms) and the outer row migrates its first field.
     "tuple_of_row": (lambda: _fixed_tuple_of_row(), True),
+    # A map keyed by a user's serializer that keeps a scratch buffer (the map's duplicate must
+    # duplicate its key serializer, while its value serializer is shared), whose keys migrate.
+    "map_of_readings": (None, False),
 }
 BUILTIN_NAMES = tuple(_PLAN)
 
@@ -248,6 +251,37 @@ def _row_of_user_type() -> Subject:
                    golden=os.path.join(_GOLDEN, "row_of_user_type"), release=_release(),
                    locator="conformance._builtins.subjects:row_of_user_type",
                    invalid_configurations=_invalid_configurations("row_of_user_type"))
+
+
+def _map_of_readings() -> Subject:
+    """``MapSerializer(ReadingSerializer(1), LongSerializer())``: counts per reading, keyed by a
+    serializer that writes through a scratch buffer of its own (see
+    ``conformance._user_serializers``) and valued by a stateless one; format 2 adds humidity to
+    every key."""
+    from hypothesis import strategies as st
+
+    from reference.serializers import LongSerializer, MapSerializer
+
+    from .._user_serializers import Reading, ReadingSerializer
+
+    def counts(key: Any) -> MapSerializer:
+        return MapSerializer(key, LongSerializer())
+
+    def humidity_added(old: dict[Any, Any]) -> dict[Any, Any]:
+        return {Reading(k.celsius, k.count, 0.0): v for k, v in old.items()}
+
+    readings = st.builds(Reading, st.floats(width=32, allow_nan=False), st.integers(-(2**31), 2**31 - 1))
+    values = st.dictionaries(readings, st.integers(-(2**63), 2**63 - 1), max_size=4)
+    evolutions = [
+        Evolution(lambda: counts(ReadingSerializer(2)), Verdict.COMPATIBLE_AFTER_MIGRATION, humidity_added,
+                  name="format 2 adds humidity to every key"),
+        Evolution(lambda: counts(LongSerializer()), Verdict.INCOMPATIBLE, reason_contains="Reading",
+                  name="the key becomes a long"),
+    ]
+    return Subject(lambda: counts(ReadingSerializer(1)), values, evolutions, key=False, name="builtin:map_of_readings",
+                   golden=os.path.join(_GOLDEN, "map_of_readings"), release=_release(),
+                   locator="conformance._builtins.subjects:map_of_readings",
+                   invalid_configurations=_invalid_configurations("map_of_readings"))
 
 
 def _pojo_with_subclasses() -> Subject:
@@ -491,7 +525,7 @@ def _counter() -> Subject:
 
 
 _USER_SHAPED = {"row_of_user_type": _row_of_user_type, "pojo_with_subclasses": _pojo_with_subclasses,
-                "counter": _counter,
+                "counter": _counter, "map_of_readings": _map_of_readings,
                 "legacy_row": _legacy_row, "flink_row": _flink_row, "rowdata": _rowdata}
 
 
@@ -737,6 +771,11 @@ def _invalid_configurations(name: str) -> dict[str, Any]:
         from .._user_serializers import ReadingSerializer
 
         return {**rows(), "a reading format that does not exist": lambda: ReadingSerializer(3)}
+    if name == "map_of_readings":
+        from .._user_serializers import ReadingSerializer
+
+        return {"a map with a null key serializer": lambda: MapSerializer(nothing, LongSerializer()),
+                "a reading format that does not exist": lambda: ReadingSerializer(3)}
     if name in ("map_of_pojo", "list_of_pojo"):
         return {"a list of None": lambda: ListSerializer(nothing),
                 "a map with a null key serializer": lambda: MapSerializer(nothing, LongSerializer())}

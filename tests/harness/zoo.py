@@ -1822,6 +1822,14 @@ def _unread_short_of_the_start(self: Any, n: int) -> None:
     self._pos -= n
 
 
+def _map_duplicate_sharing_its_key(self: Any) -> Any:
+    """MapSerializer.duplicate testing ``key is not self.key`` where ``is`` belongs: a map whose
+    key serializer keeps state and whose value serializer does not returns itself, so its
+    duplicates share one key serializer (and its scratch buffer) across threads."""
+    key, value = self.key.duplicate(), self.value.duplicate()
+    return self if key is not self.key and value is self.value else MapSerializer(key, value)
+
+
 def _boolean_read_only_one(self: Any, g: Any, out: Any) -> None:
     """BooleanSerializer's generated read fragment testing ``== 1``, where its generic read
     (and Flink's readBoolean) takes any byte but 00 as true: every record a valid writer makes
@@ -2086,6 +2094,8 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
         "a modified UTF-8 reader taking standard UTF-8's 4-byte sequences (Java's readUTF refuses them)": (
             "snapshot.corrupt_bytes", _builtin("nested_row"),
             (_io, "decode_modified_utf8", _modified_utf8_taking_four_byte_sequences(_io.decode_modified_utf8))),
+        "a map's duplicate sharing its stateful key serializer when its value serializer is stateless": (
+            "roundtrip.concurrent", _builtin("map_of_readings"), (MapSerializer, "duplicate", _map_duplicate_sharing_its_key)),
         "DataInputView.unread refusing to step back to a record's first byte": (
             "roundtrip.copy_serialized", _builtin("counter"), (DataInputView, "unread", _unread_short_of_the_start)),
         "a snapshot read under an earlier identity written under it in Flink's dialect": (
