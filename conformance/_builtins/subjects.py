@@ -551,7 +551,9 @@ def _fixed_pojo_of_row() -> Any:
 
 
 def _fixed_tuple_of_row() -> Any:
-    messung = t.RowType((t.RowField("wert", t.DoubleType()), t.RowField("einheit", t.StringType())))
+    # Fullwidth parentheses (U+FF08, U+FF09): modified UTF-8 writes them with the lead byte EF,
+    # the last of the 3-byte leads.
+    messung = t.RowType((t.RowField("温度（℃）", t.DoubleType()), t.RowField("einheit", t.StringType())))
     return t.TupleType((t.LongType(), t.RowType((
         t.RowField("messung", messung, nullable=False),
         t.RowField("n", t.IntType()),
