@@ -759,12 +759,6 @@ def flink_dialect(ctx: CheckContext) -> None:
 _DIALECT_NAMES = {"flink": "Flink's dialect", "reference": "the reference dialect"}
 
 
-def _utf(name: str) -> bytes:
-    out = DataOutputView()
-    out.write_utf(name)
-    return out.getvalue()
-
-
 def _read_under_aliases(reference_form: bytes, flink_form: bytes) -> None:
     """A snapshot whose class is named by another name it answers to when reading
     (``reference.snapshot_aliases``) writes what that name stands for: an earlier identity

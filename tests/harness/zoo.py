@@ -1827,7 +1827,7 @@ def _map_duplicate_sharing_its_key(self: Any) -> Any:
     key serializer keeps state and whose value serializer does not returns itself, so its
     duplicates share one key serializer (and its scratch buffer) across threads."""
     key, value = self.key.duplicate(), self.value.duplicate()
-    return self if key is not self.key and value is self.value else MapSerializer(key, value)
+    return self if key is not self.key and value is self.value else type(self)(key, value)
 
 
 def _boolean_read_only_one(self: Any, g: Any, out: Any) -> None:
