@@ -184,6 +184,17 @@ def _fixed_annotated_pojo() -> Any:
     ), qualname="AnnotatedPojo")
 
 
+def _user_shaped(name: str, serializer: Any, values: Any, evolutions: list[Evolution], **options: Any) -> Subject:
+    """Built-in ``name`` written the way users write theirs (values and evolutions declared by
+    hand): not a key serializer, with its golden files, rebuilt by its locator in a fresh
+    process, refusing ``_invalid_configurations(name)``, unless ``options`` say otherwise."""
+    options.setdefault("key", False)
+    options.setdefault("locator", f"conformance._builtins.subjects:{name}")
+    options.setdefault("invalid_configurations", _invalid_configurations(name))
+    return Subject(serializer, values, evolutions, name=f"builtin:{name}", golden=os.path.join(_GOLDEN, name),
+                   release=_release(), **options)
+
+
 def _row_of_user_type() -> Subject:
     """A row over ``ReadingSerializer`` (see ``conformance._user_serializers``), as a field,
     below a map, a list, a tuple and a Nullable, and as a POJO's field (``Sample``'s, named in
@@ -247,10 +258,7 @@ def _row_of_user_type() -> Subject:
         Evolution(lambda: row(LongSerializer()), Verdict.INCOMPATIBLE, reason_contains="reading",
                   name="the reading becomes a long"),
     ]
-    return Subject(lambda: row(ReadingSerializer(1)), values, evolutions, key=False, name="builtin:row_of_user_type",
-                   golden=os.path.join(_GOLDEN, "row_of_user_type"), release=_release(),
-                   locator="conformance._builtins.subjects:row_of_user_type",
-                   invalid_configurations=_invalid_configurations("row_of_user_type"))
+    return _user_shaped("row_of_user_type", lambda: row(ReadingSerializer(1)), values, evolutions)
 
 
 def _map_of_readings() -> Subject:
@@ -278,10 +286,7 @@ def _map_of_readings() -> Subject:
         Evolution(lambda: counts(LongSerializer()), Verdict.INCOMPATIBLE, reason_contains="Reading",
                   name="the key becomes a long"),
     ]
-    return Subject(lambda: counts(ReadingSerializer(1)), values, evolutions, key=False, name="builtin:map_of_readings",
-                   golden=os.path.join(_GOLDEN, "map_of_readings"), release=_release(),
-                   locator="conformance._builtins.subjects:map_of_readings",
-                   invalid_configurations=_invalid_configurations("map_of_readings"))
+    return _user_shaped("map_of_readings", lambda: counts(ReadingSerializer(1)), values, evolutions)
 
 
 def _pojo_with_subclasses() -> Subject:
@@ -348,10 +353,8 @@ def _pojo_with_subclasses() -> Subject:
                   classes=([CircleWithShade, Shade], [CircleWithPaleShade, ShadeWithPale]),
                   name="the registered Circle's enum gains a member"),
     ]
-    return Subject(lambda: PojoSerializer(Shape, registered_subclasses=[Circle]), values, evolutions, key=False,
-                   chains=[shades], name="builtin:pojo_with_subclasses", golden=os.path.join(_GOLDEN, "pojo_with_subclasses"),
-                   release=_release(), locator="conformance._builtins.subjects:pojo_with_subclasses",
-                   invalid_configurations=_invalid_configurations("pojo_with_subclasses"))
+    return _user_shaped("pojo_with_subclasses", lambda: PojoSerializer(Shape, registered_subclasses=[Circle]), values,
+                        evolutions, chains=[shades])
 
 
 def _legacy_row() -> Subject:
@@ -385,10 +388,7 @@ def _legacy_row() -> Subject:
         Evolution(lambda: row(DoubleSerializer()), Verdict.INCOMPATIBLE, reason_contains="temp",
                   name="the temperature becomes a plain double"),
     ]
-    return Subject(lambda: row(TemperatureSerializer("C")), values, evolutions, key=False, name="builtin:legacy_row",
-                   golden=os.path.join(_GOLDEN, "legacy_row"), release=_release(),
-                   locator="conformance._builtins.subjects:legacy_row",
-                   invalid_configurations=_invalid_configurations("legacy_row"))
+    return _user_shaped("legacy_row", lambda: row(TemperatureSerializer("C")), values, evolutions)
 
 
 #: The fields of Flink's own ``RowSerializerUpgradeTest`` row (String, Long, String, String):
@@ -448,10 +448,8 @@ def _flink_row() -> Subject:
         Evolution(named(*fields(), StringSerializer(), names=("name", "count", "city", "note", "extra")),
                   Verdict.INCOMPATIBLE, reason_contains="arity", name="a fifth field (Flink: the arity may not change)"),
     ]
-    return Subject(restored, values, evolutions, key=True, name="builtin:flink_row",
-                   golden=os.path.join(_GOLDEN, "flink_row"), release=_release(),
-                   locator="conformance._builtins.subjects:flink_row",
-                   invalid_configurations=_invalid_configurations("row"), flink_snapshot=written)
+    return _user_shaped("flink_row", restored, values, evolutions, key=True,
+                        invalid_configurations=_invalid_configurations("row"), flink_snapshot=written)
 
 
 def _rowdata() -> Subject:
@@ -490,10 +488,8 @@ def _rowdata() -> Subject:
         Evolution(lambda: RowDataSerializer(sql.RowType([("key", sql.BigIntType(False)), *event.fields[1:]])),
                   Verdict.INCOMPATIBLE, reason_contains="'id' was removed or renamed", name="id is renamed"),
     ]
-    return Subject(lambda: RowDataSerializer(event), strategies.rowdata_values(event, allow_none=False),
-                   evolutions, key=False, name="builtin:rowdata",
-                   golden=os.path.join(_GOLDEN, "rowdata"), release=_release(),
-                   locator="conformance._builtins.subjects:rowdata")
+    return _user_shaped("rowdata", lambda: RowDataSerializer(event), strategies.rowdata_values(event, allow_none=False),
+                        evolutions)
 
 
 #: The built-ins without a schema, declared by hand as users declare subjects.
@@ -519,9 +515,8 @@ def _counter() -> Subject:
         Evolution(LongSerializer, Verdict.INCOMPATIBLE, reason_contains="CountSnapshot",
                   name="the count becomes a plain long"),
     ]
-    return Subject(lambda: CountSerializer(2), counts, evolutions, key=False, name="builtin:counter",
-                   golden=os.path.join(_GOLDEN, "counter"), release=_release(),
-                   invalid_configurations={"a width of 3 bytes": lambda: CountSerializer(3)})
+    return _user_shaped("counter", lambda: CountSerializer(2), counts, evolutions, locator=None,
+                        invalid_configurations={"a width of 3 bytes": lambda: CountSerializer(3)})
 
 
 _USER_SHAPED = {"row_of_user_type": _row_of_user_type, "pojo_with_subclasses": _pojo_with_subclasses,
