@@ -244,3 +244,15 @@ def test_a_snapshot_read_under_a_java_alias_is_written_back_under_it() -> None:
     alias = struct.pack(">i", 2) + utf("org.apache.flink.runtime.state.ArrayListSerializerSnapshot") + flink[6 + len(name):]
     again = snapshot_to_bytes(snapshot_from_bytes(alias), dialect="flink")
     assert again == alias, f"got {again[:80]!r}, should be the bytes read {alias[:80]!r}"
+
+
+def test_snapshot_aliases_say_what_each_alias_stands_for() -> None:
+    aliases = reference.snapshot_aliases()
+    got = aliases.get("org.apache.flink.runtime.state.ArrayListSerializerSnapshot")
+    want = (f"{BASE}ListSerializerSnapshot", "flink")
+    assert got == want, f"got {got}, should be {want} (a Java alias, written back as read in Flink's dialect)"
+    got = aliases.get("reference.serializers._avro:AvroSerializerSnapshot")
+    want = ("reference.serializers:AvroSerializerSnapshot", "reference")
+    assert got == want, f"got {got}, should be {want} (release 0.1.0's identity of the Avro snapshot)"
+    own = {f"{BASE}ListSerializerSnapshot", "reference.serializers:ListSerializerSnapshot"}
+    assert not own & set(aliases), f"got {sorted(own & set(aliases))} among the aliases, should be a class's own names only"
