@@ -1334,7 +1334,7 @@ def size_boundaries(ctx: CheckContext) -> None:
                 if what not in exc.message:
                     exc.message = f"{exc.message} (the value with {what})"
                 exc.message = f"{exc.message}; the drawn value was {show(drawn.base)}"
-                exc.example = show(drawn.base)
+                exc.example = f"{show(drawn.base)} as drawn, before it was grown ({what})"
                 raise
 
     def display(drawn: Any) -> str:

@@ -208,10 +208,12 @@ def exact_read(ctx: CheckContext) -> None:
         again = read_versioned_snapshot(source, allow_pickle=True)
     except Exception as exc:
         # It cannot read what it has just written at its own current version.
+        hint = (_TEXT_HINT if isinstance(exc, UnicodeError) or "UTF-8" in str(exc)
+                else SNAPSHOT_VERSION_HINT)
         raise Violation(
             f"read_snapshot raised {type(exc).__name__}: {exc}, reading what write_snapshot wrote at "
             f"get_current_version() {guarded('get_current_version', snap.get_current_version)}, should read it "
-            f"back; {SNAPSHOT_VERSION_HINT}"
+            f"back; {hint}"
         ) from exc
     consumed = source.position
     if consumed != len(written):
@@ -345,15 +347,21 @@ def not_shared(ctx: CheckContext) -> None:
         seen.setdefault(data, (label, serializer))
 
 
+#: The fix for a snapshot whose text does not read back as it was written.
+_TEXT_HINT = ("read text with read_utf where write_snapshot writes it with write_utf (Java's modified "
+              "UTF-8, which is not Python's UTF-8 for NUL and for characters outside the BMP), or write "
+              "and read it the same way (a length, then the same codec)")
+
+
 @check(id="snapshot.corrupt_bytes", family="snapshot", requires=("snapshot.exact_read",))
 def corrupt_bytes(ctx: CheckContext) -> None:
     """Truncated and corrupted snapshot bytes give a clear StateError, never a crash: every
     prefix of the snapshot (of a long one, ``SNAPSHOT_CUTS`` of them), and the snapshot with one
     byte flipped (by 0xFF, 0x80 and 0x01:
     a boolean's presence flag read as absent, a count off by one) at each of up to 256
-    positions, in this project's form and in Flink's dialect where it differs. A name's
-    supplementary character in standard UTF-8's 4-byte form must be refused
-    (``_four_byte_utf8_refused``)."""
+    positions, in this project's form and in Flink's dialect where it differs. A name holding
+    a character outside the BMP, written in standard UTF-8's 4-byte form instead of modified
+    UTF-8's two surrogates, must be refused, as Java's readUTF refuses it."""
     data = ctx.get(SNAPSHOT_BYTES)
     for cut in _snapshot_cuts(len(data)):
         try:
@@ -718,8 +726,8 @@ def flink_dialect(ctx: CheckContext) -> None:
     layouts, what a Flink job restoring the savepoint reads) reads back, writes itself again
     unchanged, and restores a serializer that reads and writes the serializer's records as
     they are; with ``Subject(flink_snapshot=...)``, that form is those bytes, the ones Flink
-    writes. Read under another name its class answers to, it writes what that name stands for
-    (``_read_under_aliases``)."""
+    writes. Read under another name its class answers to (``reference.snapshot_aliases()``), it
+    writes what that name stands for."""
     s = ctx.serializer()
     flink = ctx.subject.flink_snapshot
     try:

@@ -10,7 +10,8 @@ import threading
 __all__ = ["warm_up_in_background", "import_before_threads"]
 
 _STARTED = threading.Event()
-#: The warm-up's scratch directory in the temporary directory: this prefix and its owner.
+#: The warm-up's scratch directory, where runners make theirs (``scratch.scratch_parent``): this
+#: prefix and its owner.
 WARMUP_PREFIX = "conformance-warmup-"
 
 
@@ -20,9 +21,11 @@ def _warm_up() -> None:
 
         from reference.savepoint import StateMetadata, new_owned_directory, read_state_rows, write_state_rows
 
-        # Named by its owner, as a runner's scratch directory: a killed process's is removed
-        # by the next warm-up on the host.
-        directory = new_owned_directory(WARMUP_PREFIX)
+        from .scratch import scratch_parent
+
+        # Named by its owner, beside the runners' scratch directories: a killed process's is
+        # removed by the next warm-up on the host.
+        directory = new_owned_directory(WARMUP_PREFIX, scratch_parent())
         try:
             write_state_rows(os.path.join(directory, "data"), [(0, b"k", b"", None, b"v")])
             state = StateMetadata(name="w", kind="value", value_serializer_snapshot=b"",

@@ -356,29 +356,29 @@ def test_scratch_goes_to_memory_only_where_the_temporary_directory_is_the_defaul
     directory is the system's default and that directory has room; TMPDIR's choice otherwise."""
     import tempfile
 
-    from conformance._engine import runner
+    from conformance._engine import scratch
 
     memory = tmp_path / "memory"
     memory.mkdir()
     default = str(tmp_path / "default")
-    monkeypatch.setattr(runner, "MEMORY_SCRATCH", str(memory))
-    monkeypatch.setattr(runner, "_SYSTEM_TEMP", default)
-    monkeypatch.setattr(runner, "MEMORY_SCRATCH_FREE", 1)
+    monkeypatch.setattr(scratch, "MEMORY_SCRATCH", str(memory))
+    monkeypatch.setattr(scratch, "_SYSTEM_TEMP", default)
+    monkeypatch.setattr(scratch, "MEMORY_SCRATCH_FREE", 1)
     monkeypatch.setattr(tempfile, "tempdir", default)
-    got = runner.scratch_parent()
+    got = scratch.scratch_parent()
     assert got == str(memory), f"got {got}, should be the memory directory {memory} (default temporary directory)"
 
-    monkeypatch.setattr(runner, "MEMORY_SCRATCH_FREE", 1 << 62)
-    got = runner.scratch_parent()
+    monkeypatch.setattr(scratch, "MEMORY_SCRATCH_FREE", 1 << 62)
+    got = scratch.scratch_parent()
     assert got == default, f"got {got}, should be the temporary directory {default} (no room in memory)"
 
-    monkeypatch.setattr(runner, "MEMORY_SCRATCH_FREE", 1)
-    monkeypatch.setattr(runner, "MEMORY_SCRATCH", str(tmp_path / "missing"))
-    got = runner.scratch_parent()
+    monkeypatch.setattr(scratch, "MEMORY_SCRATCH_FREE", 1)
+    monkeypatch.setattr(scratch, "MEMORY_SCRATCH", str(tmp_path / "missing"))
+    got = scratch.scratch_parent()
     assert got == default, f"got {got}, should be the temporary directory {default} (no memory directory)"
 
-    monkeypatch.setattr(runner, "MEMORY_SCRATCH", str(memory))
+    monkeypatch.setattr(scratch, "MEMORY_SCRATCH", str(memory))
     chosen = str(tmp_path / "chosen")
     monkeypatch.setattr(tempfile, "tempdir", chosen)
-    got = runner.scratch_parent()
+    got = scratch.scratch_parent()
     assert got == chosen, f"got {got}, should be the temporary directory chosen by the user {chosen}"
