@@ -208,8 +208,8 @@ def exact_read(ctx: CheckContext) -> None:
         again = read_versioned_snapshot(source, allow_pickle=True)
     except Exception as exc:
         # It cannot read what it has just written at its own current version.
-        hint = (_TEXT_HINT if isinstance(exc, UnicodeError) or "UTF-8" in str(exc)
-                else SNAPSHOT_VERSION_HINT)
+        text = isinstance(exc, UnicodeError) or any(w in str(exc).lower() for w in ("utf-8", "unicode"))
+        hint = _TEXT_HINT if text else SNAPSHOT_VERSION_HINT
         raise Violation(
             f"read_snapshot raised {type(exc).__name__}: {exc}, reading what write_snapshot wrote at "
             f"get_current_version() {guarded('get_current_version', snap.get_current_version)}, should read it "

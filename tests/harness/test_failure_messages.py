@@ -118,6 +118,38 @@ def test_a_snapshot_that_cannot_read_its_own_layout_is_told_to_bump_the_version(
         assert words in result.message, f"got {result.message!r}, should say {words!r}"
 
 
+class LabelledInt(FixedIntSerializer):
+    def snapshot_configuration(self) -> FixedIntSnapshot:
+        return LabelledSnapshot(self.width)
+
+
+class LabelledSnapshot(FixedIntSnapshot):
+    """A label written with write_utf (Java's modified UTF-8) and read back with Python's UTF-8
+    codec: a character outside the BMP does not decode."""
+
+    LABEL = "meter \U0001d11e"
+
+    def write_snapshot(self, target) -> None:
+        target.write_utf(self.LABEL)
+        target.write_int(self.width)
+
+    def read_snapshot(self, read_version: int, source) -> None:
+        source.read_fully(source.read_unsigned_short()).decode("utf-8")
+        self.width = source.read_int()
+
+    def restore_serializer(self) -> FixedIntSerializer:
+        return LabelledInt(self.width)
+
+
+def test_a_snapshot_reading_text_with_another_codec_is_told_to_use_read_utf():
+    report = check_serializer(Subject(LabelledInt(4), fixed_int_values(4)), RunConfig(
+        examples=5, seed=3, checks=("snapshot.exact_read",), backends=("heap",)))
+    result = report["snapshot.exact_read"]
+    assert result.failed, f"got {result}, should fail: read_snapshot cannot decode what write_utf wrote"
+    for words in ("UnicodeDecodeError", "read text with read_utf where write_snapshot writes it with write_utf"):
+        assert words in result.message, f"got {result.message!r}, should say {words!r}"
+    assert "bump get_current_version()" not in result.message, f"got {result.message!r}, should not blame the version"
+
 @dataclass
 class Stamped:
     note: str
