@@ -195,6 +195,23 @@ def _user_shaped(name: str, serializer: Any, values: Any, evolutions: list[Evolu
                    release=_release(), **options)
 
 
+def _format_1_readings() -> Any:
+    """Readings as ``ReadingSerializer(1)`` writes them: a float32 Celsius (no NaN), an int32
+    count, no humidity."""
+    from hypothesis import strategies as st
+
+    from .._user_serializers import Reading
+
+    return st.builds(Reading, st.floats(width=32, allow_nan=False), st.integers(-(2**31), 2**31 - 1))
+
+
+def _humidity_added(reading: Any) -> Any:
+    """A format-1 reading as format 2 reads it after migration: humidity 0.0."""
+    from .._user_serializers import Reading
+
+    return Reading(reading.celsius, reading.count, 0.0)
+
+
 def _row_of_user_type() -> Subject:
     """A row over ``ReadingSerializer`` (see ``conformance._user_serializers``), as a field,
     below a map, a list, a tuple and a Nullable, and as a POJO's field (``Sample``'s, named in
@@ -217,7 +234,7 @@ def _row_of_user_type() -> Subject:
         TupleSerializer,
     )
 
-    from .._user_serializers import Reading, ReadingSerializer, Sample
+    from .._user_serializers import ReadingSerializer, Sample
 
     def row(reading: Any) -> RowSerializer:
         history = MapSerializer(StringSerializer(), ListSerializer(TupleSerializer(
@@ -232,7 +249,7 @@ def _row_of_user_type() -> Subject:
 
     def humidity_added(old: tuple[Any, ...]) -> tuple[Any, ...]:
         def reading(r: Any) -> Any:
-            return None if r is None else Reading(r.celsius, r.count, 0.0)
+            return None if r is None else _humidity_added(r)
 
         key, first, history, last, pair = old
         if history is not None:
@@ -242,7 +259,7 @@ def _row_of_user_type() -> Subject:
             pair = (reading(single), (reading(low), reading(high)))
         return make((key, reading(first), history, last, pair), getattr(old, "kind", RowKind.INSERT))
 
-    readings = st.none() | st.builds(Reading, st.floats(width=32, allow_nan=False), st.integers(-(2**31), 2**31 - 1))
+    readings = st.none() | _format_1_readings()
     longs = st.integers(-(2**63), 2**63 - 1)
     histories = st.none() | st.dictionaries(st.text(max_size=4), st.lists(st.tuples(longs, readings), max_size=3),
                                             max_size=3)
@@ -270,16 +287,15 @@ def _map_of_readings() -> Subject:
 
     from reference.serializers import LongSerializer, MapSerializer
 
-    from .._user_serializers import Reading, ReadingSerializer
+    from .._user_serializers import ReadingSerializer
 
     def counts(key: Any) -> MapSerializer:
         return MapSerializer(key, LongSerializer())
 
     def humidity_added(old: dict[Any, Any]) -> dict[Any, Any]:
-        return {Reading(k.celsius, k.count, 0.0): v for k, v in old.items()}
+        return {_humidity_added(k): v for k, v in old.items()}
 
-    readings = st.builds(Reading, st.floats(width=32, allow_nan=False), st.integers(-(2**31), 2**31 - 1))
-    values = st.dictionaries(readings, st.integers(-(2**63), 2**63 - 1), max_size=4)
+    values = st.dictionaries(_format_1_readings(), st.integers(-(2**63), 2**63 - 1), max_size=4)
     evolutions = [
         Evolution(lambda: counts(ReadingSerializer(2)), Verdict.COMPATIBLE_AFTER_MIGRATION, humidity_added,
                   name="format 2 adds humidity to every key"),

@@ -401,9 +401,9 @@ def _four_byte_utf8_refused(data: bytes, what: str) -> None:
     readUTF refuses a 4-byte sequence, so the snapshot must be refused with a StateError (read,
     it would be a savepoint Flink cannot restore, or a name read as another)."""
     for found in _SURROGATE_PAIR.finditer(data):
-        pair = found.group().decode("utf-8", "surrogatepass")
-        high, low = ord(pair[0]) - 0xD800, ord(pair[1]) - 0xDC00
-        standard = chr(0x10000 + (high << 10) + low).encode("utf-8") + b"__"
+        # The two surrogate halves, paired again by a round trip through UTF-16.
+        char = found.group().decode("utf-8", "surrogatepass").encode("utf-16-be", "surrogatepass").decode("utf-16-be")
+        standard = char.encode("utf-8") + b"__"
         broken = data[:found.start()] + standard + data[found.end():]
         try:
             snapshot_from_bytes(broken)

@@ -54,7 +54,6 @@ TABLE_CERTIFY_EXAMPLES = 150
 WORK_PREFIX = "conformance-run-"
 
 
-
 def _remove_owned_dir(path: str, owner: int) -> None:
     # Only by the process that made it: a forked child exiting must not remove its parent's.
     if os.getpid() == owner:

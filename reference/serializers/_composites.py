@@ -439,20 +439,13 @@ def _none_reader(serializer: TypeSerializer[Any]) -> Callable[[DataInputView], b
 
 def _gen_skip_not_null(g: Any, serializer: TypeSerializer[Any]) -> None:
     """Fragment: copy a value that may not be null (``Emitter.skip``), giving up where it reads
-    as None (``_none_reader``), as ``_refuse_none_ahead`` refuses it."""
+    as None (``_none_reader``), as the generic copy refuses it."""
     ahead = _none_reader(serializer)
     if ahead is not None:
         flag = g.var()
         g.call_read(ahead, flag)
         g.emit("if {flag}: raise Bail", flag=flag)
     g.skip(serializer)
-
-
-def _refuse_none_ahead(ahead: Callable[[DataInputView], bool], source: DataInputView, why: str) -> None:
-    """Raise ``SerializationError(why)`` if the next value of ``source`` reads as None
-    (``ahead``, a ``_none_reader``); else leave ``source`` where it was."""
-    if ahead(source):
-        raise SerializationError(why)
 
 
 class MapSerializer(TypeSerializer[dict[Any, Any]]):
@@ -508,8 +501,8 @@ class MapSerializer(TypeSerializer[dict[Any, Any]]):
         target.write_int(size)
         read_key = _none_reader(self.key)
         for _ in range(size):
-            if read_key is not None:
-                _refuse_none_ahead(read_key, source, _NULL_MAP_KEY)
+            if read_key is not None and read_key(source):
+                raise SerializationError(_NULL_MAP_KEY)
             self.key.copy_serialized(source, target)
             is_null = source.read_boolean()
             target.write_boolean(is_null)
@@ -528,8 +521,8 @@ class MapSerializer(TypeSerializer[dict[Any, Any]]):
             size = _read_size(source, "MapSerializer: map size")
             target.write_int(size)
             for _ in range(size):
-                if read_key is not None:
-                    _refuse_none_ahead(read_key, source, _NULL_MAP_KEY)
+                if read_key is not None and read_key(source):
+                    raise SerializationError(_NULL_MAP_KEY)
                 key(source, target)
                 if source.read_boolean():
                     target.write(b"\x01")
@@ -699,8 +692,8 @@ class TupleSerializer(_codegen.GeneratedCodec, TypeSerializer[tuple[Any, ...]]):
 
         def run(source: DataInputView, target: DataOutputView) -> None:
             for step, read, why in checked:
-                if read is not None:
-                    _refuse_none_ahead(read, source, why)
+                if read is not None and read(source):
+                    raise SerializationError(why)
                 step(source, target)
 
         return run
