@@ -56,20 +56,34 @@ _FAMILY_OF.update({
 })
 
 
+try:  # hypothesis' own resolution of a lazily built strategy (not public API: used if present)
+    from hypothesis.strategies._internal.lazy import unwrap_strategies as _unwrap
+except ImportError:  # pragma: no cover - another hypothesis layout: draw the strategy as built
+    def _unwrap(strategy: Any) -> Any:
+        return strategy
+
+
+def _eager(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """``strategy`` with its lazy wrapper resolved once: ``st.integers(...)`` and the like are
+    lazy, and every draw from a lazy strategy looks its resolution up again (a sixth of the
+    cost of drawing a nested value). Draws the same choices, so the same values."""
+    return _unwrap(strategy)  # type: ignore[no-any-return]
+
+
 # Strategies are built once: constructing and validating them per draw costs more than
 # drawing from them.
-_BOOLEANS = st.booleans()
-_PRIMITIVE = st.sampled_from(PRIMITIVE_TYPES)
+_BOOLEANS = _eager(st.booleans())
+_PRIMITIVE = _eager(st.sampled_from(PRIMITIVE_TYPES))
 
 
 @functools.cache
 def _sampled(options: tuple[Any, ...]) -> st.SearchStrategy[Any]:
-    return st.sampled_from(options)
+    return _eager(st.sampled_from(options))
 
 
 @functools.cache
 def _integers(low: int, high: int) -> st.SearchStrategy[int]:
-    return st.integers(low, high)
+    return _eager(st.integers(low, high))
 
 
 class _Budget:

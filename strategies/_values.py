@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from reference import types as t
 
 from . import _pojo
-from ._schemas import _integers
+from ._schemas import _eager, _integers, _sampled
 
 __all__ = ["values", "large_values", "zero_value", "float32_from_bits", "float64_from_bits", "varint_edges"]
 
@@ -60,14 +60,14 @@ def varint_edges(low: int = -(2**63), high: int = 2**63 - 1) -> tuple[int, ...]:
     return tuple(sorted((e for e in edges if low <= e <= high), key=lambda e: (abs(e), e)))
 
 
-_FLOAT32 = st.one_of(
+_FLOAT32 = _eager(st.one_of(
     st.floats(width=32),
     st.integers(0, 2**32 - 1).map(float32_from_bits),
-)
-_FLOAT64 = st.one_of(
+))
+_FLOAT64 = _eager(st.one_of(
     st.floats(),
     st.integers(0, 2**64 - 1).map(float64_from_bits),
-)
+))
 def _row_kinds() -> list[Any]:
     from reference.serializers import RowKind
 
@@ -85,7 +85,7 @@ def _as_utf16(text: str) -> str:
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
-_SHORT_TEXT = st.text(_CHARS, max_size=12).map(_as_utf16)
+_SHORT_TEXT = _eager(st.text(_CHARS, max_size=12).map(_as_utf16))
 #: UTF-16 unit counts on both sides of each varint width of Flink's string length (length + 1
 #: is written: 1, 2, 3 and 4 bytes), and of the units themselves.
 BOUNDARY_UNITS = (126, 127, 128, 16382, 16383, 16384)
@@ -114,20 +114,20 @@ def _text_of_units(seed: str, n: int) -> str:
 def _text_strategy(draw: Any, huge: bool) -> str:
     # Mostly short text (the first alternative, where shrinking goes); now and then a length on
     # a varint boundary; with ``huge`` always a boundary length, every other one of 2 million units.
-    size = draw(st.integers(0, 30), label="text size class") if not huge else 29 + draw(
-        st.integers(0, 3), label="text size class")
+    size = draw(_integers(0, 30), label="text size class") if not huge else 29 + draw(
+        _integers(0, 3), label="text size class")
     if size < 29:
         return draw(_SHORT_TEXT, label="text")
     if size < 31:
         seed = draw(st.text(_CHARS, max_size=3), label="text seed")
-        return _as_utf16(_text_of_units(seed, draw(st.sampled_from(BOUNDARY_UNITS), label="text units")))
+        return _as_utf16(_text_of_units(seed, draw(_sampled(BOUNDARY_UNITS), label="text units")))
     # 2 million units: the length's 4-byte varint is the point, so the text is ASCII (whose
     # units the reader takes in one step; every other unit width is drawn at the sizes above).
     seed = draw(st.text("abc", min_size=1, max_size=3), label="text seed")
-    return _text_of_units(seed, draw(st.sampled_from(HUGE_UNITS), label="text units"))
+    return _text_of_units(seed, draw(_sampled(HUGE_UNITS), label="text units"))
 
 
-_TEXT = _text_strategy(False)
+_TEXT = _eager(_text_strategy(False))
 _PICKLE_SOME = st.one_of(st.integers(), st.booleans(), _SHORT_TEXT, st.binary(max_size=8), _FLOAT64)
 _PICKLED_ANY = st.recursive(
     st.one_of(st.none(), _PICKLE_SOME),
@@ -164,12 +164,12 @@ def _value_strategy(draw: Any, schema: Any, allow_none: bool) -> Any:
     return _draw_value(draw, schema, allow_none)
 
 
-_BOOLEANS = st.booleans()
-_SIZE = st.integers(0, 4)
-_BINARY = st.one_of(st.binary(max_size=12), st.builds(
-    lambda n, fill: fill * n, st.sampled_from(BOUNDARY_UNITS), st.binary(min_size=1, max_size=1)))
-_TEXT_OR_NONE = st.one_of(st.none(), _TEXT)
-_HUGE_TEXT = _text_strategy(True)
+_BOOLEANS = _eager(st.booleans())
+_SIZE = _integers(0, 4)
+_BINARY = _eager(st.one_of(st.binary(max_size=12), st.builds(
+    lambda n, fill: fill * n, st.sampled_from(BOUNDARY_UNITS), st.binary(min_size=1, max_size=1))))
+_TEXT_OR_NONE = _eager(st.one_of(st.none(), _TEXT))
+_HUGE_TEXT = _eager(_text_strategy(True))
 _HUGE_BINARY = st.builds(lambda n, fill: fill * n, st.sampled_from(BOUNDARY_UNITS + HUGE_UNITS[1:2]),
                          st.binary(min_size=1, max_size=1))
 _LEAVES: dict[type, tuple[st.SearchStrategy[Any], st.SearchStrategy[Any]]] = {
@@ -183,7 +183,7 @@ _LEAVES: dict[type, tuple[st.SearchStrategy[Any], st.SearchStrategy[Any]]] = {
     t.PickleType: (_PICKLED_ANY, _PICKLED_SOME),
 }
 for _kind, (_low, _high) in _INT_RANGES.items():
-    _LEAVES[_kind] = (st.integers(_low, _high), st.integers(_low, _high))
+    _LEAVES[_kind] = (_integers(_low, _high), _integers(_low, _high))
 
 
 def _draw_value(draw: Any, schema: Any, allow_none: bool) -> Any:
@@ -257,7 +257,7 @@ def _draw_avro(draw: Any, schema: t.AvroType, allow_none: bool) -> Any:
     return draw(_avro_bridge.avro_values(schema, allow_none))
 
 
-_ROW_KIND = st.integers(0, 6)
+_ROW_KIND = _integers(0, 6)
 _DRAWERS: dict[type, Any] = {
     t.NullableType: _draw_nullable, t.ListType: _draw_list, t.MapType: _draw_map,
     t.TupleType: _draw_tuple, t.RowType: _draw_row, t.PojoType: _draw_pojo,

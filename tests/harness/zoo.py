@@ -71,6 +71,7 @@ from reference import (
     PickledSerializerSnapshot,
     SchemaCompatibility,
     SerializationError,
+    SimpleTypeSerializerSnapshot,
     SnapshotFormatError,
     TypeSerializer,
     TypeSerializerSnapshot,
@@ -1830,6 +1831,14 @@ def _map_duplicate_sharing_its_key(self: Any) -> Any:
     return self if key is not self.key and value is self.value else type(self)(key, value)
 
 
+def _simple_snapshot_v2_without_its_class_name(self: Any, read_version: int, source: Any) -> None:
+    """SimpleTypeSerializerSnapshot.read_snapshot taking version 2 (Flink 1.7's, which wrote
+    the serializer's class name after it) as version 3, which writes nothing: the name is left
+    unread, and a snapshot of Flink 1.7 does not restore."""
+    if read_version not in (2, 3):
+        raise SnapshotFormatError(f"unsupported snapshot version {read_version}")
+
+
 def _boolean_read_only_one(self: Any, g: Any, out: Any) -> None:
     """BooleanSerializer's generated read fragment testing ``== 1``, where its generic read
     (and Flink's readBoolean) takes any byte but 00 as true: every record a valid writer makes
@@ -2110,6 +2119,9 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
         "a tuple snapshot's migrate_element writing nothing in FLIP-527's writing form": (
             "migration.migrate_state", _builtin("tuple_of_row"),
             (TupleSerializerSnapshot, "migrate_element", _tuple_migration_writing_nothing(TupleSerializerSnapshot.migrate_element))),
+        "a simple snapshot of version 2 (Flink 1.7's) read without the class name it carries": (
+            "versioning.upgrade_snapshot", _builtin("string"),
+            (SimpleTypeSerializerSnapshot, "read_snapshot", _simple_snapshot_v2_without_its_class_name)),
         "a row's migration taking the prior row's first field for absent": (
             "migration.migrate_state", _builtin("tuple_of_row"),
             (RowSerializerSnapshot, "_plan", _row_plan_without_first_field(RowSerializerSnapshot._plan))),
