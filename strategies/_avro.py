@@ -5,7 +5,10 @@ used twice, so a change at one place changes exactly that place. Values are buil
 schema (never filtered). Unions only mix branches whose values fastavro cannot confuse when it
 picks a branch to write (no two numeric types, no boolean with a number, one dict-valued and
 one list-valued branch at most) and never both string and bytes: such a value reads back
-exactly as it was drawn and resolves into the same branch everywhere.
+exactly as it was drawn and resolves into the same branch everywhere. A logical type's values
+are what fastavro reads for it (a decimal with the schema's scale, aware UTC datetimes for
+timestamps, naive ones for local timestamps, dates, times, UUIDs), so they too read back as
+drawn; schemas drawn here have none, and no change is drawn at a logical type.
 
 Evolutions (``apply_change``) apply one labelled change at the root or at a field of a root
 record and give the expected verdict and, for compatible ones, the expected migrated value as
@@ -15,6 +18,8 @@ Avro's resolution defines it, built by hand per change (not by the serializer un
 from __future__ import annotations
 
 import copy
+import datetime
+import decimal
 import json
 import struct
 from collections.abc import Callable
@@ -180,7 +185,7 @@ def _values(schema: Any, named: dict[str, st.SearchStrategy[Any]]) -> st.SearchS
     if t == "map":
         return st.dictionaries(st.text(max_size=4), _values(schema["values"], named), max_size=3)
     if "logicalType" in schema:
-        raise ValueError(f"schema_values does not build logical-type values ({schema['logicalType']})")
+        return _logical_values(schema, t)
     return _primitive(t)
 
 
@@ -189,10 +194,68 @@ def _named_values(schema: dict[str, Any], named: dict[str, st.SearchStrategy[Any
     if t == "enum":
         return st.sampled_from(schema["symbols"])
     if t == "fixed":
+        if schema.get("logicalType") == "decimal":
+            return _logical_values(schema, t)
         return st.binary(min_size=schema["size"], max_size=schema["size"])
     names = [f["name"] for f in schema["fields"]]
     parts = st.tuples(*(_values(f["type"], named) for f in schema["fields"]))
     return parts.map(lambda values: dict(zip(names, values, strict=True)))  # in field order, as read back
+
+
+_UTC = datetime.timezone.utc
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=_UTC)
+#: The datetimes Python holds, as milliseconds and microseconds since the epoch.
+_MILLIS = (-62_135_596_800_000, 253_402_300_799_999)
+_MICROS = (_MILLIS[0] * 1000, _MILLIS[1] * 1000 + 999)
+_DAYS = (datetime.date.min.toordinal() - 719_163, datetime.date.max.toordinal() - 719_163)
+
+
+def _decimal(unscaled: int, scale: int) -> decimal.Decimal:
+    """``unscaled`` * 10**-scale with exactly ``scale`` digits after the point (the exponent
+    fastavro reads back), built from its digits: no context rounds it."""
+    digits = tuple(int(d) for d in str(abs(unscaled)))
+    return decimal.Decimal((int(unscaled < 0), digits, -scale))
+
+
+def _logical_values(schema: dict[str, Any], t: str) -> st.SearchStrategy[Any]:
+    """Values of a logical type as fastavro reads them (so they read back exactly): a decimal
+    with the schema's scale and at most its precision digits (and what its fixed size holds);
+    aware UTC datetimes for timestamps, naive ones for local timestamps, to the unit stored;
+    dates, times of day and UUIDs. A logical type Avro does not know, or on a type it does not
+    annotate, is its underlying type's values (Avro ignores it)."""
+    logical = schema["logicalType"]
+    if logical == "decimal" and t in ("bytes", "fixed"):
+        scale, precision = schema.get("scale", 0), schema["precision"]
+        high = 10**precision - 1
+        if t == "fixed":
+            high = min(high, 2 ** (8 * schema["size"] - 1) - 1)
+        return st.integers(-high, high).map(lambda n: _decimal(n, scale))
+    if logical in ("timestamp-millis", "local-timestamp-millis") and t == "long":
+        aware = logical == "timestamp-millis"
+        return st.integers(*_MILLIS).map(lambda n: _instant(datetime.timedelta(milliseconds=n), aware))
+    if logical in ("timestamp-micros", "local-timestamp-micros") and t == "long":
+        aware = logical == "timestamp-micros"
+        return st.integers(*_MICROS).map(lambda n: _instant(datetime.timedelta(microseconds=n), aware))
+    if logical == "date" and t == "int":
+        return st.integers(*_DAYS).map(lambda n: datetime.date.fromordinal(n + 719_163))
+    if logical == "time-millis" and t == "int":
+        return st.integers(0, 86_399_999).map(lambda n: _time_of_day(n * 1000))
+    if logical == "time-micros" and t == "long":
+        return st.integers(0, 86_399_999_999).map(_time_of_day)
+    if logical == "uuid" and t == "string":
+        return st.uuids()
+    return _primitive(t) if t != "fixed" else st.binary(min_size=schema["size"], max_size=schema["size"])
+
+
+def _instant(since_epoch: datetime.timedelta, aware: bool) -> datetime.datetime:
+    instant = _EPOCH + since_epoch
+    return instant if aware else instant.replace(tzinfo=None)
+
+
+def _time_of_day(micros: int) -> datetime.time:
+    seconds, micro = divmod(micros, 1_000_000)
+    minutes, second = divmod(seconds, 60)
+    return datetime.time(minutes // 60, minutes % 60, second, micro)
 
 
 def _primitive(t: str) -> st.SearchStrategy[Any]:
@@ -216,6 +279,10 @@ def _type_name(schema: Any) -> str:
 
 
 def _labels_at(schema: Any) -> list[str]:
+    if isinstance(schema, dict) and "logicalType" in schema:
+        # A logical type's values are not its underlying type's: no promotion, narrowing or
+        # resizing is drawn for one (its field may still be removed or its record changed).
+        return []
     t = _type_name(schema)
     labels = []
     if t == "record":
