@@ -87,7 +87,12 @@ class SchemaEvolution:
     the OLD snapshot; ``migrate`` maps an old value to the value the migrated state must hold
     (None when incompatible); ``change`` names the change (``"row.add_nullable_field"``);
     ``reason_contains`` is a word an incompatibility reason must mention (a field name), or
-    None; ``path`` says where in the schema the change is.
+    None; ``path`` says where in the schema the change is, and ``reason_where`` (incompatible
+    only) the words an incompatibility reason must mention in that order to say so, one per
+    step of the path: ``null`` (a Nullable), ``element``, ``key``, ``value``, ``field i`` (a
+    tuple field), a row or POJO field's name. It stops where the verdict is given above the
+    change: at a list element for a row evolving inside a list (refused there) and at a padded
+    Nullable (whose padding changes with its inner type's length).
     """
 
     old: Any
@@ -97,6 +102,7 @@ class SchemaEvolution:
     change: str
     reason_contains: str | None = None
     path: tuple[Any, ...] = ()
+    reason_where: tuple[str, ...] = ()
 
     @property
     def family(self) -> str:
@@ -574,10 +580,42 @@ def _draw_evolution(
     reason = applied.reason
     if c.label == "row.changed_in_list":
         reason = "list"
+    incompatible = c.expect == INCOMPATIBLE
     return SchemaEvolution(
         old=schema, new=new, expect=c.expect, migrate=migration, change=c.label,
-        reason_contains=reason if c.expect == INCOMPATIBLE else None, path=c.path,
+        reason_contains=reason if incompatible else None, path=c.path,
+        reason_where=_where(schema, c.path, c.label) if incompatible else (),
     )
+
+
+def _where(schema: Any, path: tuple[Any, ...], change: str) -> tuple[str, ...]:
+    """The words that say where ``path`` leads in ``schema`` (``SchemaEvolution.reason_where``)."""
+    words: list[str] = []
+    node = schema
+    for step in path:
+        kind = step[0]
+        if kind == "inner":
+            words.append("null")
+            if node.padded:
+                break
+            node = node.inner
+        elif kind in ("element", "key", "value"):
+            words.append(kind)
+            if kind == "element" and change == "row.changed_in_list":
+                break
+            node = getattr(node, kind)
+        elif kind == "field":
+            words.append(f"field {step[1]}")
+            node = node.fields[step[1]]
+        elif kind == "row":
+            field = node.fields[step[1]]
+            words.append(field.name)
+            node = field.type
+        else:  # "pojo"
+            pojo_field = _pojo.pojo_fields(node)[step[1]]
+            words.append(pojo_field.name)
+            node = pojo_field.type
+    return tuple(words)
 
 
 def evolutions(schema: Any, family: str | None = None, verdict: str | None = None) -> st.SearchStrategy[SchemaEvolution]:

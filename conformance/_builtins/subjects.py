@@ -679,6 +679,7 @@ def _evolutions(schema: Any) -> list[Evolution]:
             migrate = evo.migrate if evo.expect != Verdict.INCOMPATIBLE else None
             found.append(Evolution(new, evo.expect, migrate,
                                    reason_contains=evo.reason_contains if evo.expect == Verdict.INCOMPATIBLE else None,
+                                   reason_where=evo.reason_where,
                                    name=f"{evo.change} at {'/'.join(map(str, evo.path)) or 'the top'} ({evo.expect})",
                                    schemas=(schema, evo.new)))
     return found

@@ -75,9 +75,9 @@ class Step:
 
     def __init__(self, label: str, old: Any, new: Any, expect: str, migrate: Callable[[Any], Any] | None,
                  reason_contains: str | None = None, schemas: tuple[Any, Any] | None = None,
-                 classes: tuple[Any, Any] | None = None) -> None:
+                 classes: tuple[Any, Any] | None = None, reason_where: tuple[str, ...] = ()) -> None:
         self.label, self.old, self.new, self.expect = label, old, new, expect
-        self.migrate, self.reason_contains = migrate, reason_contains
+        self.migrate, self.reason_contains, self.reason_where = migrate, reason_contains, tuple(reason_where)
         self.schemas = schemas
         self.classes = classes
 
@@ -111,7 +111,7 @@ class Step:
 def declared_steps(ctx: Any) -> list[Step]:
     base = ctx.serializer()
     return [Step(evo.label(i), base, evo.serializer(), evo.expect, evo.migrate, evo.reason_contains,
-                 evo.schemas, evo.classes)
+                 evo.schemas, evo.classes, evo.reason_where)
             for i, evo in enumerate(ctx.subject.evolutions)]
 
 
@@ -159,6 +159,24 @@ def judge(step: Step) -> None:
         raise Violation(
             f"{step.label}: the incompatibility reason {result.reason!r} does not mention "
             f"{step.reason_contains!r}, should name what changed", example=step.label)
+    missing = _unsaid_where(result.reason or "", step.reason_where)
+    if missing is not None:
+        raise Violation(
+            f"{step.label}: the incompatibility reason {result.reason!r} does not say where: got no "
+            f"{missing!r} after what it names before, should name each place on the way to the change "
+            f"in order ({', '.join(map(repr, step.reason_where))})", example=step.label)
+
+
+def _unsaid_where(reason: str, words: tuple[str, ...]) -> str | None:
+    """The first of ``words`` that ``reason`` does not mention after the ones before it (case
+    aside), or None when it names them all in order."""
+    text, at = reason.lower(), 0
+    for word in words:
+        found = text.find(word.lower(), at)
+        if found < 0:
+            return word
+        at = found + len(word)
+    return None
 
 
 @check(id="migration.verdict", family="migration", requires=("snapshot.exact_read",))
@@ -440,7 +458,7 @@ def chain_steps(ctx: Any) -> list[list[Step]]:
         for i, evo in enumerate(chain):
             new = evo.serializer()
             steps.append(Step(f"chain {c} step {i}", previous, new, evo.expect, evo.migrate, evo.reason_contains,
-                              evo.schemas, evo.classes))
+                              evo.schemas, evo.classes, evo.reason_where))
             previous = new
         chains.append(steps)
     return chains
@@ -497,7 +515,8 @@ def generated(ctx: CheckContext) -> None:
             strategies.activate(evo.old)
         old = serializer_for(evo.old)
         step = Step(f"generated evolution {evo.change!r}", old, new, evo.expect, evo.migrate,
-                    getattr(evo, "reason_contains", None), (evo.old, evo.new))
+                    getattr(evo, "reason_contains", None), (evo.old, evo.new),
+                    reason_where=getattr(evo, "reason_where", ()))
         judge(step)
         if evo.expect == Verdict.INCOMPATIBLE:
             return

@@ -71,7 +71,9 @@ class Evolution:
     evolution to another serializer); it is the oracle, so it must be written independently of
     the code it judges (``Subject`` refuses one that is, or calls, the new serializer's or its
     snapshot's methods or the functions their migration calls). ``reason_contains`` (incompatible only) is a
-    word the incompatibility reason must mention, such as the field name. ``schemas`` (old,
+    word the incompatibility reason must mention, such as the field name; ``reason_where``
+    (incompatible only) words it must mention in that order, saying where the change is (the
+    containers and fields on the way to it: ``("items", "element", "price")``). ``schemas`` (old,
     new) are the ``reference.types`` schemas of both versions when their classes were generated
     from schemas (``strategies``): the harness makes the new classes current while the new
     serializer works, and the old ones again afterwards. ``classes`` (old, new) does the same
@@ -87,6 +89,7 @@ class Evolution:
         migrate: Callable[[Any], Any] | None = None,
         *,
         reason_contains: str | None = None,
+        reason_where: Sequence[str] = (),
         name: str | None = None,
         schemas: tuple[Any, Any] | None = None,
         classes: tuple[Sequence[type], Sequence[type]] | None = None,
@@ -147,7 +150,16 @@ class Evolution:
         self.to = to
         self.expect = expect
         self.migrate = migrate
+        if isinstance(reason_where, str) or not all(isinstance(w, str) and w for w in reason_where):
+            raise SubjectError(
+                f"Evolution(reason_where=...) must be a sequence of words (the places on the way to the "
+                f"change, in order: ('items', 'element', 'price')); got {reason_where!r}")
+        if reason_where and expect is not Verdict.INCOMPATIBLE:
+            raise SubjectError(
+                "Evolution(reason_where=...) only applies to expect='incompatible' (it is what the "
+                "incompatibility reason must mention, in order, to say where the change is)")
         self.reason_contains = reason_contains
+        self.reason_where = tuple(reason_where)
         self.name = name
         self.schemas = schemas
 

@@ -241,3 +241,39 @@ def test_damaged_bytes_are_labelled_as_bytes_not_smallest():
     text = render_report(report)
     assert "    failing bytes (1 byte, not shrunk): " in text, f"got:\n{text}"
     assert "smallest failing example" not in text, f"got:\n{text}\nshould not call damaged bytes the smallest example"
+
+
+def _list_to_text_verdict(where: tuple[str, ...]) -> object:
+    from conformance import Evolution
+    from reference.serializers import StringSerializer
+
+    evolution = Evolution(to=ListSerializer(StringSerializer()), expect="incompatible", reason_where=where)
+    report = check_serializer(Subject(ListSerializer(LongSerializer()), st.lists(st.integers(-5, 5)),
+                                      evolutions=[evolution]),
+                              RunConfig(examples=5, seed=3, checks=("migration.verdict",), backends=("heap",)))
+    return report["migration.verdict"]
+
+
+def test_an_incompatibility_reason_must_say_where_in_order():
+    """Evolution(reason_where=...): the reason ("list element: LongSerializerSnapshot cannot
+    become StringSerializerSnapshot") must name each word, in order; a word it lacks, or one
+    it names only before the one that must come first, fails and says which."""
+    assert _list_to_text_verdict(("element",)).passed, "the reason names the list element"
+    for where, missing in ((("element", "map key"), "map key"), (("Long", "element"), "element")):
+        result = _list_to_text_verdict(where)
+        assert result.failed, f"got {result}, should fail: the reason lacks {missing!r} in order {where}"
+        for words in ("does not say where", f"got no {missing!r}", "in order"):
+            assert words in result.message, f"got {result.message!r}, should say {words!r}"
+
+
+@pytest.mark.parametrize(("where", "expect", "words"), [
+    ("element", "incompatible", "sequence of words"),
+    (("element", ""), "incompatible", "sequence of words"),
+    (("element",), "compatible_as_is", "only applies to expect='incompatible'"),
+])
+def test_reason_where_is_refused_when_it_cannot_apply(where, expect, words):
+    from conformance import Evolution, SubjectError
+
+    with pytest.raises(SubjectError) as caught:
+        Evolution(to=LongSerializer(), expect=expect, reason_where=where)
+    assert words in str(caught.value), f"got {caught.value}, should say {words!r}"

@@ -83,6 +83,7 @@ from reference.serializers import (
     DoubleSerializer,
     IntSerializer,
     LongSerializer,
+    NullableSerializerSnapshot,
     Row,
     RowSerializer,
     RowSerializerSnapshot,
@@ -1847,6 +1848,12 @@ def _avro_never_declining_generation(self: Any, kind: str) -> bool:
     return False
 
 
+def _nullable_label_lost(self: Any) -> list[str]:
+    """NullableSerializerSnapshot's place in an incompatibility reason lost: the reason says
+    "nested serializer 0" where it must say the nullable value, so it does not say where."""
+    return ["nested serializer 0"]
+
+
 def _boolean_read_only_one(self: Any, g: Any, out: Any) -> None:
     """BooleanSerializer's generated read fragment testing ``== 1``, where its generic read
     (and Flink's readBoolean) takes any byte but 00 as true: every record a valid writer makes
@@ -2132,6 +2139,8 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
             (SimpleTypeSerializerSnapshot, "read_snapshot", _simple_snapshot_v2_without_its_class_name)),
         "an Avro serializer generating code for a schema with logical types (fastavro converts them)": (
             "roundtrip.bit_exact", _builtin("avro_logical"), (AvroSerializer, "_gen_declines", _avro_never_declining_generation)),
+        "a Nullable's place lost from incompatibility reasons (they no longer say where)": (
+            "migration.verdict", _builtin("nullable"), (NullableSerializerSnapshot, "nested_labels", _nullable_label_lost)),
         "a row's migration taking the prior row's first field for absent": (
             "migration.migrate_state", _builtin("tuple_of_row"),
             (RowSerializerSnapshot, "_plan", _row_plan_without_first_field(RowSerializerSnapshot._plan))),

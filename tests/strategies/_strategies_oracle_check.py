@@ -52,6 +52,13 @@ def check_evolution(ev: strategies.SchemaEvolution, old_values: list[Any]) -> No
             assert ev.reason_contains in (result.reason or ""), (
                 f"got reason {result.reason!r}, should mention {ev.reason_contains!r} {where}"
             )
+        reason, at = (result.reason or "").lower(), 0
+        for word in ev.reason_where:  # where the change is, outermost first
+            found = reason.find(word.lower(), at)
+            assert found >= 0, (
+                f"got reason {result.reason!r}, should name {word!r} after {reason[:at]!r} "
+                f"(the places {ev.reason_where} in order) {where}")
+            at = found + len(word)
         return
     assert ev.migrate is not None, f"got no migrate function, should have one {where}"
     if ev.expect == "compatible_as_is":

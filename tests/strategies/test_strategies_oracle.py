@@ -77,3 +77,36 @@ def test_a_change_of_kind_below_a_padded_nullable_expects_the_paddings_reason() 
     assert ev.reason_contains is None, (
         f"got reason_contains {ev.reason_contains!r}, should be None: the padding is judged first")
     check_evolution(ev, [None, 5])
+
+
+def test_reason_where_names_each_place_on_the_way_to_the_change() -> None:
+    """SchemaEvolution.reason_where: a row field's name, ``value``, ``null``, ``field 1``, ...
+    one word per step of the path, outermost first."""
+    from reference import types as t
+
+    inner = t.RowType((t.RowField("x", t.IntType()),))
+    schema = t.RowType((t.RowField("a", t.MapType(t.StringType(), t.NullableType(t.TupleType((t.IntType(), inner))))),))
+    expected = {
+        (("row", 0),): ("a",),
+        (("row", 0), ("key",)): ("a", "key"),
+        (("row", 0), ("value",)): ("a", "value"),
+        (("row", 0), ("value",), ("inner",)): ("a", "value", "null"),
+        (("row", 0), ("value",), ("inner",), ("field", 0)): ("a", "value", "null", "field 0"),
+        (("row", 0), ("value",), ("inner",), ("field", 1)): ("a", "value", "null", "field 1"),
+        (("row", 0), ("value",), ("inner",), ("field", 1), ("row", 0)): ("a", "value", "null", "field 1", "x"),
+    }
+    seen: set[tuple[Any, ...]] = set()
+
+    @settings(max_examples=300, database=None, deadline=None)
+    @given(strategies.evolutions(schema, verdict="incompatible"))
+    def check(ev: Any) -> None:
+        if ev.path in expected:
+            seen.add(ev.path)
+            assert ev.reason_where == expected[ev.path], (
+                f"got {ev.reason_where}, should be {expected[ev.path]} [{ev.change} at {ev.path}]")
+        else:
+            assert ev.path == (), f"got a change at {ev.path}, which this test does not know"
+
+    check()
+    deepest = max(expected, key=len)
+    assert deepest in seen, f"got changes at {sorted(seen)}, should include the deepest place {deepest}"
