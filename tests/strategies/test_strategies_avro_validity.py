@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 import strategies
 from reference import types as t
-from strategies import avro
 from reference.serializers import AvroSerializer
+from strategies import avro
 
 SCHEMA = t.AvroType(json.dumps({"type": "record", "name": "R", "fields": [
     {"name": "note", "type": ["null", "string"], "default": None},
