@@ -304,7 +304,7 @@ def _map_of_readings() -> Subject:
         Evolution(lambda: counts(ReadingSerializer(2)), Verdict.COMPATIBLE_AFTER_MIGRATION, humidity_added,
                   name="format 2 adds humidity to every key"),
         Evolution(lambda: counts(LongSerializer()), Verdict.INCOMPATIBLE, reason_contains="Reading",
-                  name="the key becomes a long"),
+                  reason_where=("map key",), name="the key becomes a long"),
     ]
     return _user_shaped("map_of_readings", lambda: counts(ReadingSerializer(1)), values, evolutions)
 
