@@ -668,7 +668,7 @@ _READERS = (("snapshot_from_bytes", lambda data: snapshot_from_bytes(data)),
 def untrusted_form(ctx: CheckContext) -> None:
     """A savepoint's snapshot that would unpickle (the pre-1.7 form, a PickleSerializer's
     records) is refused by the readers' defaults, and nothing is unpickled."""
-    from reference.serializers import PickleSerializer
+    from reference.serializers import ListSerializer, PickleSerializer
 
     for reader, read in _READERS:
         token, payload = _marker()
@@ -690,6 +690,20 @@ def untrusted_form(ctx: CheckContext) -> None:
         restored = guarded(f"restoring a PickleSerializer's snapshot read by {reader}()", snapshot.restore_serializer)
         _refused_naming(token, where, "allow_pickle", functools.partial(restored.deserialize, DataInputView(record.getvalue())),
                         " reading a pickled record", "it", "the snapshot's bytes are no opt-in")
+
+        # The same PickleSerializer nested in a list: a nested snapshot read takes the enclosing
+        # read's choice, never an opt-in of its own.
+        token, _ = _marker()
+        nested = ListSerializer(PickleSerializer())
+        where = f"a list of PickleSerializer restored from its snapshot read by {reader}() with its defaults"
+        snapshot = guarded(f"reading the snapshot of a list of PickleSerializer with {reader}()",
+                           read, snapshot_to_bytes(nested.snapshot_configuration()))
+        restored = guarded(f"restoring the snapshot of a list of PickleSerializer read by {reader}()",
+                           snapshot.restore_serializer)
+        records = nested.to_bytes([UnpicklingMarker(token)])
+        _refused_naming(token, where, "allow_pickle", functools.partial(restored.deserialize, DataInputView(records)),
+                        " reading a list of a pickled record", "it",
+                        "a nested snapshot inherits the reader's choice, and the bytes are no opt-in")
 
 
 def _refused_naming(token: int, where: str, opt_in: str, attempt: Any, doing: str, refused: str, why: str) -> None:

@@ -1854,6 +1854,20 @@ def _nullable_label_lost(self: Any) -> list[str]:
     return ["nested serializer 0"]
 
 
+def _nested_reads_allowing_pickle(read: Any) -> Any:
+    """The snapshot reader opting a nested snapshot in to unpickling whatever the enclosing
+    read chose (``enclosing is False`` where ``enclosing is True`` belongs): a PickleSerializer
+    inside a list, restored from a savepoint's bytes, unpickles what it reads."""
+    from reference import _snapshot
+
+    def broken(source: Any) -> Any:
+        if getattr(_snapshot._depth, "value", 0) > 1:
+            _snapshot._reading.allow_pickle = True
+        return read(source)
+
+    return broken
+
+
 def _boolean_read_only_one(self: Any, g: Any, out: Any) -> None:
     """BooleanSerializer's generated read fragment testing ``== 1``, where its generic read
     (and Flink's readBoolean) takes any byte but 00 as true: every record a valid writer makes
@@ -2141,6 +2155,9 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
             "roundtrip.bit_exact", _builtin("avro_logical"), (AvroSerializer, "_gen_declines", _avro_never_declining_generation)),
         "a Nullable's place lost from incompatibility reasons (they no longer say where)": (
             "migration.verdict", _builtin("nullable"), (NullableSerializerSnapshot, "nested_labels", _nullable_label_lost)),
+        "a nested snapshot read from bytes allowed to unpickle without the caller's opt-in": (
+            "snapshot.untrusted_form", _builtin("int"),
+            (_snapshot, "_read_versioned_snapshot", _nested_reads_allowing_pickle(_snapshot._read_versioned_snapshot))),
         "a row's migration taking the prior row's first field for absent": (
             "migration.migrate_state", _builtin("tuple_of_row"),
             (RowSerializerSnapshot, "_plan", _row_plan_without_first_field(RowSerializerSnapshot._plan))),
