@@ -124,6 +124,8 @@ def annotation_for(logical_type: Any) -> Any:
     found = _ANNOTATIONS.get(type(logical_type))
     if found is not None:
         return found
+    if isinstance(logical_type, t.PickleType):
+        return typing.Any  # any annotation the mapping does not know is pickled
     if isinstance(logical_type, t.NullableType) and not logical_type.padded:
         if isinstance(logical_type.inner, t.NullableType):
             return None  # Optional[Optional[X]] is Optional[X]: one Nullable, not two

@@ -94,10 +94,11 @@ _PLAN: dict[str, tuple[Any, bool]] = {
     # A map keyed by a user's serializer that keeps a scratch buffer (the map's duplicate must
     # duplicate its key serializer, while its value serializer is shared), whose keys migrate.
     "map_of_readings": (None, False),
-    # A row holding an Avro record of logical types (a timestamp, a date, a decimal of fixed
-    # scale, a UUID) beside a union of three branches: values fastavro converts, so the row's
-    # generated code calls the Avro serializer's own methods, which are its generic ones (no
-    # generated code takes a logical type).
+    # A dataclass (fields annotated as users write them, one of them ``Any``, pickled) holding an
+    # Avro record of logical types (a timestamp, a date, a decimal of fixed scale, a UUID)
+    # beside a union of three branches: values fastavro converts, so the POJO's generated code
+    # calls the Avro serializer's own methods, which are its generic ones (no generated code
+    # takes a logical type).
     "avro_logical": (lambda: _logical_avro(), False),
 }
 BUILTIN_NAMES = tuple(_PLAN)
@@ -612,9 +613,15 @@ def _logical_avro() -> Any:
             {"name": "ref", "type": ["null", "string", "long"], "default": None},
         ],
     }
+    from strategies import PojoField, pojo_type
+
     payment = t.AvroType(json.dumps(schema, sort_keys=True, separators=(",", ":")))
-    return t.RowType((t.RowField("id", t.LongType(), nullable=False), t.RowField("payment", payment),
-                      t.RowField("memo", t.StringType())))
+    return pojo_type((
+        PojoField("id", t.LongType(), annotated=True),                  # id: int
+        PojoField("payment", payment),                                  # an AvroSerializer field
+        PojoField("memo", t.NullableType(t.StringType()), annotated=True),  # memo: Optional[str]
+        PojoField("extra", t.PickleType(), annotated=True),             # extra: Any (pickled)
+    ), qualname="Ledger")
 
 
 def _draws(strategy: Any, count: int) -> list[Any]:
