@@ -95,8 +95,8 @@ _PLAN: dict[str, tuple[Any, bool]] = {
     # duplicate its key serializer, while its value serializer is shared), whose keys migrate.
     "map_of_readings": (None, False),
     # A dataclass (fields annotated as users write them, one of them ``Any``, pickled) holding an
-    # Avro record of logical types (a timestamp, a date, a decimal of fixed scale, a UUID)
-    # beside a union of three branches: values fastavro converts, so the POJO's generated code
+    # Avro record of logical types (a timestamp, a date, a decimal of fixed scale, a UUID):
+    # values fastavro converts, so the POJO's generated code
     # calls the Avro serializer's own methods, which are its generic ones (no generated code
     # takes a logical type).
     "avro_logical": (lambda: _logical_avro(), False),
@@ -610,7 +610,6 @@ def _logical_avro() -> Any:
             {"name": "day", "type": {"type": "int", "logicalType": "date"}},
             {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 12, "scale": 2}},
             {"name": "id", "type": {"type": "string", "logicalType": "uuid"}},
-            {"name": "ref", "type": ["null", "string", "long"], "default": None},
         ],
     }
     from strategies import PojoField, pojo_type
@@ -619,7 +618,6 @@ def _logical_avro() -> Any:
     return pojo_type((
         PojoField("id", t.LongType(), annotated=True),                  # id: int
         PojoField("payment", payment),                                  # an AvroSerializer field
-        PojoField("memo", t.NullableType(t.StringType()), annotated=True),  # memo: Optional[str]
         PojoField("extra", t.PickleType(), annotated=True),             # extra: Any (pickled)
     ), qualname="Ledger")
 

@@ -272,6 +272,34 @@ def _decode_units(window: bytes, length: int) -> tuple[array[int], int] | None:
     return units, i
 
 
+#: Long non-ASCII strings decoded lately: (unit count, the bytes they were read from) -> (the
+#: string, the bytes its units took). State is read again and again (each restore, each check
+#: of a value), and decoding a unit at a time is a string's whole cost; the answer is a function
+#: of the key alone. Bounded: strings of ``_DECODED_MIN`` units or more with windows up to
+#: ``_DECODED_MAX_BYTES``, at most ``_DECODED_ENTRIES`` of them (then it starts again).
+_DECODED: dict[tuple[int, bytes], tuple[str, int]] = {}
+_DECODED_MIN, _DECODED_MAX_BYTES, _DECODED_ENTRIES = 128, 1 << 18, 64
+
+
+def _decode_text(window: bytes, length: int) -> tuple[str, int] | None:
+    """``_decode_units`` as a string, remembered for long strings (``_DECODED``)."""
+    remembered = length >= _DECODED_MIN and len(window) <= _DECODED_MAX_BYTES
+    if remembered:
+        found = _DECODED.get((length, window))
+        if found is not None:
+            return found
+    decoded = _decode_units(window, length)
+    if decoded is None:
+        return None
+    units, consumed = decoded
+    result = units.tobytes().decode(_NATIVE_UTF16, "surrogatepass"), consumed
+    if remembered:
+        if len(_DECODED) >= _DECODED_ENTRIES:
+            _DECODED.clear()
+        _DECODED[(length, window)] = result
+    return result
+
+
 class StringSerializer(_Stateless):
     """Flink's ``StringValue.writeString``: varint (UTF-16 length + 1, 0 = None), then each
     UTF-16 code unit as a varint. ``None`` is a valid value."""
@@ -309,12 +337,12 @@ class StringSerializer(_Stateless):
         if head.isascii():
             source.skip_bytes(length)
             return head.decode("ascii")
-        decoded = _decode_units(source.peek(3 * length), length)
+        decoded = _decode_text(source.peek(3 * length), length)
         if decoded is None:  # a unit over 3 bytes or the data ending: the precise error path
             return self._deserialize_units(source, length)
-        units, consumed = decoded
+        text, consumed = decoded
         source.skip_bytes(consumed)
-        return units.tobytes().decode(_NATIVE_UTF16, "surrogatepass")
+        return text
 
     @staticmethod
     def _deserialize_units(source: DataInputView, length: int) -> str:

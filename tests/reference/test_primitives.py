@@ -6,7 +6,7 @@ import pickle
 import struct
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reference import (
@@ -190,6 +190,46 @@ def test_string_fast_decoder_agrees_with_byte_at_a_time(length, units):
 
     slow = _string_outcome(general, data)
     assert fast == slow, f"got {fast!r}, should be {slow!r} [data {data.hex(' ')}]"
+
+
+@settings(max_examples=60, deadline=None)
+@given(length=st.integers(128, 200), units=st.lists(_UNIT_BYTES, min_size=100, max_size=220))
+def test_long_strings_read_again_agree_with_byte_at_a_time(length, units):
+    # Long strings are remembered by their unit count and the bytes they are read from: a read
+    # of the same bytes again, and of the same bytes under another count, must give what the
+    # general path gives.
+    body = b"".join(units)
+    serializer = StringSerializer()
+
+    def general_for(n):
+        def general(view):
+            while view.read_unsigned_byte() >= 0x80:  # the varint of n + 1
+                pass
+            if n > view.available():
+                raise EndOfDataError("too short")
+            return StringSerializer._deserialize_units(view, n)
+        return general
+
+    for n in (length, length, length - 1, length):
+        data = StringSerializer().to_bytes("x" * n)[:-n] + body  # the varint of n + 1, then the body
+        fast = _string_outcome(serializer.deserialize, data)
+        slow = _string_outcome(general_for(n), data)
+        assert fast == slow, f"got {fast!r}, should be {slow!r} [{n} units, data {data.hex(' ')}]"
+
+
+def test_the_remembered_strings_are_bounded():
+    from reference.serializers import _primitives
+
+    serializer = StringSerializer()
+    for i in range(3 * _primitives._DECODED_ENTRIES):
+        text = chr(0x100 + i) * _primitives._DECODED_MIN
+        assert serializer.from_bytes(serializer.to_bytes(text)) == text, f"got another string for {i}"
+    assert 0 < len(_primitives._DECODED) <= _primitives._DECODED_ENTRIES, (
+        f"got {len(_primitives._DECODED)} remembered strings, should be at most {_primitives._DECODED_ENTRIES}")
+    big = "é" * (_primitives._DECODED_MAX_BYTES // 2 + 1)  # 2 bytes a unit: a window past the bound
+    _primitives._DECODED.clear()
+    assert serializer.from_bytes(serializer.to_bytes(big)) == big
+    assert not _primitives._DECODED, "got a window past _DECODED_MAX_BYTES remembered, should not be"
 
 
 @pytest.mark.parametrize(
