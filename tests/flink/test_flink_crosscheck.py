@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import json
 import random
 import struct
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -248,15 +250,21 @@ def test_flink_rereads_generated_records_identically(crosscheck):
     assert not wrong, f"got {len(wrong)} of {len(records)} records Flink reads differently, should be 0:\n" + "\n".join(wrong[:10])
 
 
+#: The built-ins' own files: their golden releases and the Flink snapshots they declare.
+BUILTINS = Path(__file__).resolve().parents[2] / "conformance" / "_builtins"
+
+
+def _declared_flink_snapshots() -> dict[str, bytes]:
+    """flink_snapshots.json: built-in name -> the snapshot bytes Flink 2.3 writes for it."""
+    entries = json.loads((BUILTINS / "flink_snapshots.json").read_text())["snapshots"]
+    return {name: bytes.fromhex(data) for name, data in entries.items()}
+
+
 def test_the_built_ins_flink_snapshots_are_the_ones_flink_writes(flink_bytes):
     """conformance/_builtins/flink_snapshots.json (which the built-ins declare as
     Subject(flink_snapshot=...): tests/harness/test_builtin_flink_dialect.py) holds what Flink
     2.3 writes for each built-in's serializer (CrossCheck's builtinSnapshots), one entry each."""
-    import json
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[2] / "conformance" / "_builtins" / "flink_snapshots.json"
-    declared = {name: bytes.fromhex(data) for name, data in json.loads(path.read_text())["snapshots"].items()}
+    declared = _declared_flink_snapshots()
     flinks = {name[len("builtin_"):]: data for name, data in flink_bytes.items() if name.startswith("builtin_")}
     assert sorted(declared) == sorted(flinks), (
         f"got entries for {sorted(declared)}, should be for {sorted(flinks)} (the built-ins CrossCheck writes)")
@@ -267,10 +275,7 @@ def test_the_built_ins_flink_snapshots_are_the_ones_flink_writes(flink_bytes):
 def _flink_era_releases():
     """(built-in, release) for every golden release a built-in holds in the form an earlier
     Flink wrote (a release named ``flink-<version>``)."""
-    from pathlib import Path
-
-    golden = Path(__file__).resolve().parents[2] / "conformance" / "_builtins" / "golden"
-    return sorted((d.parent.name, d) for d in golden.glob("*/flink-*") if d.is_dir())
+    return sorted((d.parent.name, d) for d in (BUILTINS / "golden").glob("*/flink-*") if d.is_dir())
 
 
 def test_flink_restores_the_built_ins_flink_era_golden_releases(crosscheck):
@@ -278,11 +283,7 @@ def test_flink_restores_the_built_ins_flink_era_golden_releases(crosscheck):
     simple snapshot of version 2, with the serializer's class name); Flink 2.3 must read it,
     judge its own serializer compatible as is, and read and rewrite every recorded record to
     the same bytes, as a job restoring a Flink 1.7 savepoint does."""
-    import json
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[2] / "conformance" / "_builtins" / "flink_snapshots.json"
-    flink_snapshots = {name: bytes.fromhex(data) for name, data in json.loads(path.read_text())["snapshots"].items()}
+    flink_snapshots = _declared_flink_snapshots()
     serializers = {"int": s.IntSerializer(), "string": s.StringSerializer()}
     releases = _flink_era_releases()
     assert [(name, d.name) for name, d in releases] == [("int", "flink-1.7"), ("string", "flink-1.7")], (
