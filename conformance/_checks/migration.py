@@ -161,10 +161,12 @@ def judge(step: Step) -> None:
             f"{step.reason_contains!r}, should name what changed", example=step.label)
     missing = _unsaid_where(result.reason or "", step.reason_where)
     if missing is not None:
+        before = step.reason_where[:step.reason_where.index(missing)]
+        after = f" after {before[-1]!r}" if before else ""
         raise Violation(
             f"{step.label}: the incompatibility reason {result.reason!r} does not say where: got no "
-            f"{missing!r} after what it names before, should name each place on the way to the change "
-            f"in order ({', '.join(map(repr, step.reason_where))})", example=step.label)
+            f"{missing!r}{after}, should name each place on the way to the change in order "
+            f"({', '.join(map(repr, step.reason_where))}; as text, case aside)", example=step.label)
 
 
 def _unsaid_where(reason: str, words: tuple[str, ...]) -> str | None:

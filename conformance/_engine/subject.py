@@ -73,7 +73,8 @@ class Evolution:
     snapshot's methods or the functions their migration calls). ``reason_contains`` (incompatible only) is a
     word the incompatibility reason must mention, such as the field name; ``reason_where``
     (incompatible only) words it must mention in that order, saying where the change is (the
-    containers and fields on the way to it: ``("items", "element", "price")``). ``schemas`` (old,
+    containers and fields on the way to it: ``("items", "element", "price")``); each is found as
+    text in the reason, case aside, after the one before it. ``schemas`` (old,
     new) are the ``reference.types`` schemas of both versions when their classes were generated
     from schemas (``strategies``): the harness makes the new classes current while the new
     serializer works, and the old ones again afterwards. ``classes`` (old, new) does the same
