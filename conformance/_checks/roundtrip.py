@@ -499,7 +499,8 @@ def generated_codecs(ctx: CheckContext) -> None:
     """The reference's Row, Tuple, Pojo and Avro serializers in the subject (itself, or nested in
     a serializer of yours) treat its records alike through their generated codecs and their
     generic methods: the same bytes, values and copies, and the same result or error (class,
-    message, input position) on damaged records."""
+    message, input position) on damaged records. Switched off, the codecs of serializers already
+    built give way to the generic methods."""
     from reference.serializers import generated_codecs as codecs_switched
     from reference.serializers import generated_codecs_enabled, has_generated_codecs
 
@@ -525,6 +526,7 @@ def generated_codecs(ctx: CheckContext) -> None:
         records = [write(s, v) for v in values]
         generated = outcomes(values, records)
         with codecs_switched(False):
+            _holds_generic_methods(s)
             generic = outcomes(values, records)
         per_value = len(generated) // len(values)
         for i, ((what, got), (_, want)) in enumerate(zip(generated, generic, strict=True)):
@@ -539,6 +541,20 @@ def generated_codecs(ctx: CheckContext) -> None:
 
     ctx.for_all(st.lists(ctx.subject.values, min_size=1, max_size=CODEC_VALUES), body,
                 max_examples=max(3, ctx.examples // 8))
+
+
+def _holds_generic_methods(s: Any) -> None:
+    """With the codecs switched off, every reference serializer in ``s`` reads, writes and copies
+    through its generic methods: the switch reaches serializers already built (a job's), not only
+    those built after it."""
+    from reference.serializers import has_generated_codecs, uses_generic_methods
+
+    for x in serializers_in(s):
+        if has_generated_codecs(x) and not uses_generic_methods(x):
+            raise Violation(
+                f"with the generated codecs switched off (reference.serializers.generated_codecs(False)), {show(x)} "
+                "still holds generated code, should read, write and copy through its generic methods: "
+                "set_generated_codecs must re-install the codecs of every serializer already built")
 
 
 def _written(s: Any, value: Any) -> tuple[str, Any]:

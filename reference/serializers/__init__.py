@@ -7,7 +7,13 @@ types in ``reference.sqltypes``)."""
 from ._avro import AvroSerializer, AvroSerializerSnapshot
 from ._avro_compat import AvroSchemaError
 from ._binary import TimestampData
-from ._codegen import generated_codecs, generated_codecs_enabled, has_generated_codecs, set_generated_codecs
+from ._codegen import (
+    generated_codecs,
+    generated_codecs_enabled,
+    has_generated_codecs,
+    set_generated_codecs,
+    uses_generic_methods,
+)
 from ._composites import (
     ListSerializer,
     ListSerializerSnapshot,
@@ -70,6 +76,7 @@ __all__ = [
     "EnumNameSerializer", "EnumSerializer", "EnumSerializerSnapshot",
     "FloatSerializer", "FloatSerializerSnapshot",
     "generated_codecs", "generated_codecs_enabled", "has_generated_codecs", "set_generated_codecs",
+    "uses_generic_methods",
     "IntSerializer", "IntSerializerSnapshot",
     "ListSerializer", "ListSerializerSnapshot",
     "LongSerializer", "LongSerializerSnapshot",

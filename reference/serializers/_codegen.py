@@ -49,7 +49,8 @@ Switch. ``REFERENCE_GENERATED_CODECS=0`` in the environment, or
 ``reference.serializers.set_generated_codecs(False)`` at run time, makes every serializer
 use the generic methods (for debugging, and where ``compile`` of generated code is not
 allowed); ``set_generated_codecs(True)`` turns generation back on. ``has_generated_codecs``
-says whether a serializer has codecs the switch changes.
+says whether a serializer has codecs the switch changes; ``uses_generic_methods`` whether
+its slots hold the generic methods now (a switch re-installs every live serializer's slots).
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ from typing import Any
 from .._io import DataInputView, DataOutputView
 
 __all__ = ["Bail", "Emitter", "GeneratedCodec", "install", "set_generated_codecs", "generated_codecs",
-           "generated_codecs_enabled", "generated_source", "has_generated_codecs",
+           "generated_codecs_enabled", "generated_source", "has_generated_codecs", "uses_generic_methods",
            "MAX_INLINE_DEPTH", "MAX_LINES", "ENVIRONMENT_VARIABLE"]
 
 ENVIRONMENT_VARIABLE = "REFERENCE_GENERATED_CODECS"
@@ -92,6 +93,14 @@ def has_generated_codecs(serializer: Any) -> bool:
     """Whether ``serializer`` reads, writes or copies its records through generated code when
     codecs are on (its class takes part, and does not leave all three to its generic methods)."""
     return isinstance(serializer, GeneratedCodec) and not all(_declines(serializer, kind) for kind in _FRAMES)
+
+
+def uses_generic_methods(serializer: Any) -> bool:
+    """Whether ``serializer`` now reads, writes and copies through its generic methods alone
+    (its codec slots hold them, as every serializer's do while codecs are off); true of a
+    serializer without codec slots."""
+    return all(getattr(serializer, slot, None) in (None, getattr(serializer, _FRAMES[kind][1], None))
+               for kind, slot in _SLOTS.items())
 
 
 def set_generated_codecs(enabled: bool) -> bool:

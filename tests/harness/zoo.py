@@ -1848,6 +1848,15 @@ def _avro_never_declining_generation(self: Any, kind: str) -> bool:
     return False
 
 
+def _switch_reaching_new_serializers_only(codegen: Any) -> Callable[[bool], bool]:
+    """set_generated_codecs changing the setting without re-installing the codecs of the
+    serializers already built: only serializers built afterwards follow it."""
+    def switch(enabled: bool) -> bool:
+        previous, codegen._enabled = codegen._enabled, bool(enabled)
+        return previous  # type: ignore[no-any-return]
+    return switch
+
+
 def _nullable_label_lost(self: Any) -> list[str]:
     """NullableSerializerSnapshot's place in an incompatibility reason lost: the reason says
     "nested serializer 0" where it must say the nullable value, so it does not say where."""
@@ -2034,6 +2043,7 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
         ListSerializer,
         MapSerializer,
         PickleSerializer,
+        _codegen,
         _pojo,
         _primitives,
     )
@@ -2158,6 +2168,9 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
         "a nested snapshot read from bytes allowed to unpickle without the caller's opt-in": (
             "snapshot.untrusted_form", _builtin("int"),
             (_snapshot, "_read_versioned_snapshot", _nested_reads_allowing_pickle(_snapshot._read_versioned_snapshot))),
+        "the codecs switch not reaching serializers already built (they keep their generated code)": (
+            "roundtrip.generated_codecs", _builtin("tuple_of_row"),
+            (_codegen, "set_generated_codecs", _switch_reaching_new_serializers_only(_codegen))),
         "a row's migration taking the prior row's first field for absent": (
             "migration.migrate_state", _builtin("tuple_of_row"),
             (RowSerializerSnapshot, "_plan", _row_plan_without_first_field(RowSerializerSnapshot._plan))),

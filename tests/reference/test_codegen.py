@@ -329,6 +329,21 @@ def test_the_switch_turns_generation_off_and_on_for_existing_serializers() -> No
         assert getattr(serializer._cache_write, "__source__", None), "got no generated write after use"
 
 
+def test_uses_generic_methods_follows_the_slots_of_a_serializer() -> None:
+    serializer = _row()
+    serializer.to_bytes(GOOD_ROWS[1])
+    got = s.uses_generic_methods(serializer)
+    assert got is False, f"got {got}, should be False [a used row, codecs on]"
+    with s.generated_codecs(False):
+        cases = {"the same row, codecs off": serializer, "a long (no codec slots)": s.LongSerializer()}
+        for what, x in cases.items():
+            got = s.uses_generic_methods(x)
+            assert got is True, f"got {got}, should be True [{what}]"
+    serializer._cache_write = serializer._serialize_generic
+    got = s.uses_generic_methods(serializer)
+    assert got is False, f"got {got}, should be False [codecs on, its read and copy slots generated or lazy]"
+
+
 class _Colour(enum.Enum):
     RED = 1
 
