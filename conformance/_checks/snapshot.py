@@ -780,6 +780,19 @@ def flink_dialect(ctx: CheckContext) -> None:
 
 _DIALECT_NAMES = {"flink": "Flink's dialect", "reference": "the reference dialect"}
 
+#: Other names the reference's own snapshot classes answer to when reading: alias -> (the name it
+#: stands for, its dialect, why), as ``reference.snapshot_aliases()`` must list them. Facts of
+#: Flink's classes and of the reference's releases, held here so that the check does not take its
+#: cases from the code it judges alone.
+KNOWN_ALIASES: dict[str, tuple[str, str, str]] = {
+    "org.apache.flink.runtime.state.ArrayListSerializerSnapshot": (
+        "org.apache.flink.api.common.typeutils.base.ListSerializerSnapshot", "flink",
+        "Flink writes a list state's serializer snapshot under that class, and reads it as a ListSerializerSnapshot"),
+    "reference.serializers._avro:AvroSerializerSnapshot": (
+        "reference.serializers:AvroSerializerSnapshot", "reference",
+        "the reference's earlier releases wrote the Avro snapshot under that name"),
+}
+
 
 def _read_under_aliases(reference_form: bytes, flink_form: bytes) -> None:
     """A snapshot whose class is named by another name it answers to when reading
@@ -788,12 +801,19 @@ def _read_under_aliases(reference_form: bytes, flink_form: bytes) -> None:
     earlier release written out for Flink); a Java alias (another Flink class read as this one,
     such as the list state's ArrayListSerializerSnapshot) is written back in Flink's dialect,
     since that class is the one Flink instantiates. Only the top-level class is renamed: a
-    nested snapshot may sit inside a length its enclosing snapshot wrote."""
-    for alias, (name, dialect) in snapshot_aliases().items():
+    nested snapshot may sit inside a length its enclosing snapshot wrote. The names the
+    reference's own classes answer to (``KNOWN_ALIASES``) are read under whatever that function
+    lists, and it must list them."""
+    listed = snapshot_aliases()
+    for alias, (name, dialect) in {**listed, **{k: v[:2] for k, v in KNOWN_ALIASES.items()}}.items():
         form = flink_form if dialect == "flink" else reference_form
         head = form[:4] + _utf(name)  # the proxy version, then the top-level class's name
         if not form.startswith(head):
             continue
+        if alias in KNOWN_ALIASES and listed.get(alias) != (name, dialect):
+            raise Violation(
+                f"reference.snapshot_aliases() gives {listed.get(alias)!r} for {alias}, should give {(name, dialect)!r}: "
+                f"{KNOWN_ALIASES[alias][2]}")
         aliased = form[:4] + _utf(alias) + form[len(head):]
         back = guarded(f"reading the snapshot with {name} named by its alias {alias}", _trusted_snapshot, aliased)
         wanted = [("flink", aliased)] if dialect == "flink" else [("reference", reference_form), ("flink", flink_form)]

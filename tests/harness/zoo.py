@@ -1857,6 +1857,13 @@ def _switch_reaching_new_serializers_only(codegen: Any) -> Callable[[bool], bool
     return switch
 
 
+def _aliases_without(listing: Callable[[], dict[str, tuple[str, str]]], alias: str) -> Callable[[], dict[str, tuple[str, str]]]:
+    """reference.snapshot_aliases() leaving out ``alias``, which its class still answers to."""
+    def aliases() -> dict[str, tuple[str, str]]:
+        return {k: v for k, v in listing().items() if k != alias}
+    return aliases
+
+
 def _nullable_label_lost(self: Any) -> list[str]:
     """NullableSerializerSnapshot's place in an incompatibility reason lost: the reason says
     "nested serializer 0" where it must say the nullable value, so it does not say where."""
@@ -2034,6 +2041,7 @@ def _view_not_resetting_to_its_end(self: Any, mark: Any) -> None:
 
 
 def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any]]]:
+    from conformance._checks import snapshot as snapshot_checks
     from conformance._checks import versioning
     from reference import _io, _snapshot, read_serializer_snapshot
     from reference.backends._bytes import BytesValueState
@@ -2171,6 +2179,10 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
         "the codecs switch not reaching serializers already built (they keep their generated code)": (
             "roundtrip.generated_codecs", _builtin("tuple_of_row"),
             (_codegen, "set_generated_codecs", _switch_reaching_new_serializers_only(_codegen))),
+        "reference.snapshot_aliases() not listing the Java alias of the list's snapshot (Flink's ArrayListSerializerSnapshot)": (
+            "snapshot.flink_dialect", _builtin("list"),
+            (snapshot_checks, "snapshot_aliases", _aliases_without(snapshot_checks.snapshot_aliases,
+                                                                   "org.apache.flink.runtime.state.ArrayListSerializerSnapshot"))),
         "a row's migration taking the prior row's first field for absent": (
             "migration.migrate_state", _builtin("tuple_of_row"),
             (RowSerializerSnapshot, "_plan", _row_plan_without_first_field(RowSerializerSnapshot._plan))),
