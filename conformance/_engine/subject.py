@@ -6,7 +6,7 @@ import functools
 import inspect
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from reference import TypeSerializer, Verdict
@@ -151,16 +151,17 @@ class Evolution:
         self.to = to
         self.expect = expect
         self.migrate = migrate
-        if isinstance(reason_where, str) or not all(isinstance(w, str) and w for w in reason_where):
+        words = None if isinstance(reason_where, str) or not isinstance(reason_where, Iterable) else tuple(reason_where)
+        if words is None or not all(isinstance(w, str) and w for w in words):
             raise SubjectError(
                 f"Evolution(reason_where=...) must be a sequence of words (the places on the way to the "
                 f"change, in order: ('items', 'element', 'price')); got {reason_where!r}")
-        if reason_where and expect is not Verdict.INCOMPATIBLE:
+        if words and expect is not Verdict.INCOMPATIBLE:
             raise SubjectError(
                 "Evolution(reason_where=...) only applies to expect='incompatible' (it is what the "
                 "incompatibility reason must mention, in order, to say where the change is)")
         self.reason_contains = reason_contains
-        self.reason_where = tuple(reason_where)
+        self.reason_where = words
         self.name = name
         self.schemas = schemas
 

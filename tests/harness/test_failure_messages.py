@@ -269,6 +269,8 @@ def test_an_incompatibility_reason_must_say_where_in_order():
 @pytest.mark.parametrize(("where", "expect", "words"), [
     ("element", "incompatible", "sequence of words"),
     (("element", ""), "incompatible", "sequence of words"),
+    (5, "incompatible", "sequence of words"),
+    ((w for w in ("element", 5)), "incompatible", "sequence of words"),
     (("element",), "compatible_as_is", "only applies to expect='incompatible'"),
 ])
 def test_reason_where_is_refused_when_it_cannot_apply(where, expect, words):
