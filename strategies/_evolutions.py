@@ -130,6 +130,11 @@ def _children(node: Any) -> list[tuple[Any, Any]]:
     return []
 
 
+def _child(node: Any, step: tuple[Any, ...]) -> Any:
+    """The node ``step`` leads to from ``node`` (a step of ``_children``)."""
+    return dict(_children(node))[step]
+
+
 def _sites(schema: Any) -> list[tuple[tuple[Any, ...], tuple[Any, ...], Any]]:
     """(path, ancestors, node) for every node, breadth first (the root is simplest)."""
     out = []
@@ -507,27 +512,27 @@ def _rebuild(node: Any, path: tuple[Any, ...], applied: _Applied) -> tuple[Any, 
     step, rest = path[0], path[1:]
     kind = step[0]
     if kind == "inner":
-        inner, m = _rebuild(node.inner, rest, applied)
+        inner, m = _rebuild(_child(node, step), rest, applied)
         return dataclasses.replace(node, inner=inner), _wrap(m, o.NullableMigration)
     if kind == "element":
-        element, m = _rebuild(node.element, rest, applied)
+        element, m = _rebuild(_child(node, step), rest, applied)
         return t.ListType(element), _wrap(m, o.ListMigration)
     if kind == "key":
-        key, m = _rebuild(node.key, rest, applied)
+        key, m = _rebuild(_child(node, step), rest, applied)
         return t.MapType(key, node.value), _wrap(m, lambda k: o.MapMigration(k, o.IDENTITY))
     if kind == "value":
-        value, m = _rebuild(node.value, rest, applied)
+        value, m = _rebuild(_child(node, step), rest, applied)
         return t.MapType(node.key, value), _wrap(m, lambda v: o.MapMigration(o.IDENTITY, v))
     if kind == "field":
         i = step[1]
-        field, m = _rebuild(node.fields[i], rest, applied)
+        field, m = _rebuild(_child(node, step), rest, applied)
         fields = list(node.fields)
         fields[i] = field
         return t.TupleType(tuple(fields)), _wrap(m, lambda f: o.TupleMigration(
             tuple(f if k == i else o.IDENTITY for k in range(len(fields)))))
     if kind == "row":
         i = step[1]
-        ftype, m = _rebuild(node.fields[i].type, rest, applied)
+        ftype, m = _rebuild(_child(node, step), rest, applied)
         fields = list(node.fields)
         fields[i] = dataclasses.replace(fields[i], type=ftype)
         n = len(fields)
@@ -536,7 +541,7 @@ def _rebuild(node: Any, path: tuple[Any, ...], applied: _Applied) -> tuple[Any, 
     if kind == "pojo":
         i = step[1]
         fields = list(_pojo.pojo_fields(node))
-        ftype, m = _rebuild(fields[i].type, rest, applied)
+        ftype, m = _rebuild(_child(node, step), rest, applied)
         fields[i] = dataclasses.replace(fields[i], type=ftype)
         new = _pojo.pojo_type(tuple(fields), node.cls.__qualname__)
         if m is None:
@@ -598,23 +603,17 @@ def _where(schema: Any, path: tuple[Any, ...], change: str) -> tuple[str, ...]:
             words.append("null")
             if node.padded:
                 break
-            node = node.inner
         elif kind in ("element", "key", "value"):
             words.append(kind)
             if kind == "element" and change == "row.changed_in_list":
                 break
-            node = getattr(node, kind)
         elif kind == "field":
             words.append(f"field {step[1]}")
-            node = node.fields[step[1]]
         elif kind == "row":
-            field = node.fields[step[1]]
-            words.append(field.name)
-            node = field.type
+            words.append(node.fields[step[1]].name)
         else:  # "pojo"
-            pojo_field = _pojo.pojo_fields(node)[step[1]]
-            words.append(pojo_field.name)
-            node = pojo_field.type
+            words.append(_pojo.pojo_fields(node)[step[1]].name)
+        node = _child(node, step)
     return tuple(words)
 
 
