@@ -32,6 +32,9 @@ non-ASCII string where it only inlines ASCII) it gives up (``Bail`` or any excep
 what it did (the input position and element budget, the bytes written) and runs the generic
 method from the start, whose result or error is then the result. So the generated path fails
 exactly where the generic one does, with the same ``StateError`` and the same input position.
+A function that does not compile is left to the generic method only where a schema is past
+Python's limits (``PAST_COMPILE_LIMITS``); an ``IndentationError``, which only a broken
+generator writes, is raised on first use (``raise_generator_bug``).
 
 Other functions. A serializer may compile further functions from the same fragments with an
 ``Emitter`` and ``Emitter.function``: ``RowSerializer.byte_migration`` (a row's records
@@ -64,7 +67,7 @@ from typing import Any
 
 from .._io import DataInputView, DataOutputView
 
-__all__ = ["Bail", "Emitter", "GeneratedCodec", "install", "set_generated_codecs", "generated_codecs",
+__all__ = ["Bail", "Emitter", "GeneratedCodec", "install", "PAST_COMPILE_LIMITS", "raise_generator_bug", "set_generated_codecs", "generated_codecs",
            "generated_codecs_enabled", "generated_source", "has_generated_codecs", "uses_generic_methods",
            "MAX_INLINE_DEPTH", "MAX_LINES", "ENVIRONMENT_VARIABLE"]
 
@@ -449,6 +452,20 @@ def install(serializer: Any) -> None:
         setattr(serializer, slot, method)
 
 
+#: What compiling a function raises for a schema past Python's limits (blocks nested past 20,
+#: an int literal of a huge row's mask past the digit limit, recursion in the compiler): the
+#: generic method runs instead.
+PAST_COMPILE_LIMITS = (SyntaxError, ValueError, RecursionError, MemoryError)
+
+
+def raise_generator_bug(exc: BaseException) -> None:
+    """Raise ``exc`` (one of ``PAST_COMPILE_LIMITS``) when no schema can cause it, only a broken
+    generator: an IndentationError (the emitter alone indents). Hidden behind the generic
+    method, it would leave every record to the generic path and the codecs untested."""
+    if isinstance(exc, IndentationError):
+        raise exc
+
+
 def _build(serializer: Any, kind: str) -> Any:
     """Fill ``serializer``'s ``kind`` slot (generated, or its generic method where it
     declines or generation is off) and return what it holds."""
@@ -456,8 +473,8 @@ def _build(serializer: Any, kind: str) -> Any:
     if _enabled and not _declines(serializer, kind):
         try:
             function = _generate(serializer, kind)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            pass  # a schema beyond what compiles (e.g. an int literal of a huge row's mask)
+        except PAST_COMPILE_LIMITS as exc:
+            raise_generator_bug(exc)  # else a schema beyond what compiles: the generic method
     setattr(serializer, _SLOTS[kind], function)
     return function
 

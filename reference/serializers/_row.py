@@ -459,8 +459,8 @@ class RowSerializer(_codegen.GeneratedCodec, TypeSerializer[tuple[Any, ...]]):
         if _codegen.generated_codecs_enabled():
             try:
                 return self._byte_migration_generated(new, order, migrated)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                pass  # a schema beyond what compiles: the generic form
+            except _codegen.PAST_COMPILE_LIMITS as exc:
+                _codegen.raise_generator_bug(exc)  # else a schema beyond what compiles: the generic form
         return self._byte_migration_generic(new, order, migrated)
 
     def _byte_migration_generic(

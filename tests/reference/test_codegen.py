@@ -344,6 +344,30 @@ def test_uses_generic_methods_follows_the_slots_of_a_serializer() -> None:
     assert got is False, f"got {got}, should be False [codecs on, its read and copy slots generated or lazy]"
 
 
+@pytest.mark.parametrize(("raised", "falls_back"), [
+    (SyntaxError("too many statically nested blocks"), True),
+    (ValueError("Exceeds the limit (4300 digits) for integer string conversion"), True),
+    (RecursionError("maximum recursion depth exceeded during compilation"), True),
+    (IndentationError("expected an indented block after 'if' statement"), False),
+])
+def test_code_past_compile_limits_falls_back_and_a_broken_generator_is_raised(
+        raised: BaseException, falls_back: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = _row().to_bytes(GOOD_ROWS[0])  # written by generated code, before the patch
+
+    def generate(serializer: Any, kind: str) -> Any:
+        raise raised
+
+    monkeypatch.setattr(_codegen, "_generate", generate)
+    serializer = _row()
+    if falls_back:
+        got = serializer.to_bytes(GOOD_ROWS[0])
+        assert got == expected, f"got {got.hex()}, should be {expected.hex()} [{raised!r}: the generic method writes]"
+        assert serializer._cache_write == serializer._serialize_generic, f"got {serializer._cache_write!r} in the write slot, should be the generic method"
+        return
+    with pytest.raises(IndentationError):
+        serializer.to_bytes(GOOD_ROWS[0])
+
+
 class _Colour(enum.Enum):
     RED = 1
 
