@@ -34,7 +34,7 @@ from ._evolutions import (
 from ._pojo import PojoField, activate, check_schema, enum_type, pojo_type, schema_nodes
 from ._rowdata import rowdata_values, sql_row_types, sql_types
 from ._schemas import FAMILIES, schemas
-from ._values import large_values, values, varint_edges, zero_value
+from ._values import immutable_type, large_values, values, varint_edges, zero_value
 
 
 def serializers(schema: Any) -> _st.SearchStrategy[Any]:
@@ -74,4 +74,5 @@ __all__ = [
     "values_equal",
     "varint_edges",
     "zero_value",
+    "immutable_type",
 ]

@@ -337,6 +337,23 @@ def zero_value(schema: Any) -> Any:
     return None
 
 
+def immutable_type(schema: Any) -> bool:
+    """What ``is_immutable_type`` of ``serializer_for(schema)`` must be: whether every value of
+    ``schema`` is an immutable Python object (numbers, bools, text, bytes and enum members, and
+    a Nullable, tuple or row of such values), so that ``copy`` may hand it out as it is. A list,
+    map, dataclass, pickled object or Avro record is mutable."""
+    kind = type(schema)
+    if kind in _ZEROS or kind is t.EnumType:
+        return True
+    if kind is t.NullableType:
+        return immutable_type(schema.inner)
+    if kind is t.TupleType:
+        return all(immutable_type(f) for f in schema.fields)
+    if kind is t.RowType:
+        return all(immutable_type(f.type) for f in schema.fields)
+    return False
+
+
 _NUMBERS = (t.BooleanType, t.ByteType, t.ShortType, t.IntType, t.LongType, t.FloatType, t.DoubleType)
 _ZEROS: dict[type, Any] = {
     t.BooleanType: False, t.ByteType: 0, t.ShortType: 0, t.IntType: 0, t.LongType: 0, t.FloatType: 0.0,

@@ -213,7 +213,8 @@ def _properties_as_methods(cls: type) -> list[str]:
 @check(id="roundtrip.api_valid", family="roundtrip", layer="api")
 def api_valid(ctx: CheckContext) -> None:
     """The serializer is a TypeSerializer with sane length/immutability (read-only properties)
-    and a snapshot."""
+    and a snapshot; with ``Subject(schema=...)``, is_immutable_type true only where the schema's
+    values are immutable (exactly, for the reference's own serializers)."""
     serializer = ctx.serializer()
     if not isinstance(serializer, TypeSerializer):
         raise Violation(f"got a {type(serializer).__name__}, should be a reference.TypeSerializer")
@@ -234,6 +235,7 @@ def api_valid(ctx: CheckContext) -> None:
     immutable = serializer.is_immutable_type
     if type(immutable) is not bool:
         raise Violation(f"is_immutable_type is {immutable!r}, should be True or False")
+    _immutability_of_the_schema(ctx, serializer, immutable)
     snapshot = serializer.snapshot_configuration()
     if not isinstance(snapshot, TypeSerializerSnapshot):
         raise Violation(
@@ -243,6 +245,27 @@ def api_valid(ctx: CheckContext) -> None:
     version = snapshot.get_current_version()
     if type(version) is not int or not 0 <= version < 2**31:
         raise Violation(f"snapshot get_current_version() is {version!r}, should be a non-negative int")
+
+
+def _immutability_of_the_schema(ctx: CheckContext, serializer: Any, immutable: bool) -> None:
+    """With ``Subject(schema=...)``, ``is_immutable_type`` is true only where the schema's values
+    are immutable (``strategies.immutable_type``): else ``copy`` hands out values the caller
+    may change under the state. A serializer of yours may say False where they are (a copy then
+    costs a little more); the reference's own say exactly what the schema's values are."""
+    schema = getattr(ctx.subject, "schema", None)
+    if schema is None:
+        return
+    import strategies
+
+    expected = strategies.immutable_type(schema)
+    own = type(serializer).__module__.partition(".")[0] == "reference"
+    if immutable is expected or (not own and not immutable):
+        return
+    raise Violation(
+        f"is_immutable_type is {immutable}, should be {expected} for the schema {schema!r}: "
+        + ("its values are mutable (a list, map, dataclass, pickled object or Avro record in it), so copy() "
+           "must copy them" if not expected else
+           "its values are immutable, and the reference's serializers say so (copy() hands them out as they are)"))
 
 
 @check(id="roundtrip.create_instance", family="roundtrip", requires=API, layer="api")

@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 from conformance import RunConfig, RunConfigError, Subject, check_serializer
 from conformance._engine.render import render_report
 from conformance.cli import main
-from reference.serializers import LongSerializer
+from reference import types as t
+from reference.serializers import ListSerializer, LongSerializer
 
 pytest_plugins = ["pytester"]
 
@@ -109,6 +110,38 @@ def test_a_property_written_as_a_method_fails_api_valid_in_one_sentence_naming_t
     assert type(serializer).__name__ in message, f"got {message!r}, should name the class that defines it"
     harness = [frame for frame in result.trace if "conformance" + "/" in frame.replace("\\", "/")]
     assert not harness, f"got trace {result.trace}, should show no frame of the harness for its own finding"
+
+
+class _MutableLongs(LongSerializer):
+    """Longs said to be mutable: true of no long, but safe (copy() then copies)."""
+
+    @property
+    def is_immutable_type(self) -> bool:
+        return False
+
+
+class _ImmutableLists(ListSerializer):
+    """Lists said to be immutable: copy() then hands out the very list the state holds."""
+
+    @property
+    def is_immutable_type(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(("serializer", "schema", "status"), [
+    (_MutableLongs(), t.LongType(), "passed"),
+    (LongSerializer(), t.LongType(), "passed"),
+    (_ImmutableLists(LongSerializer()), t.ListType(t.LongType()), "failed"),
+    (ListSerializer(LongSerializer()), t.ListType(t.LongType()), "passed"),
+], ids=["yours, conservative", "the reference's", "yours, lists said immutable", "the reference's list"])
+def test_is_immutable_type_is_held_to_the_schema(serializer, schema, status):
+    values = st.lists(LONGS) if isinstance(schema, t.ListType) else LONGS
+    report = check_serializer(Subject(serializer, values, schema=schema),
+                              RunConfig(examples=5, seed=7, backends=("heap",), checks=("roundtrip.api_valid",)))
+    result = report["roundtrip.api_valid"]
+    assert result.status == status, f"got {result.status} ({result.message}), should be {status}"
+    if status == "failed":
+        assert "is_immutable_type is True, should be False" in result.message, f"got {result.message!r}"
 
 
 def test_a_property_override_still_passes_api_valid():

@@ -2183,6 +2183,8 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
             "snapshot.flink_dialect", _builtin("list"),
             (snapshot_checks, "snapshot_aliases", _aliases_without(snapshot_checks.snapshot_aliases,
                                                                    "org.apache.flink.runtime.state.ArrayListSerializerSnapshot"))),
+        "an enum serializer saying its members are mutable (is_immutable_type False)": (
+            "roundtrip.api_valid", _builtin("enum"), (EnumSerializer, "is_immutable_type", property(lambda self: False))),
         "a row's migration taking the prior row's first field for absent": (
             "migration.migrate_state", _builtin("tuple_of_row"),
             (RowSerializerSnapshot, "_plan", _row_plan_without_first_field(RowSerializerSnapshot._plan))),

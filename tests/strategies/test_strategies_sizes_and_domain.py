@@ -129,6 +129,22 @@ def test_zero_value_is_javas_default(schema: Any, zero: Any) -> None:
         f"got create_instance() {serializer_for(schema).create_instance()!r}, should be {zero!r}")
 
 
+@pytest.mark.parametrize("schema, immutable", [
+    (t.IntType(), True), (t.StringType(), True), (t.BytesType(), True), (t.NullableType(t.DoubleType()), True),
+    (t.NullableType(t.ListType(t.IntType())), False), (t.ListType(t.IntType()), False),
+    (t.MapType(t.StringType(), t.LongType()), False), (t.TupleType((t.LongType(), t.StringType())), True),
+    (t.TupleType((t.LongType(), t.ListType(t.StringType()))), False),
+    (t.RowType((t.RowField("a", t.IntType(), nullable=False), t.RowField("b", t.StringType()))), True),
+    (t.RowType((t.RowField("a", t.IntType()), t.RowField("b", t.MapType(t.IntType(), t.IntType())))), False),
+    (t.PickleType(), False),
+], ids=repr)
+def test_immutable_type_is_true_only_of_immutable_values(schema: Any, immutable: bool) -> None:
+    got = strategies.immutable_type(schema)
+    assert got is immutable, f"got {got}, should be {immutable} [{schema!r}]"
+    got = serializer_for(schema).is_immutable_type
+    assert got is immutable, f"got is_immutable_type {got}, should be {immutable} [{schema!r}]"
+
+
 @given(st.data())
 @settings(max_examples=30, deadline=None)
 def test_domain_draws_are_not_values(data: Any) -> None:
