@@ -227,42 +227,49 @@ def _write_through_backend(ctx: Any, serializer: Any, values: list[Any], keys: r
 
 
 def _oracle_judge(values: list[Any], migrate: Callable[[Any], Any] | None, kind: str) -> Callable[..., Any]:
-    """Executor side: compare each decoded entry of one state with the history's value
-    (migrated by the oracle). The expected value depends only on the key modulo
-    ``len(values) * _EVERY`` (and the map key), so each is built once; each distinct object,
-    decoded or expected, is canonicalised once (the decoder gives one object per distinct
-    bytes, and each history value is migrated once)."""
+    """Compare each decoded entry of one state with the history's value (migrated by the
+    oracle), in the executors. The expected value depends only on the key modulo
+    ``len(values) * _EVERY`` (and the map key); its canonical form is made here, on the driver,
+    for every place of one period: shipped to an executor, a value of a class that is not
+    importable by its name (a dataclass defined in a function) arrives as an instance of a copy
+    of its class that keeps no qualified name, and canonical forms compare classes by that name.
+    The values travel too, for messages only. Each distinct decoded object is canonicalised
+    once (the decoder gives one object per distinct bytes)."""
     from .._engine.canonical import canonical, show
 
     period = len(values) * _EVERY
-    #: id -> (the object, its canonical form); holding the object keeps its id its own.
-    canonical_of: dict[int, tuple[Any, Any]] = {}
+    if migrate is not None:
+        migrated: dict[int, Any] = {}  # id of a history value (the cycle repeats them) -> its oracle value
+        for value in values:
+            if id(value) not in migrated:
+                migrated[id(value)] = migrate(value)
+        values = [migrated[id(value)] for value in values]
+    forms: dict[int, Any] = {}  # id of an expected value -> its canonical form
+
+    def form(item: Any) -> Any:
+        if id(item) not in forms:
+            forms[id(item)] = canonical(item)
+        return forms[id(item)]
+
+    #: (key modulo the period, map key) -> (the canonical form expected there, the value).
+    wanted: dict[tuple[int, Any], tuple[Any, Any]] = {}
+    for k in range(period):
+        value, elements, entries = _layout(k, values)
+        if kind == "value":
+            wanted[(k, None)] = (form(value), value)
+        elif kind == "list":
+            wanted[(k, None)] = (canonical(elements), elements)
+        elif entries is not None:
+            for user_key, entry in entries.items():
+                wanted[(k, user_key)] = (form(entry), entry)
+    unexpected = (canonical(KeyError), KeyError)  # a map key the history never wrote there
+    canonical_of: dict[int, tuple[Any, Any]] = {}  # id -> (the decoded object, its canonical form)
 
     def canonical_once(item: Any) -> Any:
         found = canonical_of.get(id(item))
         if found is None or found[0] is not item:
             found = canonical_of[id(item)] = (item, canonical(item))
         return found[1]
-
-    migrated: dict[int, Any] = {}  # id of a history value (``values`` holds them) -> its oracle value
-
-    def migrate_once(value: Any) -> Any:
-        if id(value) not in migrated:
-            migrated[id(value)] = migrate(value)  # type: ignore[misc]
-        return migrated[id(value)]
-
-    wanted: dict[tuple[int, Any], Any] = {}
-
-    def expected(place: tuple[int, Any]) -> Any:
-        if place not in wanted:
-            value, elements, entries = _layout(place[0], values, None if migrate is None else migrate_once)
-            if kind == "value":
-                wanted[place] = value
-            elif kind == "list":
-                wanted[place] = elements
-            else:
-                wanted[place] = None if entries is None else entries.get(place[1], KeyError)
-        return wanted[place]
 
     #: (key modulo the period, map key) -> the last object found equal to the oracle's there.
     passed: dict[tuple[int, Any], Any] = {}
@@ -271,8 +278,8 @@ def _oracle_judge(values: list[Any], migrate: Callable[[Any], Any] | None, kind:
         place = (key % period, user_key)
         if passed.get(place, _NOTHING) is got:
             return None
-        want = expected(place)
-        if canonical_once(got) == canonical_once(want):
+        want_form, want = wanted.get(place, unexpected)
+        if canonical_once(got) == want_form:
             passed[place] = got
             return None
         where = "" if user_key is None else f" map key {user_key!r}"
@@ -476,10 +483,29 @@ def spark_migration(ctx: CheckContext) -> None:
     steps = [s for s in declared_steps(ctx) if s.expect != Verdict.INCOMPATIBLE]
     if not steps:
         raise NotApplicable("no compatible evolutions declared")
+    local = {step.label: _known_only_here(step) for step in steps}
+    for label, classes in local.items():
+        if classes:
+            ctx.note(f"{label}: not migrated on Spark: its new class{'es' if len(classes) > 1 else ''} "
+                     f"{', '.join(classes)} (defined in a function) {'are' if len(classes) > 1 else 'is'} known "
+                     "only in this process, and an executor finds a class by its name")
+    steps = [step for step in steps if not local[step.label]]
+    if not steps:
+        raise NotApplicable("every compatible evolution migrates to classes defined in a function, which Spark "
+                            "executors cannot find by their names")
     savepoint, cycle, rows = _history(ctx)
     spark = _spark(ctx)
     for step in steps:
         _migrate_on_spark(ctx, step, savepoint, cycle, rows, spark)
+
+
+def _known_only_here(step: Any) -> list[str]:
+    """The names of ``step``'s new classes (``Evolution(classes=...)``) that are not importable
+    by their names (defined in a function): another process resolves such a name to the class
+    its module registers, the current one."""
+    if step.classes is None:
+        return []
+    return [f"{cls.__module__}:{cls.__qualname__}" for cls in step.classes[1] if "<locals>" in cls.__qualname__]
 
 
 def _migrate_on_spark(ctx: Any, step: Any, savepoint: str, cycle: list[Any], rows: int, spark: Any,
