@@ -100,6 +100,9 @@ _PLAN: dict[str, tuple[Any, bool]] = {
     # calls the Avro serializer's own methods, which are its generic ones (no generated code
     # takes a logical type).
     "avro_logical": (lambda: _logical_avro(), False),
+    # A dataclass defined in a function, as in a notebook or a test: not importable by its name,
+    # known to the reference because its module registers it; a list field with a default factory.
+    "local_pojo": (None, False),
 }
 BUILTIN_NAMES = tuple(_PLAN)
 
@@ -541,9 +544,80 @@ def _counter() -> Subject:
                         invalid_configurations={"a width of 3 bytes": lambda: CountSerializer(3)})
 
 
+@cache
+def _local_visits() -> tuple[type, type, type]:
+    """``Visit`` as a function defines it (``reference.register_type`` makes it known by its name,
+    which imports nothing), and two next releases of the same name: one with a dict field more,
+    one whose count is text."""
+    import dataclasses
+
+    from reference import register_type
+
+    @dataclasses.dataclass
+    class Visit:
+        user: str
+        count: int = 0
+        pages: list[str] = dataclasses.field(default_factory=list)
+
+    current = Visit
+
+    @dataclasses.dataclass  # type: ignore[no-redef]
+    class Visit:
+        user: str
+        count: int = 0
+        pages: list[str] = dataclasses.field(default_factory=list)
+        referrers: dict[str, int] = dataclasses.field(default_factory=dict)
+
+    with_referrers = Visit
+
+    @dataclasses.dataclass  # type: ignore[no-redef]
+    class Visit:
+        user: str
+        count: str = ""
+        pages: list[str] = dataclasses.field(default_factory=list)
+
+    register_type(current)
+    return current, with_referrers, Visit
+
+
+# Registered when this module is imported, as a process that unpickles the serializer (a Spark
+# executor) needs: the class is known there by its name only once the module defining it is
+# imported, as a user's module that creates and registers a class does.
+_local_visits()
+
+
+def _local_pojo() -> Subject:
+    """``PojoSerializer(Visit)`` of a dataclass defined in a function (``_local_visits``), with a
+    list field whose default is a factory: it pickles and restores by its registered name, in
+    this process and in others (a fresh process, Spark executors), which import this module. Its
+    next release gains a dict field, which its default factory fills in every migrated record."""
+    from hypothesis import strategies as st
+
+    from reference.serializers import PojoSerializer
+
+    visit, with_referrers, text_count = _local_visits()
+    text = st.text(max_size=10)
+    values = st.builds(visit, user=text, count=st.integers(-(2**63), 2**63 - 1), pages=st.lists(text, max_size=3))
+
+    def gains_referrers(value: Any) -> Any:
+        return with_referrers(user=value.user, count=value.count, pages=list(value.pages))
+
+    # A next release's class defined in a function is known only in the process that defines it
+    # (a Spark executor resolves the name to the class its module registers): spark.migration
+    # says so and leaves that evolution to the heap and bytes backends.
+    evolutions = [
+        Evolution(lambda: PojoSerializer(with_referrers), Verdict.COMPATIBLE_AFTER_MIGRATION, gains_referrers,
+                  classes=([visit], [with_referrers]), name="Visit gains a dict field with a default factory"),
+        Evolution(lambda: PojoSerializer(text_count), Verdict.INCOMPATIBLE, classes=([visit], [text_count]),
+                  reason_contains="count", reason_where=("count",), name="Visit's count becomes text"),
+    ]
+    return _user_shaped("local_pojo", lambda: PojoSerializer(visit), values, evolutions)
+
+
 _USER_SHAPED = {"row_of_user_type": _row_of_user_type, "pojo_with_subclasses": _pojo_with_subclasses,
                 "counter": _counter, "map_of_readings": _map_of_readings,
-                "legacy_row": _legacy_row, "flink_row": _flink_row, "rowdata": _rowdata}
+                "legacy_row": _legacy_row, "flink_row": _flink_row, "rowdata": _rowdata,
+                "local_pojo": _local_pojo}
 
 
 def _fixed_list_of_pojo() -> Any:
@@ -781,6 +855,8 @@ def _invalid_configurations(name: str) -> dict[str, Any]:
         return rows(supports_row_kind=False)
     if name in ("pojo", "annotated_pojo", "pojo_of_row"):
         return pojos(_schema(name).cls)
+    if name == "local_pojo":
+        return pojos(_local_visits()[0])
     if name == "pojo_with_subclasses":
         from .._user_serializers import Circle, Shape
 
