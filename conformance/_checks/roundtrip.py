@@ -523,13 +523,15 @@ def generated_codecs(ctx: CheckContext) -> None:
     a serializer of yours) treat its records alike through their generated codecs and their
     generic methods: the same bytes, values and copies, and the same result or error (class,
     message, input position) on damaged records. Switched off, the codecs of serializers already
-    built give way to the generic methods."""
+    built give way to the generic methods; and a fresh interpreter has them on unless
+    ``REFERENCE_GENERATED_CODECS=0`` turns them off."""
     from reference.serializers import generated_codecs as codecs_switched
     from reference.serializers import generated_codecs_enabled, has_generated_codecs
 
     s = ctx.serializer()
     if not any(has_generated_codecs(x) for x in serializers_in(s)):
         raise NotApplicable("the serializer holds none of the reference's serializers with generated codecs")
+    _environment_switch_works()
     if not generated_codecs_enabled():
         raise NotApplicable("generated codecs are off in this process (REFERENCE_GENERATED_CODECS=0): "
                             "the generic methods are all there is to compare")
@@ -564,6 +566,44 @@ def generated_codecs(ctx: CheckContext) -> None:
 
     ctx.for_all(st.lists(ctx.subject.values, min_size=1, max_size=CODEC_VALUES), body,
                 max_examples=max(3, ctx.examples // 8))
+
+
+#: The environment a fresh interpreter starts with -> whether its generated codecs must be on
+#: (``REFERENCE_GENERATED_CODECS``, read when ``reference.serializers`` is imported).
+_SWITCH_CASES: dict[str | None, bool] = {None: True, "0": False}
+#: What the fresh interpreters gave, once per process: the problem found, or "" for none.
+_SWITCH_FOUND: list[str] = []
+
+
+def _environment_switch_works() -> None:
+    """The documented switch does what it says: a fresh interpreter has generated codecs on
+    unless ``REFERENCE_GENERATED_CODECS=0`` turns them off (this check compares both ways in
+    one process by ``generated_codecs(False)``; a run under the variable, such as the mutation
+    tool's second one, relies on the variable). Asked of two fresh interpreters once per
+    process."""
+    import os
+    import subprocess
+
+    from reference.serializers import ENVIRONMENT_VARIABLE
+
+    if not _SWITCH_FOUND:
+        problems = []
+        for value, enabled in _SWITCH_CASES.items():
+            env = {k: v for k, v in os.environ.items() if k != ENVIRONMENT_VARIABLE}
+            if value is not None:
+                env[ENVIRONMENT_VARIABLE] = value
+            done = subprocess.run(
+                [sys.executable, "-c", "import reference.serializers as s; print(s.generated_codecs_enabled())"],
+                env=env, capture_output=True, text=True, timeout=120, check=False)
+            got = done.stdout.strip()
+            if got != str(enabled):
+                where = f"{ENVIRONMENT_VARIABLE}={value}" if value is not None else f"{ENVIRONMENT_VARIABLE} unset"
+                problems.append(f"a fresh interpreter with {where} gave generated_codecs_enabled() "
+                                f"{got or done.stderr.strip()[-300:]!r}, should be {enabled}")
+        _SWITCH_FOUND.append("; ".join(problems))
+    if _SWITCH_FOUND[0]:
+        raise Violation(f"{_SWITCH_FOUND[0]}: {ENVIRONMENT_VARIABLE}=0 turns the generated codecs off, and "
+                        "nothing else does at start")
 
 
 def _holds_generic_methods(s: Any) -> None:

@@ -8,6 +8,7 @@ from ._avro import AvroSerializer, AvroSerializerSnapshot
 from ._avro_compat import AvroSchemaError
 from ._binary import TimestampData
 from ._codegen import (
+    ENVIRONMENT_VARIABLE,
     generated_codecs,
     generated_codecs_enabled,
     has_generated_codecs,
@@ -76,7 +77,7 @@ __all__ = [
     "EnumNameSerializer", "EnumSerializer", "EnumSerializerSnapshot",
     "FloatSerializer", "FloatSerializerSnapshot",
     "generated_codecs", "generated_codecs_enabled", "has_generated_codecs", "set_generated_codecs",
-    "uses_generic_methods",
+    "uses_generic_methods", "ENVIRONMENT_VARIABLE",
     "IntSerializer", "IntSerializerSnapshot",
     "ListSerializer", "ListSerializerSnapshot",
     "LongSerializer", "LongSerializerSnapshot",
