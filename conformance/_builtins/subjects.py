@@ -561,8 +561,8 @@ def _local_visits() -> tuple[type, type, type]:
 
     current = Visit
 
-    @dataclasses.dataclass  # type: ignore[no-redef]
-    class Visit:
+    @dataclasses.dataclass
+    class Visit:  # type: ignore[no-redef]
         user: str
         count: int = 0
         pages: list[str] = dataclasses.field(default_factory=list)
@@ -570,8 +570,8 @@ def _local_visits() -> tuple[type, type, type]:
 
     with_referrers = Visit
 
-    @dataclasses.dataclass  # type: ignore[no-redef]
-    class Visit:
+    @dataclasses.dataclass
+    class Visit:  # type: ignore[no-redef]
         user: str
         count: str = ""
         pages: list[str] = dataclasses.field(default_factory=list)
