@@ -37,7 +37,7 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from reference import StateError, StateMigrationError, Verdict
+from reference import StateError, StateMigrationError, Verdict, class_identity
 from reference.backends import SCHEMA_EVOLUTION_ENABLED
 from reference.serializers import LongSerializer
 
@@ -505,7 +505,7 @@ def _known_only_here(step: Any) -> list[str]:
     its module registers, the current one."""
     if step.classes is None:
         return []
-    return [f"{cls.__module__}:{cls.__qualname__}" for cls in step.classes[1] if "<locals>" in cls.__qualname__]
+    return [class_identity(cls) for cls in step.classes[1] if "<locals>" in cls.__qualname__]
 
 
 def _migrate_on_spark(ctx: Any, step: Any, savepoint: str, cycle: list[Any], rows: int, spark: Any,
