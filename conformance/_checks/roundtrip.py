@@ -533,8 +533,9 @@ def generated_codecs(ctx: CheckContext) -> None:
         raise NotApplicable("the serializer holds none of the reference's serializers with generated codecs")
     _environment_switch_works()
     if not generated_codecs_enabled():
-        raise NotApplicable("generated codecs are off in this process (REFERENCE_GENERATED_CODECS=0): "
-                            "the generic methods are all there is to compare")
+        raise NotApplicable("generated codecs are off in this process (REFERENCE_GENERATED_CODECS=0 or another "
+                            "value that turns them off, or set_generated_codecs(False)): the generic methods are "
+                            "all there is to compare")
 
     def outcomes(values: list[Any], records: list[bytes]) -> list[tuple[str, Any]]:
         """(what was done, with ``{record}`` where the record is named; what it gave)."""

@@ -791,7 +791,9 @@ class PojoSerializerSnapshot(
             raise StateError(
                 f"the snapshot's dataclass {self.class_name} is not known in this process; "
                 "import its module before restoring (classes are never imported on a "
-                "snapshot's behalf)"
+                "snapshot's behalf); a class defined in a function is known by its name only "
+                "once registered: call reference.register_type on it, or build its "
+                "PojoSerializer, in code that runs when that module is imported"
             )
         return cls
 
