@@ -558,6 +558,7 @@ def _local_visits() -> tuple[type, type, type]:
         user: str
         count: int = 0
         pages: list[str] = dataclasses.field(default_factory=list)
+        tag: int | str = 0
 
     current = Visit
 
@@ -566,6 +567,7 @@ def _local_visits() -> tuple[type, type, type]:
         user: str
         count: int = 0
         pages: list[str] = dataclasses.field(default_factory=list)
+        tag: int | str = 0
         referrers: dict[str, int] = dataclasses.field(default_factory=dict)
 
     with_referrers = Visit
@@ -575,6 +577,7 @@ def _local_visits() -> tuple[type, type, type]:
         user: str
         count: str = ""
         pages: list[str] = dataclasses.field(default_factory=list)
+        tag: int | str = 0
 
     register_type(current)
     return current, with_referrers, Visit
@@ -588,7 +591,8 @@ _local_visits()
 
 def _local_pojo() -> Subject:
     """``PojoSerializer(Visit)`` of a dataclass defined in a function (``_local_visits``), with a
-    list field whose default is a factory: it pickles and restores by its registered name, in
+    list field whose default is a factory and a field annotated ``int | str`` (pickled, as any
+    union but ``X | None``): it pickles and restores by its registered name, in
     this process and in others (a fresh process, Spark executors), which import this module. Its
     next release gains a dict field, which its default factory fills in every migrated record."""
     from hypothesis import strategies as st
@@ -597,10 +601,11 @@ def _local_pojo() -> Subject:
 
     visit, with_referrers, text_count = _local_visits()
     text = st.text(max_size=10)
-    values = st.builds(visit, user=text, count=st.integers(-(2**63), 2**63 - 1), pages=st.lists(text, max_size=3))
+    values = st.builds(visit, user=text, count=st.integers(-(2**63), 2**63 - 1), pages=st.lists(text, max_size=3),
+                       tag=st.integers() | text)
 
     def gains_referrers(value: Any) -> Any:
-        return with_referrers(user=value.user, count=value.count, pages=list(value.pages))
+        return with_referrers(user=value.user, count=value.count, pages=list(value.pages), tag=value.tag)
 
     # A next release's class defined in a function is known only in the process that defines it
     # (a Spark executor resolves the name to the class its module registers): spark.migration
