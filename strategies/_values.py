@@ -75,6 +75,10 @@ def _row_kinds() -> list[Any]:
 
 
 _KINDS = _row_kinds()
+#: The UTF-16 units on both sides of each width of a unit's varint in Flink's string format
+#: (1 byte up to 0x7F, 2 up to 0x3FFF, 3 up to 0xFFFF, the last unit there is), which a code
+#: point drawn at random rarely is.
+EDGE_UNITS = "\x7f\x80\u3fff\u4000\uffff"
 #: Every code point, lone surrogate halves included (a Java string is UTF-16 units, any of them).
 _CHARS = st.characters(codec=None, exclude_categories=())
 
@@ -112,12 +116,16 @@ def _text_of_units(seed: str, n: int) -> str:
 
 @st.composite
 def _text_strategy(draw: Any, huge: bool) -> str:
-    # Mostly short text (the first alternative, where shrinking goes); now and then a length on
-    # a varint boundary; with ``huge`` always a boundary length, every other one of 2 million units.
+    # Mostly short text (the first alternative, where shrinking goes); now and then one holding
+    # a unit at a varint edge, or a length on a varint boundary; with ``huge`` always a boundary length, every other one of 2 million units.
     size = draw(_integers(0, 30), label="text size class") if not huge else 29 + draw(
         _integers(0, 3), label="text size class")
-    if size < 29:
+    if size < 28:
         return draw(_SHORT_TEXT, label="text")
+    if size == 28:  # a short text holding a unit at a varint edge
+        text = draw(_SHORT_TEXT, label="text")
+        at = draw(_integers(0, len(text)), label="edge unit position")
+        return _as_utf16(text[:at] + draw(_sampled(EDGE_UNITS), label="edge unit") + text[at:])
     if size < 31:
         seed = draw(st.text(_CHARS, max_size=3), label="text seed")
         return _as_utf16(_text_of_units(seed, draw(_sampled(BOUNDARY_UNITS), label="text units")))
