@@ -258,8 +258,7 @@ def _immutability_of_the_schema(ctx: CheckContext, serializer: Any, immutable: b
     import strategies
 
     expected = strategies.immutable_type(schema)
-    own = type(serializer).__module__.partition(".")[0] == "reference"
-    if immutable is expected or (not own and not immutable):
+    if immutable is expected or (not reference_built(serializer) and not immutable):
         return
     raise Violation(
         f"is_immutable_type is {immutable}, should be {expected} for the schema {schema!r}: "
