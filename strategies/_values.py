@@ -276,7 +276,7 @@ _DRAWERS: dict[type, Any] = {
 def _row_with_kind(values: tuple[Any, ...], kind: Any) -> Any:
     from reference.serializers import Row
 
-    return Row(values, kind)
+    return Row.of(*values, kind=kind)  # as users build rows
 
 
 def large_values(schema: Any) -> st.SearchStrategy[Any]:
