@@ -51,7 +51,10 @@ records this plan object redid on the object path, and ``plan.bytes_only`` says 
 step is a byte step (no snapshot's own ``migrate_element`` or ``migrate_state``, whose steps
 send a null or a record they do not take to the object path by design): such a plan redoes
 none of the records its old serializer writes, only corrupt ones and those the migration
-refuses.
+refuses. ``plan.redoes_only_nulls`` says whether its object steps, if any, are of the
+reference's own classes, which take every value but a null on themselves: such a plan redoes,
+of the records its old serializer writes, only those holding a null where an object step
+stands.
 """
 
 from __future__ import annotations
@@ -500,6 +503,27 @@ class MigrationPlan:
         while pending:
             step = pending.pop()
             if isinstance(step, (ObjectStep, MigrateStateStep)):
+                return False
+            pending.extend(step.children())
+        return True
+
+    @property
+    def redoes_only_nulls(self) -> bool:
+        """Whether, of the records its old serializer writes, the byte path redoes only those
+        holding a null where an object step stands: every step is a byte step or an object
+        step of the reference's own serializers and snapshot class, which migrates every value
+        it is given (an object step sends a null to the object path, where the enclosing
+        serializer decides it). True of every ``bytes_only`` plan."""
+        if self.root is None:
+            return False
+        pending: list[Step] = [self.root]
+        while pending:
+            step = pending.pop()
+            if isinstance(step, MigrateStateStep):
+                return False
+            if isinstance(step, ObjectStep) and not all(
+                type(part).__module__.split(".")[0] == "reference" for part in (step.snapshot, step.prior, step.new)
+            ):
                 return False
             pending.extend(step.children())
         return True

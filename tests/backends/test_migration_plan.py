@@ -349,3 +349,35 @@ def test_a_plan_counts_the_records_it_redoes_on_the_object_path(monkeypatch):
     Point.__module__ = Point2.__module__ = __name__
     pojo_plan = migration_plan(PojoSerializer(Point).snapshot_configuration(), PojoSerializer(Point2))
     assert pojo_plan.needs_migration and not pojo_plan.bytes_only, f"got {pojo_plan}, should not be bytes only"
+
+
+def test_a_plan_of_the_references_own_object_steps_redoes_only_records_holding_a_null():
+    """``redoes_only_nulls``: a list of POJOs migrates each list without a null on its byte path
+    (a null element goes to the object path by design); a plan whose object step is a user's
+    snapshot, or an Avro snapshot's own migrate_state, is not one."""
+    from dataclasses import make_dataclass
+
+    from backend_support import EvolvingSerializer
+
+    from reference.serializers import ListSerializer, PojoSerializer
+
+    Point = make_dataclass("ListedPoint", [("x", int)])
+    Point.__module__ = __name__
+    old = ListSerializer(PojoSerializer(Point))
+    snapshot = snapshot_to_bytes(old.snapshot_configuration())  # as a savepoint holds it
+    records = [old.to_bytes(v) for v in ([], [Point(1), Point(2)], [Point(3), None])]
+    Point2 = make_dataclass("ListedPoint", [("x", int), ("y", int, 0)])  # the next release's Point
+    Point2.__module__ = __name__
+    new = ListSerializer(PojoSerializer(Point2))
+    plan = migration_plan(snapshot_from_bytes(snapshot), new)
+    assert plan.redoes_only_nulls and not plan.bytes_only, f"got {plan}, should redo only nulls, not be bytes only"
+    got = [new.from_bytes(plan.migrate(r)) for r in records[:2]]
+    assert got == [[], [Point2(1, 0), Point2(2, 0)]], f"got {got}, should be the lists with y = 0"
+    assert plan.redone == 0, f"got {plan.redone} records redone, should be 0 (no null)"
+    got = new.from_bytes(plan.migrate(records[2]))
+    assert got == [Point2(3, 0), None], f"got {got}, should be [ListedPoint(3, 0), None]"
+    assert plan.redone == 1, f"got {plan.redone} records redone, should be 1 (the list holding a null)"
+    user = migration_plan(EvolvingSerializer(1).snapshot_configuration(), EvolvingSerializer(2))
+    assert user.needs_migration and not user.redoes_only_nulls, f"got {user}, should not redo only nulls (a user's snapshot)"
+    unchanged = migration_plan(old.snapshot_configuration(), old)
+    assert not unchanged.redoes_only_nulls, "got a plan of no steps redoing only nulls, should be False (nothing to run)"

@@ -1978,6 +1978,13 @@ def _byte_migration_giving_up(self: Any, new: Any, order: Any, migrated: Any) ->
     return part
 
 
+def _list_migration_giving_up(self: Any, new: Any, element: Any) -> Any:
+    """ListSerializer.byte_migration that returns nothing, as one whose ``return`` was lost:
+    the plan's list step is no function, so each list of POJOs is redone on the object path
+    (every value right, every record decoded and encoded again)."""
+    return None
+
+
 def _pickles_without_positional(row: Any) -> dict[str, Any]:
     """RowSerializer.__getstate__ that leaves out that the row was restored from Flink's form:
     a copy sent to a Spark executor matches fields by Flink's placeholder names f0..fn-1."""
@@ -2103,6 +2110,8 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
              _arity_from_flink_tuple_class(TupleSerializerSnapshot.create_outer_serializer_with_nested_serializers))),
         "a row's byte migration failing on every record (each redone on the object path)": (
             "migration.byte_path", _builtin("row"), (RowSerializer, "byte_migration", _byte_migration_giving_up)),
+        "a list's byte migration returning nothing (each list of POJOs redone on the object path)": (
+            "migration.byte_path", _builtin("list_of_pojo"), (ListSerializer, "byte_migration", _list_migration_giving_up)),
         "a row restored from Flink's form pickled without its positional flag": (
             "migration.shipped", _builtin("flink_row"), (RowSerializer, "__getstate__", _pickles_without_positional)),
         "a registered subclass's tag read without its bound (a corrupted tag raises IndexError)": (
