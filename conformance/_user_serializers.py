@@ -75,9 +75,6 @@ from reference.serializers import LongSerializer
 __all__ = ["Reading", "ReadingSerializer", "ReadingSerializerSnapshot", "Sample", "Shape", "Circle", "CircleWithColour", "CircleWithTextRadius", "Square", "EpochMillisSerializer",
            "EpochMillisSnapshot", "TemperatureSerializer", "TemperatureSnapshot", "CountSerializer", "CountSnapshot"]
 
-_INT_RANGE = (-(2**31), 2**31 - 1)
-
-
 @dataclass(frozen=True)
 class Reading:
     """A sensor reading; ``humidity`` is None for records of format 1."""
@@ -199,15 +196,15 @@ class ReadingSerializer(TypeSerializer[Reading]):
         if type(value) is not Reading:
             raise SerializationError(f"ReadingSerializer: {value!r} is not a Reading")
         celsius = _float32(value.celsius, "celsius")
-        if type(value.count) is not int or not _INT_RANGE[0] <= value.count <= _INT_RANGE[1]:
-            raise SerializationError(f"Reading.count: {value.count!r} is not a 32-bit int")
+        if type(value.count) is not int:
+            raise SerializationError(f"Reading.count: {value.count!r} is not an int")
         if self.format_version == 1 and value.humidity is not None:
             raise SerializationError(f"Reading.humidity: {value.humidity!r} has no place in format 1, should be None")
         humidity = _float32(value.humidity, "humidity") if self.format_version == 2 else 0.0
         scratch = self._scratch
         scratch.clear()
         scratch.write_float(celsius)
-        scratch.write_int(value.count)
+        scratch.write_int(value.count)  # a count past 32 bits is refused by write_int (SerializationError)
         if self.format_version == 2:
             scratch.write_float(humidity)
         target.write(scratch.getvalue())

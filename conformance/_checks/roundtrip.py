@@ -105,7 +105,9 @@ Then:
   16,383/16,384 elements; a grown value that ``serialize`` refuses with
   ``reference.SerializationError`` is outside the serializer's domain and skipped (an int set to
   an edge, or a time to an epoch edge, with any error: the user's strategy bounds its ints and
-  years, a struct.error or OverflowError says the same; a
+  years, a struct.error or OverflowError says the same, unless the reference's own code raised
+  it, whose refusals are StateErrors, as ``DataOutputView.write_int`` refuses an int past 32
+  bits; a
   dict grown by keys, or with a key grown, that the serializer writes as a record of the fields
   it knows (what it reads back is written as the same bytes again, Avro's records) is skipped
   too: growing a record's keys renames its fields). With a schema
@@ -1371,6 +1373,25 @@ def _normalized(s: Any, data: bytes, value: Any) -> bool:
         return False
 
 
+def _reference_frame(exc: BaseException) -> str | None:
+    """Where in the reference's own code ``exc`` was raised (its innermost frame, as
+    ``file:line in function``), or None when it was raised elsewhere."""
+    import os
+    import traceback
+
+    import reference
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return None
+    home = os.path.dirname(os.path.realpath(reference.__file__))
+    last = frames[-1]
+    found = os.path.realpath(last.filename)
+    if not found.startswith(home + os.sep):
+        return None
+    return f"{os.path.relpath(found, os.path.dirname(home))}:{last.lineno} in {last.name}"
+
+
 #: Examples of the huge pass (2 million units, 16,384 elements: each costs megabytes).
 _HUGE_EXAMPLES = 2
 
@@ -1400,9 +1421,16 @@ def size_boundaries(ctx: CheckContext) -> None:
                 s.serialize(value, out)
             except SerializationError:
                 continue  # outside the serializer's domain (a refusal is its right)
-            except Exception:
+            except Exception as exc:
                 if kind in strategies.ANY_REFUSAL_KINDS:
-                    continue  # an int or a year the user's strategy bounds: any refusal will do
+                    where = _reference_frame(exc)
+                    if where is None:
+                        continue  # an int or a year the user's strategy bounds: any refusal will do
+                    raise Violation(
+                        f"refusing the value with {what}, the reference's own code ({where}) raised "
+                        f"{type(exc).__name__}: {exc}, should raise a reference.SerializationError (the "
+                        "reference refuses a value outside its range with one)",
+                        example=f"{show(drawn.base)} as drawn, before it was grown ({what})") from None
                 out = None  # the round trip below reports it, with the variant named
             if kind in ("dict", "key") and out is not None and _normalized(s, out.getvalue(), value):
                 continue  # a record: its fields are the keys it knows, the added or renamed ones are not

@@ -1978,6 +1978,25 @@ def _byte_migration_giving_up(self: Any, new: Any, order: Any, migrated: Any) ->
     return part
 
 
+class ViewInt(FixedIntSerializer):
+    """A correct 4-byte int, written as users write one: ``write_int``, whose refusal of an int
+    past 32 bits (a SerializationError) is the serializer's."""
+
+    def __init__(self) -> None:
+        super().__init__(4)
+
+    def serialize(self, value: int, target: DataOutputView) -> None:
+        if type(value) is not int:
+            raise SerializationError(f"ViewInt: {value!r} is not an int")
+        target.write_int(value)
+
+
+def _no_range_error(what: str, value: object, bits: int) -> Any:
+    """reference._io._range_error returning nothing where the error was due: ``raise None`` in
+    ``write_int`` is a TypeError, not the SerializationError a user's serializer relies on."""
+    return None
+
+
 def _list_migration_giving_up(self: Any, new: Any, element: Any) -> Any:
     """ListSerializer.byte_migration that returns nothing, as one whose ``return`` was lost:
     the plan's list step is no function, so each list of POJOs is redone on the object path
@@ -2110,6 +2129,9 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
              _arity_from_flink_tuple_class(TupleSerializerSnapshot.create_outer_serializer_with_nested_serializers))),
         "a row's byte migration failing on every record (each redone on the object path)": (
             "migration.byte_path", _builtin("row"), (RowSerializer, "byte_migration", _byte_migration_giving_up)),
+        "DataOutputView.write_int refusing an int past 32 bits with a TypeError": (
+            "roundtrip.size_boundaries", lambda: Subject(ViewInt(), fixed_int_values(4)),
+            (_io, "_range_error", _no_range_error)),
         "a list's byte migration returning nothing (each list of POJOs redone on the object path)": (
             "migration.byte_path", _builtin("list_of_pojo"), (ListSerializer, "byte_migration", _list_migration_giving_up)),
         "a row restored from Flink's form pickled without its positional flag": (
