@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -84,6 +85,9 @@ _PLAN: dict[str, tuple[Any, bool]] = {
     # A row restored from the snapshot Flink writes (no field names): positional, and evolving
     # as Flink 2.3 evolves rows (by position).
     "flink_row": (None, True),
+    # A row restored from the snapshot Flink 1.10 wrote (outer version 2: rows without a kind),
+    # as a savepoint of Flink 1.10 restores: Flink 2.3's row migrates it.
+    "flink_row_1_10": (None, True),
     # Flink's Table runtime rows (BinaryRowData): FLIP-527's Events example, whose nested row
     # gains nullable fields.
     "rowdata": (None, False),
@@ -443,38 +447,85 @@ def flink_row_snapshot() -> bytes:
     return found
 
 
+def flink_1_10_row_snapshot() -> bytes:
+    """The top-level snapshot Flink 1.10 wrote for the same row: Flink's form at outer version 2,
+    which has no row-kind flag (rows had no kind before 1.11), the rest as Flink 2.3 writes it
+    (byte for byte Flink's own ``RowSerializerUpgradeTest`` snapshot of 1.10). Written by the
+    reference's composite framing, with the outer part of that version."""
+    import reference.serializers  # noqa: F401  (registers the row snapshot's class)
+    from reference import snapshot_from_bytes, snapshot_to_bytes
+
+    snapshot = snapshot_from_bytes(flink_row_snapshot())
+    snapshot.get_current_outer_snapshot_version = lambda: 2  # type: ignore[method-assign]
+    snapshot.write_outer_snapshot = lambda target: None  # type: ignore[method-assign]
+    return snapshot_to_bytes(snapshot, dialect="flink")
+
+
+def _named_row(*types: Any, names: tuple[str, ...] = ("name", "count", "city", "note"), **options: Any) -> Any:
+    """A factory of the row of ``types`` with ``names``, every field nullable."""
+    from reference.serializers import RowSerializer
+
+    return lambda: RowSerializer([(n, s, True) for n, s in zip(names, types, strict=False)], **options)
+
+
+def _flink_row_values() -> Any:
+    """Values of ``Row(String, Long, String, String)``: plain tuples (INSERT rows, which every
+    layout holds)."""
+    from hypothesis import strategies as st
+
+    texts = st.none() | st.text(max_size=6)
+    return st.tuples(texts, st.none() | st.integers(-(2**63), 2**63 - 1), texts, texts)
+
+
+def _restored_from(written: bytes) -> Callable[[], Any]:
+    def restored() -> Any:
+        from reference import snapshot_from_bytes
+
+        return snapshot_from_bytes(written).restore_serializer()
+
+    return restored
+
+
 def _flink_row() -> Subject:
     """A row serializer restored from the snapshot Flink writes (``flink_row_snapshot``): no
     names, so its fields are Flink's positional ``f0..f3`` and it evolves by position, as Flink
     2.3 judges rows: new names for the same types read as is, a change of arity is
-    incompatible, and a change of the row-kind layout migrates (names and all, by position). Values are plain tuples (INSERT rows: the layout without a kind holds
-    no other)."""
-    from hypothesis import strategies as st
-
-    from reference import snapshot_from_bytes
-    from reference.serializers import RowSerializer, StringSerializer
+    incompatible, and a change of the row-kind layout migrates (names and all, by position)."""
+    from reference.serializers import StringSerializer
 
     written = flink_row_snapshot()
-
-    def restored() -> Any:
-        return snapshot_from_bytes(written).restore_serializer()
-
-    def named(*types: Any, names: tuple[str, ...] = ("name", "count", "city", "note"), **options: Any) -> Any:
-        return lambda: RowSerializer([(n, s, True) for n, s in zip(names, types, strict=False)], **options)
-
     fields = _flink_row_fields
-    texts = st.none() | st.text(max_size=6)
-    values = st.tuples(texts, st.none() | st.integers(-(2**63), 2**63 - 1), texts, texts)
     evolutions = [
-        Evolution(named(*fields()), Verdict.COMPATIBLE_AS_IS,
+        Evolution(_named_row(*fields()), Verdict.COMPATIBLE_AS_IS,
                   name="the fields get names (Flink matches by position: read as is)"),
-        Evolution(named(*fields(), supports_row_kind=False), Verdict.COMPATIBLE_AFTER_MIGRATION, tuple,
+        Evolution(_named_row(*fields(), supports_row_kind=False), Verdict.COMPATIBLE_AFTER_MIGRATION, tuple,
                   name="named fields in rows without a kind (migrated field by field, by position)"),
-        Evolution(named(*fields(), StringSerializer(), names=("name", "count", "city", "note", "extra")),
+        Evolution(_named_row(*fields(), StringSerializer(), names=("name", "count", "city", "note", "extra")),
                   Verdict.INCOMPATIBLE, reason_contains="arity", name="a fifth field (Flink: the arity may not change)"),
     ]
-    return _user_shaped("flink_row", restored, values, evolutions, key=True,
+    return _user_shaped("flink_row", _restored_from(written), _flink_row_values(), evolutions, key=True,
                         invalid_configurations=_invalid_configurations("row"), flink_snapshot=written)
+
+
+def _flink_row_1_10() -> Subject:
+    """A row serializer restored from the snapshot Flink 1.10 wrote (``flink_1_10_row_snapshot``),
+    as a job restores a savepoint of Flink 1.10: positional, and without a row kind. The row
+    Flink 2.3 restores from its own snapshot (with a kind) migrates each row; names for the
+    same layout read as is; a fifth field is incompatible."""
+    from reference.serializers import StringSerializer
+
+    fields = _flink_row_fields
+    evolutions = [
+        Evolution(_restored_from(flink_row_snapshot()), Verdict.COMPATIBLE_AFTER_MIGRATION, tuple,
+                  name="Flink 2.3's row, with a row kind (each row migrated by position)"),
+        Evolution(_named_row(*fields(), supports_row_kind=False), Verdict.COMPATIBLE_AS_IS,
+                  name="the fields get names, still without a kind (Flink matches by position: read as is)"),
+        Evolution(_named_row(*fields(), StringSerializer(), names=("name", "count", "city", "note", "extra"),
+                             supports_row_kind=False),
+                  Verdict.INCOMPATIBLE, reason_contains="arity", name="a fifth field (Flink: the arity may not change)"),
+    ]
+    return _user_shaped("flink_row_1_10", _restored_from(flink_1_10_row_snapshot()), _flink_row_values(), evolutions,
+                        key=True, invalid_configurations=_invalid_configurations("row"))
 
 
 def _rowdata() -> Subject:
@@ -621,7 +672,8 @@ def _local_pojo() -> Subject:
 
 _USER_SHAPED = {"row_of_user_type": _row_of_user_type, "pojo_with_subclasses": _pojo_with_subclasses,
                 "counter": _counter, "map_of_readings": _map_of_readings,
-                "legacy_row": _legacy_row, "flink_row": _flink_row, "rowdata": _rowdata,
+                "legacy_row": _legacy_row, "flink_row": _flink_row, "flink_row_1_10": _flink_row_1_10,
+                "rowdata": _rowdata,
                 "local_pojo": _local_pojo}
 
 

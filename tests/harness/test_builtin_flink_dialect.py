@@ -1,7 +1,7 @@
-"""The built-ins in Flink's dialect: ``flink_row``'s snapshot is, byte for byte, the
-``serializer-snapshot`` of Flink's own ``RowSerializerUpgradeTest`` (read in place from
-``../shared/flink_golden`` beside the repository; skipped when that folder is absent) and stays
-positional; ``pojo_with_subclasses``'s registered subclass evolves on its own, its next release
+"""The built-ins in Flink's dialect: ``flink_row``'s and ``flink_row_1_10``'s snapshots are,
+byte for byte, the ``serializer-snapshot`` of Flink's own ``RowSerializerUpgradeTest`` (since
+1.15, and of 1.10; read in place from ``../shared/flink_golden`` beside the repository; skipped
+when that folder is absent), and the rows stay positional; ``pojo_with_subclasses``'s registered subclass evolves on its own, its next release
 current only while that evolution runs."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance._builtins.subjects import builtin_subject, flink_row_snapshot
+from conformance._builtins.subjects import builtin_subject, flink_1_10_row_snapshot, flink_row_snapshot
 from reference import snapshot_from_bytes
 
 GOLDEN = Path(__file__).resolve().parents[2].parent / "shared" / "flink_golden"
@@ -29,6 +29,22 @@ def test_flink_row_restores_the_snapshot_flink_writes(version):
     flink = (folder / "serializer-snapshot").read_bytes()
     ours = flink_row_snapshot()
     assert ours == flink, f"got {ours.hex()}, should be Flink's {flink.hex()} [row-serializer-{version}]"
+
+
+def test_flink_row_1_10_restores_the_snapshot_flink_1_10_wrote():
+    folder = ROWS / "row-serializer-1.10"
+    if not folder.is_dir():
+        pytest.skip(f"{folder} is absent (Flink's upgrade-test files are read in place, never copied)")
+    flink = (folder / "serializer-snapshot").read_bytes()
+    ours = flink_1_10_row_snapshot()
+    assert ours == flink, f"got {ours.hex()}, should be Flink's {flink.hex()} [row-serializer-1.10]"
+
+
+def test_flink_row_1_10_is_positional_without_a_row_kind():
+    serializer = builtin_subject("flink_row_1_10").make_serializer()
+    assert serializer.positional, "got a row matched by name, should be positional (restored from Flink's form)"
+    assert not serializer.supports_row_kind, "got a row with a kind, should have none (Flink 1.10's layout)"
+    assert serializer.to_bytes(("a", 1, None, "b"))[0] == 0b0010_0000, "got another null mask, should be f2's bit alone"
 
 
 def test_flink_row_is_positional_and_stays_so_through_its_own_snapshot():
