@@ -29,7 +29,8 @@ from collections.abc import Mapping
 
 from ._errors import ClassNotAllowedError
 
-__all__ = ["register_type", "lookup_type", "class_identity", "qualified_name", "java_name_of", "class_key"]
+__all__ = ["register_type", "lookup_type", "class_identity", "qualified_name", "java_name_of", "class_key",
+           "not_known_hint"]
 
 _TYPES: dict[str, type] = {}
 _JAVA_NAMES: dict[type, str] = {}
@@ -78,6 +79,18 @@ def class_key(name: str) -> str:
         return name
     java = _JAVA_NAMES.get(found) if found is not None else None
     return java if java is not None else name
+
+
+def not_known_hint(name: str, doing: str = "restoring") -> str:
+    """What to do when ``lookup_type(name)`` knows no class (the one wording of that fix, for
+    every reader that names a class): import its module, named, or register the class."""
+    module, colon, _ = name.partition(":")
+    if not colon:  # a Java name: only a class registered under it answers to it
+        return (f"register the class that answers to it with reference.register_type(cls, {name!r}) "
+                f"before {doing}")
+    return (f"import module {module!r} before {doing} (nothing is imported on a snapshot's behalf); a "
+            "class defined in a function is known by its name only once registered: call "
+            "reference.register_type on it in code that runs when its module is imported")
 
 
 def lookup_type(name: str) -> type | None:

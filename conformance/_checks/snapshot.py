@@ -24,7 +24,11 @@
   ``restore_serializer()`` and reading of the serializer's records either work or raise a
   ``StateError``, never another exception: a class named by a snapshot is checked for the kind
   it must be before it is used. Well-formed bytes, so not a case of ``corrupt_bytes``; bounded
-  (``CONFUSED_NAMES`` names per form, one decoy of each other kind).
+  (``CONFUSED_NAMES`` names per form, one decoy of each other kind). Each such name of the
+  snapshot's own form replaced by the name of a class in a module that is not imported
+  (``MISSING_MODULE``), as a savepoint restored where the user's module was not imported, is
+  refused with a ``StateError`` as well (or works); by a serializer built only of the
+  reference's classes, with a message that names the module to import.
 - ``snapshot.untrusted_form``: a savepoint's snapshot in a form that would unpickle, read as a
   restore reads it (``snapshot_from_bytes`` and ``read_serializer_snapshot`` with their
   defaults), unpickles nothing: the pre-1.7 form (proxy version 1, a pickled serializer) is
@@ -83,6 +87,7 @@ from ._support import (
     expect_equal,
     hexdump,
     read_one,
+    reference_built,
     spread_positions,
     write,
 )
@@ -563,13 +568,22 @@ def _confused_forms(ctx: Any) -> list[tuple[str, bytes]]:
     return forms
 
 
+#: The module of the class ``snapshot.class_confusion`` names where no class is known.
+MISSING_MODULE = "conformance_not_imported"
+
+
 @check(id="snapshot.class_confusion", family="snapshot", requires=("snapshot.exact_read",))
 def class_confusion(ctx: CheckContext) -> None:
     """A class the snapshot names, replaced by a registered class of another kind, is refused
-    with a StateError (or works), never used as if it were of the kind expected."""
+    with a StateError (or works), never used as if it were of the kind expected; replaced by a
+    class of a module not imported, refused with a StateError (naming the module, by the
+    reference's own classes)."""
     _register_decoys()
     records: list[bytes] | None = None
     tried = 0
+    for at, end, name, _ in registry_names(ctx.get(SNAPSHOT_BYTES)):
+        tried += 1
+        _unknown_class_refused(ctx, ctx.get(SNAPSHOT_BYTES), at, end, name)
     for form, data in _confused_forms(ctx):
         for at, end, name, target in registry_names(data):
             kind = kind_of(target)
@@ -591,6 +605,30 @@ def class_confusion(ctx: CheckContext) -> None:
     if not tried:
         ctx.not_applicable("the snapshot names no class through the registry (reference.lookup_type): "
                            "no class to confuse")
+
+
+def _unknown_class_refused(ctx: Any, data: bytes, at: int, end: int, name: str) -> None:
+    """The snapshot ``data`` with the class ``name`` (bytes ``at:end``) replaced by one of
+    ``MISSING_MODULE``, which no process has imported: restoring it raises a StateError (or
+    works), whose message names the module when the serializer is the reference's own."""
+    missing = f"{MISSING_MODULE}:{name.rpartition(':')[2] or 'Missing'}" if ":" in name else f"{MISSING_MODULE}.Missing"
+    where = f"the snapshot, byte {at}: {name!r} replaced by {missing!r} (a module not imported)"
+    unknown = data[:at] + _utf(missing) + data[end:]
+    try:
+        snapshot_from_bytes(unknown).restore_serializer()
+    except StateError as exc:
+        wanted = MISSING_MODULE if ":" in missing else missing  # a Java name has no module apart
+        if reference_built(ctx.serializer()) and not re.search(re.escape(wanted) + r"(?![\w:.$])", str(exc)):
+            raise Violation(
+                f"restoring the snapshot raised StateError: {exc}; it should name the module to import, "
+                f"{wanted!r}, on its own [{where}]: a savepoint restored where the user's module is not "
+                "imported must say which one", example=bytes_example(unknown, 64)) from None
+        return
+    except Exception as exc:
+        raise Violation(
+            f"reading and restoring the snapshot raised {type(exc).__name__}: {exc}, should raise a "
+            f"reference.StateError naming the class that is not known [{where}]",
+            example=bytes_example(unknown, 64)) from None
 
 
 def _confused_restore(data: bytes, where: str) -> Any:

@@ -11,7 +11,7 @@ import enum
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .._classes import class_key, lookup_type, qualified_name, register_type
+from .._classes import class_key, lookup_type, not_known_hint, qualified_name, register_type
 from .._compat import SchemaCompatibility
 from .._errors import SerializationError, SnapshotFormatError, StateError
 from .._io import DataInputView, DataOutputView
@@ -190,11 +190,9 @@ class EnumSerializerSnapshot(
             return self._serializer.enum_type
         found = lookup_type(self.class_name)
         if found is None:
-            module = self.class_name.partition(":")[0]
             raise StateError(
                 f"enum class {self.class_name!r} of an EnumSerializer snapshot is not known: "
-                f"import module {module!r} (or call reference.register_type on the class) before "
-                "restoring; nothing is imported on a snapshot's behalf"
+                f"{not_known_hint(self.class_name)}"
             )
         if not (isinstance(found, type) and issubclass(found, enum.Enum)):
             raise StateError(f"{self.class_name!r} names {found!r}, which is not an Enum class")

@@ -50,7 +50,7 @@ import typing
 from collections.abc import Sequence
 from typing import Any
 
-from .._classes import class_key, lookup_type, qualified_name, register_type
+from .._classes import class_key, lookup_type, not_known_hint, qualified_name, register_type
 from .._compat import SchemaCompatibility, reconfigured_or_as_is
 from .._errors import (
     ClassNotAllowedError,
@@ -573,9 +573,8 @@ def _unpickle_pojo_serializer(
         cls = _imported_class(module, qualname) or _known_type(name)
     if cls is None or not dataclasses.is_dataclass(cls):
         raise StateError(
-            f"cannot unpickle PojoSerializer: dataclass {name} is not known in this process; "
-            "import its module (or register a runtime-created class with "
-            "reference.register_type) before unpickling"
+            f"cannot unpickle PojoSerializer: dataclass {name} is not known in this process: "
+            f"{not_known_hint(name, 'unpickling')}"
         )
     return PojoSerializer._with_fields(cls, fields, registered)
 
@@ -787,14 +786,13 @@ class PojoSerializerSnapshot(
         if self._serializer is not None:
             return self._serializer.dataclass_type  # type: ignore[attr-defined, no-any-return]
         cls = lookup_type(self.class_name)
-        if cls is None or not dataclasses.is_dataclass(cls):
+        if cls is None:
             raise StateError(
-                f"the snapshot's dataclass {self.class_name} is not known in this process; "
-                "import its module before restoring (classes are never imported on a "
-                "snapshot's behalf); a class defined in a function is known by its name only "
-                "once registered: call reference.register_type on it, or build its "
-                "PojoSerializer, in code that runs when that module is imported"
+                f"the snapshot's dataclass {self.class_name} is not known in this process: "
+                f"{not_known_hint(self.class_name)} (building its PojoSerializer there registers it too)"
             )
+        if not dataclasses.is_dataclass(cls):
+            raise StateError(f"the snapshot's class {self.class_name} is {cls!r}, not a dataclass")
         return cls
 
     def create_outer_serializer_with_nested_serializers(
@@ -814,12 +812,14 @@ class PojoSerializerSnapshot(
 
     def _subclass(self, name: str) -> type:
         cls = lookup_type(name)
-        if cls is None or not dataclasses.is_dataclass(cls):
+        if cls is None:
             raise StateError(
-                f"the snapshot of {self.class_name} names the subclass {name}, which is not a "
-                "dataclass known in this process; import or register it (reference.register_type) "
-                "before restoring"
+                f"the snapshot of {self.class_name} names the subclass {name}, which is not known in "
+                f"this process: {not_known_hint(name)}"
             )
+        if not dataclasses.is_dataclass(cls):
+            raise StateError(f"the snapshot of {self.class_name} names the subclass {name}, which is {cls!r}, "
+                             "not a dataclass")
         return cls
 
     def write_outer_snapshot(self, target: DataOutputView) -> None:

@@ -1978,6 +1978,12 @@ def _byte_migration_giving_up(self: Any, new: Any, order: Any, migrated: Any) ->
     return part
 
 
+def _hint_without_module(name: str, doing: str = "restoring") -> str:
+    """reference._classes.not_known_hint as the enum snapshot's reader once worded it wrongly:
+    the class is named whole, the module to import is not."""
+    return f"import the module of {name!r} before {doing}"
+
+
 class ViewInt(FixedIntSerializer):
     """A correct 4-byte int, written as users write one: ``write_int``, whose refusal of an int
     past 32 bits (a SerializationError) is the serializer's."""
@@ -2078,6 +2084,7 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
         MapSerializer,
         PickleSerializer,
         _codegen,
+        _enum,
         _pojo,
         _primitives,
     )
@@ -2129,6 +2136,8 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
              _arity_from_flink_tuple_class(TupleSerializerSnapshot.create_outer_serializer_with_nested_serializers))),
         "a row's byte migration failing on every record (each redone on the object path)": (
             "migration.byte_path", _builtin("row"), (RowSerializer, "byte_migration", _byte_migration_giving_up)),
+        "an enum snapshot of a class not known saying to import its module without naming it": (
+            "snapshot.class_confusion", _builtin("enum"), (_enum, "not_known_hint", _hint_without_module)),
         "DataOutputView.write_int refusing an int past 32 bits with a TypeError": (
             "roundtrip.size_boundaries", lambda: Subject(ViewInt(), fixed_int_values(4)),
             (_io, "_range_error", _no_range_error)),

@@ -714,3 +714,35 @@ def test_a_pojo_takes_as_many_registered_subclasses_as_a_signed_byte_tags():
     assert s.from_bytes(got) == last, f"got {s.from_bytes(got)!r}, should read back as {last!r}"
     with pytest.raises(ValueError, match="129 registered subclasses, at most 128"):
         PojoSerializer(Point, registered_subclasses=many)
+
+
+@pytest.mark.parametrize("kind", ["pojo", "enum", "subclass", "java"])
+def test_a_snapshot_naming_a_class_not_imported_says_which_module_to_import(kind):
+    """A snapshot naming a class of a module nobody imported (a savepoint restored before the
+    user's module is) is refused with a StateError naming the module on its own, or, for a Java
+    name, the name to register."""
+    from dataclasses import make_dataclass
+
+    from reference import StateError, snapshot_from_bytes, snapshot_to_bytes
+    from reference.serializers import EnumSerializer
+
+    Colour = enum.Enum("NamedColour", ["RED"])
+    Colour.__module__ = __name__
+    Base = make_dataclass("NamedBase", [("a", int)])
+    Sub = make_dataclass("NamedSub", [("b", int, 0)], bases=(Base,))
+    Base.__module__ = Sub.__module__ = __name__
+    serializer = {"pojo": lambda: PojoSerializer(Base), "enum": lambda: EnumSerializer(Colour),
+                  "subclass": lambda: PojoSerializer(Base, registered_subclasses=[Sub]),
+                  "java": lambda: PojoSerializer(Base)}[kind]()
+    if kind == "java":  # Flink's form names a class by the Java name it answers to
+        reference.register_type(Base, "org.example.NamedBase")
+    data = snapshot_to_bytes(serializer.snapshot_configuration(), dialect="flink" if kind == "java" else "reference")
+    name = {"pojo": "NamedBase", "enum": "NamedColour", "subclass": "NamedSub", "java": "NamedBase"}[kind]
+    old = b"org.example.NamedBase" if kind == "java" else f"{__name__}:{name}".encode()
+    new = b"org.example.Missing" if kind == "java" else f"not_imported_here:{name}".encode()
+    at = data.index(old)
+    data = data[:at - 2] + len(new).to_bytes(2, "big") + new + data[at + len(old):]
+    with pytest.raises(StateError) as caught:
+        snapshot_from_bytes(data).restore_serializer()
+    wanted = "register_type(cls, 'org.example.Missing')" if kind == "java" else "import module 'not_imported_here'"
+    assert wanted in str(caught.value), f"got {caught.value}, should say {wanted!r} [{kind}]"
