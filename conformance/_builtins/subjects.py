@@ -596,13 +596,22 @@ def _counter() -> Subject:
 
 
 @cache
-def _local_visits() -> tuple[type, type, type]:
-    """``Visit`` as a function defines it (``reference.register_type`` makes it known by its name,
-    which imports nothing), and two next releases of the same name: one with a dict field more,
-    one whose count is text."""
+def _local_visits() -> tuple[tuple[type, type], tuple[type, type], tuple[type, type]]:
+    """``Visit`` and the ``Page`` it holds as a function defines them (``reference.register_type``
+    makes them known by their names, which imports nothing), and two next releases of both
+    under the same names, as a release's module defines its classes anew: one whose Visit has a
+    dict field more (its Page unchanged: another class of the same fields), one whose count is
+    text. Each as (Visit, Page). An annotation naming a class defined in a function cannot be
+    resolved by name, so ``last`` says its serializer."""
     import dataclasses
 
     from reference import register_type
+    from reference.serializers import PojoSerializer
+
+    @dataclasses.dataclass
+    class Page:
+        path: str
+        millis: int = 0
 
     @dataclasses.dataclass
     class Visit:
@@ -610,8 +619,14 @@ def _local_visits() -> tuple[type, type, type]:
         count: int = 0
         pages: list[str] = dataclasses.field(default_factory=list)
         tag: int | str = 0
+        last: Page | None = dataclasses.field(default=None, metadata={"serializer": PojoSerializer(Page)})
 
-    current = Visit
+    current = Visit, Page
+
+    @dataclasses.dataclass
+    class Page:  # type: ignore[no-redef]
+        path: str
+        millis: int = 0
 
     @dataclasses.dataclass
     class Visit:  # type: ignore[no-redef]
@@ -619,9 +634,15 @@ def _local_visits() -> tuple[type, type, type]:
         count: int = 0
         pages: list[str] = dataclasses.field(default_factory=list)
         tag: int | str = 0
+        last: Page | None = dataclasses.field(default=None, metadata={"serializer": PojoSerializer(Page)})
         referrers: dict[str, int] = dataclasses.field(default_factory=dict)
 
-    with_referrers = Visit
+    with_referrers = Visit, Page
+
+    @dataclasses.dataclass
+    class Page:  # type: ignore[no-redef]
+        path: str
+        millis: int = 0
 
     @dataclasses.dataclass
     class Visit:  # type: ignore[no-redef]
@@ -629,42 +650,49 @@ def _local_visits() -> tuple[type, type, type]:
         count: str = ""
         pages: list[str] = dataclasses.field(default_factory=list)
         tag: int | str = 0
+        last: Page | None = dataclasses.field(default=None, metadata={"serializer": PojoSerializer(Page)})
 
-    register_type(current)
-    return current, with_referrers, Visit
+    for cls in current:
+        register_type(cls)
+    return current, with_referrers, (Visit, Page)
 
 
 # Registered when this module is imported, as a process that unpickles the serializer (a Spark
-# executor) needs: the class is known there by its name only once the module defining it is
-# imported, as a user's module that creates and registers a class does.
+# executor) needs: the classes are known there by their names only once the module defining
+# them is imported, as a user's module that creates and registers classes does.
 _local_visits()
 
 
 def _local_pojo() -> Subject:
     """``PojoSerializer(Visit)`` of a dataclass defined in a function (``_local_visits``), with a
-    list field whose default is a factory and a field annotated ``int | str`` (pickled, as any
-    union but ``X | None``): it pickles and restores by its registered name, in
-    this process and in others (a fresh process, Spark executors), which import this module. Its
-    next release gains a dict field, which its default factory fills in every migrated record."""
+    list field whose default is a factory, a field annotated ``int | str`` (pickled, as any
+    union but ``X | None``) and a ``Page`` defined in the same function (its serializer given
+    by the field): it pickles and restores by its registered name, in this process and in
+    others (a fresh process, Spark executors), which import this module. Its next release
+    gains a dict field, which its default factory fills in every migrated record, and defines
+    its Page anew: an old Page becomes the new class."""
     from hypothesis import strategies as st
 
     from reference.serializers import PojoSerializer
 
-    visit, with_referrers, text_count = _local_visits()
+    (visit, page), (with_referrers, new_page), (text_count, text_page) = _local_visits()
     text = st.text(max_size=10)
+    pages = st.none() | st.builds(page, path=text, millis=st.integers(-(2**63), 2**63 - 1))
     values = st.builds(visit, user=text, count=st.integers(-(2**63), 2**63 - 1), pages=st.lists(text, max_size=3),
-                       tag=st.integers() | text)
+                       tag=st.integers() | text, last=pages)
 
     def gains_referrers(value: Any) -> Any:
-        return with_referrers(user=value.user, count=value.count, pages=list(value.pages), tag=value.tag)
+        last = None if value.last is None else new_page(path=value.last.path, millis=value.last.millis)
+        return with_referrers(user=value.user, count=value.count, pages=list(value.pages), tag=value.tag, last=last)
 
     # A next release's class defined in a function is known only in the process that defines it
     # (a Spark executor resolves the name to the class its module registers): spark.migration
     # says so and leaves that evolution to the heap and bytes backends.
     evolutions = [
         Evolution(lambda: PojoSerializer(with_referrers), Verdict.COMPATIBLE_AFTER_MIGRATION, gains_referrers,
-                  classes=([visit], [with_referrers]), name="Visit gains a dict field with a default factory"),
-        Evolution(lambda: PojoSerializer(text_count), Verdict.INCOMPATIBLE, classes=([visit], [text_count]),
+                  classes=([visit, page], [with_referrers, new_page]),
+                  name="Visit gains a dict field with a default factory (its Page defined anew)"),
+        Evolution(lambda: PojoSerializer(text_count), Verdict.INCOMPATIBLE, classes=([visit, page], [text_count, text_page]),
                   reason_contains="count", reason_where=("count",), name="Visit's count becomes text"),
     ]
     return _user_shaped("local_pojo", lambda: PojoSerializer(visit), values, evolutions)

@@ -144,16 +144,36 @@ def _derive_fields(cls: type) -> list[tuple[str, TypeSerializer[Any]]]:
             result.append((f.name, explicit))
             continue
         if hints is None:
-            try:
-                hints = typing.get_type_hints(cls)
-            except Exception as exc:  # NameError for unresolvable string annotations, etc.
-                raise TypeError(
-                    f"cannot resolve the annotations of {qualified_name(cls)} ({type(exc).__name__}: "
-                    f"{exc}); define the names they use at module level or give each field "
-                    "dataclasses.field(metadata={'serializer': ...})"
-                ) from None
-        result.append((f.name, field_serializer_for_annotation(hints.get(f.name, Any), f.name)))
+            hints = _field_hints(cls)
+        hint = hints.get(f.name, Any)
+        if isinstance(hint, Exception):  # NameError for an unresolvable string annotation, etc.
+            raise TypeError(
+                f"cannot resolve the annotation of {qualified_name(cls)}.{f.name} ({type(hint).__name__}: "
+                f"{hint}); define the names it uses at module level or give the field "
+                "dataclasses.field(metadata={'serializer': ...})"
+            )
+        result.append((f.name, field_serializer_for_annotation(hint, f.name)))
     return sorted(result, key=lambda item: item[0])
+
+
+def _field_hints(cls: type) -> dict[str, Any]:
+    """Each annotated name of ``cls`` and its bases -> its resolved type, or the exception
+    resolving it raised: one annotation that names a class defined in a function fails alone
+    (a field with its own serializer needs none)."""
+    try:
+        return typing.get_type_hints(cls)
+    except Exception:  # noqa: BLE001 - resolved one by one below, each failure kept
+        pass
+    hints: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):
+        namespace = getattr(sys.modules.get(klass.__module__), "__dict__", {})
+        for name, annotation in vars(klass).get("__annotations__", {}).items():
+            try:
+                hints[name] = typing.get_type_hints(
+                    types.SimpleNamespace(__annotations__={name: annotation}), namespace, dict(vars(klass)))[name]
+            except Exception as exc:  # noqa: BLE001 - kept for the field that needs it
+                hints[name] = exc
+    return hints
 
 
 def _current_class(cls: type) -> bool:
@@ -709,7 +729,7 @@ class PojoSerializerSnapshot(
         #: the non-registered subclasses seen so far.
         self.registered_subclasses: list[tuple[str, TypeSerializerSnapshot[Any]]] = []
         self.non_registered_subclasses: list[tuple[str, TypeSerializerSnapshot[Any]]] = []
-        self._cache_plans: dict[tuple[int, int], Any] = {}
+        self._cache_plans: dict[tuple[int, int, bool], Any] = {}
         self._cache_readers: dict[int, tuple[Any, Any]] = {}
         if serializer is not None:
             self.class_name = qualified_name(serializer.dataclass_type)
@@ -993,10 +1013,11 @@ class PojoSerializerSnapshot(
             {old_snapshot._subclass(n): snap.restore_serializer() for n, snap in old_snapshot.non_registered_subclasses},
         )
 
-    def _plan(self, prior: PojoSerializer, new: PojoSerializer) -> list[tuple[str, Any, Any, Any]]:
+    def _plan(self, prior: PojoSerializer, new: PojoSerializer, every: bool = False) -> list[tuple[str, Any, Any, Any]]:
         """(name, nested snapshot, prior field serializer, new field serializer) for each field
-        kept from the prior version whose nested migration is not the identity."""
-        key = (id(prior), id(new))
+        kept from the prior version whose nested migration is not the identity (``every``: for
+        each field kept)."""
+        key = (id(prior), id(new), every)
         cached = self._cache_plans.get(key)
         if cached is not None and cached[0] is prior and cached[1] is new:
             return cached[2]  # type: ignore[no-any-return]
@@ -1007,7 +1028,12 @@ class PojoSerializerSnapshot(
         plan = []
         for name, new_field in new.fields:
             snap = snapshots[name]
-            if name not in prior_fields or _is_identity_migration(snap):
+            if name not in prior_fields:
+                continue
+            if every:
+                plan.append((name, snap, prior_fields[name], new_field))
+                continue
+            if _is_identity_migration(snap):
                 continue
             try:
                 as_is = resolve_compatibility(
@@ -1022,7 +1048,7 @@ class PojoSerializerSnapshot(
         self._cache_plans[key] = (prior, new, plan)
         return plan
 
-    def _as_current(self, prior: PojoSerializer, new: PojoSerializer, element: Any) -> Any:
+    def _as_current(self, prior: PojoSerializer, new: PojoSerializer, element: Any) -> tuple[Any, bool]:
         """``element``, an object of an earlier version of its class, as an object of the
         classes now registered under the same names.
 
@@ -1032,7 +1058,8 @@ class PojoSerializerSnapshot(
         nested values and subclasses included. Otherwise (``prior`` was restored after the new
         release's classes were registered, and the object was read before) it is rebuilt by
         field name as an instance of the class of that name that ``new`` writes (its own class
-        or a registered subclass), fields it lacks taking their default, else zero / None."""
+        or a registered subclass), fields it lacks taking their default, else zero / None; True
+        with it when so (its field values are then the earlier objects still)."""
         cls = type(element)
         if cls is prior.dataclass_type or cls in prior._cache_tags:
             cached = self._cache_readers.get(id(prior))
@@ -1046,7 +1073,7 @@ class PojoSerializerSnapshot(
                 self._cache_readers[id(prior)] = cached
             out = DataOutputView()
             prior.serialize(element, out)
-            return cached[1].deserialize(DataInputView(out.getvalue()))
+            return cached[1].deserialize(DataInputView(out.getvalue())), False
         name = qualified_name(cls)
         writers = {qualified_name(new.dataclass_type): new}
         writers.update((qualified_name(sub), serializer) for sub, serializer in new.registered)
@@ -1057,7 +1084,7 @@ class PojoSerializerSnapshot(
                 f"class, which {new!r} neither writes nor registers as a subclass; migrate objects "
                 "the prior serializer read"
             )
-        return writer._instance_from_object(element)
+        return writer._instance_from_object(element), True
 
     def migrate_element(
         self, prior: Any, new: Any, element: Any, target: DataOutputView | None = None
@@ -1069,14 +1096,17 @@ class PojoSerializerSnapshot(
                 f"PojoSerializerSnapshot.migrate_element needs PojoSerializers, got "
                 f"{type(prior).__name__} and {type(new).__name__}"
             )
+        rebuilt = False
         if element is not None and not _current_class(type(element)):
             # An object of an earlier version of its class (read before the new release's
             # classes were registered under the same names).
-            element = self._as_current(prior, new, element)
+            element, rebuilt = self._as_current(prior, new, element)
         migrated = element
         if element is not None:
             changes = {}
-            for name, snap, prior_field, new_field in self._plan(prior, new):
+            # Rebuilt by name, its field values are still the earlier objects: each is migrated
+            # by its own snapshot (a nested object of an earlier class version is rebuilt too).
+            for name, snap, prior_field, new_field in self._plan(prior, new, every=rebuilt):
                 value = getattr(element, name, None)
                 if value is not None:
                     changes[name] = migrated_element(snap, prior_field, new_field, value)

@@ -1978,6 +1978,17 @@ def _byte_migration_giving_up(self: Any, new: Any, order: Any, migrated: Any) ->
     return part
 
 
+def _plan_of_changed_fields_only(plan: Any) -> Any:
+    """PojoSerializerSnapshot._plan that migrates only the fields whose type changed, also for an
+    object rebuilt by field name: its unchanged nested POJO stays an object of the earlier class
+    version, which compares equal by name but which the new serializer cannot write."""
+
+    def changed_only(self: Any, prior: Any, new: Any, every: bool = False) -> Any:
+        return plan(self, prior, new)
+
+    return changed_only
+
+
 def _hint_without_module(name: str, doing: str = "restoring") -> str:
     """reference._classes.not_known_hint as the enum snapshot's reader once worded it wrongly:
     the class is named whole, the module to import is not."""
@@ -2136,6 +2147,9 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
              _arity_from_flink_tuple_class(TupleSerializerSnapshot.create_outer_serializer_with_nested_serializers))),
         "a row's byte migration failing on every record (each redone on the object path)": (
             "migration.byte_path", _builtin("row"), (RowSerializer, "byte_migration", _byte_migration_giving_up)),
+        "a POJO rebuilt by field name keeping its nested objects of the earlier class version": (
+            "migration.migrate_element", _builtin("local_pojo"),
+            (_pojo.PojoSerializerSnapshot, "_plan", _plan_of_changed_fields_only(_pojo.PojoSerializerSnapshot._plan))),
         "an enum snapshot of a class not known saying to import its module without naming it": (
             "snapshot.class_confusion", _builtin("enum"), (_enum, "not_known_hint", _hint_without_module)),
         "DataOutputView.write_int refusing an int past 32 bits with a TypeError": (
