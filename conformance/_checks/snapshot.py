@@ -16,7 +16,8 @@
 - ``snapshot.not_shared``: serializers of different layouts never write the same snapshot (else a
   restore cannot tell which layout the bytes have).
 - ``snapshot.corrupt_bytes``: truncated and corrupted snapshot bytes give a clear ``StateError``,
-  never a crash.
+  never a crash; a version no release wrote, after the name of one of the reference's snapshot
+  classes (``UNKNOWN_VERSIONS``), is refused.
 - ``snapshot.class_confusion``: each class name the snapshot's bytes hold that resolves through
   the registry (``reference.lookup_type``: ``module:qualname``, or a Java name in the Flink
   dialect's form), replaced by the name of a registered class of another kind (an Enum class,
@@ -364,7 +365,8 @@ def corrupt_bytes(ctx: CheckContext) -> None:
     prefix of the snapshot (of a long one, ``SNAPSHOT_CUTS`` of them), and the snapshot with one
     byte flipped (by 0xFF, 0x80 and 0x01:
     a boolean's presence flag read as absent, a count off by one) at each of up to 256
-    positions, in this project's form and in Flink's dialect where it differs. A name holding
+    positions, in this project's form and in Flink's dialect where it differs; the version after
+    the name of each of the reference's snapshot classes set to one no release wrote, refused. A name holding
     a character outside the BMP, written in standard UTF-8's 4-byte form instead of modified
     UTF-8's two surrogates, must be refused, as Java's readUTF refuses it."""
     data = ctx.get(SNAPSHOT_BYTES)
@@ -387,6 +389,7 @@ def corrupt_bytes(ctx: CheckContext) -> None:
         )
     _flipped_bytes_refused_or_read(data, "the snapshot")
     _four_byte_utf8_refused(data, "the snapshot")
+    _unknown_versions_refused(data, "the snapshot")
     try:
         flink = snapshot_to_bytes(ctx.serializer().snapshot_configuration(), dialect="flink")
     except StateError:
@@ -394,6 +397,57 @@ def corrupt_bytes(ctx: CheckContext) -> None:
     if flink != data:
         _flipped_bytes_refused_or_read(flink, "the snapshot's Flink form")
         _four_byte_utf8_refused(flink, "the snapshot's Flink form")
+        _unknown_versions_refused(flink, "the snapshot's Flink form")
+
+
+#: Versions no release of the reference's snapshot classes wrote (``snapshot.corrupt_bytes``).
+UNKNOWN_VERSIONS = (0, -1, 1000)
+#: How many snapshot class names of one form ``_unknown_versions_refused`` changes the version of.
+VERSIONED_NAMES = 16
+
+
+def _unknown_versions_refused(data: bytes, what: str) -> None:
+    """The version after each name of one of the reference's snapshot classes in ``data`` set
+    to one no release wrote (``UNKNOWN_VERSIONS``): the snapshot must be refused with a
+    StateError, as those classes refuse a version they do not know (read as theirs, a later
+    layout would be misread byte after byte). A user's snapshot class decides for itself."""
+    for end, name in _snapshot_class_names(data):
+        for version in UNKNOWN_VERSIONS:
+            broken = data[:end] + version.to_bytes(4, "big", signed=True) + data[end + 4:]
+            try:
+                snapshot_from_bytes(broken).restore_serializer()
+            except StateError:
+                continue
+            except Exception as exc:
+                raise Violation(
+                    f"reading {what} with the version of {name} (byte {end}) set to {version} raised "
+                    f"{type(exc).__name__}: {exc}, should raise a reference.StateError",
+                    example=bytes_example(broken, 64)) from None
+            raise Violation(
+                f"reading {what} with the version of {name} (byte {end}) set to {version} succeeded, should "
+                f"fail with a StateError: no release of {name} wrote that version, and a snapshot class of "
+                "the reference refuses a version it does not know", example=bytes_example(broken, 64))
+
+
+def _snapshot_class_names(data: bytes) -> list[tuple[int, str]]:
+    """Where each name of one of the reference's snapshot classes ends in ``data`` (its version
+    follows), with the name: the first ``VERSIONED_NAMES`` of them."""
+    found: list[tuple[int, str]] = []
+    at = 0
+    while at + 2 < len(data) and len(found) < VERSIONED_NAMES:
+        end = at + 2 + (data[at] << 8 | data[at + 1])
+        if end - at > 4 and end + 4 <= len(data) and data.find(b".", at + 2, end) >= 0:
+            try:
+                name = DataInputView(data[at:end]).read_utf()
+                cls = snapshot_class(name)
+            except StateError:
+                cls = None
+            if cls is not None and cls.__module__.split(".")[0] == "reference":
+                found.append((end, name))
+                at = end
+                continue
+        at += 1
+    return found
 
 
 #: A supplementary character in modified UTF-8 (Java's writeUTF): two 3-byte surrogates.

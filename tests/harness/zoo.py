@@ -1978,6 +1978,13 @@ def _byte_migration_giving_up(self: Any, new: Any, order: Any, migrated: Any) ->
     return part
 
 
+def _reads_any_version(self: Any, read_version: int, source: DataInputView) -> None:
+    """SimpleTypeSerializerSnapshot.read_snapshot without its refusal of versions other than 2
+    and 3: a later release's layout would be read as this one's."""
+    if read_version == 2:
+        source.read_utf()
+
+
 def _plan_of_changed_fields_only(plan: Any) -> Any:
     """PojoSerializerSnapshot._plan that migrates only the fields whose type changed, also for an
     object rebuilt by field name: its unchanged nested POJO stays an object of the earlier class
@@ -2147,6 +2154,9 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
              _arity_from_flink_tuple_class(TupleSerializerSnapshot.create_outer_serializer_with_nested_serializers))),
         "a row's byte migration failing on every record (each redone on the object path)": (
             "migration.byte_path", _builtin("row"), (RowSerializer, "byte_migration", _byte_migration_giving_up)),
+        "a simple snapshot reading a version it does not know as its own": (
+            "snapshot.corrupt_bytes", _builtin("long"),
+            (SimpleTypeSerializerSnapshot, "read_snapshot", _reads_any_version)),
         "a POJO rebuilt by field name keeping its nested objects of the earlier class version": (
             "migration.migrate_element", _builtin("local_pojo"),
             (_pojo.PojoSerializerSnapshot, "_plan", _plan_of_changed_fields_only(_pojo.PojoSerializerSnapshot._plan))),
