@@ -350,7 +350,17 @@ class ListSerializer(TypeSerializer[list[Any]]):
             g.write(self.element, item)
 
     def _gen_skip(self, g: Any) -> None:
-        with g.block("for _ in range({n}):", n=_gen_size(g, self.element.length == 0)):
+        if self.element.length != 0:
+            # More elements than bytes left: only elements written as no bytes at all can be so
+            # many (an Avro null, fixed(0) or empty record, whose length says -1); the list's own
+            # copy measures the first, as the generic path does.
+            with g.block("if {unpack}(data, pos)[0] > end - pos - 4:", unpack=g.const(_INT.unpack_from)):
+                g.call_copy(self.copy_serialized)
+            with g.block("else:"):
+                with g.block("for _ in range({n}):", n=_gen_size(g)):
+                    g.skip(self.element)
+            return
+        with g.block("for _ in range({n}):", n=_gen_size(g, True)):
             g.skip(self.element)
 
     def copy(self, value: list[Any]) -> list[Any]:

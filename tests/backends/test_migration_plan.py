@@ -381,3 +381,25 @@ def test_a_plan_of_the_references_own_object_steps_redoes_only_records_holding_a
     assert user.needs_migration and not user.redoes_only_nulls, f"got {user}, should not redo only nulls (a user's snapshot)"
     unchanged = migration_plan(old.snapshot_configuration(), old)
     assert not unchanged.redoes_only_nulls, "got a plan of no steps redoing only nulls, should be False (nothing to run)"
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_list_of_elements_written_as_no_bytes_is_copied_on_the_byte_path(enabled: bool) -> None:
+    """A row kept field by field copies a list of Avro fixed(0) elements (no bytes each, length
+    -1 as Flink's Avro serializer says): more elements than bytes left, which the generated copy
+    used to leave to the object path while the generic one took it."""
+    from reference import types as t
+    from reference.serializers import generated_codecs
+
+    fixed = t.AvroType('{"name":"F1","size":0,"type":"fixed"}')
+    old = serializer_for(t.RowType((t.RowField("b", t.IntType(), nullable=False),
+                                    t.RowField("c", t.ListType(fixed), nullable=False))))
+    new = serializer_for(t.RowType((t.RowField("d", t.IntType(), nullable=True),
+                                    t.RowField("b", t.IntType(), nullable=False),
+                                    t.RowField("c", t.ListType(fixed), nullable=False))))
+    raw = old.to_bytes((7, [b"", b""]))
+    with generated_codecs(enabled):
+        plan = migration_plan(old.snapshot_configuration(), new)
+        got = _byte_path(plan, raw)
+    assert got is not None, f"got the record left to objects (generated codecs {enabled}), should be taken on bytes"
+    assert new.from_bytes(got) == (None, 7, [b"", b""]), f"got {new.from_bytes(got)!r}, should be (None, 7, [b'', b''])"
