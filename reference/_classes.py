@@ -88,9 +88,11 @@ def not_known_hint(name: str, doing: str = "restoring") -> str:
     if not colon:  # a Java name: only a class registered under it answers to it
         return (f"register the class that answers to it with reference.register_type(cls, {name!r}) "
                 f"before {doing}")
-    return (f"import module {module!r} before {doing} (nothing is imported on a snapshot's behalf); a "
-            "class defined in a function is known by its name only once registered: call "
-            "reference.register_type on it in code that runs when its module is imported")
+    local = ("a class defined in a function is known by its name only once registered: call "
+             "reference.register_type on it in code that runs when its module is imported")
+    if module in sys.modules:
+        return f"module {module!r} is imported but defines no such class at its top level; {local}"
+    return f"import module {module!r} before {doing} (nothing is imported on a snapshot's behalf); {local}"
 
 
 def lookup_type(name: str) -> type | None:

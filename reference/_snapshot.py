@@ -96,10 +96,12 @@ def registered_snapshot_class(name: str) -> type[TypeSerializerSnapshot[Any]]:
     try:
         return _REGISTRY[name]
     except KeyError:
+        module = name.partition(":")[0] if ":" in name else None
+        which = f"import module {module!r}" if module else "import the module that defines it"
         raise UnknownSnapshotClassError(
-            f"snapshot class {name!r} is not registered; import the module that defines it "
-            "before restoring (snapshot classes register themselves when defined; nothing is "
-            "imported on a savepoint's behalf)"
+            f"snapshot class {name!r} is not registered; {which} before restoring (snapshot classes "
+            "register themselves when defined, the reference's own, under their names and Flink's, "
+            "when reference.serializers is imported; nothing is imported on a savepoint's behalf)"
         ) from None
 
 

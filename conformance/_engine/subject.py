@@ -40,6 +40,11 @@ def _resolve_serializer(what: str, given: Any) -> tuple[TypeSerializer[Any] | No
     try:
         made = given()
     except TypeError as exc:
+        if _takes_no_arguments(given):  # the factory's own code raised it
+            raise SubjectError(
+                f"{what}: the factory {getattr(given, '__name__', given)!r} raised TypeError: {exc}; "
+                "it must build the serializer when called without arguments"
+            ) from None
         raise SubjectError(
             f"{what}: calling {getattr(given, '__name__', given)!r} without arguments failed "
             f"({exc}); pass an instance instead, or a zero-argument factory such as "
@@ -52,6 +57,17 @@ def _resolve_serializer(what: str, given: Any) -> tuple[TypeSerializer[Any] | No
             "reference.TypeSerializer (serialize, deserialize, snapshot_configuration, ...)"
         )
     return None, given
+
+
+def _takes_no_arguments(given: Callable[..., Any]) -> bool:
+    """Whether ``given`` may be called without arguments (its signature says so; unknown: no)."""
+    import inspect
+
+    try:
+        inspect.signature(given).bind()
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _is_strategy(obj: Any) -> bool:

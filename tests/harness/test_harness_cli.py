@@ -477,3 +477,26 @@ def test_exitfirst_on_the_command_line_exits_1_at_the_first_failure(targets, cap
     text = capsys.readouterr().out
     assert status == 1, f"got exit {status}, should be 1; output:\n{text}"
     assert text.count("FAILED") == 1 and "NOT CERTIFIED" in text, f"got:\n{text}"
+
+
+def test_a_factory_raising_type_error_is_named_with_the_users_line(tmp_path, monkeypatch, capsys):
+    """A zero-argument factory whose own code raises TypeError is told so (not to pass an
+    instance), at the line of the user's module that built the Subject."""
+    (tmp_path / "typed_factory.py").write_text(
+        "from hypothesis import strategies as st\n"
+        "from conformance import Subject\n"
+        "from reference.serializers import LongSerializer\n"
+        "\n"
+        "def make():\n"
+        "    return LongSerializer(3)\n"
+        "\n"
+        "SUBJECT = Subject(make, st.integers(0, 5))\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("typed_factory", None)
+    status = main(["certify", "typed_factory:SUBJECT"])
+    err = capsys.readouterr().err
+    sys.modules.pop("typed_factory", None)
+    assert status == 2, f"got exit {status}, should be 2 (an unusable target); stderr:\n{err}"
+    assert "the factory 'make' raised TypeError" in err and "pass an instance" not in err, f"got:\n{err}"
+    assert "typed_factory.py:8" in err, f"got:\n{err}\nshould point at typed_factory.py:8, where the Subject is built"

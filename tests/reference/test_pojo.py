@@ -796,3 +796,14 @@ def test_an_object_of_an_earlier_release_read_before_its_classes_changed_migrate
     assert type(got) is trip2 and type(got.last) is stop2, (
         f"got {type(got).__qualname__} holding {type(got.last)!r}, should be the new Trip holding the new TripStop")
     assert new.from_bytes(new.to_bytes(got)) == trip2("ada", stop2("/", 5), ""), "got other values written back"
+
+
+def test_a_class_not_known_of_an_imported_module_is_said_to_need_registering():
+    """When the module a snapshot names is imported but holds no such class at its top level (a
+    class defined in a function, never registered), importing it again would not help: the
+    message says to register it."""
+    from reference._classes import not_known_hint
+
+    hint = not_known_hint(f"{__name__}:make_things.<locals>.Thing")
+    assert f"module {__name__!r} is imported" in hint and "register_type" in hint, f"got {hint!r}"
+    assert "import module 'not_imported_here' before restoring" in not_known_hint("not_imported_here:Thing")
