@@ -298,6 +298,12 @@ class CompositeTypeSerializerSnapshot(TypeSerializerSnapshot[T]):
     #: How many nested snapshots the serializer is built from, when that is fixed (a List: 1,
     #: a Map: 2); another count in the bytes is refused while reading. None: any count.
     NESTED_ARITY: ClassVar[int | None] = None
+    #: The outer versions this class reads; another in the bytes is refused while reading. None:
+    #: ``read_outer_snapshot`` decides (Flink's list and map snapshots ignore theirs).
+    READ_OUTER_VERSIONS: ClassVar[tuple[int, ...] | None] = None
+    #: Bytes from the end of a versioned snapshot's class name to its outer version: the
+    #: snapshot's version and the composite magic number.
+    OUTER_VERSION_AT: ClassVar[int] = 8
 
     def __init__(self, serializer: TypeSerializer[T] | None = None) -> None:
         self._serializer = serializer
@@ -362,6 +368,12 @@ class CompositeTypeSerializerSnapshot(TypeSerializerSnapshot[T]):
                 f"{COMPOSITE_MAGIC}; the snapshot bytes are damaged or of another class"
             )
         outer_version = source.read_int()
+        known = self.READ_OUTER_VERSIONS
+        if known is not None and outer_version not in known:
+            raise SnapshotFormatError(
+                f"{name}: unsupported outer version {outer_version} (this reader knows "
+                f"{', '.join(map(str, known))}); the snapshot is corrupt or from a newer release"
+            )
         self.read_outer_snapshot(outer_version, source)
         magic = source.read_int()
         if magic != NESTED_MAGIC:

@@ -56,6 +56,7 @@ import threading
 from typing import TYPE_CHECKING, Any, cast
 
 from reference import (
+    CompositeTypeSerializerSnapshot,
     DataInputView,
     DataOutputView,
     NoFlinkFormError,
@@ -408,31 +409,49 @@ VERSIONED_NAMES = 16
 
 def _unknown_versions_refused(data: bytes, what: str) -> None:
     """The version after each name of one of the reference's snapshot classes in ``data`` set
-    to one no release wrote (``UNKNOWN_VERSIONS``): the snapshot must be refused with a
-    StateError, as those classes refuse a version they do not know (read as theirs, a later
-    layout would be misread byte after byte). A user's snapshot class decides for itself."""
-    for end, name in _snapshot_class_names(data):
-        for version in UNKNOWN_VERSIONS:
-            broken = data[:end] + version.to_bytes(4, "big", signed=True) + data[end + 4:]
-            try:
-                snapshot_from_bytes(broken).restore_serializer()
-            except StateError:
-                continue
-            except Exception as exc:
-                raise Violation(
-                    f"reading {what} with the version of {name} (byte {end}) set to {version} raised "
-                    f"{type(exc).__name__}: {exc}, should raise a reference.StateError",
-                    example=bytes_example(broken, 64)) from None
+    to one no release wrote (``UNKNOWN_VERSIONS``), and the outer version of a composite one
+    that declares the outer versions it reads (``READ_OUTER_VERSIONS``) set to another: the
+    snapshot must be refused with a StateError, as those classes refuse a version they do not
+    know (read as theirs, a later layout would be misread byte after byte). A user's snapshot
+    class decides for itself."""
+    for end, name, cls in _snapshot_class_names(data):
+        places = [(end, "version", UNKNOWN_VERSIONS)]
+        if issubclass(cls, CompositeTypeSerializerSnapshot) and not any(
+                "READ_OUTER_VERSIONS" in vars(k) for k in cls.__mro__ if k is not CompositeTypeSerializerSnapshot):
+            raise Violation(f"{name}, a composite snapshot class of the reference, declares no READ_OUTER_VERSIONS: "
+                            "it should say which outer versions it reads (None: any, as Flink's list and map "
+                            "snapshots ignore theirs), so that another is refused")
+        known = getattr(cls, "READ_OUTER_VERSIONS", None)
+        if known is not None:
+            places.append((end + cls.OUTER_VERSION_AT, "outer version",
+                           tuple(v for v in UNKNOWN_VERSIONS + (max(known) + 1,) if v not in known)))
+        for at, which, versions in places:
+            _versions_refused(data, what, name, at, which, versions)
+
+
+def _versions_refused(data: bytes, what: str, name: str, at: int, which: str, versions: tuple[int, ...]) -> None:
+    """``data`` with the 4 bytes at ``at`` (a class's ``which``) set to each of ``versions``: refused."""
+    for version in versions:
+        broken = data[:at] + version.to_bytes(4, "big", signed=True) + data[at + 4:]
+        try:
+            snapshot_from_bytes(broken).restore_serializer()
+        except StateError:
+            continue
+        except Exception as exc:
             raise Violation(
-                f"reading {what} with the version of {name} (byte {end}) set to {version} succeeded, should "
-                f"fail with a StateError: no release of {name} wrote that version, and a snapshot class of "
-                "the reference refuses a version it does not know", example=bytes_example(broken, 64))
+                f"reading {what} with the {which} of {name} (byte {at}) set to {version} raised "
+                f"{type(exc).__name__}: {exc}, should raise a reference.StateError",
+                example=bytes_example(broken, 64)) from None
+        raise Violation(
+            f"reading {what} with the {which} of {name} (byte {at}) set to {version} succeeded, should "
+            f"fail with a StateError: no release of {name} wrote that {which}, and a snapshot class of "
+            "the reference refuses a version it does not know", example=bytes_example(broken, 64))
 
 
-def _snapshot_class_names(data: bytes) -> list[tuple[int, str]]:
+def _snapshot_class_names(data: bytes) -> list[tuple[int, str, type]]:
     """Where each name of one of the reference's snapshot classes ends in ``data`` (its version
-    follows), with the name: the first ``VERSIONED_NAMES`` of them."""
-    found: list[tuple[int, str]] = []
+    follows), with the name and the class: the first ``VERSIONED_NAMES`` of them."""
+    found: list[tuple[int, str, type]] = []
     at = 0
     while at + 2 < len(data) and len(found) < VERSIONED_NAMES:
         end = at + 2 + (data[at] << 8 | data[at + 1])
@@ -443,7 +462,7 @@ def _snapshot_class_names(data: bytes) -> list[tuple[int, str]]:
             except StateError:
                 cls = None
             if cls is not None and cls.__module__.split(".")[0] == "reference":
-                found.append((end, name))
+                found.append((end, name, cls))
                 at = end
                 continue
         at += 1

@@ -207,7 +207,7 @@ class NullableSerializerSnapshot(
 
     __module__ = "reference.serializers"  # stable identity in savepoints
     NESTED_ARITY = 1
-
+    READ_OUTER_VERSIONS = (2,)
 
     def __init__(self, serializer: NullableSerializer | None = None) -> None:
         super().__init__(serializer)
@@ -226,8 +226,6 @@ class NullableSerializerSnapshot(
         target.write_int(self.padding_length)
 
     def read_outer_snapshot(self, read_outer_version: int, source: DataInputView) -> None:
-        if read_outer_version != 2:
-            raise SnapshotFormatError(f"NullableSerializerSnapshot: unknown outer version {read_outer_version}")
         self.padding_length = source.read_int()
         if self.padding_length < 0:
             raise SnapshotFormatError(f"NullableSerializerSnapshot: negative padding {self.padding_length}")
@@ -388,6 +386,7 @@ class ListSerializerSnapshot(
 
     __module__ = "reference.serializers"  # stable identity in savepoints
     NESTED_ARITY = 1
+    READ_OUTER_VERSIONS = None  # any: Flink ignores a list snapshot's outer version
 
 
     def get_current_outer_snapshot_version(self) -> int:
@@ -596,6 +595,7 @@ class MapSerializerSnapshot(
 ):
     __module__ = "reference.serializers"  # stable identity in savepoints
     NESTED_ARITY = 2
+    READ_OUTER_VERSIONS = None  # any: Flink ignores a map snapshot's outer version
 
     def get_current_outer_snapshot_version(self) -> int:
         return 1
@@ -765,6 +765,7 @@ class TupleSerializerSnapshot(
     is incompatible."""
 
     __module__ = "reference.serializers"  # stable identity in savepoints
+    READ_OUTER_VERSIONS = (1, 2)
 
     def __init__(self, serializer: TupleSerializer | None = None) -> None:
         super().__init__(serializer)
@@ -781,13 +782,8 @@ class TupleSerializerSnapshot(
             target.write_utf(self._flink_tuple_class())
 
     def read_outer_snapshot(self, read_outer_version: int, source: DataInputView) -> None:
-        if read_outer_version == 2:
+        if read_outer_version == 2:  # Flink's: the tuple class
             self.tuple_class = source.read_utf()
-        elif read_outer_version != 1:
-            raise SnapshotFormatError(
-                f"TupleSerializerSnapshot: unknown outer version {read_outer_version} (this "
-                "reader knows 1 and Flink's 2)"
-            )
 
     def resolve_outer_schema_compatibility(self, old_snapshot: Any) -> OuterSchemaCompatibility:
         if old_snapshot.tuple_class and self.tuple_class and old_snapshot.tuple_class != self.tuple_class:

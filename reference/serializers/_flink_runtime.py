@@ -145,16 +145,11 @@ class _OuterVersion2:
 
     NESTED_ARITY: ClassVar[int | None] = 2
     OUTER_VERSION = 2
+    READ_OUTER_VERSIONS: ClassVar[tuple[int, ...] | None] = (2,)
 
     def get_current_outer_snapshot_version(self) -> int:
         return self.OUTER_VERSION
 
-    def read_outer_snapshot(self, read_outer_version: int, source: DataInputView) -> None:
-        if read_outer_version != self.OUTER_VERSION:
-            raise SnapshotFormatError(
-                f"{type(self).__name__}: outer version {read_outer_version}, this reader knows "
-                f"{self.OUTER_VERSION}; the snapshot is corrupt or of a newer Flink"
-            )
 
 
 class TtlSerializerSnapshot(_OuterVersion2, CompositeTypeSerializerSnapshot[Any], java_name=f"{_RUNTIME}ttl.TtlStateFactory$TtlSerializerSnapshot"):

@@ -718,6 +718,7 @@ class PojoSerializerSnapshot(
     __module__ = "reference.serializers"  # stable identity in savepoints
 
     OUTER_VERSION = 1
+    READ_OUTER_VERSIONS = (OUTER_VERSION, SUBCLASSES_OUTER_VERSION)
 
     def __init__(self, serializer: PojoSerializer | None = None) -> None:
         super().__init__(serializer)
@@ -855,11 +856,6 @@ class PojoSerializerSnapshot(
                     write_versioned_snapshot(target, snapshot)
 
     def read_outer_snapshot(self, read_outer_version: int, source: DataInputView) -> None:
-        if read_outer_version not in (self.OUTER_VERSION, SUBCLASSES_OUTER_VERSION):
-            raise SnapshotFormatError(
-                f"PojoSerializerSnapshot: unsupported outer version {read_outer_version} (this "
-                f"reader knows {self.OUTER_VERSION} and {SUBCLASSES_OUTER_VERSION})"
-            )
         class_name = source.read_utf()
         count = source.read_int()
         if count < 0 or count * 2 > source.available():

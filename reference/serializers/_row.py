@@ -638,6 +638,9 @@ class RowSerializerSnapshot(
 
     OUTER_VERSION = 5
     FLINK_OUTER_VERSION = 4
+    #: Flink's 2 (before 1.11: no row kind), 3 (always a kind) and 4 (a flag says), and this
+    #: project's own form with names.
+    READ_OUTER_VERSIONS = (2, 3, FLINK_OUTER_VERSION, OUTER_VERSION)
 
     def __init__(self, serializer: RowSerializer | None = None) -> None:
         super().__init__(serializer)
@@ -689,12 +692,6 @@ class RowSerializerSnapshot(
             target.write_boolean(nullable)
 
     def read_outer_snapshot(self, read_outer_version: int, source: DataInputView) -> None:
-        if read_outer_version not in (2, 3, self.FLINK_OUTER_VERSION, self.OUTER_VERSION):
-            raise SnapshotFormatError(
-                f"RowSerializerSnapshot: unsupported outer version {read_outer_version} (this "
-                f"reader knows Flink's 2 to {self.FLINK_OUTER_VERSION} and {self.OUTER_VERSION}); "
-                "the snapshot is corrupt or from a newer release"
-            )
         # Flink's versions: 2 (before 1.11) has no row kind, 3 always has it, 4 records it.
         if read_outer_version < self.FLINK_OUTER_VERSION:
             self.supports_row_kind = read_outer_version == 3

@@ -402,3 +402,17 @@ def test_a_transition_edge_refused_without_serialization_error_fails_naming_it()
         f"got {got.status}: {got.message!r}, should fail naming the nonexistent wall time serialize refused "
         "with a ValueError (a refusal is a SerializationError)")
 
+
+
+def test_a_reference_composite_snapshot_without_declared_outer_versions_fails_corrupt_bytes(monkeypatch):
+    """``snapshot.corrupt_bytes`` holds each composite snapshot class of the reference to saying
+    which outer versions it reads: a class that lost its declaration (and so reads any) fails."""
+    from conformance._builtins.subjects import builtin_subject
+    from reference.serializers import NullableSerializerSnapshot
+
+    monkeypatch.delattr(NullableSerializerSnapshot, "READ_OUTER_VERSIONS")
+    result = check_serializer(builtin_subject("nullable"),
+                              RunConfig(examples=EXAMPLES, seed=SEED, checks=("snapshot.corrupt_bytes",)))
+    got = result["snapshot.corrupt_bytes"]
+    assert got.status == "failed" and "declares no READ_OUTER_VERSIONS" in got.message, (
+        f"got {got.status} ({got.message}), should fail saying the class declares no READ_OUTER_VERSIONS")

@@ -484,3 +484,45 @@ def test_a_null_where_none_may_be_is_refused_by_read_copy_and_byte_migration(wha
         serializer.copy_serialized(DataInputView(valid.getvalue()), out)
         assert out.getvalue() == valid.getvalue(), (
             f"got a copy of a valid record {out.getvalue().hex()}, should be {valid.getvalue().hex()} [{what}]")
+
+
+def test_composite_snapshots_refuse_an_outer_version_they_do_not_read():
+    """A composite snapshot class that declares the outer versions it reads
+    (``READ_OUTER_VERSIONS``) refuses another one with a SnapshotFormatError naming it; Flink's
+    list and map snapshots declare none and read any, as Flink's do (the outer version is
+    ignored)."""
+    import dataclasses
+
+    from reference import CompositeTypeSerializerSnapshot, SnapshotFormatError, snapshot_from_bytes, snapshot_to_bytes
+    from reference.serializers import (
+        ListSerializer,
+        LongSerializer,
+        MapSerializer,
+        NullableSerializer,
+        PojoSerializer,
+        RowSerializer,
+        StringSerializer,
+        TupleSerializer,
+    )
+
+    @dataclasses.dataclass
+    class Versioned:
+        a: int = 0
+
+    def with_outer(data: bytes, name: str, version: int) -> bytes:
+        end = data.index(name.encode()) + len(name) + CompositeTypeSerializerSnapshot.OUTER_VERSION_AT
+        return data[:end] + version.to_bytes(4, "big", signed=True) + data[end + 4:]
+
+    declared = {"NullableSerializerSnapshot": NullableSerializer(LongSerializer()),
+                "TupleSerializerSnapshot": TupleSerializer(LongSerializer(), StringSerializer()),
+                "PojoSerializerSnapshot": PojoSerializer(Versioned),
+                "RowSerializerSnapshot": RowSerializer([("a", LongSerializer(), True)])}
+    for name, serializer in declared.items():
+        data = snapshot_to_bytes(serializer.snapshot_configuration())
+        with pytest.raises(SnapshotFormatError, match="unsupported outer version 1000"):
+            snapshot_from_bytes(with_outer(data, name, 1000))
+    for name, serializer in {"ListSerializerSnapshot": ListSerializer(LongSerializer()),
+                             "MapSerializerSnapshot": MapSerializer(StringSerializer(), LongSerializer())}.items():
+        data = snapshot_to_bytes(serializer.snapshot_configuration())
+        restored = snapshot_from_bytes(with_outer(data, name, 1000)).restore_serializer()
+        assert restored == serializer, f"got {restored!r}, should be {serializer!r} (the outer version ignored) [{name}]"
