@@ -85,6 +85,9 @@ _PLAN: dict[str, tuple[Any, bool]] = {
     # A row restored from the snapshot Flink writes (no field names): positional, and evolving
     # as Flink 2.3 evolves rows (by position).
     "flink_row": (None, True),
+    # A user's serializer at the top whose snapshot migrates by FLIP-527's returning form
+    # (``migrate_element(prior, new, element)``, no target), the form users write most.
+    "temperature": (None, False),
     # A row restored from the snapshot Flink 1.10 wrote (outer version 2: rows without a kind),
     # as a savepoint of Flink 1.10 restores: Flink 2.3's row migrates it.
     "flink_row_1_10": (None, True),
@@ -384,6 +387,31 @@ def _pojo_with_subclasses() -> Subject:
     ]
     return _user_shaped("pojo_with_subclasses", lambda: PojoSerializer(Shape, registered_subclasses=[Circle]), values,
                         evolutions, chains=[shades])
+
+
+def _temperature() -> Subject:
+    """``TemperatureSerializer("C")`` (see ``conformance._user_serializers``): a double in Celsius
+    whose next release keeps Kelvin, migrated by its snapshot's ``migrate_element`` in FLIP-527's
+    returning form, the form users write most, with the serializer at the top (Flink's runtime
+    calls the snapshot's ``migrate_state``, which every snapshot inherits); a plain double is
+    incompatible, and a unit other than C and K is refused at construction."""
+    from hypothesis import strategies as st
+
+    from reference.serializers import DoubleSerializer
+
+    from .._user_serializers import TemperatureSerializer
+
+    def in_kelvin(celsius: float) -> float:
+        return celsius + 273.15
+
+    evolutions = [
+        Evolution(lambda: TemperatureSerializer("K"), Verdict.COMPATIBLE_AFTER_MIGRATION, in_kelvin,
+                  name="temperatures are kept in Kelvin (the returning form of migrate_element)"),
+        Evolution(DoubleSerializer, Verdict.INCOMPATIBLE, reason_contains="temperature",
+                  name="a plain double"),
+    ]
+    return _user_shaped("temperature", lambda: TemperatureSerializer("C"), st.floats(width=64), evolutions,
+                        invalid_configurations={"Fahrenheit, a unit it does not know": lambda: TemperatureSerializer("F")})
 
 
 def _legacy_row() -> Subject:
@@ -699,7 +727,7 @@ def _local_pojo() -> Subject:
 
 
 _USER_SHAPED = {"row_of_user_type": _row_of_user_type, "pojo_with_subclasses": _pojo_with_subclasses,
-                "counter": _counter, "map_of_readings": _map_of_readings,
+                "counter": _counter, "map_of_readings": _map_of_readings, "temperature": _temperature,
                 "legacy_row": _legacy_row, "flink_row": _flink_row, "flink_row_1_10": _flink_row_1_10,
                 "rowdata": _rowdata,
                 "local_pojo": _local_pojo}

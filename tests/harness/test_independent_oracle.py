@@ -87,4 +87,4 @@ def test_independent_oracles_are_accepted(migrate):
 def test_no_built_in_subject_is_refused():
     from conformance._builtins.subjects import builtin_subjects
 
-    assert len(builtin_subjects()) == 36
+    assert len(builtin_subjects()) == 37
