@@ -433,15 +433,10 @@ def _versions_refused(data: bytes, what: str, name: str, at: int, which: str, ve
     """``data`` with the 4 bytes at ``at`` (a class's ``which``) set to each of ``versions``: refused."""
     for version in versions:
         broken = data[:at] + version.to_bytes(4, "big", signed=True) + data[at + 4:]
-        try:
-            snapshot_from_bytes(broken).restore_serializer()
-        except StateError:
+        where = f"{what}, the {which} of {name} (byte {at}) set to {version}"
+        restored, _ = _restored_or_refused(broken, where, "refusing the version", "refuse a version no release wrote")
+        if restored is None:
             continue
-        except Exception as exc:
-            raise Violation(
-                f"reading {what} with the {which} of {name} (byte {at}) set to {version} raised "
-                f"{type(exc).__name__}: {exc}, should raise a reference.StateError",
-                example=bytes_example(broken, 64)) from None
         raise Violation(
             f"reading {what} with the {which} of {name} (byte {at}) set to {version} succeeded, should "
             f"fail with a StateError: no release of {name} wrote that {which}, and a snapshot class of "
@@ -687,39 +682,36 @@ def _unknown_class_refused(ctx: Any, data: bytes, at: int, end: int, name: str) 
     missing = f"{MISSING_MODULE}:{name.rpartition(':')[2] or 'Missing'}" if ":" in name else f"{MISSING_MODULE}.Missing"
     where = f"the snapshot, byte {at}: {name!r} replaced by {missing!r} (a module not imported)"
     unknown = data[:at] + _utf(missing) + data[end:]
-    try:
-        snapshot_from_bytes(unknown).restore_serializer()
-    except StateError as exc:
-        wanted = MISSING_MODULE if ":" in missing else missing  # a Java name has no module apart
-        if reference_built(ctx.serializer()) and not re.search(re.escape(wanted) + r"(?![\w:.$])", str(exc)):
-            raise Violation(
-                f"restoring the snapshot raised StateError: {exc}; it should name the module to import, "
-                f"{wanted!r}, on its own [{where}]: a savepoint restored where the user's module is not "
-                "imported must say which one", example=bytes_example(unknown, 64)) from None
-        return
-    except Exception as exc:
+    _, exc = _restored_or_refused(unknown, where, "(or restore)", "say which class is not known and which module to import")
+    wanted = MISSING_MODULE if ":" in missing else missing  # a Java name has no module apart
+    if exc is not None and reference_built(ctx.serializer()) and not re.search(re.escape(wanted) + r"(?![\w:.$])", str(exc)):
         raise Violation(
-            f"reading and restoring the snapshot raised {type(exc).__name__}: {exc}, should raise a "
-            f"reference.StateError naming the class that is not known [{where}]",
-            example=bytes_example(unknown, 64)) from None
+            f"restoring the snapshot raised StateError: {exc}; it should name the module to import, "
+            f"{wanted!r}, on its own [{where}]: a savepoint restored where the user's module is not "
+            "imported must say which one", example=bytes_example(unknown, 64))
 
 
 def _confused_restore(data: bytes, where: str) -> Any:
     """The serializer restored from ``data`` as a restore does (default options), None when
     reading or restoring refused it with a StateError."""
+    return _restored_or_refused(data, where, "(or restore)", "check the class a snapshot names is of the kind it "
+                                "expects before using it; raise StateError")[0]
+
+
+def _restored_or_refused(data: bytes, where: str, should: str, fix: str) -> tuple[Any, StateError | None]:
+    """(the serializer restored from ``data`` as a restore does, None), or (None, the StateError
+    that refused it); any other exception is a Violation saying where, what it ``should`` do
+    besides raising a StateError, and the ``fix``."""
     try:
-        return snapshot_from_bytes(data).restore_serializer()
-    except StateError:
-        return None
+        return snapshot_from_bytes(data).restore_serializer(), None
+    except StateError as exc:
+        return None, exc
     except RecursionError:
         raise Violation(f"reading and restoring recursed without bound, should raise a StateError [{where}]") from None
     except Exception as exc:
         raise Violation(
             f"reading and restoring the snapshot raised {type(exc).__name__}: {exc}, should raise a "
-            f"reference.StateError (or restore) [{where}]: check the class a snapshot names is of the kind "
-            "it expects before using it; raise StateError",
-            example=bytes_example(data, 64),
-        ) from None
+            f"reference.StateError {should} [{where}]: {fix}", example=bytes_example(data, 64)) from None
 
 
 def _confused_read(restored: Any, record: bytes, where: str) -> None:
