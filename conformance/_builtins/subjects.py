@@ -418,7 +418,8 @@ def _legacy_row() -> Subject:
     """``RowSerializer(..., supports_row_kind=False)`` (the layout of rows Flink 1.10 wrote)
     over ``EpochMillisSerializer`` and ``TemperatureSerializer`` (see
     ``conformance._user_serializers``): a release adding a nullable field and reading
-    temperatures in Kelvin migrates every row (INSERT rows only, as the layout holds)."""
+    temperatures in Kelvin migrates every row (INSERT rows only, as the layout holds); one adding
+    the field alone keeps the temperatures as they are (their snapshot's migration must not run)."""
     import datetime
 
     from hypothesis import strategies as st
@@ -435,6 +436,9 @@ def _legacy_row() -> Subject:
         at, temp = old
         return (at, None if temp is None else temp + 273.15, None)
 
+    def noted(old: tuple[Any, ...]) -> tuple[Any, ...]:
+        return (*old, None)
+
     instants = st.datetimes(timezones=st.just(datetime.timezone.utc)).map(
         lambda d: d.replace(microsecond=d.microsecond // 1000 * 1000))
     values = st.tuples(instants, st.none() | st.floats(allow_nan=False))
@@ -442,6 +446,9 @@ def _legacy_row() -> Subject:
         Evolution(lambda: row(TemperatureSerializer("K"), ("note", StringSerializer(), True)),
                   Verdict.COMPATIBLE_AFTER_MIGRATION, in_kelvin,
                   name="a note is added and temperatures are kept in Kelvin"),
+        # The temperatures read as they are: their snapshot's migration (to Kelvin) must not run.
+        Evolution(lambda: row(TemperatureSerializer("C"), ("note", StringSerializer(), True)),
+                  Verdict.COMPATIBLE_AFTER_MIGRATION, noted, name="a note is added, temperatures still in Celsius"),
         Evolution(lambda: row(DoubleSerializer()), Verdict.INCOMPATIBLE, reason_contains="temp",
                   name="the temperature becomes a plain double"),
     ]

@@ -1011,8 +1011,10 @@ class PojoSerializerSnapshot(
 
     def _plan(self, prior: PojoSerializer, new: PojoSerializer, every: bool = False) -> list[tuple[str, Any, Any, Any]]:
         """(name, nested snapshot, prior field serializer, new field serializer) for each field
-        kept from the prior version whose nested migration is not the identity (``every``: for
-        each field kept)."""
+        kept from the prior version whose nested migration is not the identity. ``every``: also
+        for each field that reads as is whose snapshot is the reference's own, whose migration
+        of such a value only rebuilds objects of an earlier class version (a user's
+        snapshot migrates only what needs migration: its migrate_element must not run there)."""
         key = (id(prior), id(new), every)
         cached = self._cache_plans.get(key)
         if cached is not None and cached[0] is prior and cached[1] is new:
@@ -1024,12 +1026,7 @@ class PojoSerializerSnapshot(
         plan = []
         for name, new_field in new.fields:
             snap = snapshots[name]
-            if name not in prior_fields:
-                continue
-            if every:
-                plan.append((name, snap, prior_fields[name], new_field))
-                continue
-            if _is_identity_migration(snap):
+            if name not in prior_fields or _is_identity_migration(snap):
                 continue
             try:
                 as_is = resolve_compatibility(
@@ -1037,7 +1034,7 @@ class PojoSerializerSnapshot(
                 ).is_compatible_as_is()
             except Exception:  # a user snapshot failing here: migrate the field normally
                 as_is = False
-            if not as_is:
+            if not as_is or (every and type(snap).__module__.split(".")[0] == "reference"):
                 plan.append((name, snap, prior_fields[name], new_field))
         if len(self._cache_plans) > 16:
             self._cache_plans.clear()

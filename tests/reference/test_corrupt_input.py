@@ -493,7 +493,12 @@ def test_composite_snapshots_refuse_an_outer_version_they_do_not_read():
     ignored)."""
     import dataclasses
 
-    from reference import CompositeTypeSerializerSnapshot, SnapshotFormatError, snapshot_from_bytes, snapshot_to_bytes
+    from reference import (
+        CompositeTypeSerializerSnapshot,
+        SnapshotFormatError,
+        snapshot_from_bytes,
+        snapshot_to_bytes,
+    )
     from reference.serializers import (
         ListSerializer,
         LongSerializer,

@@ -807,3 +807,51 @@ def test_a_class_not_known_of_an_imported_module_is_said_to_need_registering():
     hint = not_known_hint(f"{__name__}:make_things.<locals>.Thing")
     assert f"module {__name__!r} is imported" in hint and "register_type" in hint, f"got {hint!r}"
     assert "import module 'not_imported_here' before restoring" in not_known_hint("not_imported_here:Thing")
+
+
+def test_a_rebuilt_object_keeps_a_field_of_a_users_serializer_that_reads_as_is():
+    """Rebuilt by field name, an object of an earlier release has its nested objects rebuilt by
+    the reference's own snapshots, but a field whose user snapshot reads it as is is left as it
+    is: that snapshot's migrate_element (here: add one) runs only where migration is needed."""
+    from dataclasses import field, make_dataclass
+    from typing import Any
+
+    from reference import (
+        SchemaCompatibility,
+        SimpleTypeSerializerSnapshot,
+        migrated_element,
+        snapshot_from_bytes,
+        snapshot_to_bytes,
+    )
+    from reference.serializers import LongSerializer
+
+    class Counted(LongSerializer):
+        def snapshot_configuration(self) -> Any:
+            return CountedSnapshot()
+
+    class CountedSnapshot(SimpleTypeSerializerSnapshot):
+        def __init__(self) -> None:
+            super().__init__(Counted)
+
+        def resolve_schema_compatibility(self, old: Any) -> Any:
+            return SchemaCompatibility.compatible_as_is()
+
+        def migrate_element(self, prior: Any, new: Any, element: Any) -> Any:  # type: ignore[override]
+            return element + 1  # only ever asked where a migration is needed: never here
+
+    def release(extra: bool) -> tuple[type, type]:
+        stop = make_dataclass("LegStop", [("path", str)])
+        fields = [("n", int, field(default=0, metadata={"serializer": Counted()})), ("stop", stop, field(default=None))]
+        leg = make_dataclass("Leg", fields + ([("note", str, field(default=""))] if extra else []))
+        stop.__module__ = leg.__module__ = __name__
+        return leg, stop
+
+    leg, stop = release(False)
+    old = PojoSerializer(leg)
+    snapshot = snapshot_to_bytes(old.snapshot_configuration())
+    element = old.from_bytes(old.to_bytes(leg(5, stop("/"))))
+    leg2, stop2 = release(True)
+    new = PojoSerializer(leg2)
+    prior = snapshot_from_bytes(snapshot).restore_serializer()
+    got = migrated_element(new.snapshot_configuration(), prior, new, element)
+    assert got.n == 5 and type(got.stop) is stop2, f"got {got!r}, should keep n = 5 and hold the new LegStop"
