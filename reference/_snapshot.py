@@ -406,9 +406,15 @@ class CompositeTypeSerializerSnapshot(TypeSerializerSnapshot[T]):
         return [s.restore_serializer() for s in self.nested_snapshots]
 
     def restore_serializer(self) -> TypeSerializer[T]:
-        return self.create_outer_serializer_with_nested_serializers(
-            [s.restore_serializer() for s in self.nested_snapshots]
-        )
+        labels = self.nested_labels() or []
+        nested = []
+        for i, snapshot in enumerate(self.nested_snapshots):
+            try:
+                nested.append(snapshot.restore_serializer())
+            except StateError as exc:  # said again with where it stands: the class a user restores is the outer one
+                label = labels[i] if i < len(labels) else f"nested serializer {i}"
+                raise _in_context(exc, f"restoring the {label} of {_describe(self)}") from None
+        return self.create_outer_serializer_with_nested_serializers(nested)
 
     def resolve_schema_compatibility(
         self, old_snapshot: TypeSerializerSnapshot[T]
@@ -477,6 +483,16 @@ class PickledSerializerSnapshot(TypeSerializerSnapshot[Any]):
 
 def _describe(snapshot: TypeSerializerSnapshot[Any]) -> str:
     return type(snapshot).__name__
+
+
+def _in_context(exc: StateError, where: str) -> StateError:
+    """``exc`` again, of its class, with ``where`` it stood appended (a class whose constructor
+    takes more than a message: a StateError)."""
+    message = f"{exc} [{where}]"
+    try:
+        return type(exc)(message)
+    except TypeError:
+        return StateError(message)
 
 
 # -- resolution entry point -------------------------------------------------------------------

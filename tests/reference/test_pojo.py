@@ -855,3 +855,21 @@ def test_a_rebuilt_object_keeps_a_field_of_a_users_serializer_that_reads_as_is()
     prior = snapshot_from_bytes(snapshot).restore_serializer()
     got = migrated_element(new.snapshot_configuration(), prior, new, element)
     assert got.n == 5 and type(got.stop) is stop2, f"got {got!r}, should keep n = 5 and hold the new LegStop"
+
+
+def test_a_nested_class_not_known_is_said_with_the_field_that_holds_it():
+    """Restoring a POJO whose field's class is not known says which field of which snapshot the
+    restore stood at, not only the nested class (the user restores the outer one)."""
+    from dataclasses import field, make_dataclass
+
+    from reference import StateError, snapshot_from_bytes, snapshot_to_bytes
+
+    Stop = make_dataclass("HeldStop", [("path", str)])
+    Route = make_dataclass("HeldRoute", [("first", Stop, field(default=None))])
+    Stop.__module__ = Route.__module__ = __name__
+    data = snapshot_to_bytes(PojoSerializer(Route).snapshot_configuration())
+    old, new = f"{__name__}:HeldStop".encode(), b"not_imported_here:HeldStop"
+    at = data.index(old)
+    data = data[:at - 2] + len(new).to_bytes(2, "big") + new + data[at + len(old):]
+    with pytest.raises(StateError, match=r"not_imported_here.*\[restoring the field 'first' of PojoSerializerSnapshot\]"):
+        snapshot_from_bytes(data).restore_serializer()
