@@ -17,7 +17,8 @@
   restore cannot tell which layout the bytes have).
 - ``snapshot.corrupt_bytes``: truncated and corrupted snapshot bytes give a clear ``StateError``,
   never a crash; a version no release wrote, after the name of one of the reference's snapshot
-  classes (``UNKNOWN_VERSIONS``), is refused.
+  classes (``UNKNOWN_VERSIONS``), is refused, and such a name put in a module nobody imported
+  (``MISSING_MODULE``) is refused with a message naming that module.
 - ``snapshot.class_confusion``: each class name the snapshot's bytes hold that resolves through
   the registry (``reference.lookup_type``: ``module:qualname``, or a Java name in the Flink
   dialect's form), replaced by the name of a registered class of another kind (an Enum class,
@@ -367,7 +368,8 @@ def corrupt_bytes(ctx: CheckContext) -> None:
     byte flipped (by 0xFF, 0x80 and 0x01:
     a boolean's presence flag read as absent, a count off by one) at each of up to 256
     positions, in this project's form and in Flink's dialect where it differs; the version after
-    the name of each of the reference's snapshot classes set to one no release wrote, refused. A name holding
+    the name of each of the reference's snapshot classes set to one no release wrote, refused;
+    such a name put in a module nobody imported, refused naming that module. A name holding
     a character outside the BMP, written in standard UTF-8's 4-byte form instead of modified
     UTF-8's two surrogates, must be refused, as Java's readUTF refuses it."""
     data = ctx.get(SNAPSHOT_BYTES)
@@ -391,6 +393,7 @@ def corrupt_bytes(ctx: CheckContext) -> None:
     _flipped_bytes_refused_or_read(data, "the snapshot")
     _four_byte_utf8_refused(data, "the snapshot")
     _unknown_versions_refused(data, "the snapshot")
+    _unknown_snapshot_classes_refused(data)
     try:
         flink = snapshot_to_bytes(ctx.serializer().snapshot_configuration(), dialect="flink")
     except StateError:
@@ -427,6 +430,25 @@ def _unknown_versions_refused(data: bytes, what: str) -> None:
                            tuple(v for v in UNKNOWN_VERSIONS + (max(known) + 1,) if v not in known)))
         for at, which, versions in places:
             _versions_refused(data, what, name, at, which, versions)
+
+
+def _unknown_snapshot_classes_refused(data: bytes) -> None:
+    """Each name of one of the reference's snapshot classes in ``data`` (this project's form:
+    ``module:qualname``) replaced by the same class in a module nobody imported
+    (``MISSING_MODULE``): refused with a StateError that names that module, as a savepoint
+    restored before the module defining its serializer's snapshot class is imported must say."""
+    for end, name, _ in _snapshot_class_names(data):
+        if ":" not in name:
+            continue
+        missing = f"{MISSING_MODULE}:{name.rpartition(':')[2]}"
+        at = end - len(_utf(name))
+        where = f"the snapshot, byte {at}: the snapshot class {name!r} replaced by {missing!r} (a module not imported)"
+        unknown = data[:at] + _utf(missing) + data[end:]
+        restored, exc = _restored_or_refused(unknown, where, "naming the module to import", "name the module to import")
+        if restored is not None or not re.search(re.escape(MISSING_MODULE) + r"(?![\w:.$])", str(exc)):
+            got = "restored" if restored is not None else f"raised StateError: {exc}"
+            raise Violation(f"reading the snapshot {got}; it should raise a StateError naming the module to import, "
+                            f"{MISSING_MODULE!r}, on its own [{where}]", example=bytes_example(unknown, 64))
 
 
 def _versions_refused(data: bytes, what: str, name: str, at: int, which: str, versions: tuple[int, ...]) -> None:

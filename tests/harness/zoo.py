@@ -1978,6 +1978,22 @@ def _byte_migration_giving_up(self: Any, new: Any, order: Any, migrated: Any) ->
     return part
 
 
+def _snapshot_class_without_module(lookup: Any) -> Any:
+    """reference._snapshot.registered_snapshot_class whose refusal says only "import the module
+    that defines it", not which."""
+
+    def without_module(name: str) -> Any:
+        from reference import UnknownSnapshotClassError
+
+        try:
+            return lookup(name)
+        except UnknownSnapshotClassError:
+            raise UnknownSnapshotClassError(f"snapshot class {name.rpartition(':')[2]} is not registered; import "
+                                            "the module that defines it before restoring") from None
+
+    return without_module
+
+
 def _reads_any_outer_version(read_snapshot: Any) -> Any:
     """A composite snapshot's read_snapshot that skips the refusal of an outer version the class
     does not declare (as a reader that checks it in its own code, and forgot to, would)."""
@@ -2165,6 +2181,9 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
              _arity_from_flink_tuple_class(TupleSerializerSnapshot.create_outer_serializer_with_nested_serializers))),
         "a row's byte migration failing on every record (each redone on the object path)": (
             "migration.byte_path", _builtin("row"), (RowSerializer, "byte_migration", _byte_migration_giving_up)),
+        "an unregistered snapshot class refused without naming the module to import": (
+            "snapshot.corrupt_bytes", _builtin("long"),
+            (_snapshot, "registered_snapshot_class", _snapshot_class_without_module(_snapshot.registered_snapshot_class))),
         "a nullable snapshot reading an outer version it does not know as its own": (
             "snapshot.corrupt_bytes", _builtin("nullable"),
             (NullableSerializerSnapshot, "read_snapshot", _reads_any_outer_version(NullableSerializerSnapshot.read_snapshot))),
