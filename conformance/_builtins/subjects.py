@@ -490,9 +490,9 @@ def flink_1_10_row_snapshot() -> bytes:
     import reference.serializers  # noqa: F401  (registers the row snapshot's class)
     from reference import snapshot_from_bytes, snapshot_to_bytes
 
-    snapshot = snapshot_from_bytes(flink_row_snapshot())
-    snapshot.get_current_outer_snapshot_version = lambda: 2  # type: ignore[method-assign]
-    snapshot.write_outer_snapshot = lambda target: None  # type: ignore[method-assign]
+    snapshot: Any = snapshot_from_bytes(flink_row_snapshot())
+    snapshot.get_current_outer_snapshot_version = lambda: 2
+    snapshot.write_outer_snapshot = lambda target: None
     return snapshot_to_bytes(snapshot, dialect="flink")
 
 

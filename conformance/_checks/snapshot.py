@@ -418,7 +418,7 @@ def _unknown_versions_refused(data: bytes, what: str) -> None:
     know (read as theirs, a later layout would be misread byte after byte). A user's snapshot
     class decides for itself."""
     for end, name, cls in _snapshot_class_names(data):
-        places = [(end, "version", UNKNOWN_VERSIONS)]
+        places: list[tuple[int, str, tuple[int, ...]]] = [(end, "version", UNKNOWN_VERSIONS)]
         if issubclass(cls, CompositeTypeSerializerSnapshot) and not any(
                 "READ_OUTER_VERSIONS" in vars(k) for k in cls.__mro__ if k is not CompositeTypeSerializerSnapshot):
             raise Violation(f"{name}, a composite snapshot class of the reference, declares no READ_OUTER_VERSIONS: "
@@ -426,7 +426,7 @@ def _unknown_versions_refused(data: bytes, what: str) -> None:
                             "snapshots ignore theirs), so that another is refused")
         known = getattr(cls, "READ_OUTER_VERSIONS", None)
         if known is not None:
-            places.append((end + cls.OUTER_VERSION_AT, "outer version",
+            places.append((end + CompositeTypeSerializerSnapshot.OUTER_VERSION_AT, "outer version",
                            tuple(v for v in UNKNOWN_VERSIONS + (max(known) + 1,) if v not in known)))
         for at, which, versions in places:
             _versions_refused(data, what, name, at, which, versions)
