@@ -482,26 +482,17 @@ def flink_row_snapshot() -> bytes:
     return found
 
 
-def flink_1_10_form(snapshot: Any) -> Any:
-    """A copy of ``snapshot`` (a row serializer's, Flink's form) that writes itself as Flink 1.10
-    did: outer version 2, which has no row-kind flag (rows had no kind before 1.11), the rest as
-    Flink 2.3 writes it. Read back, it restores a row serializer without row kinds."""
-    from reference import snapshot_from_bytes, snapshot_to_bytes
-
-    copy: Any = snapshot_from_bytes(snapshot_to_bytes(snapshot, dialect="flink"))
-    copy.get_current_outer_snapshot_version = lambda: 2
-    copy.write_outer_snapshot = lambda target: None
-    return copy
-
-
 def flink_1_10_row_snapshot() -> bytes:
-    """The top-level snapshot Flink 1.10 wrote for ``flink_row``'s row (``flink_1_10_form``):
-    byte for byte Flink's own ``RowSerializerUpgradeTest`` snapshot of 1.10. Written by the
-    reference's composite framing, with the outer part of that version."""
-    import reference.serializers  # noqa: F401  (registers the row snapshot's class)
+    """The top-level snapshot Flink 1.10 wrote for ``flink_row``'s row: outer version 2, which has
+    no row-kind flag (rows had no kind before 1.11), the rest as Flink 2.3 writes it; byte for
+    byte Flink's own ``RowSerializerUpgradeTest`` snapshot of 1.10. Written by the reference
+    (``RowSerializerSnapshot.in_flink_outer_version``)."""
     from reference import snapshot_from_bytes, snapshot_to_bytes
+    from reference.serializers import RowSerializer
 
-    return snapshot_to_bytes(flink_1_10_form(snapshot_from_bytes(flink_row_snapshot())), dialect="flink")
+    restored = snapshot_from_bytes(flink_row_snapshot()).restore_serializer()
+    without_kind = RowSerializer(restored.fields, supports_row_kind=False).snapshot_configuration()
+    return snapshot_to_bytes(without_kind.in_flink_outer_version(2), dialect="flink")
 
 
 def _named_row(*types: Any, names: tuple[str, ...] = ("name", "count", "city", "note"), **options: Any) -> Any:

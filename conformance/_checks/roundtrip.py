@@ -1381,15 +1381,14 @@ def _reference_frame(exc: BaseException) -> str | None:
 
     import reference
 
+    from .._engine.runner import in_package, package_folder
+
     frames = traceback.extract_tb(exc.__traceback__)
-    if not frames:
+    home = package_folder(reference)
+    if not frames or not in_package(frames[-1].filename, home):
         return None
-    home = os.path.dirname(os.path.realpath(reference.__file__))
     last = frames[-1]
-    found = os.path.realpath(last.filename)
-    if not found.startswith(home + os.sep):
-        return None
-    return f"{os.path.relpath(found, os.path.dirname(home))}:{last.lineno} in {last.name}"
+    return f"{os.path.relpath(os.path.realpath(last.filename), os.path.dirname(home.rstrip(os.sep)))}:{last.lineno} in {last.name}"
 
 
 #: Examples of the huge pass (2 million units, 16,384 elements: each costs megabytes).

@@ -54,6 +54,7 @@ import pickletools
 import re
 import sys
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from reference import (
@@ -468,18 +469,31 @@ def _versions_refused(data: bytes, what: str, name: str, at: int, which: str, ve
 def _snapshot_class_names(data: bytes) -> list[tuple[int, str, type]]:
     """Where each name of one of the reference's snapshot classes ends in ``data`` (its version
     follows), with the name and the class: the first ``VERSIONED_NAMES`` of them."""
-    found: list[tuple[int, str, type]] = []
+    def reference_class(name: str) -> type | None:
+        cls = snapshot_class(name)
+        return cls if cls.__module__.split(".")[0] == "reference" else None
+
+    return [(end, name, cls) for _, end, name, cls in _utf_names(data, reference_class, VERSIONED_NAMES, room=4)]
+
+
+def _utf_names(data: bytes, resolve: Callable[[str], Any], limit: int, room: int = 0) -> list[tuple[int, int, str, Any]]:
+    """The strings of ``data`` written as Java's ``writeUTF`` does (an unsigned 2-byte length,
+    modified UTF-8), holding a "." or ":" and followed by ``room`` bytes at least, that
+    ``resolve`` maps to something (None, or a StateError: not a name): as (offset, end, name,
+    what it resolves to), the first ``limit`` of them. A name found is skipped whole."""
+    found: list[tuple[int, int, str, Any]] = []
     at = 0
-    while at + 2 < len(data) and len(found) < VERSIONED_NAMES:
+    while at + 2 < len(data) and len(found) < limit:
         end = at + 2 + (data[at] << 8 | data[at + 1])
-        if end - at > 4 and end + 4 <= len(data) and data.find(b".", at + 2, end) >= 0:
+        if end - at > 4 and end + room <= len(data) and (data.find(b":", at + 2, end) >= 0
+                                                         or data.find(b".", at + 2, end) >= 0):
             try:
                 name = DataInputView(data[at:end]).read_utf()
-                cls = snapshot_class(name)
+                target = resolve(name)
             except StateError:
-                cls = None
-            if cls is not None and cls.__module__.split(".")[0] == "reference":
-                found.append((end, name, cls))
+                target = None
+            if target is not None:
+                found.append((at, end, name, target))
                 at = end
                 continue
         at += 1
@@ -609,26 +623,16 @@ def kind_of(found: Any) -> str:
 
 
 def registry_names(data: bytes, limit: int = CONFUSED_NAMES) -> list[tuple[int, int, str, Any]]:
-    """The strings of ``data`` written as Java's ``writeUTF`` does (an unsigned 2-byte length,
-    modified UTF-8) that resolve through ``reference.lookup_type`` and are no snapshot class: as
-    (offset, end, name, what it resolves to), the first ``limit`` of them."""
-    found: list[tuple[int, int, str, Any]] = []
-    at = 0
-    while at + 2 < len(data) and len(found) < limit:
-        end = at + 2 + (data[at] << 8 | data[at + 1])
-        if end - at > 4 and end <= len(data) and (data.find(b":", at + 2, end) >= 0
-                                                  or data.find(b".", at + 2, end) >= 0):
-            try:
-                name = DataInputView(data[at:end]).read_utf()
-                target = lookup_type(name) if name.isprintable() and " " not in name else None
-            except StateError:
-                target = None
-            if target is not None and not _names_snapshot_class(name):
-                found.append((at, end, name, target))
-                at = end
-                continue
-        at += 1
-    return found
+    """The strings of ``data`` written as Java's ``writeUTF`` does that resolve through
+    ``reference.lookup_type`` and are no snapshot class: as (offset, end, name, what it resolves
+    to), the first ``limit`` of them."""
+    def registered(name: str) -> Any:
+        if not name.isprintable() or " " in name:
+            return None
+        target = lookup_type(name)
+        return target if target is not None and not _names_snapshot_class(name) else None
+
+    return _utf_names(data, registered, limit)
 
 
 def _names_snapshot_class(name: str) -> bool:

@@ -354,6 +354,15 @@ class Runner:
                           derandomize=self.derandomize, allow_all_skipped=self.config.allow_all_skipped)
 
 
+def package_folder(package: Any) -> str:
+    """The folder of ``package`` (a package module, or a folder's path), real path, ending in a
+    separator: what ``in_package`` tells frames apart by."""
+    import os
+
+    folder = package if isinstance(package, str) else os.path.dirname(os.path.abspath(package.__file__ or ""))
+    return os.path.join(os.path.realpath(folder), "")
+
+
 def _library_folders() -> tuple[str, ...]:
     import os
     import sysconfig
@@ -363,19 +372,31 @@ def _library_folders() -> tuple[str, ...]:
     import reference
     import strategies
 
-    folders = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]  # conformance (this is _engine)
-    folders += [os.path.dirname(os.path.abspath(m.__file__ or "")) for m in (reference, strategies, hypothesis)]
-    folders += [sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib")]
-    return tuple(os.path.join(os.path.realpath(f), "") for f in folders)
+    folders = [package_folder(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))]  # conformance
+    folders += [package_folder(m) for m in (reference, strategies, hypothesis)]
+    folders += [package_folder(sysconfig.get_paths()[k]) for k in ("stdlib", "platstdlib")]
+    return tuple(folders)
+
+
+def in_package(filename: str, folders: tuple[str, ...] | str) -> bool:
+    """Whether the file of a traceback frame lies in one of ``folders`` (``package_folder``s):
+    the one rule for telling the library's frames from the user's."""
+    import os
+
+    return os.path.realpath(filename).startswith(folders)
+
+
+def is_library_file(filename: str) -> bool:
+    """A frame's file is the library's (this project's packages, hypothesis, the standard
+    library), not the user's."""
+    return in_package(filename, _library_folders())
 
 
 def user_frames(exc: BaseException, limit: int = 4) -> list[str]:
     """``file:line in function`` of the frames in the user's code that ``exc`` (or the
     exceptions it was raised from) passed through, innermost last: where to look."""
-    import os
     import traceback
 
-    library = _library_folders()
     chain: list[BaseException] = []
     seen: set[int] = set()
     current: BaseException | None = exc
@@ -384,8 +405,7 @@ def user_frames(exc: BaseException, limit: int = 4) -> list[str]:
         chain.append(current)
         current = current.__cause__ or current.__context__
     for error in reversed(chain):  # the innermost cause knows the user's frames best
-        frames = [f for f in traceback.extract_tb(error.__traceback__)
-                  if not os.path.realpath(f.filename).startswith(library)]
+        frames = [f for f in traceback.extract_tb(error.__traceback__) if not is_library_file(f.filename)]
         if frames:
             return [f"{f.filename}:{f.lineno} in {f.name}" for f in frames[-limit:]]
     return []

@@ -56,13 +56,12 @@ def _raised_at(exc: BaseException) -> str:
     """`` at FILE:LINE``: where the importing module's own code raised (the innermost frame
     outside importlib and this project's packages, which a module's ``Subject(...)`` calls into;
     else the innermost outside importlib; a SyntaxError's own file and line)."""
-    from .._engine.runner import _library_folders
+    from .._engine.runner import is_library_file
 
     if isinstance(exc, SyntaxError) and exc.filename:
         return f" at {exc.filename}:{exc.lineno}"
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if "importlib" not in f.filename]
-    library = _library_folders()
-    own = [f for f in frames if not os.path.realpath(f.filename).startswith(library)]
+    own = [f for f in frames if not is_library_file(f.filename)]
     frames = own or frames
     return f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
 

@@ -24,12 +24,13 @@ rebuilt for the new field order with the row kind carried over, added fields nul
 
 from __future__ import annotations
 
+import copy
 import enum
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from .._compat import OuterSchemaCompatibility, SchemaCompatibility, reconfigured_or_as_is
-from .._errors import SerializationError, SnapshotFormatError, StateMigrationError
+from .._errors import SerializationError, SnapshotFormatError, StateError, StateMigrationError
 from .._io import DataInputView, DataOutputView
 from .._serializer import TypeSerializer
 from .._snapshot import (
@@ -641,6 +642,8 @@ class RowSerializerSnapshot(
     #: Flink's 2 (before 1.11: no row kind), 3 (always a kind) and 4 (a flag says), and this
     #: project's own form with names.
     READ_OUTER_VERSIONS = (2, 3, FLINK_OUTER_VERSION, OUTER_VERSION)
+    #: The outer version Flink's form is written at (``in_flink_outer_version``).
+    _written_outer_version = FLINK_OUTER_VERSION
 
     def __init__(self, serializer: RowSerializer | None = None) -> None:
         super().__init__(serializer)
@@ -663,7 +666,29 @@ class RowSerializerSnapshot(
         return snapshot_dialect() == "flink" or self.positional
 
     def get_current_outer_snapshot_version(self) -> int:
-        return self.FLINK_OUTER_VERSION if self._flink_form() else self.OUTER_VERSION
+        return self._written_outer_version if self._flink_form() else self.OUTER_VERSION
+
+    def in_flink_outer_version(self, version: int) -> RowSerializerSnapshot:
+        """A copy of this snapshot that writes Flink's form at an older release's outer
+        ``version``, as that release wrote it (in either dialect): 2 (Flink 1.10 and before: rows
+        without a kind, no flag), 3 (Flink 1.11 to 1.13: rows with a kind, no flag) or 4
+        (``FLINK_OUTER_VERSION``). Read back, it restores the row serializer this one does."""
+        layouts = {2: False, 3: True, self.FLINK_OUTER_VERSION: None}
+        if version not in layouts:
+            raise StateError(f"RowSerializerSnapshot.in_flink_outer_version: got {version}, should be one of "
+                             f"{sorted(layouts)} (Flink's outer versions of a row snapshot)")
+        kinds = layouts[version]
+        if kinds is not None and kinds != self.supports_row_kind:
+            raise StateError(
+                f"RowSerializerSnapshot.in_flink_outer_version({version}): that version holds rows "
+                f"{'with' if kinds else 'without'} a kind, this snapshot's row "
+                f"{'has' if self.supports_row_kind else 'has no'} kind; restore a row serializer with "
+                f"supports_row_kind={kinds} first")
+        copied = copy.copy(self)
+        copied._cache_plans = {}
+        copied._written_outer_version = version
+        copied.positional = True
+        return copied
 
     def get_nested_serializers(self, outer_serializer: Any) -> Sequence[TypeSerializer[Any]]:
         return [f[1] for f in outer_serializer.fields]
@@ -683,6 +708,8 @@ class RowSerializerSnapshot(
         return restored
 
     def write_outer_snapshot(self, target: DataOutputView) -> None:
+        if self.get_current_outer_snapshot_version() < self.FLINK_OUTER_VERSION:
+            return  # Flink's versions 2 and 3: the version says whether rows have a kind
         target.write_boolean(self.supports_row_kind)
         if self._flink_form():
             return  # Flink's version 4: the flag only (its rows have no names)

@@ -4,7 +4,7 @@ The built-in ``flink_row_1_10`` certifies the reference's row restored from Flin
 (outer version 2: rows without a kind) and migrated by Flink 2.3's row. Here Flink itself says
 what that migration is. From each savepoint Flink wrote (SavepointJob), the ``row`` state
 (``Row(String, Long, Double)``) is written again as a Flink 1.10 job held it: its snapshot in
-1.10's form (``flink_1_10_form``), each value without a row kind (a 1.10 row had none, so the
+1.10's form (``RowSerializerSnapshot.in_flink_outer_version(2)``), each value without a row kind (a 1.10 row had none, so the
 UPDATE_AFTER rows the job wrote are INSERT rows there). Then, in one JVM run:
 
 - Flink 2.3 restores that savepoint with its own ``Row(String, Long, Double)``, which migrates
@@ -25,9 +25,9 @@ from typing import Any
 import pytest
 import savepoints
 
-from conformance._builtins.subjects import flink_1_10_form
 from reference import snapshot_from_bytes, snapshot_to_bytes
 from reference.backends import ValueStateDescriptor, migrate_flink_savepoint
+from reference.serializers import RowSerializer
 from reference.savepoint import StateReplacement, read_flink_savepoint, write_flink_savepoint
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
@@ -45,7 +45,8 @@ def _as_flink_1_10(directory: Path, out: Path) -> tuple[Path, Any, Any]:
     snapshot read back from the bytes written and Flink 2.3's row serializer of the savepoint."""
     state = _row_state(directory)
     current = state.value_serializer.restore_serializer()
-    old = flink_1_10_form(state.value_serializer)
+    without = RowSerializer(current.fields, supports_row_kind=False)
+    old = without.snapshot_configuration().in_flink_outer_version(2)
     written = snapshot_to_bytes(old, dialect="flink")
     legacy = snapshot_from_bytes(written).restore_serializer()
 

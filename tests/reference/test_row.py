@@ -596,3 +596,33 @@ def test_a_row_restored_from_flinks_form_stays_positional_when_pickled():
         "got another snapshot from the unpickled serializer, should write the same bytes"
     )
     assert not pickle.loads(pickle.dumps(row)).positional, "got positional, a named row should stay named"
+
+
+@pytest.mark.parametrize(("version", "kind"), [(2, False), (3, True), (4, False), (4, True)])
+def test_a_row_snapshot_written_at_an_older_flink_outer_version_restores_the_same_row(version, kind):
+    row = RowSerializer([("name", StringSerializer(), True), ("count", LongSerializer(), True)],
+                        supports_row_kind=kind)
+    snapshot = row.snapshot_configuration()
+    written = snapshot_to_bytes(snapshot.in_flink_outer_version(version))
+    outer = written.index(b"\x00\x0d\xe7\x04") + 4  # the composite snapshot's marker, then the outer version
+    assert int.from_bytes(written[outer:outer + 4], "big") == version, (
+        f"got outer version {int.from_bytes(written[outer:outer + 4], 'big')}, should be {version}")
+    restored = snapshot_from_bytes(written).restore_serializer()
+    assert (restored.supports_row_kind, restored.positional, restored.field_names) == (kind, True, ["f0", "f1"]), (
+        f"got {(restored.supports_row_kind, restored.positional, restored.field_names)}, should be "
+        f"{(kind, True, ['f0', 'f1'])} [outer version {version}]")
+    value = Row.of("a", 1, kind=RowKind.UPDATE_AFTER) if kind else ("a", 1)
+    assert restored.to_bytes(value) == row.to_bytes(value), f"got other bytes, should be the row's [outer version {version}]"
+    again = snapshot_to_bytes(snapshot)
+    assert snapshot_from_bytes(again).restore_serializer().field_names == ["name", "count"], (
+        "got the original snapshot changed, should keep its names (in_flink_outer_version copies)")
+
+
+@pytest.mark.parametrize(("version", "kind", "says"), [
+    (1, True, "should be one of [2, 3, 4]"), (5, True, "should be one of [2, 3, 4]"),
+    (2, True, "supports_row_kind=False"), (3, False, "supports_row_kind=True")])
+def test_a_row_snapshot_refuses_an_outer_version_that_cannot_hold_it(version, kind, says):
+    snapshot = RowSerializer([("name", StringSerializer(), True)], supports_row_kind=kind).snapshot_configuration()
+    with pytest.raises(StateError) as raised:
+        snapshot.in_flink_outer_version(version)
+    assert says in str(raised.value), f"got {raised.value}, should say {says!r}"
