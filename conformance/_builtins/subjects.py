@@ -490,7 +490,7 @@ def flink_1_10_row_snapshot() -> bytes:
     from reference import snapshot_from_bytes, snapshot_to_bytes
     from reference.serializers import RowSerializer
 
-    restored = snapshot_from_bytes(flink_row_snapshot()).restore_serializer()
+    restored: Any = snapshot_from_bytes(flink_row_snapshot()).restore_serializer()
     without_kind = RowSerializer(restored.fields, supports_row_kind=False).snapshot_configuration()
     return snapshot_to_bytes(without_kind.in_flink_outer_version(2), dialect="flink")
 

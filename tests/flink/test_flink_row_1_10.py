@@ -27,8 +27,8 @@ import savepoints
 
 from reference import snapshot_from_bytes, snapshot_to_bytes
 from reference.backends import ValueStateDescriptor, migrate_flink_savepoint
-from reference.serializers import RowSerializer
 from reference.savepoint import StateReplacement, read_flink_savepoint, write_flink_savepoint
+from reference.serializers import RowSerializer
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
 
