@@ -178,6 +178,7 @@ ZOO_PLANTS = {
     ("tests/harness/zoo.py", "reference._io"),
     ("tests/harness/zoo.py", "reference.backends._bytes"),
     ("tests/harness/zoo.py", "reference.serializers._codegen"),
+    ("tests/harness/zoo.py", "reference.serializers._composites"),
     ("tests/harness/zoo.py", "reference.serializers._enum"),
     ("tests/harness/zoo.py", "reference.serializers._pojo"),
     ("tests/harness/zoo.py", "reference.serializers._primitives"),

@@ -14,7 +14,7 @@ from .._engine.golden import BYTES_EXAMPLE
 from .._engine.property import guarded
 from .._engine.registry import Violation
 
-__all__ = ["CORRUPTIONS", "write", "read_one", "expect_equal", "bytes_example", "hexdump", "bytes_difference", "stopped_at", "guarded", "held", "nested_serializers", "reference_built", "serializers_in",
+__all__ = ["CORRUPTIONS", "NULL_MARK", "corrupted_bytes", "write", "read_one", "expect_equal", "bytes_example", "hexdump", "bytes_difference", "stopped_at", "guarded", "held", "nested_serializers", "reference_built", "serializers_in",
            "SNAPSHOT_VERSION_HINT", "IntReads", "int_extremes", "spread_positions"]
 
 #: What to do when a snapshot class cannot read bytes it (or an earlier release) wrote: the
@@ -27,6 +27,19 @@ SNAPSHOT_VERSION_HINT = ("read_snapshot(read_version, source) must read every ve
 #: becomes negative, a varint's continuation flips), the lowest bit (a null or kind mask, a
 #: boolean's presence flag).
 CORRUPTIONS = (0xFF, 0x80, 0x01)
+#: A byte of a record is also set to this where no flip of ``CORRUPTIONS`` gives it: a set
+#: boolean, which is Flink's null mark (a Nullable's flag; a POJO's flag byte, whose "no
+#: subclass" 0x02 no flip turns into it), read where that part may not be null.
+NULL_MARK = 0x01
+
+
+def corrupted_bytes(byte: int) -> list[tuple[int, str]]:
+    """What ``byte`` of a record is corrupted into, each with how: every flip of
+    ``CORRUPTIONS``, and ``NULL_MARK`` where no flip gives it."""
+    found = [(byte ^ flip, f"flipped by {flip:#04x}") for flip in CORRUPTIONS]
+    if byte != NULL_MARK and all(new != NULL_MARK for new, _ in found):
+        found.append((NULL_MARK, "set to a null mark"))
+    return found
 
 #: Width in bytes -> the extremes a number of that width read from a record is set to,
 #: with their names: every bit (-1), the sign bit alone (the least value), all but the sign bit

@@ -34,7 +34,8 @@ Then:
 - ``roundtrip.truncated``: a record cut short is refused by deserialize, copy_serialized and
   from_bytes with a ``StateError``, never read as a value or copied.
 - ``roundtrip.corrupted``: a record with one byte corrupted (each byte of a short record, and
-  the heads, middles and tails of a long one, flipped by 0xFF, 0x80 and 0x01) is refused (any
+  the heads, middles and tails of a long one, flipped by 0xFF, 0x80 and 0x01, and set to 0x01,
+  Flink's null mark, where no flip gives it: a POJO's flag byte) is refused (any
   exception), or read as a value the serializer writes and reads back as that value, and
   ``copy_serialized`` takes the bytes ``deserialize`` takes (one record): a restore
   never yields a value the next checkpoint cannot write (a NOT NULL field read as null, a
@@ -156,6 +157,7 @@ from ._support import (
     IntReads,
     bytes_difference,
     bytes_example,
+    corrupted_bytes,
     expect_equal,
     hexdump,
     int_extremes,
@@ -846,11 +848,11 @@ def corrupted(ctx: CheckContext) -> None:
     def body(value: Any) -> None:
         data = write(s, value)
         for at in _cuts(len(data)):
-            for flip in CORRUPTIONS:
+            for new, how in corrupted_bytes(data[at]):
                 broken = bytearray(data)
-                broken[at] ^= flip
-                judge(f"the record of {show(value)} with byte {at} of {len(data)} flipped by "
-                      f"{flip:#04x} ({data[at]:02x} -> {broken[at]:02x})", bytes(broken), False)
+                broken[at] = new
+                judge(f"the record of {show(value)} with byte {at} of {len(data)} {how} "
+                      f"({data[at]:02x} -> {new:02x})", bytes(broken), False)
         if strict:
             for what, extreme in int_extremes(data, _numbers_read(s, data), CORRUPTED_NUMBERS):
                 judge(f"the record of {show(value)} with {what}", extreme, True)

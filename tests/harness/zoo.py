@@ -2048,6 +2048,25 @@ def _no_range_error(what: str, value: object, bits: int) -> Any:
     return None
 
 
+def _tuple_of_pojo() -> Subject:
+    """A tuple whose second field is a POJO: only its flag byte set to the null mark (0x02, "no
+    subclass", to 0x01), which no flip of one bit group gives, reads that field as null."""
+    import strategies
+    from reference.types import serializer_for
+
+    schema = t.TupleType((t.IntType(), strategies.pojo_type((strategies.PojoField("w", t.LongType()),),
+                                                             qualname="ZooPaar")))
+    strategies.activate(schema)
+    return Subject(lambda: serializer_for(schema), strategies.values(schema), schema=schema, name="tuple_of_pojo")
+
+
+def _reads_no_null_ahead(serializer: Any) -> Any:
+    """reference.serializers._composites._none_reader answering "never null" for every part: a
+    copy of a tuple whose POJO field reads as null (its flag byte set to the null mark) takes
+    the record, which deserialize refuses (a tuple field may not be null)."""
+    return None
+
+
 def _list_migration_giving_up(self: Any, new: Any, element: Any) -> Any:
     """ListSerializer.byte_migration that returns nothing, as one whose ``return`` was lost:
     the plan's list step is no function, so each list of POJOs is redone on the object path
@@ -2129,6 +2148,7 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
         MapSerializer,
         PickleSerializer,
         _codegen,
+        _composites,
         _enum,
         _pojo,
         _primitives,
@@ -2138,6 +2158,8 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
         "a row restored from Flink's form matched by name": (
             "migration.verdict", _builtin("flink_row"),
             (RowSerializerSnapshot, "read_outer_snapshot", _forgets_flink_form(RowSerializerSnapshot.read_outer_snapshot))),
+        "a copy taking a tuple whose POJO field reads as null": (
+            "roundtrip.corrupted", _tuple_of_pojo, (_composites, "_none_reader", _reads_no_null_ahead)),
         "a view over a memoryview of wide items reading items": (
             "roundtrip.sequence", _builtin("long"), (DataInputView, "__init__", _view_taking_memoryviews_as_they_are)),
         "a view refusing to reset to its end": (
