@@ -1390,7 +1390,8 @@ def _reference_frame(exc: BaseException) -> str | None:
     if not frames or not in_package(frames[-1].filename, home):
         return None
     last = frames[-1]
-    return f"{os.path.relpath(os.path.realpath(last.filename), os.path.dirname(home.rstrip(os.sep)))}:{last.lineno} in {last.name}"
+    shown = os.path.relpath(os.path.realpath(last.filename), os.path.dirname(home.rstrip(os.sep)))  # reference/...
+    return f"{shown}:{last.lineno} in {last.name}"
 
 
 #: Examples of the huge pass (2 million units, 16,384 elements: each costs megabytes).
