@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import decimal
 import enum
 import json
 import math
@@ -154,7 +155,31 @@ def describe_difference(got: Any, expected: Any, root: str = "value") -> str:
         got_text += f" (a {class_identity(type(g))})"
         expected_text += f" (a {class_identity(type(e))})"
     got_text, expected_text = shown_apart(got_text, expected_text)
-    return f"{f'at {root}{path}: ' if path else ''}got {got_text}, should be {expected_text}{_shift(g, e)}"
+    return (f"{f'at {root}{path}: ' if path else ''}got {got_text}, should be {expected_text}"
+            f"{_shift(g, e) or _equal_yet_apart(g, e)}")
+
+
+def _equal_yet_apart(got: Any, expected: Any) -> str:
+    """Why two values of one type that Python's ``==`` calls equal are not the same value
+    (``values_equal``), as a note; "" where ``==`` tells them apart."""
+    try:
+        if type(got) is not type(expected) or not bool(got == expected):
+            return ""
+    except Exception:  # a user __eq__ that raises: nothing to explain
+        return ""
+    if isinstance(got, decimal.Decimal):
+        return (f" (equal by ==, but {got.as_tuple().exponent} is not {expected.as_tuple().exponent}: a "
+                "Decimal's exponent, its scale, is part of its value; keep it)")
+    if isinstance(got, (datetime.datetime, datetime.time)):
+        if got.tzinfo is not expected.tzinfo and repr(got.tzinfo) != repr(expected.tzinfo):
+            return (" (the same instant in another time zone: the tzinfo is part of the value, as a restore "
+                    "must give back the zone written; keep it)")
+        if got.fold != expected.fold:
+            return (" (equal by ==, but of another fold, which tells a repeated wall time's two instants "
+                    "apart: keep it)")
+    if isinstance(got, float):
+        return " (equal by ==, but not bit for bit: -0.0 and 0.0 differ; keep the sign)"
+    return " (equal by ==, but not the same value: the comparison is reference.values_equal)"
 
 
 def _shift(got: Any, expected: Any) -> str:
@@ -219,6 +244,11 @@ def legacy_text(value: Any) -> str:
     return f"{_name(value)}:{value!r}"
 
 
+def _parts(tree: Any) -> bool:
+    """A part of a ``value_tree`` that holds no value of its own: a scalar, or a list of them."""
+    return not isinstance(tree, list) or not any(isinstance(x, (list, dict)) for x in tree)
+
+
 def tree_difference(recorded: Any, got: Any, path: str = "") -> str | None:
     """Where ``got`` (a ``value_tree``) differs from ``recorded``, or None. A dataclass is
     compared on the fields ``recorded`` has: a later release may add fields, but every field
@@ -237,10 +267,13 @@ def tree_difference(recorded: Any, got: Any, path: str = "") -> str | None:
     if isinstance(recorded, list) and isinstance(got, list) and len(recorded) == len(got):
         tagged = bool(recorded) and isinstance(recorded[0], str)  # [type, payload...]: same path
         for i, (a, b) in enumerate(zip(recorded, got, strict=True)):
+            if tagged and len(recorded) > 2 and a != b and _parts(a) and _parts(b):
+                break  # a part of one value (a datetime's fields, a Decimal's exponent): shown whole below
             found = tree_difference(a, b, path if tagged else f"{path}[{i}]")
             if found:
                 return found
-        return None
+        else:
+            return None
     if recorded != got:
         got_text, recorded_text = shown_apart(json.dumps(got), json.dumps(recorded))
         return f"{path or 'the value'}: {got_text}, should be {recorded_text}"

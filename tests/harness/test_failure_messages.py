@@ -4,7 +4,10 @@ damaged bytes as bytes, never as hypothesis' smallest failing example."""
 
 from __future__ import annotations
 
+import datetime
+import zoneinfo
 from dataclasses import dataclass
+from decimal import Decimal
 
 import pytest
 from hypothesis import strategies as st
@@ -279,3 +282,35 @@ def test_reason_where_is_refused_when_it_cannot_apply(where, expect, words):
     with pytest.raises(SubjectError) as caught:
         Evolution(to=LongSerializer(), expect=expect, reason_where=where)
     assert words in str(caught.value), f"got {caught.value}, should say {words!r}"
+
+
+@pytest.mark.parametrize(("got", "expected", "says"), [
+    (Decimal("21"), Decimal("21.00"), "a Decimal's exponent, its scale, is part of its value"),
+    (datetime.datetime(2000, 1, 1, tzinfo=zoneinfo.ZoneInfo("UTC")),
+     datetime.datetime(2000, 1, 1, 1, tzinfo=zoneinfo.ZoneInfo("Europe/Berlin")), "the same instant in another time zone"),
+    (datetime.datetime(2000, 1, 1), datetime.datetime(2000, 1, 1, fold=1), "of another fold"),
+    (-0.0, 0.0, "not bit for bit"),
+], ids=["decimal scale", "time zone", "fold", "signed zero"])
+def test_values_equal_by_python_yet_not_the_same_say_why(got, expected, says):
+    from conformance._engine.canonical import describe_difference
+
+    assert got == expected, f"the case {got!r} should be == {expected!r} (that is what it is about)"
+    text = describe_difference(got, expected)
+    assert says in text, f"got {text!r}, should say {says!r}"
+
+
+def test_values_python_tells_apart_get_no_note():
+    from conformance._engine.canonical import describe_difference
+
+    text = describe_difference(101.5, 101.25)
+    assert text == "got 101.5, should be 101.25", f"got {text!r}, should be the two values alone"
+
+
+def test_a_recorded_datetime_that_differs_is_shown_whole_not_by_its_year():
+    from conformance._engine.canonical import tree_difference, value_tree
+
+    text = tree_difference(value_tree([datetime.datetime(2000, 1, 1)]),
+                           value_tree([datetime.datetime(1999, 12, 31, 20, 30)]), "its value state")
+    assert text == ('its value state[0]: ["datetime:datetime", [1999, 12, 31, 20, 30, 0, 0], 0, null], should be '
+                    '["datetime:datetime", [2000, 1, 1, 0, 0, 0, 0], 0, null]'), f"got {text!r}"
+    assert tree_difference(value_tree([5]), value_tree([6])) == "[0]: 6, should be 5", "a number stays itself"
