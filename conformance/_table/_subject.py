@@ -43,6 +43,20 @@ def _strategy(what: str, given: Any) -> SearchStrategy[Any]:
     )
 
 
+def _record_values(given: Any) -> SearchStrategy[Any]:
+    """The strategy of record values, without None: ``put(key, None)`` deletes the record (None
+    is no record's value), and the harness draws deletes of its own; a None drawn as a value
+    would be judged as a record the table holds."""
+    if not isinstance(given, SearchStrategy) and isinstance(given, Iterable) and not isinstance(given, (str, bytes, dict)):
+        items = list(given)
+        if items and all(item is None for item in items):
+            raise TableSubjectError("TableSubject: values holds only None, which is no record's value (put(key, "
+                                    "None) deletes the record, and the harness draws deletes itself); give "
+                                    "examples of the values your records hold")
+        given = [item for item in items if item is not None] or items
+    return _strategy("values", given).filter(lambda value: value is not None)
+
+
 def _declare_hint(shown: str) -> str:
     shown = shown if len(shown) <= 120 else shown[:117] + "..."
     return (
@@ -169,7 +183,7 @@ class TableSubject:
                 "'write_function')"
             )
         self.keys = _strategy("keys", keys)
-        self.values = _strategy("values", values)
+        self.values = _record_values(values)
         self.updates = _strategy("updates", updates)
         self.apply_update = apply_update
         self.name = name or getattr(table_factory, "__qualname__", type(table_factory).__name__)

@@ -322,3 +322,21 @@ def test_table_budget_follows_the_profile_unless_examples_are_given(profile, exa
             )
         finally:
             runner.close()
+
+
+@pytest.mark.parametrize("values", [st.none() | st.integers(), [None, 1, 2]], ids=["strategy", "examples"])
+def test_table_none_values_are_left_out_as_no_record(values):
+    """``put(key, None)`` deletes: a values strategy that also draws None must not make the
+    reference's own RemoteTable fail (the model took None for a record held)."""
+    subject = TableSubject(lambda read, write: RemoteTable(read, write, batching=CompleteBatching(4, 0.001),
+                                                           write_retry_policy=RetryPolicy(3)),
+                           keys=st.integers(0, 2), values=values, updates=st.integers(-5, 5),
+                           apply_update=lambda value, update: value + update, write_retries=3)
+    failed = [f"{r.id}: {r.message[:300]}" for r in certify_table(subject, max_examples=15, steps=15) if r.failed]
+    assert not failed, f"got failures {failed}, should certify (None is no record's value)"
+
+
+def test_table_values_of_only_none_are_refused_saying_why():
+    with pytest.raises(TableSubjectError, match=r"put\(key, None\) deletes"):
+        TableSubject(lambda read, write: RemoteTable(read, write), keys=[1], values=[None], updates=[1],
+                     apply_update=lambda value, update: value + update)
