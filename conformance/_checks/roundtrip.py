@@ -711,7 +711,7 @@ def copy_serialized(ctx: CheckContext) -> None:
         if target.getvalue() != second or source.available():
             raise Violation(
                 f"copy_serialized of the input's last record wrote {hexdump(target.getvalue())} and "
-                f"left {source.available()} bytes, should copy its {len(second)} bytes "
+                f"left {source.available()} byte{'' if source.available() == 1 else 's'}, should copy its {len(second)} bytes "
                 f"({hexdump(second)}) and leave none"
             )
 

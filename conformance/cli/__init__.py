@@ -3,7 +3,8 @@
 joins it).
 
 Every subcommand behaves alike: the same exit statuses (0 certified or clean, 1 a violation
-was found, 2 the target, the input or the command line could not be used), the same options
+was found, 2 the target, the input or the command line could not be used; 141, as a command
+killed by SIGPIPE, when standard output was closed before the end), the same options
 spelled the same way (``--json FILE`` with ``-`` for standard output, ``--seed N``,
 ``--import MODULE``), the current directory importable, and a usage problem reported in one
 sentence before any work starts. Subcommands parse their arguments and call library
@@ -13,12 +14,17 @@ functions (``conformance.certify``, ``conformance.spark``) that take plain param
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
 from . import _certify, _savepoint, _spark
 from ._certify import load_serializer, load_table_subject, load_target
 from ._common import OK, UNUSABLE, VIOLATION, UsageError, positive_int
+
+#: The exit status when standard output was closed before the end (128 + SIGPIPE, as a shell
+#: reports a command that signal stopped).
+BROKEN_PIPE = 141
 
 __all__ = ["main", "build_parser", "load_target", "load_serializer", "load_table_subject", "UsageError",
            "OK", "VIOLATION", "UNUSABLE", "positive_int"]
@@ -78,6 +84,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"conformance {args.command}: error: {exc}", file=sys.stderr)
         return UNUSABLE
+    except BrokenPipeError:
+        # The reader of standard output went away (``conformance ... | head``): stop quietly, as
+        # a command killed by SIGPIPE does, without a traceback on the way out.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return BROKEN_PIPE
 
 
 if __name__ == "__main__":

@@ -251,7 +251,7 @@ class RowSerializer(_codegen.GeneratedCodec, TypeSerializer[tuple[Any, ...]]):
         kind = _kind_of(value)
         if kind is not RowKind.INSERT and not self._cache_offset:
             raise SerializationError(
-                f"RowSerializer without row-kind support cannot write a {kind.name} row; use "
+                f"RowSerializer without row-kind support cannot write a row of kind {kind.name}; use "
                 "supports_row_kind=True or write INSERT rows (plain tuples)"
             )
         for i, item in enumerate(value):
@@ -671,19 +671,20 @@ class RowSerializerSnapshot(
     def in_flink_outer_version(self, version: int) -> RowSerializerSnapshot:
         """A copy of this snapshot that writes Flink's form at an older release's outer
         ``version``, as that release wrote it (in either dialect): 2 (Flink 1.10 and before: rows
-        without a kind, no flag), 3 (Flink 1.11 to 1.13: rows with a kind, no flag) or 4
-        (``FLINK_OUTER_VERSION``). Read back, it restores the row serializer this one does."""
+        without a kind, no flag), 3 (Flink 1.11 to 1.14: rows with a kind, no flag) or 4
+        (``FLINK_OUTER_VERSION``, since Flink 1.15). Read back, it restores the row serializer
+        this one does (matched by position; written again, it takes the current form)."""
         layouts = {2: False, 3: True, self.FLINK_OUTER_VERSION: None}
         if version not in layouts:
-            raise StateError(f"RowSerializerSnapshot.in_flink_outer_version: got {version}, should be one of "
+            raise StateError(f"RowSerializerSnapshot.in_flink_outer_version: got {version!r}, should be one of "
                              f"{sorted(layouts)} (Flink's outer versions of a row snapshot)")
         kinds = layouts[version]
         if kinds is not None and kinds != self.supports_row_kind:
             raise StateError(
                 f"RowSerializerSnapshot.in_flink_outer_version({version}): that version holds rows "
-                f"{'with' if kinds else 'without'} a kind, this snapshot's row "
-                f"{'has' if self.supports_row_kind else 'has no'} kind; restore a row serializer with "
-                f"supports_row_kind={kinds} first")
+                f"{'with' if kinds else 'without'} a kind, this snapshot's rows "
+                f"{'have one' if self.supports_row_kind else 'have none'}; take the snapshot of a "
+                f"RowSerializer(..., supports_row_kind={kinds})")
         copied = copy.copy(self)
         copied._cache_plans = {}
         copied._written_outer_version = version

@@ -129,6 +129,20 @@ def test_python_dash_m_runs_the_same_command(targets):
     assert "cli_targets:GOOD: CERTIFIED" in proc.stdout, f"got {proc.stdout!r}"
 
 
+def test_output_closed_early_stops_quietly_with_the_sigpipe_status():
+    """``conformance certify --builtins | head -1``: no traceback when head goes away."""
+    proc = subprocess.Popen([sys.executable, "-m", "conformance", "certify", "--builtins", "--examples", "5",
+                             "--seed", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()
+    error = proc.stderr.read()
+    status = proc.wait(timeout=300)
+    assert "CERTIFIED" in first, f"got the first line {first!r}, should be a subject's verdict"
+    assert (status, "Traceback" in error) == (141, False), (
+        f"got exit {status} and stderr {error[-800:]!r}, should be 141 (as SIGPIPE) and no traceback")
+
+
 @pytest.mark.slow
 def test_builtins_certify(tmp_path):
     out = tmp_path / "builtins.json"

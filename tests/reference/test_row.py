@@ -620,7 +620,7 @@ def test_a_row_snapshot_written_at_an_older_flink_outer_version_restores_the_sam
 
 @pytest.mark.parametrize(("version", "kind", "says"), [
     (1, True, "should be one of [2, 3, 4]"), (5, True, "should be one of [2, 3, 4]"),
-    (2, True, "supports_row_kind=False"), (3, False, "supports_row_kind=True")])
+    (2, True, "supports_row_kind=False)"), (3, False, "supports_row_kind=True)")])
 def test_a_row_snapshot_refuses_an_outer_version_that_cannot_hold_it(version, kind, says):
     snapshot = RowSerializer([("name", StringSerializer(), True)], supports_row_kind=kind).snapshot_configuration()
     with pytest.raises(StateError) as raised:
