@@ -20,7 +20,7 @@ from hypothesis import strategies as _st
 from reference import canonical, values_equal
 from reference.types import serializer_for as _serializer_for
 
-from ._amplify import ANY_REFUSAL_KINDS, GROWTH_KINDS, Amplified, amplified
+from ._amplify import ANY_REFUSAL_KINDS, GROWTH_KINDS, Amplified, amplified, richest_values
 from ._domain import OutOfDomain, out_of_domain
 from ._evolutions import (
     CHANGES,
@@ -55,6 +55,7 @@ __all__ = [
     "SchemaEvolution",
     "activate",
     "amplified",
+    "richest_values",
     "canonical",
     "chain_migration",
     "check_schema",

@@ -17,7 +17,9 @@ grown (or cut) to each size of ``TEXT_SIZES`` and one container site to each siz
 ``HUGE_TEXT_SIZES`` (the ends of a length in an unsigned byte, a signed and an unsigned short:
 255/256, 32,767/32,768, 65,535/65,536, then 2 million units; ASCII, so every reader takes its
 units in one step and a UTF-8 length is on the same boundary) and the container to
-each of ``HUGE_COUNTS``. Which site grows is drawn, so each example grows another part. Text
+each of ``HUGE_COUNTS``. Which site grows is drawn, so each example grows another part. ``richest_values`` picks, of
+values drawn before, those with the most sites: a pass of few examples (the huge one) grows
+them, so an optional part that some draw had is grown. Text
 keeps the characters it had (repeated, then padded with ``a``); now and then (drawn) it is made
 ASCII so that its UTF-8 bytes are on the boundary too. A list grows by repeating its elements
 (an empty one cannot), a dict or set by new keys made from its own (text, bytes or int keys
@@ -48,7 +50,7 @@ from hypothesis import strategies as st
 from ._instants import RANGE, time_edges
 from ._values import BOUNDARY_UNITS, HUGE_UNITS, SHORT_LENGTH_UNITS, _as_utf16, _text_of_units, varint_edges
 
-__all__ = ["amplified", "Amplified", "growth_sites", "grown", "GROWTH_KINDS", "INT_EDGES", "TEXT_SIZES", "HUGE_TEXT_SIZES", "COUNT_SIZES",
+__all__ = ["amplified", "Amplified", "richest_values", "growth_sites", "grown", "GROWTH_KINDS", "INT_EDGES", "TEXT_SIZES", "HUGE_TEXT_SIZES", "COUNT_SIZES",
            "HUGE_COUNTS", "ANY_REFUSAL_KINDS"]
 
 #: Text and bytes lengths every example tries: empty, and each side of the 2- and 3-byte varint.
@@ -305,3 +307,32 @@ def amplified(values: st.SearchStrategy[Any], *, huge: bool = False,
     ``kinds`` only (text, bytes, list, dict, set, int, datetime, time)."""
     return st.builds(Amplified, values, st.integers(0, 2**16), st.integers(0, 2**16), st.booleans(), st.just(huge),
                      st.just(kinds))
+
+
+def _site_count(value: Any, huge: bool, kinds: tuple[str, ...]) -> int:
+    """How many sites of ``value`` ``amplified(..., huge=huge, kinds=kinds)`` may grow."""
+    grows = {kind for kind in kinds if not (huge and kind in ("int", *_TIME_KINDS))}
+    return sum(kind in grows for kind, _, _ in _sites(value))
+
+
+def richest_values(values: list[Any], *, huge: bool = False, kinds: tuple[str, ...] = GROWTH_KINDS,
+                   at_most: int = 2) -> list[Any]:
+    """Of ``values`` (drawn before), the ``at_most`` with the most sites ``amplified(...,
+    huge=huge, kinds=kinds)`` grows, most first (the first drawn among equals; equal values once);
+    empty when none has such a site. A pass of few examples grows these, not fresh draws that may
+    lack the part (an optional field absent) an earlier draw had."""
+    ranked = sorted(((-_site_count(value, huge, kinds), i) for i, value in enumerate(values)))
+    found: list[Any] = []
+    for count, i in ranked:
+        if not count or len(found) >= at_most:
+            break
+        if not any(_same(values[i], other) for other in found):
+            found.append(values[i])
+    return found
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return a is b or bool(a == b)
+    except Exception:  # a user __eq__ that raises: take them as two
+        return False

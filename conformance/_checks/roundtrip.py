@@ -1396,6 +1396,8 @@ def _reference_frame(exc: BaseException) -> str | None:
 
 #: Examples of the huge pass (2 million units, 16,384 elements: each costs megabytes).
 _HUGE_EXAMPLES = 2
+#: Values drawn for each huge example, of which the one with the most sites is grown.
+_HUGE_CANDIDATES = 16
 
 
 @check(id="roundtrip.size_boundaries", family="roundtrip", requires=BIT_EXACT)
@@ -1415,8 +1417,10 @@ def size_boundaries(ctx: CheckContext) -> None:
                     lambda value: _boundary_roundtrip(s, value, "a value with its text and bytes on a boundary"),
                     max_examples=examples)
     grew = [0]
+    drawn_before: list[Any] = []
 
     def body(drawn: Any) -> None:
+        drawn_before.append(drawn.base)
         for kind, what, value in drawn.variants():
             out: DataOutputView | None = DataOutputView()
             try:
@@ -1459,8 +1463,14 @@ def size_boundaries(ctx: CheckContext) -> None:
     ctx.for_all(strategies.amplified(ctx.subject.values, kinds=kinds), body, max_examples=max(3, examples // 2),
                 display=display)
     if schema is None:
-        ctx.for_all(strategies.amplified(ctx.subject.values, huge=True), body, max_examples=_HUGE_EXAMPLES,
-                    display=display)
+        # Each of the few huge examples grows the value with the most sites of those drawn above
+        # and the _HUGE_CANDIDATES drawn for it: an optional part (a field that may be None)
+        # absent from one draw is present in another.
+        def richest(drawn: list[Any]) -> Any:
+            return (strategies.richest_values([*drawn, *drawn_before], huge=True, at_most=1) or drawn)[0]
+
+        bases = st.lists(ctx.subject.values, min_size=_HUGE_CANDIDATES, max_size=_HUGE_CANDIDATES).map(richest)
+        ctx.for_all(strategies.amplified(bases, huge=True), body, max_examples=_HUGE_EXAMPLES, display=display)
     if schema is None and not grew[0]:
         raise NotApplicable("no drawn value had text, bytes, a container, an int or a time to grow, or the "
                             "serializer refused every grown one (SerializationError)")

@@ -83,6 +83,7 @@ from reference.serializers import (
     DoubleSerializer,
     IntSerializer,
     LongSerializer,
+    NullableSerializer,
     NullableSerializerSnapshot,
     Row,
     RowSerializer,
@@ -1437,6 +1438,11 @@ ZOO: dict[str, tuple[str, Callable[[], Subject]]] = {
     # ASCII codes, as users draw them: 16,384 units are 16,384 bytes, under the signed short's end.
     "text length written as a short, read as a signed one": ("roundtrip.size_boundaries", lambda: Subject(
         SignedShortLengthText(), st.text("ABCXYZ", max_size=8))),
+    # An optional part, absent from most draws: the few huge examples grow the values drawn
+    # before that have it.
+    "text length written as a short, read as a signed one, in an optional part": (
+        "roundtrip.size_boundaries", lambda: Subject(
+            NullableSerializer(SignedShortLengthText()), st.none() | st.none() | st.text("ABCXYZ", max_size=8))),
     "element count in one signed byte": ("roundtrip.size_boundaries", lambda: Subject(
         ByteCountList(), st.lists(_LONG, max_size=10))),
     # The user's strategy draws ids below 2**40; the varint edges reach the tenth byte.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from reference.serializers import Row, RowKind
-from strategies import amplified, varint_edges
+from strategies import amplified, richest_values, varint_edges
 from strategies._amplify import COUNT_SIZES, HUGE_COUNTS, TEXT_SIZES, Amplified, grown, growth_sites
 
 
@@ -91,3 +91,13 @@ def test_amplified_is_a_strategy_of_amplified_values():
 
     collect()
     assert seen and all(isinstance(d, Amplified) for d in seen), f"got {seen[:3]}"
+
+
+def test_richest_values_are_those_with_the_most_parts_to_grow():
+    drawn = [(1, None), (2, "a"), (3, ["x", "y"]), (3, ["x", "y"]), (4, "b")]
+    got = richest_values(drawn, huge=True, at_most=3)
+    assert got == [(3, ["x", "y"]), (2, "a"), (4, "b")], (
+        f"got {got}, should be the list's value (a text, a list and its two texts), then the texts' in draw order, "
+        "each once")
+    assert richest_values([(1, None), (2, None)], huge=True) == [], "got values, should be none (no part grows)"
+    assert richest_values([(7, None)], huge=False) == [(7, None)], "got none, should count the int (it grows when not huge)"
