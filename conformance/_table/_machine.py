@@ -400,8 +400,10 @@ def build_machine(subject: TableSubject, *, concurrent: bool, faults: bool,
                 if op[0] not in ("get", "get_all"):
                     for key in _op_keys(op):
                         written.setdefault(_key(key), key)
+            back = (f": the model applied them in the order issued, so another value means the table took "
+                    f"them in another order, where {order_reason}" if same_key_together else "")
             for key in written.values():
-                self.step(("get", key), note=" [read back after the operations issued together]")
+                self.step(("get", key), note=f" [read back after the operations issued together{back}]")
 
         one_key_write = st.one_of(
             st.tuples(st.just("put"), values), st.tuples(st.just("put_all"), values),

@@ -595,3 +595,11 @@ def test_table_zoo_is_caught_first_by_the_check_meant_for_it(name: str) -> None:
         f"got {[(r.id, r.status) for r in before]} before {check_id}, should have passed or not applied [zoo {name}]"
     )
     _verdict(name, results[[r.id for r in results].index(check_id)])
+
+
+def test_table_zoo_a_reordering_batch_is_told_to_have_taken_operations_out_of_order() -> None:
+    zoo_subject, check_id = ZOO["batch_reorders_same_key"]
+    (result,) = [r for r in certify_table(zoo_subject, checks=(check_id,)) if r.id == check_id]
+    assert result.failed and "in another order" in result.message and "keeps_order" in result.message, (
+        f"got {result.status} ({result.message}), should say the table took operations on one key in another "
+        "order than issued, which its keeps_order promises")
