@@ -304,6 +304,9 @@ class CompositeTypeSerializerSnapshot(TypeSerializerSnapshot[T]):
     #: Bytes from the end of a versioned snapshot's class name to its outer version: the
     #: snapshot's version and the composite magic number.
     OUTER_VERSION_AT: ClassVar[int] = 8
+    #: The magic numbers of the layout (Flink's): after the snapshot's version, and before the
+    #: nested snapshots' block (after the outer snapshot); another number there is refused.
+    MAGIC_NUMBERS: ClassVar[tuple[int, int]] = (COMPOSITE_MAGIC, NESTED_MAGIC)
 
     def __init__(self, serializer: TypeSerializer[T] | None = None) -> None:
         self._serializer = serializer
@@ -361,12 +364,7 @@ class CompositeTypeSerializerSnapshot(TypeSerializerSnapshot[T]):
                 f"{name}: unsupported composite snapshot version {read_version} (this reader "
                 f"knows {COMPOSITE_VERSION})"
             )
-        magic = source.read_int()
-        if magic != COMPOSITE_MAGIC:
-            raise SnapshotFormatError(
-                f"{name}: corrupt composite snapshot, magic number {magic} instead of "
-                f"{COMPOSITE_MAGIC}; the snapshot bytes are damaged or of another class"
-            )
+        _read_magic(source, COMPOSITE_MAGIC, f"{name}: corrupt composite snapshot")
         outer_version = source.read_int()
         known = self.READ_OUTER_VERSIONS
         if known is not None and outer_version not in known:
@@ -375,12 +373,7 @@ class CompositeTypeSerializerSnapshot(TypeSerializerSnapshot[T]):
                 f"{', '.join(map(str, known))}); the snapshot is corrupt or from a newer release"
             )
         self.read_outer_snapshot(outer_version, source)
-        magic = source.read_int()
-        if magic != NESTED_MAGIC:
-            raise SnapshotFormatError(
-                f"{name}: corrupt nested-serializers block, magic number {magic} instead of "
-                f"{NESTED_MAGIC}"
-            )
+        _read_magic(source, NESTED_MAGIC, f"{name}: corrupt nested-serializers block")
         version = source.read_int()
         if version != NESTED_VERSION:
             raise SnapshotFormatError(f"{name}: unsupported nested block version {version}")
@@ -446,6 +439,15 @@ class CompositeTypeSerializerSnapshot(TypeSerializerSnapshot[T]):
 
     def outer_incompatibility_reason(self, old_snapshot: CompositeTypeSerializerSnapshot[T]) -> str:
         return f"{_describe(self)}: the outer configuration changed incompatibly"
+
+
+def _read_magic(source: DataInputView, magic: int, what: str) -> None:
+    """Read a magic number of a layout (Flink's), refusing another: the bytes are damaged or of
+    another class."""
+    found = source.read_int()
+    if found != magic:
+        raise SnapshotFormatError(
+            f"{what}, magic number {found} instead of {magic}; the snapshot bytes are damaged or of another class")
 
 
 class PickledSerializerSnapshot(TypeSerializerSnapshot[Any]):

@@ -431,6 +431,22 @@ def _unknown_versions_refused(data: bytes, what: str) -> None:
                            tuple(v for v in UNKNOWN_VERSIONS + (max(known) + 1,) if v not in known)))
         for at, which, versions in places:
             _versions_refused(data, what, name, at, which, versions)
+        if issubclass(cls, CompositeTypeSerializerSnapshot):
+            _magic_numbers_refused(data, what, name, end)
+
+
+def _magic_numbers_refused(data: bytes, what: str, name: str, end: int) -> None:
+    """The magic numbers of a composite snapshot of the reference whose class name ends at
+    ``end`` (``CompositeTypeSerializerSnapshot.MAGIC_NUMBERS``: the first after its version, the
+    second the first of its kind after its outer version) each with its lowest bit flipped:
+    refused, as Flink refuses a snapshot whose layout it does not recognise."""
+    composite, nested = CompositeTypeSerializerSnapshot.MAGIC_NUMBERS
+    start = end + CompositeTypeSerializerSnapshot.OUTER_VERSION_AT + 4
+    places = [(end + 4, "composite magic number", composite),
+              (data.find(nested.to_bytes(4, "big"), start), "nested-serializers magic number", nested)]
+    for at, which, magic in places:
+        if at >= 0 and data[at:at + 4] == magic.to_bytes(4, "big"):
+            _versions_refused(data, what, name, at, which, (magic ^ 1,), refuses="a layout it does not recognise")
 
 
 def _unknown_snapshot_classes_refused(data: bytes) -> None:
@@ -452,18 +468,19 @@ def _unknown_snapshot_classes_refused(data: bytes) -> None:
                             f"{MISSING_MODULE!r}, on its own [{where}]", example=bytes_example(unknown, 64))
 
 
-def _versions_refused(data: bytes, what: str, name: str, at: int, which: str, versions: tuple[int, ...]) -> None:
+def _versions_refused(data: bytes, what: str, name: str, at: int, which: str, versions: tuple[int, ...],
+                      refuses: str = "a version it does not know") -> None:
     """``data`` with the 4 bytes at ``at`` (a class's ``which``) set to each of ``versions``: refused."""
     for version in versions:
         broken = data[:at] + version.to_bytes(4, "big", signed=True) + data[at + 4:]
         where = f"{what}, the {which} of {name} (byte {at}) set to {version}"
-        restored, _ = _restored_or_refused(broken, where, "refusing the version", "refuse a version no release wrote")
+        restored, _ = _restored_or_refused(broken, where, f"refusing the {which}", f"refuse {refuses}")
         if restored is None:
             continue
         raise Violation(
             f"reading {what} with the {which} of {name} (byte {at}) set to {version} succeeded, should "
             f"fail with a StateError: no release of {name} wrote that {which}, and a snapshot class of "
-            "the reference refuses a version it does not know", example=bytes_example(broken, 64))
+            f"the reference refuses {refuses}", example=bytes_example(broken, 64))
 
 
 def _snapshot_class_names(data: bytes) -> list[tuple[int, str, type]]:

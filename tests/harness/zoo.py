@@ -2066,6 +2066,12 @@ def _tuple_of_pojo() -> Subject:
     return Subject(lambda: serializer_for(schema), strategies.values(schema), schema=schema, name="tuple_of_pojo")
 
 
+def _magic_read_unchecked(source: Any, magic: int, what: str) -> None:
+    """reference._snapshot._read_magic reading the number without comparing it: a composite
+    snapshot whose layout is damaged there is read as if it were whole."""
+    source.read_int()
+
+
 def _reads_no_null_ahead(serializer: Any) -> Any:
     """reference.serializers._composites._none_reader answering "never null" for every part: a
     copy of a tuple whose POJO field reads as null (its flag byte set to the null mark) takes
@@ -2164,6 +2170,8 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
         "a row restored from Flink's form matched by name": (
             "migration.verdict", _builtin("flink_row"),
             (RowSerializerSnapshot, "read_outer_snapshot", _forgets_flink_form(RowSerializerSnapshot.read_outer_snapshot))),
+        "a composite snapshot's magic numbers read unchecked": (
+            "snapshot.corrupt_bytes", _builtin("nullable"), (_snapshot, "_read_magic", _magic_read_unchecked)),
         "a copy taking a tuple whose POJO field reads as null": (
             "roundtrip.corrupted", _tuple_of_pojo, (_composites, "_none_reader", _reads_no_null_ahead)),
         "a view over a memoryview of wide items reading items": (
