@@ -557,6 +557,12 @@ def generated_codecs(ctx: CheckContext) -> None:
         with codecs_switched(False):
             _holds_generic_methods(s)
             generic = outcomes(values, records)
+        if not generated_codecs_enabled():
+            raise Violation(
+                "after a with reference.serializers.generated_codecs(False) block, the generated codecs are "
+                "still off, should be on again: the block restores the setting set_generated_codecs says it "
+                "replaced (it returns the previous one), so a process that switched them off for a moment "
+                "keeps running the serializers it meant to test")
         per_value = len(generated) // len(values)
         for i, ((what, got), (_, want)) in enumerate(zip(generated, generic, strict=True)):
             if not _same_outcome(got, want):

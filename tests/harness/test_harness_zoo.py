@@ -47,6 +47,7 @@ from zoo_base import (
 )
 
 from conformance import Evolution, RunConfig, Subject, check_serializer
+from conformance._builtins.subjects import builtin_subject
 from conformance._engine.registry import LAYERS, RENAMED, all_checks, get_check
 from conformance._user_serializers import Circle, Shape
 from reference.serializers import AvroSerializer, PojoSerializer
@@ -416,3 +417,23 @@ def test_a_reference_composite_snapshot_without_declared_outer_versions_fails_co
     got = result["snapshot.corrupt_bytes"]
     assert got.status == "failed" and "declares no READ_OUTER_VERSIONS" in got.message, (
         f"got {got.status} ({got.message}), should fail saying the class declares no READ_OUTER_VERSIONS")
+
+
+def test_codecs_left_off_after_a_switch_are_caught_by_the_generated_codecs_check(monkeypatch):
+    """set_generated_codecs returning nothing where it should return the setting it replaced:
+    ``generated_codecs(False)`` then leaves the codecs off for good."""
+    from reference.serializers import _codegen, generated_codecs_enabled, set_generated_codecs
+
+    def returns_nothing(enabled: bool) -> None:
+        original(enabled)
+
+    original = _codegen.set_generated_codecs
+    assert generated_codecs_enabled(), "the codecs should be on before this test (the suite's default)"
+    monkeypatch.setattr(_codegen, "set_generated_codecs", returns_nothing)
+    try:
+        report = check_serializer(builtin_subject("row"), RunConfig(examples=EXAMPLES, seed=SEED,
+                                                                      checks=("roundtrip.generated_codecs",)))
+    finally:
+        set_generated_codecs(True)
+    result = report["roundtrip.generated_codecs"]
+    assert result.failed and "still off" in result.message, f"got {result.status} ({result.message}), should fail"
