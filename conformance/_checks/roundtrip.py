@@ -540,6 +540,16 @@ def generated_codecs(ctx: CheckContext) -> None:
                             "value that turns them off, or set_generated_codecs(False)): the generic methods are "
                             "all there is to compare")
 
+    for setting in (False, True):  # switched off, and to the setting it has: each block restores it
+        with codecs_switched(setting):
+            pass
+        if not generated_codecs_enabled():
+            raise Violation(
+                f"after a `with reference.serializers.generated_codecs({setting})` block the generated codecs "
+                "are off, should be on again: the block restores the setting set_generated_codecs says it "
+                "replaced (it returns the previous one), or a process that switched them for a moment runs "
+                "on without the codecs it meant to test")
+
     def outcomes(values: list[Any], records: list[bytes]) -> list[tuple[str, Any]]:
         """(what was done, with ``{record}`` where the record is named; what it gave)."""
         found: list[tuple[str, Any]] = []
@@ -557,12 +567,6 @@ def generated_codecs(ctx: CheckContext) -> None:
         with codecs_switched(False):
             _holds_generic_methods(s)
             generic = outcomes(values, records)
-        if not generated_codecs_enabled():
-            raise Violation(
-                "after a with reference.serializers.generated_codecs(False) block, the generated codecs are "
-                "still off, should be on again: the block restores the setting set_generated_codecs says it "
-                "replaced (it returns the previous one), so a process that switched them off for a moment "
-                "keeps running the serializers it meant to test")
         per_value = len(generated) // len(values)
         for i, ((what, got), (_, want)) in enumerate(zip(generated, generic, strict=True)):
             if not _same_outcome(got, want):

@@ -436,4 +436,4 @@ def test_codecs_left_off_after_a_switch_are_caught_by_the_generated_codecs_check
     finally:
         set_generated_codecs(True)
     result = report["roundtrip.generated_codecs"]
-    assert result.failed and "still off" in result.message, f"got {result.status} ({result.message}), should fail"
+    assert result.failed and "should be on again" in result.message, f"got {result.status} ({result.message}), should fail"
