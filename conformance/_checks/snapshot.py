@@ -17,8 +17,10 @@
   restore cannot tell which layout the bytes have).
 - ``snapshot.corrupt_bytes``: truncated and corrupted snapshot bytes give a clear ``StateError``,
   never a crash; a version no release wrote, after the name of one of the reference's snapshot
-  classes (``UNKNOWN_VERSIONS``), is refused, and such a name put in a module nobody imported
-  (``MISSING_MODULE``) is refused with a message naming that module.
+  classes (``UNKNOWN_VERSIONS``), is refused, so is a magic number of one of its composite
+  snapshots with a bit flipped (``CompositeTypeSerializerSnapshot.MAGIC_NUMBERS``), and such a
+  name put in a module nobody imported (``MISSING_MODULE``) is refused with a message naming
+  that module.
 - ``snapshot.class_confusion``: each class name the snapshot's bytes hold that resolves through
   the registry (``reference.lookup_type``: ``module:qualname``, or a Java name in the Flink
   dialect's form), replaced by the name of a registered class of another kind (an Enum class,
