@@ -17,9 +17,9 @@ grown (or cut) to each size of ``TEXT_SIZES`` and one container site to each siz
 ``HUGE_TEXT_SIZES`` (the ends of a length in an unsigned byte, a signed and an unsigned short:
 255/256, 32,767/32,768, 65,535/65,536, then 2 million units; ASCII, so every reader takes its
 units in one step and a UTF-8 length is on the same boundary) and the container to
-each of ``HUGE_COUNTS``. Which site grows is drawn, so each example grows another part. ``richest_values`` picks, of
-values drawn before, those with the most sites: a pass of few examples (the huge one) grows
-them, so an optional part that some draw had is grown. Text
+each of ``HUGE_COUNTS``. Which site grows is drawn, so each example grows another part;
+``richest_values`` picks, of values drawn before, those with the most sites, for a pass of few
+examples (the huge one) to grow an optional part that some draw had. Text
 keeps the characters it had (repeated, then padded with ``a``); now and then (drawn) it is made
 ASCII so that its UTF-8 bytes are on the boundary too. A list grows by repeating its elements
 (an empty one cannot), a dict or set by new keys made from its own (text, bytes or int keys
@@ -46,6 +46,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from hypothesis import strategies as st
+
+from reference import values_equal
 
 from ._instants import RANGE, time_edges
 from ._values import BOUNDARY_UNITS, HUGE_UNITS, SHORT_LENGTH_UNITS, _as_utf16, _text_of_units, varint_edges
@@ -259,14 +261,15 @@ class Amplified:
         self.sites = [(kind, where) for kind, where, _ in sites]
         #: Sites that are a dict's keys: grown, they rename a record's fields when the dict is one.
         self.key_sites = {i for i, (_, _, is_key) in enumerate(sites) if is_key}
-        texts = [i for i, (kind, _) in enumerate(self.sites) if kind in _TEXT_KINDS and kind in kinds]
-        counts = [i for i, (kind, _) in enumerate(self.sites) if kind in _COUNT_KINDS and kind in kinds]
-        ints = [i for i, (kind, _) in enumerate(self.sites) if kind == "int" and kind in kinds]
-        times = [i for i, (kind, _) in enumerate(self.sites) if kind in _TIME_KINDS and kind in kinds]
+        grows = _grown_kinds(kinds, huge)
+        texts = [i for i, (kind, _) in enumerate(self.sites) if kind in _TEXT_KINDS and kind in grows]
+        counts = [i for i, (kind, _) in enumerate(self.sites) if kind in _COUNT_KINDS and kind in grows]
+        ints = [i for i, (kind, _) in enumerate(self.sites) if kind == "int" and kind in grows]
+        times = [i for i, (kind, _) in enumerate(self.sites) if kind in _TIME_KINDS and kind in grows]
         self.text_site = texts[text_pick % len(texts)] if texts else None
         self.count_site = counts[count_pick % len(counts)] if counts else None
-        self.int_site = ints[text_pick % len(ints)] if ints and not huge else None
-        self.time_site = times[count_pick % len(times)] if times and not huge else None
+        self.int_site = ints[text_pick % len(ints)] if ints else None
+        self.time_site = times[count_pick % len(times)] if times else None
         self.time_pick = text_pick
         self.ascii_only = ascii_only or huge
         self.huge = huge
@@ -309,9 +312,15 @@ def amplified(values: st.SearchStrategy[Any], *, huge: bool = False,
                      st.just(kinds))
 
 
+def _grown_kinds(kinds: tuple[str, ...], huge: bool) -> set[str]:
+    """The kinds of site an example of ``amplified(..., huge=huge, kinds=kinds)`` grows: the
+    huge examples leave ints and times as they are."""
+    return {kind for kind in kinds if not (huge and kind in ("int", *_TIME_KINDS))}
+
+
 def _site_count(value: Any, huge: bool, kinds: tuple[str, ...]) -> int:
     """How many sites of ``value`` ``amplified(..., huge=huge, kinds=kinds)`` may grow."""
-    grows = {kind for kind in kinds if not (huge and kind in ("int", *_TIME_KINDS))}
+    grows = _grown_kinds(kinds, huge)
     return sum(kind in grows for kind, _, _ in _sites(value))
 
 
@@ -326,13 +335,6 @@ def richest_values(values: list[Any], *, huge: bool = False, kinds: tuple[str, .
     for count, i in ranked:
         if not count or len(found) >= at_most:
             break
-        if not any(_same(values[i], other) for other in found):
+        if not any(values_equal(values[i], other) for other in found):
             found.append(values[i])
     return found
-
-
-def _same(a: Any, b: Any) -> bool:
-    try:
-        return a is b or bool(a == b)
-    except Exception:  # a user __eq__ that raises: take them as two
-        return False

@@ -48,12 +48,11 @@ def _record_values(given: Any) -> SearchStrategy[Any]:
     is no record's value), and the harness draws deletes of its own; a None drawn as a value
     would be judged as a record the table holds."""
     if not isinstance(given, SearchStrategy) and isinstance(given, Iterable) and not isinstance(given, (str, bytes, dict)):
-        items = list(given)
-        if items and all(item is None for item in items):
-            raise TableSubjectError("TableSubject: values holds only None, which is no record's value (put(key, "
-                                    "None) deletes the record, and the harness draws deletes itself); give "
-                                    "examples of the values your records hold")
-        given = [item for item in items if item is not None] or items
+        given = list(given)  # examples, read once
+    if isinstance(given, list) and given and all(item is None for item in given):
+        raise TableSubjectError("TableSubject: values holds only None, which is no record's value (put(key, "
+                                "None) deletes the record, and the harness draws deletes itself); give "
+                                "examples of the values your records hold")
     return _strategy("values", given).filter(lambda value: value is not None)
 
 
