@@ -240,34 +240,36 @@ def _unit_varints() -> list[bytes]:
     return _UNIT_VARINTS
 
 
-def _decode_units(window: bytes, length: int) -> tuple[array[int], int] | None:
-    """``length`` UTF-16 code units of 1-3 varint bytes each from ``window`` and the bytes they
-    took; None when one takes more or exceeds 0xFFFF, or ``window`` ends first. Indexing one
-    local bytes object instead of a method call per byte: most of a non-ASCII string's cost."""
+def _decode_units(window: bytes, length: int) -> tuple[array[int], int]:
+    """Up to ``length`` UTF-16 code units of 1-3 varint bytes each from ``window`` and the bytes
+    they took; it stops before a unit that takes more bytes, exceeds 0xFFFF or runs past
+    ``window`` (the caller reads on from there byte at a time, for the precise outcome). Indexing
+    one local bytes object instead of a method call per byte: most of a non-ASCII string's cost."""
     units = array("H")
     append = units.append
     end = len(window)
     i = 0
     for _ in range(length):
         if i >= end:
-            return None
+            break
         unit = window[i]
-        i += 1
         if unit >= 0x80:
-            if i >= end:
-                return None
-            byte = window[i]
-            i += 1
+            if i + 1 >= end:
+                break
+            byte = window[i + 1]
             if byte < 0x80:
                 unit = (unit & 0x7F) | (byte << 7)
+                i += 2
             else:
-                if i >= end:
-                    return None
-                third = window[i]
-                i += 1
+                if i + 2 >= end:
+                    break
+                third = window[i + 2]
                 unit = (unit & 0x7F) | ((byte & 0x7F) << 7) | (third << 14)
                 if third >= 0x80 or unit > 0xFFFF:
-                    return None
+                    break
+                i += 3
+        else:
+            i += 1
         append(unit)
     return units, i
 
@@ -281,17 +283,17 @@ _DECODED: dict[tuple[int, bytes], tuple[str, int]] = {}
 _DECODED_MIN, _DECODED_MAX_BYTES, _DECODED_ENTRIES = 128, 1 << 18, 64
 
 
-def _decode_text(window: bytes, length: int) -> tuple[str, int] | None:
-    """``_decode_units`` as a string, remembered for long strings (``_DECODED``)."""
+def _decode_text(window: bytes, length: int) -> tuple[str | array[int], int]:
+    """``_decode_units`` as a string when all ``length`` units decoded (remembered for long
+    strings, ``_DECODED``), else the units that did; with the bytes they took."""
     remembered = length >= _DECODED_MIN and len(window) <= _DECODED_MAX_BYTES
     if remembered:
         found = _DECODED.get((length, window))
         if found is not None:
             return found
-    decoded = _decode_units(window, length)
-    if decoded is None:
-        return None
-    units, consumed = decoded
+    units, consumed = _decode_units(window, length)
+    if len(units) < length:
+        return units, consumed
     result = units.tobytes().decode(_NATIVE_UTF16, "surrogatepass"), consumed
     if remembered:
         if len(_DECODED) >= _DECODED_ENTRIES:
@@ -337,16 +339,18 @@ class StringSerializer(_Stateless):
         if head.isascii():
             source.skip_bytes(length)
             return head.decode("ascii")
-        decoded = _decode_text(source.peek(3 * length), length)
-        if decoded is None:  # a unit over 3 bytes or the data ending: the precise error path
-            return self._deserialize_units(source, length)
-        text, consumed = decoded
+        text, consumed = _decode_text(source.peek(3 * length), length)
         source.skip_bytes(consumed)
-        return text
+        if isinstance(text, str):
+            return text
+        # A unit over 3 bytes or the data ending: read on from there byte at a time, for the
+        # precise outcome (a corrupt or truncated record's error, or a long varint's unit).
+        return self._deserialize_units(source, length - len(text), text)
 
     @staticmethod
-    def _deserialize_units(source: DataInputView, length: int) -> str:
-        units = array("H")
+    def _deserialize_units(source: DataInputView, length: int, units: array[int] | None = None) -> str:
+        """``length`` more units read byte at a time, after ``units`` (those read already)."""
+        units = array("H") if units is None else units
         for _ in range(length):
             unit = source.read_unsigned_byte()
             if unit >= 0x80:
