@@ -174,11 +174,36 @@ _EXACT: dict[type, Any] = {
 
 
 def values_equal(a: Any, b: Any) -> bool:
-    """True when ``a`` and ``b`` are the same value in the exact sense of ``canonical``."""
+    """True when ``a`` and ``b`` are the same value in the exact sense of ``canonical``:
+    ``canonical(a) == canonical(b)``, false where ``canonical`` refuses either."""
     try:
-        return bool(canonical(a) == canonical(b))
+        return _same(a, b)
     except TypeError:
         return False
+
+
+def _same(a: Any, b: Any) -> bool:
+    """``_form(a, True) == _form(b, True)``, walked in step where both have one of the types
+    whose form is their parts in order (sequences, dataclasses) or a leaf compared by ``==``: a
+    check compares most values this way, and most of them are equal. Any other pair, and a pair
+    of two types, compares by its forms (e.g. an INSERT row and the plain tuple are one value)."""
+    cls = type(a)
+    if cls is type(b):
+        if cls is int or cls is str or cls is bytes or cls is bool or a is None:
+            return bool(a == b)
+        if cls is float:
+            return _DOUBLE.pack(a) == _DOUBLE.pack(b)
+        if cls is list or cls is tuple:
+            return len(a) == len(b) and all(map(_same, a, b))
+        if _plain_dataclass(cls):
+            return all(_same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
+    return bool(_form(a, True) == _form(b, True))
+
+
+def _plain_dataclass(cls: type) -> bool:
+    """Whether ``_form`` takes an instance of ``cls`` as a dataclass (not an exact-rule type or
+    an enum member, which come first)."""
+    return dataclasses.is_dataclass(cls) and cls not in _EXACT and not issubclass(cls, enum.Enum)
 
 
 def _tree(form: Any) -> Any:

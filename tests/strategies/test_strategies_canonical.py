@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import enum
 import math
 import struct
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reference.serializers import Row, RowKind
-from strategies import canonical, values_equal
+from strategies import canonical, schemas, values, values_equal
 
 
 def _f64(bits: int) -> float:
@@ -70,3 +73,36 @@ def test_strategies_canonical_equal_values(a: object, b: object) -> None:
     assert hash(canonical(a)) == hash(canonical(b)), (
         f"got different hashes for {a!r} and {b!r}, should be equal (canonical forms are keys)"
     )
+
+
+def _signed_twin(value: object) -> object:
+    """``value`` rebuilt with each float zero's sign flipped and each NaN's payload changed: the
+    same value by ``==`` wherever it holds no such float, another one by ``canonical``."""
+    if type(value) is float:
+        if value == 0.0:
+            return -value
+        if math.isnan(value):
+            return _f64(struct.unpack(">Q", struct.pack(">d", value))[0] ^ 1)
+        return value
+    if type(value) in (list, tuple):
+        return type(value)(_signed_twin(v) for v in value)
+    if type(value) is dict:
+        return {k: _signed_twin(v) for k, v in value.items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.replace(value, **{f.name: _signed_twin(getattr(value, f.name))
+                                             for f in dataclasses.fields(value) if f.init})
+    return copy.deepcopy(value)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_values_equal_is_comparing_canonical_forms(data) -> None:
+    # values_equal walks sequences and dataclasses in step instead of building both forms: it
+    # must answer what comparing the forms answers, on equal pairs (a value and its copy) and
+    # unequal ones (two values of one schema, often differing in one deep part).
+    schema = data.draw(schemas(), label="schema")
+    a = data.draw(values(schema), label="a")
+    for b in (data.draw(values(schema), label="b"), copy.deepcopy(a), _signed_twin(a)):
+        walked, formed = values_equal(a, b), canonical(a) == canonical(b)
+        assert walked == formed, f"got values_equal {walked}, should be {formed} [{a!r} and {b!r}]"
+        assert values_equal(b, a) == formed, f"got values_equal {not formed} one way only [{b!r} and {a!r}]"
