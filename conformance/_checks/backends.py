@@ -73,8 +73,7 @@ def new_backend(ctx: Any, kind: str) -> Any:
     if kind == "heap":
         return HeapStateBackend(LongSerializer(), config=EVOLUTION_CONFIG)
     store = kind.split("/", 1)[1]
-    path = _fresh_dir(ctx, "rocksdb") if store == "rocksdb" else None
-    return BytesStateBackend(LongSerializer(), store=store, path=path, config=EVOLUTION_CONFIG)
+    return BytesStateBackend(LongSerializer(), store=store, config=EVOLUTION_CONFIG)
 
 
 def restore_backend(ctx: Any, kind: str, savepoint: str) -> Any:
@@ -84,10 +83,8 @@ def restore_backend(ctx: Any, kind: str, savepoint: str) -> Any:
         return HeapStateBackend.restore(savepoint, key_serializer=LongSerializer(), config=EVOLUTION_CONFIG,
                                         allow_pickle=OWN_SAVEPOINTS)
     store = kind.split("/", 1)[1]
-    path = _fresh_dir(ctx, "rocksdb") if store == "rocksdb" else None
     return BytesStateBackend.restore(savepoint, key_serializer=LongSerializer(), config=EVOLUTION_CONFIG,
-                                     allow_pickle=OWN_SAVEPOINTS,
-                                     store=store, path=path)
+                                     allow_pickle=OWN_SAVEPOINTS, store=store)
 
 
 def write_history(backend: Any, serializer: Any, values: list[Any]) -> None:
@@ -482,12 +479,10 @@ def _keyed_backend(ctx: Any, kind: str, key_serializer: Any, savepoint: str | No
         return HeapStateBackend.restore(savepoint, key_serializer=key_serializer, config=EVOLUTION_CONFIG,
                                         allow_pickle=OWN_SAVEPOINTS)
     store = kind.split("/", 1)[1]
-    path = _fresh_dir(ctx, "rocksdb") if store == "rocksdb" else None
     if savepoint is None:
-        return BytesStateBackend(key_serializer, store=store, path=path, config=EVOLUTION_CONFIG)
+        return BytesStateBackend(key_serializer, store=store, config=EVOLUTION_CONFIG)
     return BytesStateBackend.restore(savepoint, key_serializer=key_serializer, config=EVOLUTION_CONFIG,
-                                     allow_pickle=OWN_SAVEPOINTS,
-                                     store=store, path=path)
+                                     allow_pickle=OWN_SAVEPOINTS, store=store)
 
 
 @check(id="backends.keyed", family="backends", requires=HISTORY + ("roundtrip.key_determinism",))

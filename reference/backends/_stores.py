@@ -9,12 +9,14 @@ new column family) that replaces the old one only when every entry has been rewr
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import gc
 import os
 import shutil
 import struct
 import sys
+import threading
 import traceback
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -186,7 +188,7 @@ class _RocksTable(Table):
     def __init__(self, store: RocksDBStore, kind: str) -> None:
         self._store = store
         self._kind = kind
-        self._name, self._cf = store._new_column_family()
+        self._name, self._cf, self._used = store._new_column_family()
 
     def get(self, primary: Primary) -> bytes | None:
         return self._cf.get(_encode(primary))  # type: ignore[no-any-return]
@@ -267,23 +269,154 @@ class _RocksTable(Table):
     def transform(self, fn: Callable[[bytes], bytes]) -> None:
         # Stage the rewritten values in a fresh column family; the old one is dropped only
         # after the last value is written, so a failure leaves the state as it was.
-        name, cf = self._store._new_column_family()
+        name, cf, used = self._store._new_column_family()
         try:
             self._write(name, ((k, fn(v)) for k, v in self._cf.items()))
         except BaseException:
+            self._store._done_with(name, cf, used)
             del cf
-            self._store._drop_column_family(name)
             raise
-        old = self._name
-        self._name, self._cf = name, cf
-        self._store._drop_column_family(old)
+        old = (self._name, self._cf, self._used)
+        self._name, self._cf, self._used = name, cf, used
+        self._store._done_with(*old)
 
     def drop(self) -> None:
-        self._cf = None
-        self._store._drop_column_family(self._name)
+        handle, self._cf = self._cf, None
+        self._store._done_with(self._name, handle, self._used)
 
 
 _OWNED_PREFIX = "state-rocksdb-"
+
+#: Spare column families: creating or dropping one costs RocksDB a new options file and a
+#: manifest record (about 3 ms of CPU each, most of a short-lived store's cost), so the store
+#: empties a column family it is done with and hands it to the next table of this process,
+#: ``_REUSES`` times at most (its deletions stay behind as tombstones until then), when it holds
+#: at most ``_EMPTIED_MAX`` entries (else it is dropped), keeping ``_SPARE_MAX`` per database.
+_REUSES, _EMPTIED_MAX, _SPARE_MAX = 16, 4096, 16
+#: Databases of owned directories closed lately, kept open (with their spare column families)
+#: for the next store of this process; closed and deleted at exit.
+_IDLE_MAX = 2
+
+
+class _Database:
+    """One open RocksDB (raw bytes, no write-ahead log) and its spare, empty column families."""
+
+    def __init__(self, path: str, owned_dir: str | None) -> None:
+        from rocksdict import Options, Rdict, WriteOptions
+
+        self.path, self.owned_dir, self.pid = path, owned_dir, os.getpid()
+        self.options = Options(raw_mode=True)
+        self.options.create_if_missing(True)
+        self.db: Any = Rdict(path, self.options)
+        try:
+            # The database is a working store, deleted on close (savepoints carry state
+            # across processes), so a write-ahead log buys nothing.
+            write_options = WriteOptions()
+            write_options.disable_wal = True  # type: ignore[method-assign,assignment]  # a property at runtime
+            self.db.set_write_options(write_options)
+        except BaseException:
+            self.db.close()
+            Rdict.destroy(path, self.options)
+            raise
+        self.spare: list[tuple[str, Any, int]] = []  # (name, handle, times used)
+
+    def column_family(self) -> tuple[str, Any, int]:
+        """An empty column family: a spare one, else a new one (name, handle, times used)."""
+        if self.spare:
+            return self.spare.pop()
+        from rocksdict import Options
+
+        name = f"state-{uuid.uuid4().hex}"
+        return name, self.db.create_column_family(name, Options(raw_mode=True)), 0
+
+    def done_with(self, name: str, handle: Any, used: int) -> None:
+        """The column family ``name`` is no longer a table's: emptied and kept spare, or dropped."""
+        if used + 1 < _REUSES and len(self.spare) < _SPARE_MAX:
+            keys = []
+            for key in handle.keys():
+                if len(keys) == _EMPTIED_MAX:
+                    break
+                keys.append(key)
+            else:
+                for key in keys:
+                    del handle[key]
+                self.spare.append((name, handle, used + 1))
+                return
+        del handle
+        self.db.drop_column_family(name)
+
+    def destroy(self, strict: bool) -> None:
+        """Close the database and delete its files (``strict``: an undeletable directory the
+        caller named raises)."""
+        from rocksdict import Rdict
+
+        spare, self.spare = self.spare, []
+        for name, handle, _ in spare:
+            del handle
+            self.db.drop_column_family(name)
+        del spare
+        self.db.close()
+        self.db = None
+        try:
+            Rdict.destroy(self.path, self.options)
+        except Exception:
+            # A handle still referenced somewhere (e.g. by a traceback) holds the lock until
+            # it is collected.
+            gc.collect()
+            try:
+                Rdict.destroy(self.path, self.options)
+            except Exception as exc:
+                if strict:
+                    raise StateError(
+                        f"the RocksDB files under {self.path!r} could not be deleted ({exc}); "
+                        "delete the directory yourself"
+                    ) from None
+        if self.owned_dir is not None:
+            shutil.rmtree(self.owned_dir, ignore_errors=True)
+
+
+_idle: list[_Database] = []
+_idle_lock = threading.Lock()
+
+
+def _take_idle() -> _Database | None:
+    with _idle_lock:
+        while _idle:
+            database = _idle.pop()
+            if database.pid == os.getpid():
+                return database
+            # Inherited from the parent by fork: its files and lock are the parent's.
+        return None
+
+
+def _put_idle(database: _Database) -> bool:
+    global _exit_hooked
+    with _idle_lock:
+        if database.pid != os.getpid() or len(_idle) >= _IDLE_MAX:
+            return False
+        if _exit_hooked != database.pid:
+            # A multiprocessing child ends by os._exit, past atexit: its exit runs these.
+            from multiprocessing import util
+
+            util.Finalize(None, _close_idle, exitpriority=0)
+            _exit_hooked = database.pid
+        _idle.append(database)
+        return True
+
+
+#: The process whose exit closes its idle databases (a forked child is not hooked yet). A
+#: process ended another way (killed, os._exit) leaves its directory to ``remove_abandoned``.
+_exit_hooked: int | None = None
+
+
+@atexit.register
+def _close_idle() -> None:
+    with _idle_lock:
+        idle = [d for d in _idle if d.pid == os.getpid()]
+        _idle.clear()
+    for database in idle:
+        with contextlib.suppress(Exception):
+            database.destroy(strict=False)
 
 
 class RocksDBStore:
@@ -291,22 +424,24 @@ class RocksDBStore:
 
     ``path`` is the working directory of the database (created if missing, must be empty);
     without it a temporary directory ``state-rocksdb-<host>-<pid>-*`` is used. ``close()`` closes and deletes the database:
-    state outlives a backend only through savepoints, as in Flink.
+    state outlives a backend only through savepoints, as in Flink. (A temporary database is
+    emptied instead and kept open for the next store of the process, which cannot see what it
+    held; it is deleted at exit.)
     """
 
     name = "rocksdb"
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
-        from rocksdict import Options, Rdict, WriteOptions
-
-        self._owned_dir: str | None = None
+        database = None
         if path is None:
-            # Named by host and pid: a killed process's database is removed by the next store
-            # opened on this host (reference.savepoint.remove_abandoned).
-            from ..savepoint import new_owned_directory
+            database = _take_idle()
+            if database is None:
+                # Named by host and pid: a killed process's database is removed by the next
+                # store opened on this host (reference.savepoint.remove_abandoned).
+                from ..savepoint import new_owned_directory
 
-            self._owned_dir = new_owned_directory(_OWNED_PREFIX)
-            self._path = os.path.join(self._owned_dir, "db")
+                owned_dir = new_owned_directory(_OWNED_PREFIX)
+                database = _Database(os.path.join(owned_dir, "db"), owned_dir)
         else:
             base = os.fspath(path)
             if os.path.isdir(base) and os.listdir(base):
@@ -314,20 +449,10 @@ class RocksDBStore:
                     f"RocksDB working directory {base!r} is not empty; give the bytes backend "
                     "a new or empty directory (state is carried over only by savepoints)"
                 )
-            self._path = base
-        self._options = Options(raw_mode=True)
-        self._options.create_if_missing(True)
-        self._db: Any = Rdict(self._path, self._options)
-        try:
-            # The database is a working store, deleted on close (savepoints carry state
-            # across processes), so a write-ahead log buys nothing.
-            write_options = WriteOptions()
-            write_options.disable_wal = True  # type: ignore[method-assign,assignment]  # a property at runtime
-            self._db.set_write_options(write_options)
-        except BaseException:
-            self._db.close()
-            Rdict.destroy(self._path, self._options)
-            raise
+            database = _Database(base, None)
+        self._database = database
+        self._db: Any = database.db
+        self._path = database.path
         self._tables: list[_RocksTable] = []
         self._closed = False
 
@@ -338,43 +463,34 @@ class RocksDBStore:
         self._tables.append(table)
         return table
 
-    def _new_column_family(self) -> tuple[str, Any]:
-        from rocksdict import Options
+    def _new_column_family(self) -> tuple[str, Any, int]:
+        return self._database.column_family()
 
-        name = f"state-{uuid.uuid4().hex}"
-        return name, self._db.create_column_family(name, Options(raw_mode=True))
-
-    def _drop_column_family(self, name: str) -> None:
-        self._db.drop_column_family(name)
+    def _done_with(self, name: str, handle: Any, used: int) -> None:
+        self._database.done_with(name, handle, used)
 
     def close(self) -> None:
         """Close and delete the database (idempotent)."""
         if self._closed:
             return
         self._closed = True
-        from rocksdict import Rdict
-
-        for table in self._tables:
-            table._cf = None
+        database, tables = self._database, self._tables
         self._tables = []
-        self._db.close()
         self._db = None
-        try:
-            Rdict.destroy(self._path, self._options)
-        except Exception:
-            # A handle still referenced somewhere (e.g. by a traceback) holds the lock until
-            # it is collected.
-            gc.collect()
+        if database.owned_dir is not None:
             try:
-                Rdict.destroy(self._path, self._options)
-            except Exception as exc:
-                if self._owned_dir is None:
-                    raise StateError(
-                        f"the RocksDB files under {self._path!r} could not be deleted ({exc}); "
-                        "delete the directory yourself"
-                    ) from None
-        if self._owned_dir is not None:
-            shutil.rmtree(self._owned_dir, ignore_errors=True)
+                for table in tables:
+                    handle, table._cf = table._cf, None
+                    if handle is not None:
+                        database.done_with(table._name, handle, table._used)
+                        del handle
+                if _put_idle(database):
+                    return
+            except Exception:
+                pass  # not reusable: deleted below
+        for table in tables:
+            table._cf = None
+        database.destroy(strict=database.owned_dir is None)
 
 
 def open_store(store: str, path: str | os.PathLike[str] | None) -> MemoryStore | RocksDBStore:
