@@ -177,7 +177,14 @@ def values_equal(a: Any, b: Any) -> bool:
     """True when ``a`` and ``b`` are the same value in the exact sense of ``canonical``:
     ``canonical(a) == canonical(b)``, false where ``canonical`` refuses either."""
     try:
-        return _same(a, b)
+        if _same(a, b):
+            return True
+    except Exception:
+        pass
+    # Unequal, or a part whose form could not be made: the forms decide, as they always do
+    # (the walk stops at the first difference, so it may not meet a part the forms refuse).
+    try:
+        return bool(canonical(a) == canonical(b))
     except TypeError:
         return False
 

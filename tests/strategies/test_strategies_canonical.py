@@ -106,3 +106,37 @@ def test_values_equal_is_comparing_canonical_forms(data) -> None:
         walked, formed = values_equal(a, b), canonical(a) == canonical(b)
         assert walked == formed, f"got values_equal {walked}, should be {formed} [{a!r} and {b!r}]"
         assert values_equal(b, a) == formed, f"got values_equal {not formed} one way only [{b!r} and {a!r}]"
+
+
+@dataclasses.dataclass
+class _Unset:
+    x: int
+    late: int = dataclasses.field(init=False, repr=False)  # never set: its form cannot be made
+
+
+class _ListSubclass(list):
+    pass
+
+
+def _by_forms(a: object, b: object) -> object:
+    try:
+        return canonical(a) == canonical(b)
+    except TypeError:
+        return False
+    except Exception as exc:  # noqa: BLE001 - the outcome compared is the error's class
+        return type(exc)
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ([1, _Unset(1)], [2, _Unset(1)]),       # differs first, then a part without a form
+    ([1, _ListSubclass()], [_Unset(1), 2]),  # a refused part in one, a part without a form in the other
+    ([1, _ListSubclass()], [2, _ListSubclass()]),
+    ((0.0, [1]), (0.0, [1])),
+], ids=["unset-after-difference", "refused-and-unset", "refused-subclass", "equal"])
+def test_values_equal_answers_what_the_forms_answer_where_a_part_has_none(a: object, b: object) -> None:
+    want = _by_forms(a, b)
+    try:
+        got: object = values_equal(a, b)
+    except Exception as exc:  # noqa: BLE001
+        got = type(exc)
+    assert got == want, f"got {got!r}, should be {want!r} as comparing the forms gives [{a!r} and {b!r}]"
