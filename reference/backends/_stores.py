@@ -235,6 +235,7 @@ class _RocksTable(Table):
             yield kg, key, ns, (user_key if is_map else None), value
 
     def load(self, rows: Iterable[Row]) -> None:
+        self._live()
         self._write(self._name, ((_encode((kg, k, ns)) + (uk or b""), v) for kg, k, ns, uk, v in rows))
 
     def _write(self, cf_name: str, pairs: Iterable[tuple[bytes, bytes]]) -> None:
@@ -269,6 +270,7 @@ class _RocksTable(Table):
     def transform(self, fn: Callable[[bytes], bytes]) -> None:
         # Stage the rewritten values in a fresh column family; the old one is dropped only
         # after the last value is written, so a failure leaves the state as it was.
+        self._live()
         name, cf, used = self._store._new_column_family()
         try:
             self._write(name, ((k, fn(v)) for k, v in self._cf.items()))
@@ -282,7 +284,15 @@ class _RocksTable(Table):
 
     def drop(self) -> None:
         handle, self._cf = self._cf, None
-        self._store._done_with(self._name, handle, self._used)
+        if handle is not None:  # a second drop, or one after close, has nothing to give back
+            self._store._done_with(self._name, handle, self._used)
+
+    def _live(self) -> None:
+        # Column families are looked up by name and reused by later tables: a dropped table's
+        # name may be another table's now.
+        if self._cf is None:
+            raise StateError("this state's table was dropped or its RocksDB store closed; "
+                             "get the state from the backend again")
 
 
 _OWNED_PREFIX = "state-rocksdb-"
@@ -319,31 +329,44 @@ class _Database:
             Rdict.destroy(path, self.options)
             raise
         self.spare: list[tuple[str, Any, int]] = []  # (name, handle, times used)
+        self.lock = threading.Lock()
 
     def column_family(self) -> tuple[str, Any, int]:
         """An empty column family: a spare one, else a new one (name, handle, times used)."""
-        if self.spare:
-            return self.spare.pop()
+        with self.lock:
+            if self.spare:
+                return self.spare.pop()
         from rocksdict import Options
 
         name = f"state-{uuid.uuid4().hex}"
         return name, self.db.create_column_family(name, Options(raw_mode=True)), 0
 
     def done_with(self, name: str, handle: Any, used: int) -> None:
-        """The column family ``name`` is no longer a table's: emptied and kept spare, or dropped."""
-        if used + 1 < _REUSES and len(self.spare) < _SPARE_MAX:
-            keys = []
-            for key in handle.keys():
-                if len(keys) == _EMPTIED_MAX:
-                    break
-                keys.append(key)
-            else:
-                for key in keys:
-                    del handle[key]
-                self.spare.append((name, handle, used + 1))
+        """The column family ``name`` is no longer a table's: emptied and kept spare, or
+        dropped. Clean-up only, after the table's state is settled: it does not raise (a column
+        family it could not drop goes with the database)."""
+        try:
+            if used + 1 < _REUSES and len(self.spare) < _SPARE_MAX and self._emptied(handle):
+                with self.lock:
+                    self.spare.append((name, handle, used + 1))
                 return
+        except Exception:
+            pass  # not emptied: dropped instead
         del handle
-        self.db.drop_column_family(name)
+        with contextlib.suppress(Exception):
+            self.db.drop_column_family(name)
+
+    @staticmethod
+    def _emptied(handle: Any) -> bool:
+        """Delete every entry of ``handle`` if it holds at most ``_EMPTIED_MAX``."""
+        keys = []
+        for key in handle.keys():
+            if len(keys) == _EMPTIED_MAX:
+                return False
+            keys.append(key)
+        for key in keys:
+            del handle[key]
+        return True
 
     def destroy(self, strict: bool) -> None:
         """Close the database and delete its files (``strict``: an undeletable directory the
@@ -392,7 +415,7 @@ def _take_idle() -> _Database | None:
 def _put_idle(database: _Database) -> bool:
     global _exit_hooked
     with _idle_lock:
-        if database.pid != os.getpid() or len(_idle) >= _IDLE_MAX:
+        if database.pid != os.getpid() or len(_idle) >= _IDLE_MAX or _exited == os.getpid():
             return False
         if _exit_hooked != database.pid:
             # A multiprocessing child ends by os._exit, past atexit: its exit runs these.
@@ -409,9 +432,15 @@ def _put_idle(database: _Database) -> bool:
 _exit_hooked: int | None = None
 
 
+#: The process whose idle databases were closed at its exit: a store closed after that is deleted.
+_exited: int | None = None
+
+
 @atexit.register
 def _close_idle() -> None:
+    global _exited
     with _idle_lock:
+        _exited = os.getpid()
         idle = [d for d in _idle if d.pid == os.getpid()]
         _idle.clear()
     for database in idle:
@@ -477,20 +506,25 @@ class RocksDBStore:
         database, tables = self._database, self._tables
         self._tables = []
         self._db = None
-        if database.owned_dir is not None:
-            try:
-                for table in tables:
-                    handle, table._cf = table._cf, None
-                    if handle is not None:
-                        database.done_with(table._name, handle, table._used)
-                        del handle
-                if _put_idle(database):
-                    return
-            except Exception:
-                pass  # not reusable: deleted below
+        if database.owned_dir is not None and _hand_back(database, tables) and _put_idle(database):
+            return
         for table in tables:
             table._cf = None
         database.destroy(strict=database.owned_dir is None)
+
+
+def _hand_back(database: _Database, tables: list[_RocksTable]) -> bool:
+    """Give ``database`` back every column family of ``tables``; False if that failed (then
+    no handle of them is left in a frame here, so the database can be closed)."""
+    try:
+        for table in tables:
+            handle, table._cf = table._cf, None
+            if handle is not None:
+                database.done_with(table._name, handle, table._used)
+            handle = None
+        return True
+    except Exception:
+        return False
 
 
 def open_store(store: str, path: str | os.PathLike[str] | None) -> MemoryStore | RocksDBStore:

@@ -14,6 +14,7 @@ import textwrap
 
 import pytest
 
+from reference import StateError
 from reference.backends import _stores
 from reference.backends._stores import RocksDBStore
 
@@ -112,14 +113,70 @@ def test_a_forked_child_never_uses_its_parents_database(tmp_path):
 
 def test_nothing_is_left_on_disk_at_exit(tmp_path):
     script = textwrap.dedent("""
+        import atexit
+        late = []
+        atexit.register(lambda: [s.close() for s in late])  # first registered, so run last
         from reference.backends._stores import RocksDBStore
         stores = [RocksDBStore() for _ in range(3)]  # more than are kept idle
         for store in stores:
             store.table("map").map_put((0, b"k", b""), b"u", b"\\x00v")
             store.close()
+        late.append(RocksDBStore())  # closed after the idle databases were: deleted, not kept
+        late[0].table("value").put((0, b"k", b""), b"v")
     """)
     env = dict(os.environ, TMPDIR=str(tmp_path))
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, f"got exit code {done.returncode}: {done.stderr}"
     left = sorted(n for n in os.listdir(tmp_path) if n.startswith("state-rocksdb-"))
     assert left == [], f"got {left} left in the temporary directory, should be nothing once the process exits"
+
+
+def test_a_dropped_or_closed_table_cannot_reach_the_column_family_another_table_took():
+    store = RocksDBStore()
+    dropped = store.table("value")
+    dropped.put((0, b"old", b""), b"x")
+    dropped.drop()
+    dropped.drop()  # a second drop gives back nothing
+    taker = store.table("value")  # takes the emptied column family
+    taker.put((0, b"mine", b""), b"y")
+    for what, act in [("load", lambda: dropped.load([(0, b"stale", b"", None, b"z")])),
+                      ("transform", lambda: dropped.transform(lambda v: v))]:
+        with pytest.raises(StateError, match="dropped or its RocksDB store closed"):
+            act()
+            pytest.fail(f"got a {what} of a dropped table done, should be refused")
+    got = list(taker.rows())
+    assert got == [(0, b"mine", b"", None, b"y")], f"got {got} in the table that took the column family, should be its own"
+    store.close()
+
+    later = RocksDBStore()  # the same database, its column families given back
+    live = [later.table("value") for _ in range(3)]
+    for i, table in enumerate(live):
+        table.put((0, b"k", b""), b"%d" % i)
+    taker.drop()  # a table of the closed store
+    got = [list(t.rows()) for t in live]
+    later.close()
+    assert got == [[(0, b"k", b"", None, b"%d" % i)] for i in range(3)], (
+        f"got {got} after a closed store's table was dropped, should be each live table's own entry")
+
+
+def test_a_failed_migration_leaves_the_state_and_the_next_store_clean():
+    store = RocksDBStore()
+    table = store.table("value")
+    for i in range(10):
+        table.put((0, b"k%d" % i, b""), b"v%d" % i)
+
+    def fails_at_the_sixth(value):
+        if value == b"v5":
+            raise ValueError("poisoned")
+        return value + b"!"
+
+    with pytest.raises(ValueError):
+        table.transform(fails_at_the_sixth)
+    got = sorted(v for *_, v in table.rows())
+    assert got == sorted(b"v%d" % i for i in range(10)), f"got {got} after a failed migration, should be the old values"
+    store.close()
+    again = RocksDBStore()
+    tables = [again.table("value") for _ in range(4)]  # the staging column family among them
+    got = [list(t.rows()) for t in tables]
+    again.close()
+    assert got == [[]] * 4, f"got {got} in a new store after a failed migration, should be empty"
