@@ -423,6 +423,12 @@ class CompositeTypeSerializerSnapshot(TypeSerializerSnapshot[T]):
                 f"before, {len(self.nested_snapshots)} now"
             )
         outer = self.resolve_outer_schema_compatibility(old_snapshot)
+        if not isinstance(outer, OuterSchemaCompatibility):
+            raise StateError(
+                f"{class_identity(type(self))}.resolve_outer_schema_compatibility returned "
+                f"{type(outer).__name__}, not an OuterSchemaCompatibility; return one of its members "
+                "(COMPATIBLE_AS_IS when the outer configuration did not change)"
+            )
         if outer is OuterSchemaCompatibility.INCOMPATIBLE:
             return SchemaCompatibility.incompatible(self.outer_incompatibility_reason(old_snapshot))
         nested = [

@@ -340,3 +340,20 @@ def test_pickled_form_holding_a_non_serializer_is_refused():
 
 def test_composite_base_is_usable_by_users():
     assert issubclass(s.ListSerializerSnapshot, CompositeTypeSerializerSnapshot)
+
+
+@pytest.mark.parametrize("answer", [None, "COMPATIBLE_AS_IS", True])
+def test_an_outer_compatibility_that_is_not_one_is_refused_naming_the_snapshot(answer):
+    # A composite snapshot of a user's that forgets to return its outer result must not be
+    # taken for "compatible as is" (Flink would fail on it too).
+    from reference.serializers import IntSerializer, ListSerializer
+
+    old = ListSerializer(IntSerializer()).snapshot_configuration()
+    new = ListSerializer(IntSerializer()).snapshot_configuration()
+    new.resolve_outer_schema_compatibility = lambda old_snapshot: answer
+    with pytest.raises(StateError) as caught:
+        new.resolve_schema_compatibility(old)
+        pytest.fail(f"got a verdict for an outer result {answer!r}, should be refused")
+    message = str(caught.value)
+    assert "resolve_outer_schema_compatibility returned" in message and "OuterSchemaCompatibility" in message, (
+        f"got {message!r}, should name the method and the type it must return")
