@@ -12,7 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from conformance._builtins.subjects import builtin_subject, flink_1_10_row_snapshot, flink_row_snapshot
+from conformance._builtins.subjects import (
+    builtin_subject,
+    flink_1_10_row_snapshot,
+    flink_1_11_row_snapshot,
+    flink_row_snapshot,
+)
 from reference import snapshot_from_bytes
 
 GOLDEN = Path(__file__).resolve().parents[2].parent / "shared" / "flink_golden"
@@ -38,6 +43,15 @@ def test_flink_row_1_10_restores_the_snapshot_flink_1_10_wrote():
     flink = (folder / "serializer-snapshot").read_bytes()
     ours = flink_1_10_row_snapshot()
     assert ours == flink, f"got {ours.hex()}, should be Flink's {flink.hex()} [row-serializer-1.10]"
+
+
+def test_the_1_11_row_of_flink_row_1_10s_evolution_is_the_snapshot_flink_1_11_wrote():
+    folder = ROWS / "row-serializer-1.11"
+    if not folder.is_dir():
+        pytest.skip(f"{folder} is absent (Flink's upgrade-test files are read in place, never copied)")
+    flink = (folder / "serializer-snapshot").read_bytes()
+    ours = flink_1_11_row_snapshot()
+    assert ours == flink, f"got {ours.hex()}, should be Flink's {flink.hex()} [row-serializer-1.11]"
 
 
 def test_flink_row_1_10_is_positional_without_a_row_kind():
