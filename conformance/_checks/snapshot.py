@@ -18,7 +18,8 @@
 - ``snapshot.corrupt_bytes``: truncated and corrupted snapshot bytes give a clear ``StateError``,
   never a crash; a version no release wrote, after the name of one of the reference's snapshot
   classes (``UNKNOWN_VERSIONS``), is refused, so is a magic number of one of its composite
-  snapshots with a bit flipped (``CompositeTypeSerializerSnapshot.MAGIC_NUMBERS``), and such a
+  snapshots with a bit flipped (``CompositeTypeSerializerSnapshot.MAGIC_NUMBERS``, and the
+  optional-map header of Flink's POJO form), and such a
   name put in a module nobody imported (``MISSING_MODULE``) is refused with a message naming
   that module.
 - ``snapshot.class_confusion``: each class name the snapshot's bytes hold that resolves through
@@ -434,14 +435,16 @@ def _unknown_versions_refused(data: bytes, what: str) -> None:
         for at, which, versions in places:
             _versions_refused(data, what, name, at, which, versions)
         if issubclass(cls, CompositeTypeSerializerSnapshot):
-            _magic_numbers_refused(data, what, name, end)
+            _magic_numbers_refused(data, what, name, end, cls)
 
 
-def _magic_numbers_refused(data: bytes, what: str, name: str, end: int) -> None:
+def _magic_numbers_refused(data: bytes, what: str, name: str, end: int, cls: type) -> None:
     """The magic numbers of a composite snapshot of the reference whose class name ends at
     ``end`` (``CompositeTypeSerializerSnapshot.MAGIC_NUMBERS``: the first after its version, the
-    second the first of its kind after its outer version) each with its lowest bit flipped:
-    refused, as Flink refuses a snapshot whose layout it does not recognise."""
+    second the first of its kind after its outer version), and the first optional-map header of
+    a class whose Flink form has them (``PojoSerializerSnapshot.OPTIONAL_MAP_HEADER``), each with
+    its lowest bit flipped: refused, as Flink refuses a snapshot whose layout it does not
+    recognise."""
     composite, nested = CompositeTypeSerializerSnapshot.MAGIC_NUMBERS
     start = end + CompositeTypeSerializerSnapshot.OUTER_VERSION_AT + 4
     places = [(end + 4, "composite magic number", composite),
@@ -449,6 +452,12 @@ def _magic_numbers_refused(data: bytes, what: str, name: str, end: int) -> None:
     for at, which, magic in places:
         if at >= 0 and data[at:at + 4] == magic.to_bytes(4, "big"):
             _versions_refused(data, what, name, at, which, (magic ^ 1,), refuses="a layout it does not recognise")
+    header = getattr(cls, "OPTIONAL_MAP_HEADER", None)  # Flink's POJO form: a long before each map
+    at = data.find(header.to_bytes(8, "big"), end) if header is not None else -1
+    if at >= 0:
+        low = int.from_bytes(data[at + 4:at + 8], "big", signed=True)
+        _versions_refused(data, what, name, at + 4, "optional-map header's low word", (low ^ 1,),
+                          refuses="a layout it does not recognise")
 
 
 def _unknown_snapshot_classes_refused(data: bytes) -> None:

@@ -48,7 +48,7 @@ import threading
 import types
 import typing
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from .._classes import class_key, lookup_type, not_known_hint, qualified_name, register_type
 from .._compat import SchemaCompatibility, reconfigured_or_as_is
@@ -656,14 +656,20 @@ def _read_frame(source: DataInputView, where: str) -> bytes:
     return source.read_fully(size)
 
 
+def _read_map_header(source: DataInputView, where: str) -> None:
+    """Read the header of an optional map (Flink's ``LinkedOptionalMapSerializer``), refusing
+    another: the bytes are damaged."""
+    header = source.read_long()
+    if header != _OPTIONAL_MAP_HEADER:
+        raise SnapshotFormatError(f"{where}: header {header:#x} instead of {_OPTIONAL_MAP_HEADER:#x}; the snapshot is corrupt")
+
+
 def _read_optional_map(
     source: DataInputView, class_name: str, what: str
 ) -> list[tuple[str, bytes | None, TypeSerializerSnapshot[Any] | None]]:
     """Entries of one optional map: (name, key bytes or None, value snapshot or None)."""
     where = f"PojoSerializerSnapshot of {class_name}, {what} map"
-    header = source.read_long()
-    if header != _OPTIONAL_MAP_HEADER:
-        raise SnapshotFormatError(f"{where}: header {header:#x} instead of {_OPTIONAL_MAP_HEADER:#x}; the snapshot is corrupt")
+    _read_map_header(source, where)
     count = source.read_int()
     # Each entry takes at least 4 bytes (empty UTF name, two absent flags).
     if count < 0 or count * 4 > source.available():
@@ -719,6 +725,8 @@ class PojoSerializerSnapshot(
 
     OUTER_VERSION = 1
     READ_OUTER_VERSIONS = (OUTER_VERSION, SUBCLASSES_OUTER_VERSION)
+    #: The long that starts each optional map of Flink's form; another there is refused.
+    OPTIONAL_MAP_HEADER: ClassVar[int] = _OPTIONAL_MAP_HEADER
 
     def __init__(self, serializer: PojoSerializer | None = None) -> None:
         super().__init__(serializer)

@@ -2072,6 +2072,12 @@ def _magic_read_unchecked(source: Any, magic: int, what: str) -> None:
     source.read_int()
 
 
+def _map_header_read_unchecked(source: Any, where: str) -> None:
+    """reference.serializers._pojo._read_map_header reading the header without comparing it: a
+    POJO snapshot of Flink's form damaged there is read as if it were whole."""
+    source.read_long()
+
+
 def _reads_no_null_ahead(serializer: Any) -> Any:
     """reference.serializers._composites._none_reader answering "never null" for every part: a
     copy of a tuple whose POJO field reads as null (its flag byte set to the null mark) takes
@@ -2172,6 +2178,8 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
             (RowSerializerSnapshot, "read_outer_snapshot", _forgets_flink_form(RowSerializerSnapshot.read_outer_snapshot))),
         "a composite snapshot's magic numbers read unchecked": (
             "snapshot.corrupt_bytes", _builtin("nullable"), (_snapshot, "_read_magic", _magic_read_unchecked)),
+        "a POJO snapshot's optional-map header read unchecked": (
+            "snapshot.corrupt_bytes", _builtin("pojo"), (_pojo, "_read_map_header", _map_header_read_unchecked)),
         "a copy taking a tuple whose POJO field reads as null": (
             "roundtrip.corrupted", _tuple_of_pojo, (_composites, "_none_reader", _reads_no_null_ahead)),
         "a view over a memoryview of wide items reading items": (
