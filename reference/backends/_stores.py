@@ -359,7 +359,7 @@ class _Database:
     @staticmethod
     def _emptied(handle: Any) -> bool:
         """Delete every entry of ``handle`` if it holds at most ``_EMPTIED_MAX``."""
-        keys = []
+        keys: list[bytes] = []
         for key in handle.keys():
             if len(keys) == _EMPTIED_MAX:
                 return False
