@@ -541,7 +541,8 @@ def resolve_compatibility(
     if not isinstance(result, SchemaCompatibility):
         raise StateError(
             f"{class_identity(type(new))}.resolve_schema_compatibility returned "
-            f"{type(result).__name__}, not a SchemaCompatibility"
+            f"{type(result).__name__}, not a SchemaCompatibility; return one (e.g. "
+            "SchemaCompatibility.compatible_as_is() when the old snapshot reads as it is)"
         )
     return result
 
