@@ -645,7 +645,8 @@ def _local_visits() -> tuple[tuple[type, type], tuple[type, type], tuple[type, t
     """``Visit`` and the ``Page`` it holds as a function defines them (``reference.register_type``
     makes them known by their names, which imports nothing), and two next releases of both
     under the same names, as a release's module defines its classes anew: one whose Visit has a
-    dict field more (its Page unchanged: another class of the same fields), one whose count is
+    dict field and a text field more and whose classes have slots (its Page's fields unchanged:
+    another class of the same fields), one whose count is
     text. Each as (Visit, Page). An annotation naming a class defined in a function cannot be
     resolved by name, so ``last`` says its serializer."""
     import dataclasses
@@ -668,12 +669,14 @@ def _local_visits() -> tuple[tuple[type, type], tuple[type, type], tuple[type, t
 
     current = Visit, Page
 
-    @dataclasses.dataclass
+    # The next release adopts ``slots=True``: its instances hold no class attribute to fall back
+    # on, so a field an old record lacks has its default only if the migration sets it.
+    @dataclasses.dataclass(slots=True)
     class Page:  # type: ignore[no-redef]
         path: str
         millis: int = 0
 
-    @dataclasses.dataclass
+    @dataclasses.dataclass(slots=True)
     class Visit:  # type: ignore[no-redef]
         user: str
         count: int = 0
@@ -681,6 +684,7 @@ def _local_visits() -> tuple[tuple[type, type], tuple[type, type], tuple[type, t
         tag: int | str = 0
         last: Page | None = dataclasses.field(default=None, metadata={"serializer": PojoSerializer(Page)})
         referrers: dict[str, int] = dataclasses.field(default_factory=dict)
+        source: str = "web"
 
     with_referrers = Visit, Page
 
@@ -714,8 +718,9 @@ def _local_pojo() -> Subject:
     union but ``X | None``) and a ``Page`` defined in the same function (its serializer given
     by the field): it pickles and restores by its registered name, in this process and in
     others (a fresh process, Spark executors), which import this module. Its next release
-    gains a dict field, which its default factory fills in every migrated record, and defines
-    its Page anew: an old Page becomes the new class."""
+    gains a dict field, which its default factory fills in every migrated record, and a text field
+    of a plain default, and defines its classes anew with slots (no class attribute holds a
+    default): an old Page becomes the new class."""
     from hypothesis import strategies as st
 
     from reference.serializers import PojoSerializer
@@ -736,7 +741,8 @@ def _local_pojo() -> Subject:
     evolutions = [
         Evolution(lambda: PojoSerializer(with_referrers), Verdict.COMPATIBLE_AFTER_MIGRATION, gains_referrers,
                   classes=([visit, page], [with_referrers, new_page]),
-                  name="Visit gains a dict field with a default factory (its Page defined anew)"),
+                  name="Visit gains a dict field (a default factory) and a text field (a plain default), its "
+                       "classes defined anew with slots"),
         Evolution(lambda: PojoSerializer(text_count), Verdict.INCOMPATIBLE, classes=([visit, page], [text_count, text_page]),
                   reason_contains="count", reason_where=("count",), name="Visit's count becomes text"),
     ]

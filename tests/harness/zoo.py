@@ -8,6 +8,7 @@ in zoo_base.py.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import math
 import pickle
@@ -2029,6 +2030,21 @@ def _plan_of_changed_fields_only(plan: Any) -> Any:
     return changed_only
 
 
+def _rebuilt_without_plain_defaults(rebuild: Any) -> Any:
+    """PojoSerializer._instance_from_object that leaves a field the earlier object lacks unset
+    when its default is a plain value (a factory's still runs): a dataclass's plain default is a
+    class attribute, so this shows only on a class with slots."""
+
+    def rebuilt(self: Any, obj: Any) -> Any:
+        instance = rebuild(self, obj)
+        for f in dataclasses.fields(self.dataclass_type):
+            if not hasattr(obj, f.name) and f.default is not dataclasses.MISSING:
+                object.__delattr__(instance, f.name)
+        return instance
+
+    return rebuilt
+
+
 def _hint_without_module(name: str, doing: str = "restoring") -> str:
     """reference._classes.not_known_hint as the enum snapshot's reader once worded it wrongly:
     the class is named whole, the module to import is not."""
@@ -2237,6 +2253,10 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
         "a POJO rebuilt by field name keeping its nested objects of the earlier class version": (
             "migration.migrate_element", _builtin("local_pojo"),
             (_pojo.PojoSerializerSnapshot, "_plan", _plan_of_changed_fields_only(_pojo.PojoSerializerSnapshot._plan))),
+        "a POJO rebuilt by field name leaving a field of a plain default unset (a class with slots)": (
+            "migration.migrate_element", _builtin("local_pojo"),
+            (_pojo.PojoSerializer, "_instance_from_object",
+             _rebuilt_without_plain_defaults(_pojo.PojoSerializer._instance_from_object))),
         "an enum snapshot of a class not known saying to import its module without naming it": (
             "snapshot.class_confusion", _builtin("enum"), (_enum, "not_known_hint", _hint_without_module)),
         "DataOutputView.write_int refusing an int past 32 bits with a TypeError": (
