@@ -71,9 +71,17 @@ def decode_modified_utf8(data: bytes) -> str:
 
 
 def _range_error(what: str, value: object, bits: int) -> SerializationError:
+    """The refusal of an int past ``bits``: what the caller passes, and what a serializer whose
+    values need more bits writes instead (a format change, so a new snapshot version)."""
+    wider = (
+        "write_long (and read_long), in a new snapshot version"
+        if bits == 32
+        else "a length (write_int) and the bytes of int.to_bytes (write), in a new snapshot version"
+    )
     return SerializationError(
         f"{what}: {value!r} is not a signed {bits}-bit integer; pass an int in "
-        f"[{-(1 << (bits - 1))}, {(1 << (bits - 1)) - 1}]"
+        f"[{-(1 << (bits - 1))}, {(1 << (bits - 1)) - 1}], or, if the state's values need more "
+        f"bits, write them with {wider}"
     )
 
 

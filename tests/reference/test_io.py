@@ -86,6 +86,20 @@ def test_out_of_range_writes_are_serialization_errors(method, value):
         _written(method, value)
 
 
+@pytest.mark.parametrize(
+    "method,value,wider",
+    [("write_int", 2**40, "write_long (and read_long)"), ("write_long", 2**70, "int.to_bytes")],
+)
+def test_out_of_range_writes_say_how_to_write_wider_values(method, value, wider):
+    """A serializer's author meets this error when a state's values outgrow the width written:
+    it names the range and what to write instead, in a new snapshot version."""
+    with pytest.raises(SerializationError) as raised:
+        _written(method, value)
+    message = str(raised.value)
+    for part in (repr(value), wider, "new snapshot version"):
+        assert part in message, f"got {message!r}, should mention {part!r} [{method}({value!r})]"
+
+
 def test_len_getvalue_and_clear():
     out = DataOutputView()
     out.write_int(7)
