@@ -284,8 +284,10 @@ def create_instance(ctx: CheckContext) -> None:
 
         expect_equal(instance, strategies.zero_value(schema), "create_instance()")
     if instance is not None:
-        expect_equal(read_one(serializer, write(serializer, instance)), instance,
-                     "reading back create_instance() written by serialize")
+        shown = show(instance)
+        read = read_one(serializer, write(serializer, instance),
+                        f"deserialize of create_instance()'s value {shown}, as serialize wrote it,")
+        expect_equal(read, instance, "reading back create_instance() written by serialize")
 
 
 @check(id="roundtrip.bit_exact", family="roundtrip", requires=API)

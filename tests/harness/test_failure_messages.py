@@ -314,3 +314,25 @@ def test_a_recorded_datetime_that_differs_is_shown_whole_not_by_its_year():
     assert text == ('its value state[0]: ["datetime:datetime", [1999, 12, 31, 20, 30, 0, 0], 0, null], should be '
                     '["datetime:datetime", [2000, 1, 1, 0, 0, 0, 0], 0, null]'), f"got {text!r}"
     assert tree_difference(value_tree([5]), value_tree([6])) == "[0]: 6, should be 5", "a number stays itself"
+
+
+class _FlagReadBackwards(LongSerializer):
+    """A nullable long whose presence flag is read the wrong way round: the zero it creates
+    (0) reads back as None, its 8 bytes left unread."""
+
+    def serialize(self, value, target):
+        target.write_boolean(value is not None)
+        if value is not None:
+            target.write_long(value)
+
+    def deserialize(self, source):
+        absent = source.read_boolean()
+        return None if absent else source.read_long()
+
+
+def test_a_zero_that_does_not_read_back_is_named_with_its_value():
+    subject = Subject(_FlagReadBackwards(), st.none() | st.integers(-(2**63), 2**63 - 1))
+    report = check_serializer(subject, examples=5, seed=3, checks=("roundtrip.create_instance",), backends=("heap",))
+    (result,) = [r for r in report.results if r.id == "roundtrip.create_instance"]
+    for part in ("create_instance()'s value 0", "left 8 of 9 bytes unread"):
+        assert part in result.message, f"got {result.message!r}, should say {part!r}"
