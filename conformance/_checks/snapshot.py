@@ -21,7 +21,11 @@
   snapshots with a bit flipped (``CompositeTypeSerializerSnapshot.MAGIC_NUMBERS``, and the
   optional-map header of Flink's POJO form), and such a
   name put in a module nobody imported (``MISSING_MODULE``) is refused with a message naming
-  that module.
+  that module. Of a serializer built only of the reference's classes, each number the
+  snapshot's reading reads (a version, count, length or padding), set to -1, the least or the
+  greatest of its width, is refused with a ``StateError`` or taken as it is: the snapshot read
+  and the serializer it restores write it back unchanged (``SNAPSHOT_NUMBERS`` of them, in
+  both forms; a composite's outer version that Flink ignores is not judged).
 - ``snapshot.class_confusion``: each class name the snapshot's bytes hold that resolves through
   the registry (``reference.lookup_type``: ``module:qualname``, or a Java name in the Flink
   dialect's form), replaced by the name of a registered class of another kind (an Enum class,
@@ -89,10 +93,12 @@ from .._engine.registry import Violation, check
 from ._support import (
     CORRUPTIONS,
     SNAPSHOT_VERSION_HINT,
+    IntReads,
     bytes_difference,
     bytes_example,
     expect_equal,
     hexdump,
+    int_extremes,
     read_one,
     reference_built,
     spread_positions,
@@ -375,7 +381,9 @@ def corrupt_bytes(ctx: CheckContext) -> None:
     the name of each of the reference's snapshot classes set to one no release wrote, refused;
     such a name put in a module nobody imported, refused naming that module. A name holding
     a character outside the BMP, written in standard UTF-8's 4-byte form instead of modified
-    UTF-8's two surrogates, must be refused, as Java's readUTF refuses it."""
+    UTF-8's two surrogates, must be refused, as Java's readUTF refuses it. Of a serializer
+    built only of the reference's classes, each number the snapshot's reading reads set to -1,
+    the least or the greatest of its width: refused, or taken as it is (``_numbers_taken_as_read``)."""
     data = ctx.get(SNAPSHOT_BYTES)
     for cut in _snapshot_cuts(len(data)):
         try:
@@ -394,10 +402,13 @@ def corrupt_bytes(ctx: CheckContext) -> None:
             "fail with a StateError (read_snapshot does not read everything it wrote)",
             example=bytes_example(data[:cut]),
         )
+    strict = reference_built(ctx.serializer())
     _flipped_bytes_refused_or_read(data, "the snapshot")
     _four_byte_utf8_refused(data, "the snapshot")
     _unknown_versions_refused(data, "the snapshot")
     _unknown_snapshot_classes_refused(data)
+    if strict:
+        _numbers_taken_as_read(data, "the snapshot", "reference")
     try:
         flink = snapshot_to_bytes(ctx.serializer().snapshot_configuration(), dialect="flink")
     except StateError:
@@ -406,6 +417,8 @@ def corrupt_bytes(ctx: CheckContext) -> None:
         _flipped_bytes_refused_or_read(flink, "the snapshot's Flink form")
         _four_byte_utf8_refused(flink, "the snapshot's Flink form")
         _unknown_versions_refused(flink, "the snapshot's Flink form")
+        if strict:
+            _numbers_taken_as_read(flink, "the snapshot's Flink form", "flink")
 
 
 #: Versions no release of the reference's snapshot classes wrote (``snapshot.corrupt_bytes``).
@@ -494,14 +507,14 @@ def _versions_refused(data: bytes, what: str, name: str, at: int, which: str, ve
             f"the reference refuses {refuses}", example=bytes_example(broken, 64))
 
 
-def _snapshot_class_names(data: bytes) -> list[tuple[int, str, type]]:
+def _snapshot_class_names(data: bytes, limit: int = VERSIONED_NAMES) -> list[tuple[int, str, type]]:
     """Where each name of one of the reference's snapshot classes ends in ``data`` (its version
-    follows), with the name and the class: the first ``VERSIONED_NAMES`` of them."""
+    follows), with the name and the class: the first ``limit`` of them."""
     def reference_class(name: str) -> type | None:
         cls = snapshot_class(name)
         return cls if cls.__module__.split(".")[0] == "reference" else None
 
-    return [(end, name, cls) for _, end, name, cls in _utf_names(data, reference_class, VERSIONED_NAMES, room=4)]
+    return [(end, name, cls) for _, end, name, cls in _utf_names(data, reference_class, limit, room=4)]
 
 
 def _utf_names(data: bytes, resolve: Callable[[str], Any], limit: int, room: int = 0) -> list[tuple[int, int, str, Any]]:
@@ -589,6 +602,54 @@ def _flipped_bytes_refused_or_read(data: bytes, what: str) -> None:
                     f"{exc}, should raise a reference.StateError naming the problem",
                     example=bytes_example(bytes(broken)),
                 ) from None
+
+
+#: How many corrupted forms of a snapshot ``snapshot.corrupt_bytes`` makes by setting a number its
+#: reading reads to an extreme (``int_extremes``), for a serializer of the reference's classes.
+SNAPSHOT_NUMBERS = 128
+
+#: What ``snapshot.corrupt_bytes`` says when a number of a snapshot was read as another one.
+_SNAPSHOT_NUMBER_READ_AS_ANOTHER = (
+    "the number was taken as another one. The reference's snapshot classes take each number of a snapshot "
+    "as it is (a padding, a width, a count that counts what follows) or refuse it with a StateError "
+    "when they cannot (a version no release wrote, a negative count, one past the bytes left); the "
+    "outer version of a composite snapshot that reads any (READ_OUTER_VERSIONS = None) is not judged, "
+    "as Flink ignores it")
+
+
+def _numbers_taken_as_read(data: bytes, what: str, dialect: str) -> None:
+    """Each short, int or long the reading of ``data`` (a snapshot of the reference's classes,
+    written in ``dialect``) reads, set to -1, the least or the greatest of its width
+    (``int_extremes``, ``SNAPSHOT_NUMBERS`` of them at most): refused with a StateError, or read
+    as a snapshot that writes those bytes again and restores a serializer whose snapshot writes
+    them too. A negative count read as none, or a padding taken from elsewhere than the
+    snapshot, shows as other bytes written; flipped bytes rarely make such a number."""
+    source = IntReads(data)
+    read_serializer_snapshot(source)
+    any_outer_version = {
+        end + CompositeTypeSerializerSnapshot.OUTER_VERSION_AT
+        for end, _, cls in _snapshot_class_names(data, limit=len(data))
+        if issubclass(cls, CompositeTypeSerializerSnapshot) and getattr(cls, "READ_OUTER_VERSIONS", None) is None
+    }
+    numbers = [(at, width) for at, width in source.at if at not in any_outer_version]
+    for how, broken in int_extremes(data, numbers, SNAPSHOT_NUMBERS):
+        where = f"{what} with {how}"
+        try:
+            snap = snapshot_from_bytes(broken)
+            written = [("the snapshot read", snapshot_to_bytes(snap, dialect=dialect))]
+            restored = snap.restore_serializer()
+            written.append(("the snapshot of the serializer it restores",
+                            snapshot_to_bytes(restored.snapshot_configuration(), dialect=dialect)))
+        except StateError:
+            continue
+        except Exception as exc:
+            raise Violation(f"reading {where} raised {type(exc).__name__}: {exc}, should raise a reference.StateError "
+                            "naming the problem (the reference's snapshot classes refuse corrupt bytes so; another "
+                            "exception is a guard missing)", example=bytes_example(broken)) from None
+        for which, got in written:
+            if got != broken:
+                raise Violation(f"{where} was read, and {which} writes other bytes {bytes_difference(got, broken)}: "
+                                f"{_SNAPSHOT_NUMBER_READ_AS_ANOTHER}", example=bytes_example(broken))
 
 
 # -- class confusion ----------------------------------------------------------------------------

@@ -2045,6 +2045,27 @@ def _rebuilt_without_plain_defaults(rebuild: Any) -> Any:
     return rebuilt
 
 
+def _padding_of_the_inner_serializer(cls: Any, inner: Any, padding_length: int) -> Any:
+    """NullableSerializer._with_padding_length taking the inner serializer's length as the
+    padding instead of the restored snapshot's."""
+    return cls(inner, padded=padding_length > 0)
+
+
+def _negative_map_count_read_as_none(read_map: Any) -> Any:
+    """reference.serializers._pojo._read_optional_map reading a negative entry count of Flink's
+    POJO form as no entries (the header and the count consumed), instead of refusing it."""
+
+    def read(source: Any, class_name: str, what: str) -> Any:
+        ahead = source.peek(12)
+        if len(ahead) == 12 and int.from_bytes(ahead[8:], "big", signed=True) < 0:
+            source.read_long()
+            source.read_int()
+            return []
+        return read_map(source, class_name, what)
+
+    return read
+
+
 def _hint_without_module(name: str, doing: str = "restoring") -> str:
     """reference._classes.not_known_hint as the enum snapshot's reader once worded it wrongly:
     the class is named whole, the module to import is not."""
@@ -2257,6 +2278,12 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
             "migration.migrate_element", _builtin("local_pojo"),
             (_pojo.PojoSerializer, "_instance_from_object",
              _rebuilt_without_plain_defaults(_pojo.PojoSerializer._instance_from_object))),
+        "a nullable snapshot restoring the inner serializer's length as its padding, not its own": (
+            "snapshot.corrupt_bytes", _builtin("nullable_padded"),
+            (NullableSerializer, "_with_padding_length", classmethod(_padding_of_the_inner_serializer))),
+        "a POJO snapshot's negative optional-map entry count read as no entries": (
+            "snapshot.corrupt_bytes", _builtin("pojo"),
+            (_pojo, "_read_optional_map", _negative_map_count_read_as_none(_pojo._read_optional_map))),
         "an enum snapshot of a class not known saying to import its module without naming it": (
             "snapshot.class_confusion", _builtin("enum"), (_enum, "not_known_hint", _hint_without_module)),
         "DataOutputView.write_int refusing an int past 32 bits with a TypeError": (
