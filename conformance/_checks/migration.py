@@ -27,7 +27,12 @@ and compatibility results behave as values.
   valid records is a migration of a large savepoint many times slower than it should be. For a
   serializer built only of the reference's classes, a plan whose object steps are the
   reference's own (a list or a map of POJOs) takes on its byte path every old record that holds
-  no null (an object step sends a null to the object path by design).
+  no null (an object step sends a null to the object path by design), and a damaged old record
+  (a byte corrupted as ``roundtrip.corrupted`` corrupts it: each of its first ``HEADER_BYTES``,
+  and others up to ``DAMAGED_FORMS``, of one record of each draw) migrates
+  on the plan as on the object path alone: both refuse it with a ``StateError``, or the new
+  serializer reads the same value from both (a byte path may keep a non-canonical encoding the
+  object path rewrites, never take a record the object path refuses).
 - ``migration.chain``: chains of evolutions (v1 -> v2 -> v3) migrate step by step to the
   composed oracle.
 - ``migration.generated``: evolutions generated from the subject's schema get the oracle's
@@ -44,6 +49,7 @@ from __future__ import annotations
 import contextlib
 import io
 import pickle
+import random
 import types
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -54,6 +60,7 @@ from reference import (
     DataInputView,
     DataOutputView,
     SchemaCompatibility,
+    StateError,
     Verdict,
     migrate_element_form,
     migrated_element,
@@ -66,7 +73,16 @@ from reference.backends import migration_plan
 from .._engine.canonical import show
 from .._engine.property import guarded
 from .._engine.registry import NotApplicable, Violation, check
-from ._support import bytes_example, expect_equal, read_one, reference_built, stopped_at, write
+from ._support import (
+    bytes_example,
+    corrupted_bytes,
+    expect_equal,
+    read_one,
+    reference_built,
+    spread_positions,
+    stopped_at,
+    write,
+)
 
 if TYPE_CHECKING:
     from .._engine.runner import CheckContext
@@ -287,7 +303,8 @@ def _snapshot_migrate_state(step: Step, prior: Any, snapshot: Any, records: list
 @check(id="migration.byte_path", family="migration", requires=("migration.migrate_state",))
 def byte_path(ctx: CheckContext) -> None:
     """A plan of byte steps only migrates every old record on its byte path; a plan whose
-    object steps are the reference's own every old record holding no null."""
+    object steps are the reference's own every old record holding no null. Of the reference's
+    serializers, damaged old records migrate on the plan as on the object path alone."""
     plans = []
     for step in compatible_steps(ctx):
         if step.expect != Verdict.COMPATIBLE_AFTER_MIGRATION:
@@ -330,8 +347,68 @@ def byte_path(ctx: CheckContext) -> None:
                         f"{len(records)} records read as a stream and redid them on the object path; it should "
                         f"migrate every record its old serializer writes{' without a null' if nulls_redone else ''} "
                         "on the byte path", example=bytes_example(b"".join(records)))
+                if records and reference_built(step.old) and reference_built(step.new):
+                    # The first record past a bare header (an empty list or map has nothing to damage).
+                    i = next((i for i, r in enumerate(records) if len(r) > HEADER_BYTES), 0)
+                    _damaged_records_agree(step, plan, values[i], records[i])
         ctx.for_all(st.lists(ctx.subject.values, min_size=1, max_size=4), body,
                     max_examples=max(5, ctx.examples // 10))
+
+
+#: How many damaged forms of an old record ``migration.byte_path`` migrates on the plan and on
+#: the object path, for a plan of the reference's serializers (a fixed draw, spread over the record).
+DAMAGED_FORMS = 48
+#: The first bytes of a record, each damaged in every way: a size, a flag, the first key or field.
+HEADER_BYTES = 8
+
+
+def _damaged_records_agree(step: Step, plan: Any, value: Any, record: bytes) -> None:
+    """Damaged forms of ``record`` (the old record of ``value``) migrate on ``plan`` as on the
+    object path alone (``plan.migrate_as_objects``): both refuse with a StateError, or the new
+    serializer reads the same value from what each wrote. The plan's result is by definition
+    the object path's; its byte path may keep bytes the object path would rewrite (a
+    non-canonical encoding), never take a record the object path refuses."""
+    forms = [(at, new, how) for at in spread_positions(len(record), 64, 16, 8, 8)
+             for new, how in corrupted_bytes(record[at])]
+    # Every form of the first bytes (sizes, flags, the first key or field), a fixed draw of the rest.
+    head = [form for form in forms if form[0] < HEADER_BYTES]
+    rest = forms[len(head):]
+    if len(head) + len(rest) > DAMAGED_FORMS:
+        keep = max(0, DAMAGED_FORMS - len(head))
+        rest = [rest[i] for i in sorted(random.Random(len(record)).sample(range(len(rest)), min(keep, len(rest))))]
+    forms = head + rest
+    for at, new, how in forms:
+        broken = record[:at] + bytes([new]) + record[at + 1:]
+        where = (f"{step.label}: the old record of {show(value)} with byte {at} of {len(record)} {how} "
+                 f"({record[at]:02x} -> {new:02x})")
+        by_plan, by_objects = _migrated_or_refused(plan.migrate, broken), _migrated_or_refused(plan.migrate_as_objects, broken)
+        for path, got in (("the plan", by_plan), ("the object path", by_objects)):
+            if isinstance(got, Exception) and not isinstance(got, StateError):
+                raise Violation(f"{where}: {path} raised {type(got).__name__}: {got}, should refuse it with a "
+                                "reference.StateError naming the problem", example=bytes_example(broken))
+        if isinstance(by_plan, StateError) and isinstance(by_objects, StateError):
+            continue
+        if isinstance(by_plan, StateError) or isinstance(by_objects, StateError):
+            taken, refused = ("the plan", "the object path") if isinstance(by_objects, StateError) else (
+                "the object path", "the plan")
+            error = by_objects if isinstance(by_objects, StateError) else by_plan
+            raise Violation(
+                f"{where}: {taken} migrated it, {refused} refused it ({type(error).__name__}: {error}); the plan's "
+                "result is by definition the object path's (read with the old serializer, migrated, written with "
+                "the new), so a byte step must refuse, or send to the object path, every record the object path "
+                "refuses", example=bytes_example(broken))
+        if by_plan != by_objects:
+            read = [read_one(step.new, out, f"the new serializer's deserialize of what {path} wrote for {where}")
+                    for path, out in (("the plan", by_plan), ("the object path", by_objects))]
+            expect_equal(read[0], read[1], f"{where}: the value the plan migrated it to, read back,")
+
+
+def _migrated_or_refused(migrate: Callable[[bytes], bytes], raw: bytes) -> Any:
+    """What ``migrate`` made of ``raw``: its bytes, or the exception it raised."""
+    try:
+        return migrate(raw)
+    except Exception as exc:  # noqa: BLE001 - judged by the caller: a StateError refuses, another crashes
+        return exc
 
 
 def _holds_null(value: Any) -> bool:

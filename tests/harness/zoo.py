@@ -2066,6 +2066,35 @@ def _negative_map_count_read_as_none(read_map: Any) -> Any:
     return read
 
 
+def _map_migration_taking_null_keys(self: Any, new: Any, key: Any, value: Any) -> Any:
+    """MapSerializer.byte_migration without its null-key refusal: a damaged record whose key
+    reads as null is migrated on the byte path, where the object path refuses it."""
+
+    from reference.serializers import _composites
+
+    def run(source: Any, target: Any) -> None:
+        size = _composites._read_size(source, "MapSerializer: map size")
+        target.write_int(size)
+        for _ in range(size):
+            key(source, target)
+            absent = source.read_boolean()
+            target.write(b"\x01" if absent else b"\x00")
+            if not absent:
+                value(source, target)
+
+    return run
+
+
+def _map_of_pojo_with_an_empty_key() -> Subject:
+    """The built-in map_of_pojo whose maps begin with an empty key (its length byte, flipped by
+    0x01, makes a key that reads as null)."""
+    from conformance._builtins.subjects import builtin_subject
+
+    base = builtin_subject("map_of_pojo")
+    values = base.values.map(lambda d: {"": next(iter(d.values())), **d} if d else d)
+    return Subject(base.serializer, values, base.evolutions, schema=base.schema, name="map_of_pojo_with_an_empty_key")
+
+
 def _hint_without_module(name: str, doing: str = "restoring") -> str:
     """reference._classes.not_known_hint as the enum snapshot's reader once worded it wrongly:
     the class is named whole, the module to import is not."""
@@ -2284,6 +2313,9 @@ def _breaks() -> dict[str, tuple[str, Callable[[], Subject], tuple[Any, str, Any
         "a POJO snapshot's negative optional-map entry count read as no entries": (
             "snapshot.corrupt_bytes", _builtin("pojo"),
             (_pojo, "_read_optional_map", _negative_map_count_read_as_none(_pojo._read_optional_map))),
+        "a map's byte migration passing a key that reads as null (the object path refuses it)": (
+            "migration.byte_path", _map_of_pojo_with_an_empty_key,
+            (MapSerializer, "byte_migration", _map_migration_taking_null_keys)),
         "an enum snapshot of a class not known saying to import its module without naming it": (
             "snapshot.class_confusion", _builtin("enum"), (_enum, "not_known_hint", _hint_without_module)),
         "DataOutputView.write_int refusing an int past 32 bits with a TypeError": (
