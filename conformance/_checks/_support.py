@@ -7,9 +7,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from reference import DataInputView, DataOutputView, TypeSerializer
+from reference import DataInputView, DataOutputView, EndOfDataError, TypeSerializer
 
-from .._engine.canonical import describe_difference, first_difference, values_equal
+from .._engine.canonical import describe_difference, first_difference, show, values_equal
 from .._engine.golden import BYTES_EXAMPLE
 from .._engine.property import guarded
 from .._engine.registry import Violation
@@ -103,6 +103,12 @@ def write(serializer: Any, value: Any) -> bytes:
     return out.getvalue()
 
 
+#: What a serializer's author compares when deserialize reads more or fewer bytes than
+#: serialize wrote.
+_READS_AND_WRITES = ("compare each read with its write: the same widths (read_long for write_long, "
+                     "not for write_int), each length or count read back as written, in the same order")
+
+
 def read_one(serializer: Any, data: bytes, what: str = "deserialize") -> Any:
     source = DataInputView(data)
     try:
@@ -110,12 +116,14 @@ def read_one(serializer: Any, data: bytes, what: str = "deserialize") -> Any:
     except Violation:
         raise
     except Exception as exc:
-        raise Violation(f"{what} raised {type(exc).__name__}: {exc}; {stopped_at(data, source.position)}") from exc
+        hint = f"; deserialize reads past what serialize wrote: {_READS_AND_WRITES}" if isinstance(
+            exc, EndOfDataError) and data else ""
+        raise Violation(f"{what} raised {type(exc).__name__}: {exc}; {stopped_at(data, source.position)}{hint}") from exc
     left = source.available()
     if left:
         raise Violation(
             f"{what} left {left} of {len(data)} bytes unread, should consume exactly what "
-            "serialize wrote"
+            f"serialize wrote; it read {show(value)}, {stopped_at(data, source.position)}; {_READS_AND_WRITES}"
         )
     return value
 

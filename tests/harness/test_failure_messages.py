@@ -334,5 +334,21 @@ def test_a_zero_that_does_not_read_back_is_named_with_its_value():
     subject = Subject(_FlagReadBackwards(), st.none() | st.integers(-(2**63), 2**63 - 1))
     report = check_serializer(subject, examples=5, seed=3, checks=("roundtrip.create_instance",), backends=("heap",))
     (result,) = [r for r in report.results if r.id == "roundtrip.create_instance"]
-    for part in ("create_instance()'s value 0", "left 8 of 9 bytes unread"):
+    for part in ("create_instance()'s value 0", "left 8 of 9 bytes unread", "it read None",
+                 "reading stopped at byte 1 of the 9 bytes", "compare each read with its write"):
+        assert part in result.message, f"got {result.message!r}, should say {part!r}"
+
+
+class _NarrowWrite(LongSerializer):
+    """A long written in 4 bytes and read in 8: each record reads past what was written."""
+
+    def serialize(self, value, target):
+        target.write_int(value)
+
+
+def test_a_read_past_what_was_written_says_to_compare_reads_with_writes():
+    subject = Subject(_NarrowWrite(), st.integers(-(2**31), 2**31 - 1))
+    report = check_serializer(subject, examples=5, seed=3, checks=("roundtrip.bit_exact",), backends=("heap",))
+    (result,) = [r for r in report.results if r.id == "roundtrip.bit_exact"]
+    for part in ("EndOfDataError", "reads past what serialize wrote", "read_long for write_long, not for write_int"):
         assert part in result.message, f"got {result.message!r}, should say {part!r}"
