@@ -15,7 +15,7 @@ from .._engine.property import guarded
 from .._engine.registry import Violation
 
 __all__ = ["CORRUPTIONS", "NULL_MARK", "corrupted_bytes", "write", "read_one", "expect_equal", "bytes_example", "hexdump", "bytes_difference", "stopped_at", "guarded", "held", "nested_serializers", "reference_built", "serializers_in",
-           "SNAPSHOT_VERSION_HINT", "IntReads", "int_extremes", "spread_positions"]
+           "SNAPSHOT_VERSION_HINT", "IntReads", "int_extremes", "fixed_draw", "spread_positions"]
 
 #: What to do when a snapshot class cannot read bytes it (or an earlier release) wrote: the
 #: usual cause is a layout change without a version bump.
@@ -90,11 +90,17 @@ def int_extremes(data: bytes, at: list[tuple[int, int]], limit: int) -> list[tup
                 broken = data[:offset] + extreme + data[offset + width:]
                 found.append((f"the {width}-byte number at byte {offset} set to {name} "
                               f"({data[offset:offset + width].hex(' ')} -> {extreme.hex(' ')})", broken))
-    if len(found) <= limit:
-        return found
     # A fixed draw (the same for the same record), in reading order: a regular stride would
     # give every number read the same extreme whenever it is a multiple of their count.
-    return [found[i] for i in sorted(random.Random(len(data)).sample(range(len(found)), limit))]
+    return fixed_draw(found, limit, len(data))
+
+
+def fixed_draw(items: list[Any], limit: int, seed: int) -> list[Any]:
+    """At most ``limit`` of ``items``, in their order: all of them when they fit, else a draw
+    fixed by ``seed`` (the same damage for the same bytes, run after run)."""
+    if len(items) <= limit:
+        return items
+    return [items[i] for i in sorted(random.Random(seed).sample(range(len(items)), limit))]
 
 
 def write(serializer: Any, value: Any) -> bytes:

@@ -49,7 +49,6 @@ from __future__ import annotations
 import contextlib
 import io
 import pickle
-import random
 import types
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -77,6 +76,7 @@ from ._support import (
     bytes_example,
     corrupted_bytes,
     expect_equal,
+    fixed_draw,
     read_one,
     reference_built,
     spread_positions,
@@ -373,10 +373,7 @@ def _damaged_records_agree(step: Step, plan: Any, value: Any, record: bytes) -> 
     # Every form of the first bytes (sizes, flags, the first key or field), a fixed draw of the rest.
     head = [form for form in forms if form[0] < HEADER_BYTES]
     rest = forms[len(head):]
-    if len(head) + len(rest) > DAMAGED_FORMS:
-        keep = max(0, DAMAGED_FORMS - len(head))
-        rest = [rest[i] for i in sorted(random.Random(len(record)).sample(range(len(rest)), min(keep, len(rest))))]
-    forms = head + rest
+    forms = head + fixed_draw(rest, max(0, DAMAGED_FORMS - len(head)), len(record))
     for at, new, how in forms:
         broken = record[:at] + bytes([new]) + record[at + 1:]
         where = (f"{step.label}: the old record of {show(value)} with byte {at} of {len(record)} {how} "
